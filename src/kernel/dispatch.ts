@@ -1,0 +1,230 @@
+import { safeParse } from 'zod/v4/core'
+import { canonicalJson } from './canonical'
+import { verdictFor, type ConfirmHook, type ConfirmPolicy } from './confirm'
+import { describeIssues } from './describe-issues'
+import type { ToolRegistry } from './registry'
+import type { ObservationStore, Tool } from './tool'
+import { truncateObservation } from './tokens'
+
+/** A call as the step machine hands it to `dispatch`. */
+export interface ToolCallRequest {
+  id: string
+  name: string
+  args: Record<string, unknown>
+  /** Set when the model's argument text could not be turned into an object. */
+  argsError?: string
+}
+
+export interface DispatchContext {
+  registry: ToolRegistry
+  runId: string
+  observations: ObservationStore
+  policy: ConfirmPolicy
+  /** Decides `ask` verdicts in memory when no human is waiting (react()). */
+  confirm?: ConfirmHook
+  /** A person approved exactly this call (the step machine checked the argument hash). */
+  approved?: boolean
+  /** Run-level cancellation; each tool also gets its own timeout. */
+  signal?: AbortSignal
+  /** Observations longer than this are truncated (and stored whole by handle). Default 2000. */
+  maxObservationTokens?: number
+  now?: () => number
+}
+
+export type DispatchKind = 'ok' | 'tool_error' | 'dry_run'
+
+export interface DispatchResult {
+  observation: string
+  kind: DispatchKind
+  /** Characters in the observation before truncation. */
+  originalSize: number
+  truncated: boolean
+  /** Set when the whole observation was stored for `read_observation`. */
+  handle?: string
+  ms: number
+}
+
+export const DEFAULT_MAX_OBSERVATION_TOKENS = 2000
+
+/** Runs one tool call and returns what the model should see. Never throws (DESIGN §1.1). */
+export async function dispatch(call: ToolCallRequest, ctx: DispatchContext): Promise<string> {
+  return (await dispatchCall(call, ctx)).observation
+}
+
+/** `dispatch` with the details the trace records. Never throws. */
+export async function dispatchCall(
+  call: ToolCallRequest,
+  ctx: DispatchContext,
+): Promise<DispatchResult> {
+  const now = ctx.now ?? Date.now
+  const started = now()
+  let outcome: { text: string; kind: DispatchKind }
+  try {
+    outcome = await runCall(call, ctx)
+  } catch (err) {
+    // runCall already turns tool failures into observations; this is the last line of defence.
+    outcome = { text: `[ToolError] ${call.name} failed: ${describeThrown(err)}`, kind: 'tool_error' }
+  }
+  const ms = Math.max(0, now() - started)
+  return finishObservation(call, outcome, ms, ctx)
+}
+
+async function runCall(
+  call: ToolCallRequest,
+  ctx: DispatchContext,
+): Promise<{ text: string; kind: DispatchKind }> {
+  const tool = ctx.registry.get(call.name)
+  if (!tool) {
+    return toolError(
+      `unknown tool "${call.name}". Available tools: ${ctx.registry.names().join(', ')}`,
+    )
+  }
+  if (call.argsError) {
+    return toolError(
+      `${tool.name}: ${call.argsError}${tool.sideEffect ? ' The call was not executed.' : ''} ` +
+        `Send the arguments as one JSON object matching: ${JSON.stringify(ctx.registry.jsonSchema(tool.name))}`,
+    )
+  }
+  const parsed = safeParse(tool.params, call.args)
+  if (!parsed.success) {
+    const problems = describeIssues(parsed.error.issues, call.args)
+    return toolError(
+      `invalid arguments for ${tool.name}:\n${problems.map((p) => `- ${p}`).join('\n')}\n` +
+        `Schema: ${JSON.stringify(ctx.registry.jsonSchema(tool.name))}`,
+    )
+  }
+  if (tool.sideEffect) {
+    const refusal = await confirmSideEffect(call, tool, ctx)
+    if (refusal) return refusal
+  }
+  return invoke(tool, parsed.data, call, ctx)
+}
+
+async function confirmSideEffect(
+  call: ToolCallRequest,
+  tool: Tool,
+  ctx: DispatchContext,
+): Promise<{ text: string; kind: DispatchKind } | undefined> {
+  const verdict = verdictFor(ctx.policy, tool)
+  if (verdict === 'run') return undefined
+  if (verdict === 'dry_run') {
+    return {
+      text: `[DryRun] ${tool.name} was not run (dry-run policy). It would have been called with ${canonicalJson(call.args)}.`,
+      kind: 'dry_run',
+    }
+  }
+  if (verdict === 'ask') {
+    if (ctx.approved) return undefined
+    if (ctx.confirm) {
+      let allowed = false
+      try {
+        allowed = await ctx.confirm({ id: call.id, name: call.name, args: call.args }, tool)
+      } catch (err) {
+        return toolError(`${tool.name}: the approval hook failed (${describeThrown(err)}); not run.`)
+      }
+      if (allowed) return undefined
+      return toolError(
+        `${tool.name} was denied by the approver. Use read-only tools instead, or ask the user for permission.`,
+      )
+    }
+  }
+  return toolError(
+    `${tool.name} has side effects and is not permitted here (confirm policy "${ctx.policy.mode}"). ` +
+      'Use read-only tools instead, or ask the user for permission.',
+  )
+}
+
+async function invoke(
+  tool: Tool,
+  args: unknown,
+  call: ToolCallRequest,
+  ctx: DispatchContext,
+): Promise<{ text: string; kind: DispatchKind }> {
+  const controller = new AbortController()
+  const onRunAbort = () => controller.abort(ctx.signal?.reason)
+  if (ctx.signal?.aborted) return toolError(`${tool.name} was not run: the run was cancelled`)
+  ctx.signal?.addEventListener('abort', onRunAbort, { once: true })
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), tool.timeoutMs)
+  })
+  try {
+    const result = await Promise.race([
+      Promise.resolve().then(() =>
+        tool.handler(args as never, {
+          runId: ctx.runId,
+          callId: call.id,
+          signal: controller.signal,
+          observations: ctx.observations,
+        }),
+      ),
+      timeout,
+    ])
+    if (result === 'timeout') {
+      controller.abort(new Error(`${tool.name} timed out after ${tool.timeoutMs}ms`))
+      return toolError(`${tool.name} timed out after ${tool.timeoutMs}ms`)
+    }
+    return { text: render(result), kind: 'ok' }
+  } catch (err) {
+    return toolError(`${tool.name} failed: ${describeThrown(err)}`)
+  } finally {
+    clearTimeout(timer)
+    ctx.signal?.removeEventListener('abort', onRunAbort)
+  }
+}
+
+async function finishObservation(
+  call: ToolCallRequest,
+  outcome: { text: string; kind: DispatchKind },
+  ms: number,
+  ctx: DispatchContext,
+): Promise<DispatchResult> {
+  const limit = ctx.maxObservationTokens ?? DEFAULT_MAX_OBSERVATION_TOKENS
+  const cut = truncateObservation(outcome.text, limit)
+  if (!cut.truncated) {
+    return { observation: outcome.text, kind: outcome.kind, originalSize: cut.originalSize, truncated: false, ms }
+  }
+  const handle = `obs_${call.id}`
+  try {
+    await ctx.observations.put(handle, outcome.text)
+  } catch {
+    // Storage failed: still tell the model the truth, without a handle it cannot use.
+    return { observation: cut.text, kind: outcome.kind, originalSize: cut.originalSize, truncated: true, ms }
+  }
+  const note =
+    `\n[observation truncated: ${cut.originalSize} characters in all; handle "${handle}". ` +
+    'Call read_observation with this handle, an offset and a length to read the rest.]'
+  return {
+    observation: cut.text + note,
+    kind: outcome.kind,
+    originalSize: cut.originalSize,
+    truncated: true,
+    handle,
+    ms,
+  }
+}
+
+function toolError(message: string): { text: string; kind: DispatchKind } {
+  return { text: `[ToolError] ${message}`, kind: 'tool_error' }
+}
+
+function render(result: unknown): string {
+  if (typeof result === 'string') return result
+  if (result === undefined) return '(no output)'
+  try {
+    return JSON.stringify(result) ?? String(result)
+  } catch (err) {
+    return `[ToolError] result could not be serialized: ${describeThrown(err)}`
+  }
+}
+
+/** `<Type>: <message>` for anything thrown (errors, strings, objects). */
+export function describeThrown(err: unknown): string {
+  if (err instanceof Error) return `${err.name || 'Error'}: ${err.message}`
+  if (typeof err === 'string') return `Error: ${err}`
+  try {
+    return `${typeof err}: ${JSON.stringify(err)}`
+  } catch {
+    return `${typeof err}: ${String(err)}`
+  }
+}

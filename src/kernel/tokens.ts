@@ -1,0 +1,56 @@
+/** Token estimates and observation truncation (issue 2, item 4). */
+
+// CJK ideographs, kana, hangul and full-width forms: about one token per character.
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/
+
+/** Rough token count: CJK ≈ 1 token per character, everything else ≈ 4 characters per token. */
+export function approxTokens(text: string): number {
+  let cjk = 0
+  let other = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    // Fast path: ASCII is never CJK.
+    if (code < 0x3040) other++
+    else if (CJK.test(text[i]!)) cjk++
+    else other++
+  }
+  return cjk + Math.ceil(other / 4)
+}
+
+export interface Truncated {
+  text: string
+  /** Characters in the original text. */
+  originalSize: number
+  truncated: boolean
+  /** Estimated tokens left out (0 when not truncated). */
+  omittedTokens: number
+}
+
+/**
+ * Keeps the head and tail of `text` within about `maxTokens`, with an explicit marker in the
+ * middle saying how much was left out. Never splits a surrogate pair.
+ */
+export function truncateObservation(text: string, maxTokens: number): Truncated {
+  const total = approxTokens(text)
+  if (total <= maxTokens) {
+    return { text, originalSize: text.length, truncated: false, omittedTokens: 0 }
+  }
+  // Characters per token in this text, so CJK and ASCII both land near the budget.
+  const charsPerToken = text.length / total
+  const keep = Math.max(2, Math.floor(maxTokens * charsPerToken * 0.9))
+  let headEnd = Math.ceil(keep * 0.6)
+  let tailStart = text.length - (keep - headEnd)
+  if (isLowSurrogate(text.charCodeAt(headEnd))) headEnd--
+  if (isLowSurrogate(text.charCodeAt(tailStart))) tailStart++
+  const omitted = approxTokens(text.slice(headEnd, tailStart))
+  return {
+    text: `${text.slice(0, headEnd)}\n…[truncated about ${omitted} tokens]…\n${text.slice(tailStart)}`,
+    originalSize: text.length,
+    truncated: true,
+    omittedTokens: omitted,
+  }
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff
+}

@@ -1,0 +1,76 @@
+import type * as zc from 'zod/v4/core'
+
+/** What a tool handler receives besides its validated arguments. */
+export interface ToolContext {
+  runId: string
+  /** The model's call id; side-effecting tools use it as their idempotency key. */
+  callId: string
+  /** Aborted when the tool's own timeout elapses or the run is cancelled. */
+  signal: AbortSignal
+  /** Stored whole observations (large outputs by handle, issue 6). */
+  observations: ObservationStore
+}
+
+/** Whole observations kept beside a run, read back in slices with `read_observation`. */
+export interface ObservationStore {
+  put(handle: string, text: string): void | Promise<void>
+  get(handle: string): string | undefined | Promise<string | undefined>
+}
+
+/** Any zod object schema (classic `zod` or `zod/mini`). */
+export type ParamsSchema = zc.$ZodObject
+
+export interface ToolDefinition<P extends ParamsSchema = ParamsSchema> {
+  /** `snake_case`, unique in a registry; what the model writes as the action. */
+  name: string
+  /** When to use it and what to put in each argument: written for the model. */
+  description: string
+  params: P
+  /** What the result looks like, in a sentence (shown to the model). */
+  returns: string
+  /** True when running it changes the world; then the confirm policy decides first. */
+  sideEffect?: boolean
+  /** True when running it twice with the same idempotency key (the call id) is harmless. */
+  idempotent?: boolean
+  /** Per-tool timeout in ms (default 10 000). */
+  timeoutMs?: number
+  handler: (args: zc.output<P>, ctx: ToolContext) => unknown | Promise<unknown>
+}
+
+/** A tool after `defineTool`: defaults applied, ready for a registry. */
+export interface Tool<P extends ParamsSchema = ParamsSchema> extends ToolDefinition<P> {
+  sideEffect: boolean
+  idempotent: boolean
+  timeoutMs: number
+}
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 10_000
+const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/
+
+/** Declares a tool; checks the definition once so mistakes surface at startup, not mid-run. */
+export function defineTool<P extends ParamsSchema>(def: ToolDefinition<P>): Tool<P> {
+  if (!TOOL_NAME.test(def.name)) {
+    throw new TypeError(
+      `defineTool: name "${def.name}" must match ${TOOL_NAME} (letters, digits, _ and -, at most 64)`,
+    )
+  }
+  if (!def.description?.trim()) {
+    throw new TypeError(`defineTool(${def.name}): a description is required; the model reads it`)
+  }
+  if (def.params?._zod?.def?.type !== 'object') {
+    throw new TypeError(`defineTool(${def.name}): params must be a zod object schema`)
+  }
+  if (typeof def.handler !== 'function') {
+    throw new TypeError(`defineTool(${def.name}): handler must be a function`)
+  }
+  const timeoutMs = def.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new TypeError(`defineTool(${def.name}): timeoutMs must be a positive number of ms`)
+  }
+  return {
+    ...def,
+    sideEffect: def.sideEffect ?? false,
+    idempotent: def.idempotent ?? false,
+    timeoutMs,
+  }
+}
