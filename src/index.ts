@@ -1,18 +1,9 @@
-import { DurableObject } from 'cloudflare:workers'
+import { app } from './routes/app'
+import type { Env } from './env'
 
-export class RunStore extends DurableObject<Env> {
-  async ping(): Promise<string> {
-    return 'pong'
-  }
-}
-
-export interface Env {
-  RUNS: DurableObjectNamespace<RunStore>
-}
+export { RunStore } from './runs/run-store'
+export type { Env } from './env'
 
 export default {
-  async fetch(req: Request): Promise<Response> {
-    if (new URL(req.url).pathname === '/healthz') return Response.json({ ok: true })
-    return new Response('not found', { status: 404 })
-  },
+  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
 } satisfies ExportedHandler<Env>

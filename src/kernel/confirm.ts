@@ -5,7 +5,13 @@ import type { Tool } from './tool'
  * configured policy, never widen it (`narrowPolicy`).
  */
 export type ConfirmMode = 'deny' | 'dry_run' | 'ask' | 'allowlist' | 'allow'
-export const CONFIRM_MODES: readonly ConfirmMode[] = ['deny', 'dry_run', 'ask', 'allowlist', 'allow']
+export const CONFIRM_MODES: readonly ConfirmMode[] = [
+  'deny',
+  'dry_run',
+  'ask',
+  'allowlist',
+  'allow',
+]
 
 export interface ConfirmPolicy {
   mode: ConfirmMode

@@ -63,7 +63,10 @@ export async function dispatchCall(
     outcome = await runCall(call, ctx)
   } catch (err) {
     // runCall already turns tool failures into observations; this is the last line of defence.
-    outcome = { text: `[ToolError] ${call.name} failed: ${describeThrown(err)}`, kind: 'tool_error' }
+    outcome = {
+      text: `[ToolError] ${call.name} failed: ${describeThrown(err)}`,
+      kind: 'tool_error',
+    }
   }
   const ms = Math.max(0, now() - started)
   return finishObservation(call, outcome, ms, ctx)
@@ -120,7 +123,9 @@ async function confirmSideEffect(
       try {
         allowed = await ctx.confirm({ id: call.id, name: call.name, args: call.args }, tool)
       } catch (err) {
-        return toolError(`${tool.name}: the approval hook failed (${describeThrown(err)}); not run.`)
+        return toolError(
+          `${tool.name}: the approval hook failed (${describeThrown(err)}); not run.`,
+        )
       }
       if (allowed) return undefined
       return toolError(
@@ -168,7 +173,7 @@ async function invoke(
   } catch (err) {
     return toolError(`${tool.name} failed: ${describeThrown(err)}`)
   } finally {
-    clearTimeout(timer)
+    if (timer !== undefined) clearTimeout(timer)
     ctx.signal?.removeEventListener('abort', onRunAbort)
   }
 }
@@ -182,14 +187,26 @@ async function finishObservation(
   const limit = ctx.maxObservationTokens ?? DEFAULT_MAX_OBSERVATION_TOKENS
   const cut = truncateObservation(outcome.text, limit)
   if (!cut.truncated) {
-    return { observation: outcome.text, kind: outcome.kind, originalSize: cut.originalSize, truncated: false, ms }
+    return {
+      observation: outcome.text,
+      kind: outcome.kind,
+      originalSize: cut.originalSize,
+      truncated: false,
+      ms,
+    }
   }
   const handle = `obs_${call.id}`
   try {
     await ctx.observations.put(handle, outcome.text)
   } catch {
     // Storage failed: still tell the model the truth, without a handle it cannot use.
-    return { observation: cut.text, kind: outcome.kind, originalSize: cut.originalSize, truncated: true, ms }
+    return {
+      observation: cut.text,
+      kind: outcome.kind,
+      originalSize: cut.originalSize,
+      truncated: true,
+      ms,
+    }
   }
   const note =
     `\n[observation truncated: ${cut.originalSize} characters in all; handle "${handle}". ` +

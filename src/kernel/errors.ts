@@ -5,8 +5,13 @@ export class ModelError extends Error {
   override name = 'ModelError'
   constructor(
     message: string,
-    readonly status?: number,
-    readonly retryable = false,
+    readonly options: {
+      /** HTTP status from the provider, when there was one. */
+      status?: number
+      /** `tools_unsupported` lets an `auto` run fall back to the text protocol. */
+      code?:
+        'tools_unsupported' | 'timeout' | 'network' | 'http' | 'bad_response' | 'script_exhausted'
+    } = {},
   ) {
     super(message)
   }

@@ -34,7 +34,9 @@ export class ToolRegistry {
   subset(names: readonly string[]): ToolRegistry {
     const missing = names.filter((n) => !this.#tools.has(n))
     if (missing.length) {
-      throw new TypeError(`unknown tools: ${missing.join(', ')}; available: ${this.names().join(', ')}`)
+      throw new TypeError(
+        `unknown tools: ${missing.join(', ')}; available: ${this.names().join(', ')}`,
+      )
     }
     return new ToolRegistry(names.map((n) => this.#tools.get(n)!))
   }

@@ -1,0 +1,237 @@
+/**
+ * Kernel CPU benchmark (issue 2): CPU per step and per KiB of model request, for both protocols,
+ * against the cheapest hand-written loop of each protocol in the same process. Node only (it
+ * reads process.cpuUsage); run it with `node bench/kernel-bench.mjs` or through `npm run bench`.
+ */
+import * as z from 'zod/mini'
+import {
+  createRunState,
+  defineTool,
+  MemoryObservationStore,
+  runSlice,
+  toRunResult,
+  ToolRegistry,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  type Protocol,
+} from '../src/kernel/index'
+
+const SIZES = [20, 100] as const
+const OBSERVATION = 'x'.repeat(1024)
+const WARMUP = 2
+const REPEAT = 5
+const GOAL_TEXT = 2
+const GOAL_NATIVE = 10
+const GOAL_GROWTH = 1.5
+
+type Loop = (model: BenchModel, steps: number) => Promise<unknown>
+
+interface Figures {
+  cpuUs: number
+  requestBytes: number
+  kernelBytes?: number
+}
+
+/** A zero-latency scripted model: N-1 tool calls with new arguments each time, then an answer. */
+class BenchModel implements Model {
+  readonly name = 'bench'
+  readonly seen: { messages: ModelRequest['messages']; tools: ModelRequest['tools'] }[] = []
+  #turn = 0
+  constructor(
+    readonly protocol: Protocol,
+    readonly steps: number,
+  ) {}
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    // Keep a shallow copy; sizes are measured after the clock stops.
+    this.seen.push({ messages: request.messages.slice(), tools: request.tools })
+    const k = this.#turn++
+    const last = k === this.steps - 1
+    if (this.protocol === 'text') {
+      const action = last
+        ? { thought: 'done', action: 'finish', args: { answer: 'all read' } }
+        : { thought: `read page ${k}`, action: 'fetch_page', args: { page: k } }
+      return { text: '```json\n' + JSON.stringify(action) + '\n```', finishReason: 'stop' }
+    }
+    if (last) return { text: 'all read', finishReason: 'stop' }
+    return {
+      text: null,
+      toolCalls: [
+        {
+          id: `call_${k}`,
+          type: 'function',
+          function: { name: 'fetch_page', arguments: JSON.stringify({ page: k }) },
+        },
+      ],
+      finishReason: 'tool_calls',
+    }
+  }
+
+  /** JSON bytes of every request received (each message measured once). */
+  requestBytes(): number {
+    const sizes = new WeakMap<object, number>()
+    const size = (value: object) => {
+      let n = sizes.get(value)
+      if (n === undefined) sizes.set(value, (n = JSON.stringify(value).length))
+      return n
+    }
+    let total = 0
+    for (const r of this.seen) {
+      for (const m of r.messages) total += size(m) + 1
+      if (r.tools) total += size(r.tools)
+    }
+    return total
+  }
+}
+
+const fetchPage = defineTool({
+  name: 'fetch_page',
+  description: 'Fetch one page of the document.',
+  params: z.object({ page: z.number().check(z.int(), z.minimum(0)) }),
+  returns: 'The page text (1 KiB).',
+  handler: () => OBSERVATION,
+})
+const registry = new ToolRegistry([fetchPage])
+
+let kernelBytes = 0
+const kernelLoop =
+  (protocol: Protocol): Loop =>
+  async (model, steps) => {
+    const state = createRunState({
+      id: 'bench',
+      task: 'Read every page of the document.',
+      tools: registry.names(),
+      protocol,
+      budget: { maxSteps: steps, maxPromptTokens: 1e12, maxSeconds: 86_400 },
+      policy: { mode: 'deny' },
+    })
+    const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
+    const out = await runSlice(state, {
+      model,
+      registry,
+      observations: new MemoryObservationStore(),
+    }, unlimited)
+    kernelBytes = out.bytes
+    const result = toRunResult(out.state)
+    if (!result.ok) throw new Error(`bench run failed: ${result.stopReason} ${result.error}`)
+    return result
+  }
+
+/** The classic text prototype: join the prompt each step, regex the action out. */
+const textPrototype: Loop = async (model, steps) => {
+  const tools: Record<string, (args: { page: number }) => string> = { fetch_page: () => OBSERVATION }
+  const system = `You are an agent. Tools:\n${registry.textSpec()}\nReply with a JSON action.`
+  const history: string[] = []
+  for (let i = 0; i < steps; i++) {
+    const prompt = [system, 'Task: Read every page of the document.', ...history].join('\n\n')
+    const res = await model.complete({
+      protocol: 'text',
+      messages: [{ role: 'user', content: prompt }],
+      timeoutMs: 60_000,
+    })
+    const text = res.text ?? ''
+    const m = /"action"\s*:\s*"([^"]+)"\s*,\s*"args"\s*:\s*(\{[^}]*\})/.exec(text)
+    if (!m) {
+      history.push(text, 'Observation: could not parse your action')
+      continue
+    }
+    const args = JSON.parse(m[2]!)
+    if (m[1] === 'finish') return args.answer
+    const tool = tools[m[1]!]
+    let observation: string
+    try {
+      observation = tool ? String(tool(args)) : `Error: no tool ${m[1]}`
+    } catch (err) {
+      observation = `Error: ${String(err)}`
+    }
+    history.push(text, `Observation: ${observation}`)
+  }
+  throw new Error('text prototype did not finish')
+}
+
+/** The bare native loop: push messages, JSON.parse the arguments. */
+const nativePrototype: Loop = async (model, steps) => {
+  const tools = registry.openaiTools()
+  const messages: ModelRequest['messages'] = [
+    { role: 'system', content: 'You are an agent.' },
+    { role: 'user', content: 'Task: Read every page of the document.' },
+  ]
+  for (let i = 0; i < steps; i++) {
+    const res = await model.complete({ protocol: 'native', messages, tools, timeoutMs: 60_000 })
+    if (!res.toolCalls?.length) return res.text
+    messages.push({ role: 'assistant', content: res.text ?? null, tool_calls: res.toolCalls })
+    for (const call of res.toolCalls) {
+      JSON.parse(call.function.arguments)
+      messages.push({ role: 'tool', tool_call_id: call.id, content: OBSERVATION })
+    }
+  }
+  throw new Error('native prototype did not finish')
+}
+
+function cpuMicros(): number {
+  const proc = (globalThis as { process?: { cpuUsage(): { user: number; system: number } } })
+    .process
+  if (!proc) throw new Error('benchKernel needs Node: it reads process.cpuUsage()')
+  const u = proc.cpuUsage()
+  return u.user + u.system
+}
+
+/** Best (least CPU) of REPEAT runs after WARMUP runs. */
+async function measure(protocol: Protocol, loop: Loop, steps: number): Promise<Figures> {
+  let best: Figures | undefined
+  for (let r = 0; r < WARMUP + REPEAT; r++) {
+    const model = new BenchModel(protocol, steps)
+    const before = cpuMicros()
+    await loop(model, steps)
+    const cpuUs = cpuMicros() - before
+    if (model.seen.length !== steps) throw new Error(`expected ${steps} model calls, got ${model.seen.length}`)
+    if (r < WARMUP) continue
+    if (!best || cpuUs < best.cpuUs) best = { cpuUs, requestBytes: model.requestBytes(), kernelBytes }
+  }
+  return best!
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9)
+
+/** Runs the benchmark and returns a printable report. */
+export async function benchKernel(): Promise<string> {
+  const lines: string[] = []
+  const verdicts: string[] = []
+  lines.push(
+    'kernel benchmark: scripted zero-latency model, one trivial tool, 1 KiB observations,',
+    `best of ${REPEAT} after ${WARMUP} warm-up runs; CPU from process.cpuUsage()`,
+    '',
+    'protocol steps  loop        µs/step   µs/KiB-req   KiB-req   ns/kernel-byte',
+  )
+  for (const protocol of ['text', 'native'] as const) {
+    const prototype = protocol === 'text' ? textPrototype : nativePrototype
+    const goal = protocol === 'text' ? GOAL_TEXT : GOAL_NATIVE
+    const perKiB: number[] = []
+    for (const steps of SIZES) {
+      const k = await measure(protocol, kernelLoop(protocol), steps)
+      const p = await measure(protocol, prototype, steps)
+      const kStep = k.cpuUs / steps
+      const pStep = p.cpuUs / steps
+      const kKiB = k.cpuUs / (k.requestBytes / 1024)
+      const pKiB = p.cpuUs / (p.requestBytes / 1024)
+      perKiB.push(kKiB)
+      const nsPerByte = k.kernelBytes ? (k.cpuUs * 1000) / k.kernelBytes : NaN
+      lines.push(
+        `${protocol.padEnd(8)} ${String(steps).padStart(5)}  kernel   ${fmt(kStep)} ${fmt(kKiB, 2)}    ${fmt(k.requestBytes / 1024, 0)}   ${fmt(nsPerByte, 2)}`,
+        `${''.padEnd(8)} ${''.padStart(5)}  prototype${fmt(pStep)} ${fmt(pKiB, 2)}    ${fmt(p.requestBytes / 1024, 0)}`,
+        `${''.padEnd(8)} ${''.padStart(5)}  ratio    ${fmt(kStep / pStep, 2)}x${fmt(kKiB / pKiB, 2)}x`,
+      )
+      const ratio = kStep / pStep
+      verdicts.push(
+        `${ratio <= goal ? 'PASS' : 'FAIL'} ${protocol} ${steps} steps: kernel ${ratio.toFixed(2)}x its prototype per step (goal ≤ ${goal}x)`,
+      )
+    }
+    const growth = perKiB[1]! / perKiB[0]!
+    verdicts.push(
+      `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} ${protocol}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
+    )
+  }
+  lines.push('', ...verdicts)
+  return lines.join('\n')
+}

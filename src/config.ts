@@ -1,0 +1,136 @@
+import { CONFIRM_MODES, type ConfirmMode, type ConfirmPolicy } from './kernel/confirm'
+import { DEFAULT_BUDGET, sliceForCpuMs, type Budget, type EdgeSlice } from './kernel/budget'
+import { modelConfigFromEnv, type ModelConfig } from './llm/config'
+import { KNOWN_TOOLS, parseToolList } from '../tools/index'
+import type { Env } from './env'
+
+/** Everything the service reads from its environment, validated once. */
+export interface ServiceConfig {
+  policy: ConfirmPolicy
+  enabledTools: string[]
+  httpAllowlist: string[]
+  /** Server maxima: a run may ask for less, never more. */
+  maxBudget: Budget
+  /** Defaults for runs that ask for nothing. */
+  defaultBudget: Budget
+  slice: EdgeSlice
+  model: ModelConfig
+  /** Hosts a run's callback_url may point to; empty = any https host. */
+  callbackAllowlist: string[]
+  slack: {
+    apiUrl: string
+    approvers: string[]
+    forbidSelfApproval: boolean
+  }
+}
+
+/** Thrown for a bad setting; the message names the variable and what is allowed. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const cache = new WeakMap<object, ServiceConfig>()
+
+/** Parses and caches the configuration for this env object. Throws ConfigError. */
+export function loadConfig(env: Env): ServiceConfig {
+  let config = cache.get(env)
+  if (!config) {
+    config = parseConfig(env)
+    cache.set(env, config)
+  }
+  return config
+}
+
+function parseConfig(env: Env): ServiceConfig {
+  const mode = (env.CONFIRM_POLICY ?? 'ask').trim() as ConfirmMode
+  if (!CONFIRM_MODES.includes(mode)) {
+    throw new ConfigError(
+      `CONFIRM_POLICY must be one of ${CONFIRM_MODES.join(', ')}; got "${mode}"`,
+    )
+  }
+  const enabledTools = parseToolList(env.ENABLED_TOOLS ?? KNOWN_TOOLS.join(','))
+  const unknown = enabledTools.filter((t) => !KNOWN_TOOLS.includes(t))
+  if (unknown.length) {
+    throw new ConfigError(
+      `ENABLED_TOOLS names unknown tools ${unknown.join(', ')}; known: ${KNOWN_TOOLS.join(', ')}`,
+    )
+  }
+  const policy: ConfirmPolicy =
+    mode === 'allowlist' ? { mode, tools: parseToolList(env.CONFIRM_ALLOWLIST) } : { mode }
+  const maxBudget: Budget = {
+    ...DEFAULT_BUDGET,
+    maxSteps: int(env, 'MAX_STEPS', 50, 1, 1000),
+    maxSeconds: int(env, 'MAX_SECONDS', 900, 1, 86_400),
+    maxPromptTokens: int(env, 'MAX_PROMPT_TOKENS', 500_000, 1, 100_000_000),
+    approvalTtlSeconds: int(env, 'APPROVAL_TTL_SECONDS', 24 * 3600, 1, 30 * 86_400),
+    ...(env.MAX_COST_USD ? { maxCostUsd: num(env, 'MAX_COST_USD', 0, Infinity) } : {}),
+  }
+  const defaultBudget: Budget = {
+    ...DEFAULT_BUDGET,
+    maxSteps: Math.min(DEFAULT_BUDGET.maxSteps, maxBudget.maxSteps),
+    maxSeconds: Math.min(DEFAULT_BUDGET.maxSeconds, maxBudget.maxSeconds),
+    maxPromptTokens: Math.min(DEFAULT_BUDGET.maxPromptTokens, maxBudget.maxPromptTokens),
+    approvalTtlSeconds: maxBudget.approvalTtlSeconds,
+    ...(maxBudget.maxCostUsd !== undefined ? { maxCostUsd: maxBudget.maxCostUsd } : {}),
+  }
+  let model: ModelConfig
+  try {
+    model = modelConfigFromEnv(env as unknown as Record<string, string | undefined>)
+  } catch (err) {
+    throw new ConfigError((err as Error).message)
+  }
+  const apiUrl = env.SLACK_API_URL?.trim() || 'https://slack.com/api'
+  if (!/^https?:\/\//.test(apiUrl))
+    throw new ConfigError(`SLACK_API_URL must be an http(s) URL; got "${apiUrl}"`)
+  const approvers = parseToolList(env.SLACK_APPROVERS)
+  const badApprover = approvers.find((a) => !/^[UW][A-Z0-9]{2,}$/.test(a))
+  if (badApprover)
+    throw new ConfigError(`SLACK_APPROVERS must be Slack user ids (U…/W…); got "${badApprover}"`)
+  return {
+    policy,
+    enabledTools,
+    httpAllowlist: parseToolList(env.HTTP_ALLOWLIST),
+    maxBudget,
+    defaultBudget,
+    slice: sliceForCpuMs(int(env, 'CPU_MS', 30_000, 1_000, 300_000)),
+    model,
+    callbackAllowlist: parseToolList(env.CALLBACK_ALLOWLIST),
+    slack: {
+      apiUrl: apiUrl.replace(/\/+$/, ''),
+      approvers,
+      forbidSelfApproval: bool(env, 'SLACK_FORBID_SELF_APPROVAL'),
+    },
+  }
+}
+
+function raw(env: Env, name: keyof Env): string | undefined {
+  const v = env[name]
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined
+}
+
+function num(env: Env, name: keyof Env, min: number, max: number): number {
+  const v = raw(env, name)!
+  const n = Number(v)
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a number from ${min} to ${max}; got "${v}"`)
+  }
+  return n
+}
+
+function int(env: Env, name: keyof Env, fallback: number, min: number, max: number): number {
+  const v = raw(env, name)
+  if (v === undefined) return fallback
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got "${v}"`)
+  }
+  return n
+}
+
+function bool(env: Env, name: keyof Env): boolean {
+  const v = raw(env, name)
+  if (v === undefined) return false
+  if (/^(1|true|yes)$/i.test(v)) return true
+  if (/^(0|false|no)$/i.test(v)) return false
+  throw new ConfigError(`${name} must be true or false; got "${v}"`)
+}

@@ -1,0 +1,71 @@
+import * as z from 'zod/mini'
+
+/** Why a run ended. `finish` is the only success (DESIGN §1.4). */
+export const STOP_REASONS = [
+  'finish',
+  'max_steps',
+  'token_budget',
+  'cost_budget',
+  'timeout',
+  'unparsable_exhausted',
+  'tool_error_exhausted',
+  'cancelled',
+  'model_error',
+  'content_filter',
+] as const
+export type StopReason = (typeof STOP_REASONS)[number]
+
+export const BudgetSchema = z.object({
+  /** Model calls (steps) at most. */
+  maxSteps: z.number().check(z.int(), z.minimum(1), z.maximum(1000)),
+  /** Prompt tokens summed over every model call. */
+  maxPromptTokens: z.number().check(z.int(), z.minimum(1)),
+  /** Active wall time; time spent waiting for a human approval is not charged. */
+  maxSeconds: z.number().check(z.positive(), z.maximum(86_400)),
+  /** Consecutive failed steps (all calls errored, or unparsable output) before giving up. */
+  maxConsecutiveErrors: z.number().check(z.int(), z.minimum(1), z.maximum(100)),
+  /** Observations above this are truncated (and kept whole by handle). */
+  maxObservationTokens: z.number().check(z.int(), z.minimum(50), z.maximum(100_000)),
+  /** The loop guard looks this many steps back for an identical call. */
+  loopGuardWindow: z.number().check(z.int(), z.minimum(0), z.maximum(50)),
+  /** Spend limit in USD; needs prices configured for the model. */
+  maxCostUsd: z.optional(z.number().check(z.positive())),
+  /** How long a pending approval waits for a person before it counts as denied. */
+  approvalTtlSeconds: z.number().check(z.int(), z.minimum(1), z.maximum(30 * 86_400)),
+})
+export type Budget = z.infer<typeof BudgetSchema>
+
+export const DEFAULT_BUDGET: Budget = {
+  maxSteps: 12,
+  maxPromptTokens: 200_000,
+  maxSeconds: 300,
+  maxConsecutiveErrors: 3,
+  maxObservationTokens: 2_000,
+  loopGuardWindow: 3,
+  approvalTtlSeconds: 24 * 3600,
+}
+
+/**
+ * What one invocation (one alarm) may do before it checkpoints and continues in a fresh one
+ * (DESIGN §4). CPU time cannot be read inside a deployed Worker, so it is bounded through the
+ * bytes the kernel builds, parses and serializes, at a per-byte cost the benchmark measures.
+ */
+export interface EdgeSlice {
+  maxTransitions: number
+  maxWallMs: number
+  maxBytes: number
+}
+
+/** Conservative CPU cost of kernel work per byte (ns), from `npm run bench` with headroom. */
+export const CPU_NS_PER_BYTE = 50
+
+/** The slice for a Worker whose `[limits] cpu_ms` is `cpuMs`: half of it, for safety. */
+export function sliceForCpuMs(cpuMs: number, overrides: Partial<EdgeSlice> = {}): EdgeSlice {
+  return {
+    maxTransitions: 64,
+    // Alarm handlers may run 15 minutes of wall time; stay well inside it.
+    maxWallMs: 5 * 60_000,
+    maxBytes: Math.floor(((cpuMs / 2) * 1e6) / CPU_NS_PER_BYTE),
+    ...overrides,
+  }
+}

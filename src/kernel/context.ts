@@ -1,0 +1,145 @@
+import type { ChatMessage, ModelRequest, Protocol } from './model'
+import { TEXT_PROTOCOL_FORMAT } from './parse-output'
+import type { ToolRegistry } from './registry'
+import type { RunState, Step } from './state'
+import { approxTokens } from './tokens'
+
+const NATIVE_SYSTEM =
+  'You are an agent that solves the task step by step. Think briefly, then call tools to gather ' +
+  'facts; never invent observations. Tools marked as side effects need a person to approve each ' +
+  'call. When you have the answer, reply with the final answer as plain text and no tool call.'
+
+const TEXT_SYSTEM_HEAD =
+  'You are an agent that solves the task step by step. Each reply is one step: a short thought ' +
+  'and exactly one action. Never invent observations: they come back to you after each action. ' +
+  'Tools marked as side effects need a person to approve each call.'
+
+// Built once per registry: the tool block is the same for every step of every run using it.
+const systemCache = new WeakMap<ToolRegistry, { text: string; native: string }>()
+// Each finished step renders to the same messages every time: build them (and count their
+// tokens) once, so a step's cost does not grow with the length of the run.
+const stepCache = new WeakMap<
+  Step,
+  { protocol: Protocol; messages: ChatMessage[]; tokens: number }
+>()
+
+function systemPrompts(registry: ToolRegistry): { text: string; native: string } {
+  let cached = systemCache.get(registry)
+  if (!cached) {
+    cached = {
+      text: `${TEXT_SYSTEM_HEAD}\n\n${TEXT_PROTOCOL_FORMAT}\n\n## Tools\n\n${registry.textSpec()}`,
+      native: NATIVE_SYSTEM,
+    }
+    systemCache.set(registry, cached)
+  }
+  return cached
+}
+
+/** The messages one step contributes to every later request. */
+export function stepMessages(
+  step: Step,
+  protocol: Protocol,
+): { messages: ChatMessage[]; tokens: number } {
+  const cached = stepCache.get(step)
+  if (cached && cached.protocol === protocol) return cached
+  const messages = protocol === 'native' ? nativeStep(step) : textStep(step)
+  let tokens = 0
+  for (const m of messages) tokens += messageTokens(m)
+  const entry = { protocol, messages, tokens }
+  stepCache.set(step, entry)
+  return entry
+}
+
+function nativeStep(step: Step): ChatMessage[] {
+  if (step.kind === 'format_error') {
+    return [
+      { role: 'assistant', content: step.text ?? '' },
+      { role: 'user', content: step.formatError ?? '[FormatError]' },
+    ]
+  }
+  if (step.kind === 'finish') return [{ role: 'assistant', content: step.answer ?? '' }]
+  const out: ChatMessage[] = [
+    {
+      role: 'assistant',
+      content: step.thought || null,
+      tool_calls: step.calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.rawArgs ?? JSON.stringify(c.args) },
+      })),
+    },
+  ]
+  for (const c of step.calls) {
+    out.push({ role: 'tool', tool_call_id: c.id, content: c.observation ?? '' })
+  }
+  return out
+}
+
+function textStep(step: Step): ChatMessage[] {
+  const said: ChatMessage = { role: 'assistant', content: step.text ?? step.thought }
+  if (step.kind === 'format_error') {
+    return [said, { role: 'user', content: step.formatError ?? '[FormatError]' }]
+  }
+  if (step.kind === 'finish') return [said]
+  const observations = step.calls.map((c) =>
+    step.calls.length > 1
+      ? `Observation (${c.name}):\n${c.observation ?? ''}`
+      : `Observation:\n${c.observation ?? ''}`,
+  )
+  return [said, { role: 'user', content: observations.join('\n\n') }]
+}
+
+function messageTokens(m: ChatMessage): number {
+  let n = 4 // role and framing
+  if (m.content) n += approxTokens(m.content)
+  if (m.role === 'assistant' && m.tool_calls) {
+    for (const c of m.tool_calls)
+      n += approxTokens(c.function.arguments) + approxTokens(c.function.name) + 4
+  }
+  return n
+}
+
+export interface BuiltRequest {
+  request: Omit<ModelRequest, 'timeoutMs' | 'signal'>
+  /** Estimated prompt tokens of this request. */
+  tokens: number
+  /** Approximate bytes of the request (CPU accounting, DESIGN §4). */
+  bytes: number
+}
+
+const headCache = new WeakMap<ToolRegistry, Map<string, { tokens: number; bytes: number }>>()
+
+/** The request for the next think (DESIGN §3, §5). */
+export function buildRequest(state: RunState, registry: ToolRegistry): BuiltRequest {
+  const protocol = state.protocol
+  const system = systemPrompts(registry)
+  const messages: ChatMessage[] = [
+    { role: 'system', content: protocol === 'native' ? system.native : system.text },
+    { role: 'user', content: `Task: ${state.task}` },
+  ]
+  let tokens = headTokens(registry, protocol, messages)
+  for (const step of state.steps) {
+    const rendered = stepMessages(step, protocol)
+    for (const m of rendered.messages) messages.push(m)
+    tokens += rendered.tokens
+  }
+  const request: BuiltRequest['request'] = { protocol, messages }
+  if (protocol === 'native') request.tools = registry.openaiTools()
+  // About 4 bytes a token: close enough for a CPU bound, and free to compute.
+  return { request, tokens, bytes: tokens * 4 }
+}
+
+function headTokens(registry: ToolRegistry, protocol: Protocol, head: ChatMessage[]): number {
+  let byProtocol = headCache.get(registry)
+  if (!byProtocol) headCache.set(registry, (byProtocol = new Map()))
+  const task = head[1]!.content ?? ''
+  const key = protocol
+  let cached = byProtocol.get(key)
+  if (!cached) {
+    let tokens = messageTokens(head[0]!)
+    if (protocol === 'native') tokens += approxTokens(JSON.stringify(registry.openaiTools()))
+    cached = { tokens, bytes: tokens * 4 }
+    byProtocol.set(key, cached)
+  }
+  return cached.tokens + approxTokens(task as string) + 4
+}

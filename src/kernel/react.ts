@@ -1,0 +1,60 @@
+import type { Budget } from './budget'
+import type { ConfirmHook, ConfirmPolicy } from './confirm'
+import { createRunState } from './create-run'
+import { type AdvanceDeps } from './machine'
+import type { Model } from './model'
+import { MemoryObservationStore } from './read-observation'
+import { ToolRegistry } from './registry'
+import { toRunResult, type RunResult } from './result'
+import { runSlice } from './run-slice'
+import type { RunState } from './state'
+import type { Tool } from './tool'
+
+export interface ReactOptions {
+  model: Model
+  budget?: Partial<Budget>
+  /** A policy, or a function that approves (true) or denies each side-effecting call. */
+  confirm?: ConfirmPolicy | ConfirmHook
+  protocol?: 'auto' | 'text' | 'native'
+  now?: () => number
+  signal?: AbortSignal
+  pricing?: AdvanceDeps['pricing']
+  /** Called after every transition (for logs or checkpoints). */
+  onState?: (state: RunState) => void
+}
+
+/** Runs a task to the end in memory: the classic `react()` loop over `advance`. */
+export async function react(
+  task: string,
+  tools: Tool[] | ToolRegistry,
+  options: ReactOptions,
+): Promise<RunResult> {
+  const registry = tools instanceof ToolRegistry ? tools : new ToolRegistry(tools)
+  const given = typeof options.confirm === 'function' ? options.confirm : undefined
+  // With a hook, side effects are asked through it. Without one nobody can answer in memory, so
+  // `ask` and `allowlist` misses are denials (the model is told, and can use read-only tools).
+  const policy: ConfirmPolicy =
+    typeof options.confirm === 'object' ? options.confirm : { mode: given ? 'ask' : 'deny' }
+  const hook: ConfirmHook = given ?? (() => false)
+  let state = createRunState({
+    task,
+    tools: registry.names(),
+    policy,
+    ...(options.protocol ? { protocol: options.protocol } : {}),
+    ...(options.budget ? { budget: options.budget } : {}),
+    ...(options.now ? { now: options.now() } : {}),
+  })
+  const deps: AdvanceDeps = {
+    model: options.model,
+    registry,
+    observations: new MemoryObservationStore(),
+    confirm: hook,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.pricing ? { pricing: options.pricing } : {}),
+  }
+  const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
+  const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))
+  state = out.state
+  return toRunResult(state)
+}

@@ -1,0 +1,93 @@
+import type { StopReason } from './budget'
+import type { Approval, RunState, Usage } from './state'
+
+/** One call in the trace: what was called, with what, and what came back. */
+export interface TraceCall {
+  id: string
+  name: string
+  args: Record<string, unknown>
+  observation: string
+  /** Characters before truncation. */
+  originalSize: number
+  truncated: boolean
+  handle?: string
+  ms: number
+  status: string
+  kind?: string
+  approval?: Approval
+  argsError?: string
+}
+
+export interface TraceStep {
+  i: number
+  kind: 'action' | 'finish' | 'format_error'
+  thought: string
+  calls: TraceCall[]
+  promptTokens: number
+  completionTokens: number
+  estimated: boolean
+  costUsd?: number
+  ms: number
+  modelMs: number
+  finishReason: string
+  formatError?: string
+}
+
+/** The serializable trace of a run (DESIGN §1.3). JSON round-trippable. */
+export interface RunResult {
+  id: string
+  ok: boolean
+  /** Empty unless ok: failure is never dressed as a half answer. */
+  answer: string
+  /** Null while the run is still going. */
+  stopReason: StopReason | null
+  error?: string
+  phase: RunState['phase']
+  protocol: RunState['protocol']
+  model?: string
+  steps: TraceStep[]
+  usage: Usage & { activeMs: number }
+}
+
+/** The trace of a run in any phase. */
+export function toRunResult(state: RunState): RunResult {
+  const r = state.result
+  return {
+    id: state.id,
+    ok: r?.ok ?? false,
+    answer: r?.ok ? r.answer : '',
+    stopReason: r?.stopReason ?? null,
+    ...(r?.error ? { error: r.error } : {}),
+    phase: state.phase,
+    protocol: state.protocol,
+    ...(state.model ? { model: state.model } : {}),
+    steps: state.steps.map((s) => ({
+      i: s.i,
+      kind: s.kind,
+      thought: s.thought,
+      calls: s.calls.map((c) => ({
+        id: c.id,
+        name: c.name,
+        args: c.args,
+        observation: c.observation ?? '',
+        originalSize: c.originalSize ?? 0,
+        truncated: c.truncated ?? false,
+        ...(c.handle ? { handle: c.handle } : {}),
+        ms: c.ms ?? 0,
+        status: c.status,
+        ...(c.kind ? { kind: c.kind } : {}),
+        ...(c.approval ? { approval: c.approval } : {}),
+        ...(c.argsError ? { argsError: c.argsError } : {}),
+      })),
+      promptTokens: s.promptTokens,
+      completionTokens: s.completionTokens,
+      estimated: s.estimated,
+      ...(s.costUsd !== undefined ? { costUsd: s.costUsd } : {}),
+      ms: s.ms,
+      modelMs: s.modelMs,
+      finishReason: s.finishReason,
+      ...(s.formatError ? { formatError: s.formatError } : {}),
+    })),
+    usage: { ...state.usage, activeMs: state.activeMs },
+  }
+}

@@ -1,0 +1,145 @@
+import * as z from 'zod/mini'
+import { BudgetSchema, STOP_REASONS } from './budget'
+import { CONFIRM_MODES } from './confirm'
+
+/**
+ * The persisted shape of a run (DESIGN §3). Plain JSON; `v` is bumped on any incompatible change
+ * and `parseRunState` migrates older versions.
+ */
+export const RUN_STATE_VERSION = 1
+
+export const CALL_STATUSES = [
+  'pending', // recorded from the model, not yet looked at
+  'ready', // may run (read-only, or the policy decides inside dispatch)
+  'awaiting_approval', // waits for a person
+  'approved',
+  'denied',
+  'started', // a side effect is about to run; persisted before it runs
+  'done',
+] as const
+
+export const OBSERVATION_KINDS = [
+  'ok',
+  'tool_error',
+  'dry_run',
+  'loop_guard',
+  'denied',
+  'outcome_unknown',
+] as const
+
+export const ApprovalSchema = z.object({
+  /** SHA-256 of the canonical `{ name, args }`: a decision binds to these exact arguments. */
+  hash: z.string(),
+  requestedAt: z.number(),
+  expiresAt: z.number(),
+  decision: z.optional(z.enum(['approved', 'denied'])),
+  decidedBy: z.optional(z.string()),
+  decidedAt: z.optional(z.number()),
+  /** `expired`, `cancelled`, or the decider's words. */
+  reason: z.optional(z.string()),
+})
+export type Approval = z.infer<typeof ApprovalSchema>
+
+export const CallSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  /** Native protocol: the argument string exactly as the model sent it. */
+  rawArgs: z.optional(z.string()),
+  /** Why the argument text could not be used (dispatch reports it). */
+  argsError: z.optional(z.string()),
+  status: z.enum(CALL_STATUSES),
+  approval: z.optional(ApprovalSchema),
+  observation: z.optional(z.string()),
+  kind: z.optional(z.enum(OBSERVATION_KINDS)),
+  /** Characters of the observation before truncation. */
+  originalSize: z.optional(z.number()),
+  truncated: z.optional(z.boolean()),
+  handle: z.optional(z.string()),
+  ms: z.optional(z.number()),
+  /** Times a side effect was started (more than 1 only for idempotent tools after a crash). */
+  attempts: z.optional(z.number()),
+})
+export type Call = z.infer<typeof CallSchema>
+
+export const StepSchema = z.object({
+  i: z.number(),
+  kind: z.enum(['action', 'finish', 'format_error']),
+  thought: z.string(),
+  /** The model's text as sent (text protocol: replayed as the assistant message). */
+  text: z.optional(z.string()),
+  calls: z.array(CallSchema),
+  answer: z.optional(z.string()),
+  /** For `format_error`: the observation shown to the model. */
+  formatError: z.optional(z.string()),
+  finishReason: z.string(),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  /** True when the provider reported no usage and the kernel estimated it. */
+  estimated: z.boolean(),
+  costUsd: z.optional(z.number()),
+  /** Model call time plus tool time of this step. */
+  ms: z.number(),
+  modelMs: z.number(),
+  at: z.number(),
+})
+export type Step = z.infer<typeof StepSchema>
+
+export const UsageSchema = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  /** True when any step's usage was estimated. */
+  estimated: z.boolean(),
+  costUsd: z.optional(z.number()),
+  modelCalls: z.number(),
+})
+export type Usage = z.infer<typeof UsageSchema>
+
+export const PolicySchema = z.object({
+  mode: z.enum(CONFIRM_MODES),
+  tools: z.optional(z.array(z.string())),
+})
+
+export const RunStateSchema = z.object({
+  v: z.literal(RUN_STATE_VERSION),
+  id: z.string(),
+  task: z.string(),
+  protocol: z.enum(['text', 'native']),
+  /** `auto` may fall back from native to text when the provider rejects tools. */
+  protocolSetting: z.enum(['auto', 'text', 'native']),
+  tools: z.array(z.string()),
+  budget: BudgetSchema,
+  policy: PolicySchema,
+  phase: z.enum(['think', 'act', 'await_approval', 'done']),
+  steps: z.array(StepSchema),
+  usage: UsageSchema,
+  activeMs: z.number(),
+  consecutiveErrors: z.number(),
+  consecutiveFormatErrors: z.number(),
+  cancelRequested: z.boolean(),
+  createdAt: z.number(),
+  model: z.optional(z.string()),
+  result: z.optional(
+    z.object({
+      ok: z.boolean(),
+      answer: z.string(),
+      stopReason: z.enum(STOP_REASONS),
+      error: z.optional(z.string()),
+      finishedAt: z.number(),
+    }),
+  ),
+})
+export type RunState = z.infer<typeof RunStateSchema>
+export type Phase = RunState['phase']
+
+/** Validates persisted or received state; the error lists each problem. */
+export function parseRunState(
+  value: unknown,
+): { ok: true; state: RunState } | { ok: false; error: string } {
+  const parsed = z.safeParse(RunStateSchema, value)
+  if (parsed.success) return { ok: true, state: parsed.data }
+  const problems = parsed.error.issues
+    .slice(0, 10)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.code}`)
+  return { ok: false, error: `invalid run state: ${problems.join('; ')}` }
+}

@@ -1,0 +1,73 @@
+/** Turns whatever the `openai` client threw into one plain description we can retry or report. */
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import { isRetryableStatus, retryAfterMs } from './retry-policy'
+
+export interface ProviderFailure {
+  kind: 'http' | 'timeout' | 'network' | 'bad_response'
+  /** HTTP status, for `http`. */
+  status?: number
+  /** The provider's own error code (`rate_limit_exceeded`, `model_not_found`, …). */
+  providerCode?: string
+  /** The parameter the provider complained about, when it said. */
+  param?: string
+  /** The provider's message (not yet redacted). */
+  message: string
+  retryable: boolean
+  /** The wait the provider asked for (Retry-After), when it asked. */
+  retryAfterMs?: number
+}
+
+/** Classifies an error thrown by `client.chat.completions.create`. */
+export function describeFailure(err: unknown, now: number): ProviderFailure {
+  if (err instanceof APIConnectionTimeoutError) {
+    return { kind: 'timeout', message: 'the request timed out', retryable: true }
+  }
+  if (err instanceof APIUserAbortError) {
+    return { kind: 'network', message: 'the request was aborted', retryable: false }
+  }
+  if (err instanceof APIConnectionError) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : ''
+    return { kind: 'network', message: `${err.message}${cause}`, retryable: true }
+  }
+  if (err instanceof APIError && typeof err.status === 'number') {
+    const body = err.error as { message?: unknown } | undefined
+    const message = typeof body?.message === 'string' ? body.message : err.message
+    // OpenAI's own hint overrides the status rule when present.
+    const hint = err.headers?.get('x-should-retry')
+    const retryable =
+      hint === 'true' ? true : hint === 'false' ? false : isRetryableStatus(err.status)
+    return {
+      kind: 'http',
+      status: err.status,
+      providerCode: typeof err.code === 'string' ? err.code : undefined,
+      param: typeof err.param === 'string' ? err.param : undefined,
+      message,
+      retryable,
+      retryAfterMs: retryAfterMs(err.headers, now),
+    }
+  }
+  const message = err instanceof Error ? err.message : String(err)
+  return { kind: 'bad_response', message, retryable: false }
+}
+
+// Real answers from providers that cannot do function calling, e.g. Ollama "llama2 does not
+// support tools", OpenRouter "No endpoints found that support tool use", vLLM "\"auto\" tool
+// choice requires --enable-auto-tool-choice", OpenAI "'tools' is not supported with this model".
+const TOOLS_UNSUPPORTED = [
+  /\b(does not|doesn't|do not|don't|not) support (tools|tool use|tool calls|tool calling|function calling|functions)\b/i,
+  /\b(tools|tool_choice|tool use|tool calling|tool calls|function calling|functions)'?\s+(is|are)\s+(not supported|unsupported|not enabled|not available|disabled)\b/i,
+  /\bthat supports? tool use\b/i,
+  /enable-auto-tool-choice/i,
+]
+
+/** True when a failed native-protocol call says the model/provider cannot take `tools`. */
+export function isToolsUnsupported(failure: ProviderFailure): boolean {
+  if (failure.kind !== 'http' || ![400, 404, 422].includes(failure.status ?? 0)) return false
+  if (
+    failure.providerCode === 'unsupported_parameter' &&
+    ['tools', 'tool_choice', 'functions'].includes(failure.param ?? '')
+  ) {
+    return true
+  }
+  return TOOLS_UNSUPPORTED.some((pattern) => pattern.test(failure.message))
+}

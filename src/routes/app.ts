@@ -1,0 +1,43 @@
+import { Hono } from 'hono'
+import { ConfigError } from '../config'
+import { logEvent } from '../runs/log'
+import { slackRoutes } from '../slack/routes'
+import type { AppEnv } from './app-env'
+import { ApiError } from './api-error'
+import { openApiDocument } from './openapi'
+import { runsRoutes } from './runs'
+
+/** The Worker's HTTP surface (DESIGN §6). Every error leaves as `{ error: { code, message } }`. */
+export const app = new Hono<AppEnv>()
+
+app.get('/healthz', (c) => c.json({ ok: true, service: 'edgeloop' }))
+app.get('/openapi.json', (c) => c.json(openApiDocument() as object))
+app.route('/v1/runs', runsRoutes)
+app.route('/slack', slackRoutes)
+
+app.notFound((c) =>
+  c.json(
+    new ApiError(
+      404,
+      'not_found',
+      `no route ${c.req.method} ${new URL(c.req.url).pathname}`,
+    ).toJSON(),
+    404,
+  ),
+)
+
+app.onError((err, c) => {
+  if (err instanceof ApiError) return c.json(err.toJSON(), err.status)
+  if (err instanceof ConfigError) {
+    logEvent('config_error', { error: err.message })
+    return c.json(new ApiError(503, 'misconfigured', err.message).toJSON(), 503)
+  }
+  // Not the client's fault: log it (no request data) and answer without internals.
+  logEvent('unhandled_error', {
+    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+  })
+  return c.json(
+    new ApiError(500, 'internal_error', 'internal error; see the Worker logs').toJSON(),
+    500,
+  )
+})

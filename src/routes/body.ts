@@ -1,0 +1,89 @@
+import type * as zc from 'zod/v4/core'
+import { safeParse } from 'zod/v4/core'
+import { describeIssues } from '../kernel/describe-issues'
+import { ApiError } from './api-error'
+
+export const MAX_BODY_BYTES = 64 * 1024
+
+/** Reads the raw body as text, refusing bodies over `limit` bytes (413) before buffering them. */
+export async function readRawBody(req: Request, limit = MAX_BODY_BYTES): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? '')
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit)
+  if (!req.body) return ''
+  const reader = req.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel()
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const c of chunks) {
+    bytes.set(c, offset)
+    offset += c.byteLength
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true } as TextDecoderConstructorOptions).decode(bytes)
+  } catch {
+    throw new ApiError(400, 'invalid_encoding', 'the request body is not valid UTF-8')
+  }
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError(413, 'body_too_large', `the request body is over the ${limit}-byte limit`, {
+    limit,
+  })
+}
+
+/** Parses a JSON body and validates it against `schema`; every problem is listed in details. */
+export function parseJsonBody<S extends zc.$ZodType>(
+  raw: string,
+  schema: S,
+  contentType: string | null,
+  options: { emptyAs?: unknown } = {},
+): zc.output<S> {
+  let value: unknown
+  if (!raw.trim() && options.emptyAs !== undefined) {
+    value = options.emptyAs
+  } else {
+    if (contentType && !/^application\/json\b/i.test(contentType)) {
+      throw new ApiError(
+        415,
+        'unsupported_media_type',
+        `send JSON with Content-Type: application/json (got ${contentType})`,
+      )
+    }
+    try {
+      value = JSON.parse(raw)
+    } catch (err) {
+      throw new ApiError(
+        400,
+        'malformed_json',
+        `the body is not valid JSON: ${(err as Error).message}`,
+      )
+    }
+  }
+  const parsed = safeParse(schema, value)
+  if (!parsed.success) {
+    const problems = describeIssues(parsed.error.issues, value)
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `the request body is invalid: ${problems.join('; ')}`,
+      {
+        problems: parsed.error.issues.map((issue, i) => ({
+          path: issue.path.map(String),
+          problem: problems[i],
+        })),
+      },
+    )
+  }
+  return parsed.data
+}

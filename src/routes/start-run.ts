@@ -1,0 +1,146 @@
+import type { Budget } from '../kernel/budget'
+import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
+import { toHex } from '../security/hmac'
+import { loadConfig, type ServiceConfig } from '../config'
+import type { Env } from '../env'
+import { runStub, type RunView, type SlackOrigin } from '../runs/types'
+import { ApiError } from './api-error'
+
+export interface StartRunRequest {
+  task: string
+  tools?: string[]
+  budget?: Partial<Budget>
+  protocol?: 'auto' | 'text' | 'native'
+  confirm?: ConfirmPolicy
+  model?: string
+  callbackUrl?: string
+  metadata?: Record<string, unknown>
+  requestedBy: string
+  slack?: SlackOrigin
+  /** Same key → same run: retried requests (and Slack retries) never start a second run. */
+  idempotencyKey?: string
+}
+
+/** Validates a run request against the server's configuration and starts it in its own object. */
+export async function startRun(
+  env: Env,
+  req: StartRunRequest,
+): Promise<{ created: boolean; view: RunView }> {
+  const config = loadConfig(env)
+  const tools = resolveTools(config, req.tools)
+  const budget = resolveBudget(config, req.budget)
+  const narrowed = narrowPolicy(config.policy, req.confirm)
+  if ('error' in narrowed) throw new ApiError(400, 'policy_not_allowed', narrowed.error)
+  if (req.model && !config.model.allowlist.includes(req.model)) {
+    throw new ApiError(
+      400,
+      'model_not_allowed',
+      `model "${req.model}" is not allowed; choose one of ${config.model.allowlist.join(', ')}`,
+    )
+  }
+  if (req.callbackUrl) checkCallbackUrl(config, req.callbackUrl)
+  if (req.metadata && JSON.stringify(req.metadata).length > 4096) {
+    throw new ApiError(
+      400,
+      'metadata_too_large',
+      'metadata must serialize to at most 4096 characters',
+    )
+  }
+  // The offline demo model speaks only the native protocol.
+  const protocol = config.model.apiKey ? (req.protocol ?? config.model.protocol) : 'native'
+  const id = req.idempotencyKey ? await idFromKey(req.idempotencyKey) : newRunId()
+  const stub = runStub(env.RUNS, id)
+  return stub.start({
+    id,
+    task: req.task,
+    tools,
+    budget,
+    protocol,
+    policy: narrowed.policy,
+    requestedBy: req.requestedBy,
+    ...(req.model ? { model: req.model } : {}),
+    ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+    ...(req.metadata ? { metadata: req.metadata } : {}),
+    ...(req.slack ? { slack: req.slack } : {}),
+  })
+}
+
+function resolveTools(config: ServiceConfig, requested: string[] | undefined): string[] {
+  if (!requested) return config.enabledTools
+  const unknown = requested.filter((t) => !config.enabledTools.includes(t))
+  if (unknown.length) {
+    throw new ApiError(
+      400,
+      'unknown_tools',
+      `tools not enabled on this server: ${unknown.join(', ')}`,
+      {
+        unknown,
+        enabled: config.enabledTools,
+      },
+    )
+  }
+  return [...new Set(requested)]
+}
+
+function resolveBudget(config: ServiceConfig, requested: Partial<Budget> | undefined): Budget {
+  const max = config.maxBudget
+  const over: string[] = []
+  const limits: (keyof Budget)[] = [
+    'maxSteps',
+    'maxSeconds',
+    'maxPromptTokens',
+    'maxCostUsd',
+    'approvalTtlSeconds',
+  ]
+  for (const key of limits) {
+    const value = requested?.[key]
+    const limit = max[key]
+    if (value !== undefined && limit !== undefined && value > limit)
+      over.push(`${key} ${value} > ${limit}`)
+  }
+  if (over.length) {
+    throw new ApiError(
+      400,
+      'budget_over_maximum',
+      `budget above the server maxima: ${over.join(', ')}`,
+      {
+        maxima: max,
+      },
+    )
+  }
+  return { ...config.defaultBudget, ...requested }
+}
+
+function checkCallbackUrl(config: ServiceConfig, value: string): void {
+  const url = new URL(value)
+  const allowlisted = config.callbackAllowlist.includes(url.hostname)
+  if (url.username || url.password) {
+    throw new ApiError(400, 'invalid_callback_url', 'callback_url must not contain credentials')
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowlisted)) {
+    throw new ApiError(
+      400,
+      'invalid_callback_url',
+      'callback_url must be https (http only for hosts in CALLBACK_ALLOWLIST)',
+    )
+  }
+  if (config.callbackAllowlist.length && !allowlisted) {
+    throw new ApiError(
+      400,
+      'invalid_callback_url',
+      `callback_url host ${url.hostname} is not in CALLBACK_ALLOWLIST`,
+    )
+  }
+}
+
+function newRunId(): string {
+  return `run_${crypto.randomUUID().replaceAll('-', '')}`
+}
+
+async function idFromKey(key: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    'SHA-256',
+    new TextEncoder().encode(`edgeloop-run:${key}`),
+  )
+  return `run_${toHex(new Uint8Array(digest)).slice(0, 32)}`
+}

@@ -1,0 +1,51 @@
+import { signBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../security/hmac'
+import { DeliveryError } from './outbox'
+
+export const CALLBACK_TIMEOUT_MS = 10_000
+
+/**
+ * POSTs the final RunResult to the run's callback_url, signed like inbound webhooks:
+ * `X-Edgeloop-Signature: v1=<hex HMAC-SHA256 of "{timestamp}.{body}">` with WEBHOOK_SECRET.
+ */
+export async function deliverCallback(input: {
+  url: string
+  runId: string
+  deliveryId: string
+  body: unknown
+  secret: string | undefined
+  nowMs: number
+}): Promise<{ status: number }> {
+  const body = JSON.stringify(input.body)
+  const timestamp = Math.floor(input.nowMs / 1000)
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'User-Agent': 'edgeloop-callback/1',
+    'X-Edgeloop-Run-Id': input.runId,
+    'X-Edgeloop-Delivery': input.deliveryId,
+    [TIMESTAMP_HEADER]: String(timestamp),
+  }
+  if (input.secret) headers[SIGNATURE_HEADER] = await signBody(input.secret, timestamp, body)
+  let res: Response
+  try {
+    res = await fetch(input.url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
+    })
+  } catch (err) {
+    throw new DeliveryError(
+      `callback to ${new URL(input.url).host} failed: ${(err as Error).message}`,
+    )
+  }
+  // Drain the body so the connection is released.
+  await res.body?.cancel()
+  if (res.status >= 200 && res.status < 300) return { status: res.status }
+  const retryAfter = Number(res.headers.get('Retry-After'))
+  throw new DeliveryError(
+    `callback to ${new URL(input.url).host} answered HTTP ${res.status}`,
+    true,
+    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+  )
+}

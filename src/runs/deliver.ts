@@ -1,0 +1,32 @@
+import { toRunResult } from '../kernel/result'
+import type { RunState } from '../kernel/state'
+import type { Env } from '../env'
+import { deliverSlack } from '../slack/notify'
+import { deliverCallback } from './callback'
+import { DeliveryError, type Outbox, type OutboxEntry } from './outbox'
+import type { RunInfo } from './types'
+
+export interface DeliveryContext {
+  env: Env
+  state: RunState
+  info: RunInfo
+  outbox: Outbox
+  now: number
+}
+
+/** Delivers one outbox entry; throws DeliveryError to be retried later. */
+export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
+  if (entry.kind === 'callback') {
+    if (!ctx.info.callbackUrl) throw new DeliveryError('run has no callback_url', false)
+    return deliverCallback({
+      url: ctx.info.callbackUrl,
+      runId: ctx.state.id,
+      deliveryId: `${ctx.state.id}:callback`,
+      body: toRunResult(ctx.state),
+      secret: ctx.env.WEBHOOK_SECRET,
+      nowMs: ctx.now,
+    })
+  }
+  if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
+  throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, false)
+}

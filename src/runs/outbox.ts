@@ -1,0 +1,139 @@
+/**
+ * Notifications a run owes the outside world (the signed callback, Slack messages), stored in
+ * the same transaction as the state change that caused them and delivered by alarm with
+ * backoff. A delivery failure never blocks or breaks the run; its status is visible on the run.
+ */
+
+export type OutboxStatus = 'pending' | 'delivered' | 'failed'
+
+export interface OutboxEntry {
+  id: string
+  kind: string
+  payload: unknown
+  status: OutboxStatus
+  attempts: number
+  nextAt: number
+  lastError?: string
+  updatedAt: number
+  result?: unknown
+}
+
+/** Thrown by a delivery; `retryable: false` gives up at once (e.g. a Slack `channel_not_found`). */
+export class DeliveryError extends Error {
+  override name = 'DeliveryError'
+  constructor(
+    message: string,
+    readonly retryable = true,
+    /** Server-requested delay (Retry-After), ms. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message)
+  }
+}
+
+export const MAX_DELIVERY_ATTEMPTS = 8
+const BASE_DELAY_MS = 2_000
+const MAX_DELAY_MS = 10 * 60_000
+
+type Row = {
+  id: string
+  kind: string
+  payload: string
+  status: OutboxStatus
+  attempts: number
+  next_at: number
+  last_error: string | null
+  updated_at: number
+  result: string | null
+}
+
+export class Outbox {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Adds a delivery unless one with this id exists (ids are deterministic: enqueue is idempotent). */
+  enqueue(id: string, kind: string, payload: unknown, now: number): void {
+    this.sql.exec(
+      `INSERT OR IGNORE INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
+       VALUES (?, ?, ?, 'pending', 0, ?, ?)`,
+      id,
+      kind,
+      JSON.stringify(payload),
+      now,
+      now,
+    )
+  }
+
+  get(id: string): OutboxEntry | undefined {
+    const row = this.sql.exec<Row>('SELECT * FROM outbox WHERE id = ?', id).toArray()[0]
+    return row ? toEntry(row) : undefined
+  }
+
+  due(now: number): OutboxEntry[] {
+    return this.sql
+      .exec<Row>(
+        `SELECT * FROM outbox WHERE status = 'pending' AND next_at <= ? ORDER BY next_at, id`,
+        now,
+      )
+      .toArray()
+      .map(toEntry)
+  }
+
+  nextDue(): number | undefined {
+    const row = this.sql
+      .exec<{ t: number | null }>(`SELECT MIN(next_at) AS t FROM outbox WHERE status = 'pending'`)
+      .toArray()[0]
+    return row?.t ?? undefined
+  }
+
+  delivered(id: string, now: number, result?: unknown): void {
+    this.sql.exec(
+      `UPDATE outbox SET status = 'delivered', attempts = attempts + 1, updated_at = ?, last_error = NULL,
+       result = ? WHERE id = ?`,
+      now,
+      result === undefined ? null : JSON.stringify(result),
+      id,
+    )
+  }
+
+  failed(entry: OutboxEntry, now: number, error: DeliveryError | Error): void {
+    const attempts = entry.attempts + 1
+    const retryable = !(error instanceof DeliveryError) || error.retryable
+    const giveUp = !retryable || attempts >= MAX_DELIVERY_ATTEMPTS
+    // Exponential backoff with full jitter, or the server's Retry-After when it gave one.
+    const backoff = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (attempts - 1))
+    const delay =
+      error instanceof DeliveryError && error.retryAfterMs !== undefined
+        ? Math.min(MAX_DELAY_MS, error.retryAfterMs)
+        : Math.round(backoff / 2 + (this.random() * backoff) / 2)
+    this.sql.exec(
+      `UPDATE outbox SET status = ?, attempts = ?, next_at = ?, last_error = ?, updated_at = ? WHERE id = ?`,
+      giveUp ? 'failed' : 'pending',
+      attempts,
+      now + delay,
+      error.message.slice(0, 500),
+      now,
+      entry.id,
+    )
+  }
+
+  list(): OutboxEntry[] {
+    return this.sql.exec<Row>('SELECT * FROM outbox ORDER BY updated_at, id').toArray().map(toEntry)
+  }
+}
+
+function toEntry(row: Row): OutboxEntry {
+  return {
+    id: row.id,
+    kind: row.kind,
+    payload: JSON.parse(row.payload),
+    status: row.status,
+    attempts: row.attempts,
+    nextAt: row.next_at,
+    updatedAt: row.updated_at,
+    ...(row.last_error ? { lastError: row.last_error } : {}),
+    ...(row.result ? { result: JSON.parse(row.result) } : {}),
+  }
+}

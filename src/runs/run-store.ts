@@ -1,0 +1,322 @@
+import { DurableObject } from 'cloudflare:workers'
+import {
+  decideApproval,
+  nextApprovalExpiry,
+  pendingApprovals,
+  type Decision,
+} from '../kernel/approvals'
+import { createRunState } from '../kernel/create-run'
+import { runRegistry, type AdvanceDeps, type TransitionEvent } from '../kernel/machine'
+import { ToolRegistry } from '../kernel/registry'
+import { toRunResult } from '../kernel/result'
+import { runSlice } from '../kernel/run-slice'
+import type { RunState } from '../kernel/state'
+import { createModel } from '../llm/config'
+import { buildToolset } from '../../tools/index'
+import { loadConfig } from '../config'
+import type { Env } from '../env'
+import { deliver } from './deliver'
+import { logTransition, logEvent } from './log'
+import { Outbox } from './outbox'
+import { RunStorage } from './storage'
+import type { DecideResponse, RunInfo, RunView, StartInput } from './types'
+import { toRunView } from './view'
+
+/**
+ * One Durable Object per run (DESIGN §2–§4). HTTP-facing methods only record intent and arm the
+ * alarm; the run advances in `alarm()`, one slice per invocation, persisting after every
+ * transition, so eviction, redeploys and alarm retries resume at the right sub-step.
+ */
+export class RunStore extends DurableObject<Env> {
+  readonly #storage: RunStorage
+  readonly #outbox: Outbox
+  #state: RunState | undefined
+  #info: RunInfo | undefined
+  #running = false
+  #abort: AbortController | undefined
+  #deps: AdvanceDeps | undefined
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env)
+    this.#storage = new RunStorage(ctx.storage.sql)
+    this.#outbox = new Outbox(ctx.storage.sql)
+    this.#state = this.#storage.loadState()
+    this.#info = this.#storage.getValue<RunInfo>('info')
+  }
+
+  /** Creates the run (idempotent: the same id returns the existing run) and arms the alarm. */
+  async start(input: StartInput): Promise<{ created: boolean; view: RunView }> {
+    if (this.#state) return { created: false, view: this.#view() }
+    const now = Date.now()
+    const state = createRunState({
+      id: input.id,
+      task: input.task,
+      tools: input.tools,
+      protocol: input.protocol,
+      budget: input.budget,
+      policy: input.policy,
+      now,
+    })
+    const info: RunInfo = {
+      requestedBy: input.requestedBy,
+      ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+      ...(input.metadata ? { metadata: input.metadata } : {}),
+      ...(input.model ? { model: input.model } : {}),
+      ...(input.slack ? { slack: input.slack } : {}),
+    }
+    this.#storage.ensureSchema()
+    this.ctx.storage.transactionSync(() => {
+      this.#storage.setValue('info', info)
+      this.#storage.saveState(state)
+      if (info.slack) this.#outbox.enqueue('slack.started', 'slack.started', {}, now)
+    })
+    this.#state = state
+    this.#info = info
+    logEvent('run_started', { runId: state.id, requestedBy: info.requestedBy, tools: state.tools })
+    await this.ctx.storage.setAlarm(now)
+    return { created: true, view: this.#view() }
+  }
+
+  /** The run as the API shows it, or null when no run has this id. */
+  async get(): Promise<RunView | null> {
+    return this.#state ? this.#view() : null
+  }
+
+  /** Approve or deny one pending call. The first decision wins; later ones learn who decided. */
+  async decide(input: {
+    callId: string
+    decision: Decision
+    argsHash: string
+    by: string
+    reason?: string
+  }): Promise<DecideResponse> {
+    const state = this.#state
+    if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
+    const now = Date.now()
+    const out = decideApproval(state, { ...input, now })
+    if (!out.ok) return out
+    // Synchronous from here to the write: no other request can interleave (one decision wins).
+    this.ctx.storage.transactionSync(() => {
+      this.#storage.saveState(out.state)
+      if (this.#info?.slack) {
+        this.#outbox.enqueue(
+          `slack.decision:${input.callId}`,
+          'slack.decision',
+          { callId: input.callId },
+          now,
+        )
+      }
+    })
+    this.#state = out.state
+    logEvent('approval_decided', {
+      runId: state.id,
+      callId: input.callId,
+      tool: out.call.name,
+      decision: out.call.approval?.decision,
+      by: input.by,
+    })
+    await this.ctx.storage.setAlarm(now)
+    return {
+      ok: true,
+      call: { id: out.call.id, name: out.call.name, status: out.call.status },
+      decidedBy: input.by,
+      decision: out.call.approval!.decision!,
+    }
+  }
+
+  /** Asks the run to stop; it ends at the next transition with `cancelled`. */
+  async cancel(by: string): Promise<{ ok: boolean; code?: string; message: string }> {
+    const state = this.#state
+    if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
+    if (state.phase === 'done') {
+      return {
+        ok: false,
+        code: 'run_finished',
+        message: `run ${state.id} already finished (${state.result?.stopReason})`,
+      }
+    }
+    this.#storage.setValue('cancel', { by, at: Date.now() })
+    if (this.#running) {
+      // The slice in flight sees the aborted signal and stops at its next transition.
+      this.#abort?.abort(new Error(`cancelled by ${by}`))
+    } else {
+      this.#state = { ...state, cancelRequested: true }
+      this.#storage.saveState(this.#state)
+    }
+    logEvent('run_cancel_requested', { runId: state.id, by })
+    await this.ctx.storage.setAlarm(Date.now())
+    return { ok: true, message: `run ${state.id} will stop at its next transition` }
+  }
+
+  /** Test and benchmark hook: bytes written to storage by state saves so far. */
+  async storageStats(): Promise<{ bytesWritten: number; steps: number }> {
+    return { bytesWritten: this.#storage.bytesWritten, steps: this.#state?.steps.length ?? 0 }
+  }
+
+  override async alarm(): Promise<void> {
+    if (!this.#state) return
+    // Deliver first: a decision's Slack update should not wait behind the next model call.
+    await this.#deliverDue()
+    if (!this.#running && this.#state.phase !== 'done') await this.#runSlice()
+    await this.#deliverDue()
+    await this.#schedule()
+  }
+
+  async #runSlice(): Promise<void> {
+    let state = this.#state!
+    if (this.#storage.getValue('cancel') && !state.cancelRequested) {
+      state = { ...state, cancelRequested: true }
+    }
+    const config = loadConfig(this.env)
+    this.#running = true
+    this.#abort = new AbortController()
+    try {
+      const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
+      const out = await runSlice(state, deps, config.slice, (next, event) =>
+        this.#persist(next, event),
+      )
+      this.#state = out.state
+    } catch (err) {
+      // Configuration or storage failures: record them on the run instead of crashing the alarm
+      // into endless retries.
+      const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
+      logEvent('run_slice_failed', { runId: state.id, error: message })
+      const failed: RunState = {
+        ...this.#state!,
+        phase: 'done',
+        result: {
+          ok: false,
+          answer: '',
+          stopReason: 'model_error',
+          error: message,
+          finishedAt: Date.now(),
+        },
+      }
+      this.#persist(failed, {
+        runId: state.id,
+        phase: 'done',
+        action: 'stop',
+        ms: 0,
+        bytes: 0,
+        stopReason: 'model_error',
+      })
+      this.#state = failed
+    } finally {
+      this.#running = false
+      this.#abort = undefined
+    }
+  }
+
+  /** Saves one transition and queues the notifications it causes, in one transaction. */
+  #persist(next: RunState, event: TransitionEvent): void {
+    const prev = this.#state
+    const now = Date.now()
+    this.ctx.storage.transactionSync(() => {
+      this.#storage.saveState(next)
+      if (
+        next.phase === 'await_approval' &&
+        prev?.phase !== 'await_approval' &&
+        this.#info?.slack
+      ) {
+        for (const { call } of pendingApprovals(next)) {
+          this.#outbox.enqueue(
+            `slack.approval:${call.id}`,
+            'slack.approval',
+            { callId: call.id },
+            now,
+          )
+        }
+      }
+      if (this.#info?.slack) {
+        // Decisions, expiries and cancellations all replace the buttons once.
+        for (const call of next.steps.at(-1)?.calls ?? []) {
+          if (call.approval?.decision) {
+            this.#outbox.enqueue(
+              `slack.decision:${call.id}`,
+              'slack.decision',
+              { callId: call.id },
+              now,
+            )
+          }
+        }
+      }
+      if (next.phase === 'done') {
+        if (this.#info?.callbackUrl) this.#outbox.enqueue('callback', 'callback', {}, now)
+        if (this.#info?.slack) this.#outbox.enqueue('slack.final', 'slack.final', {}, now)
+      }
+    })
+    this.#state = next
+    logTransition(event, next)
+  }
+
+  async #deliverDue(): Promise<void> {
+    const now = Date.now()
+    for (const entry of this.#outbox.due(now)) {
+      try {
+        const result = await deliver(entry, {
+          env: this.env,
+          state: this.#state!,
+          info: this.#info!,
+          outbox: this.#outbox,
+          now,
+        })
+        this.#outbox.delivered(entry.id, Date.now(), result)
+        logEvent('delivered', {
+          runId: this.#state!.id,
+          delivery: entry.id,
+          attempts: entry.attempts + 1,
+        })
+      } catch (err) {
+        this.#outbox.failed(entry, Date.now(), err as Error)
+        logEvent('delivery_failed', {
+          runId: this.#state!.id,
+          delivery: entry.id,
+          attempts: entry.attempts + 1,
+          error: (err as Error).message,
+        })
+      }
+    }
+  }
+
+  /** The next alarm: now while the run can advance, else the next expiry or delivery retry. */
+  async #schedule(): Promise<void> {
+    const state = this.#state!
+    const times: number[] = []
+    if (state.phase === 'think' || state.phase === 'act') times.push(Date.now())
+    const expiry = state.phase === 'await_approval' ? nextApprovalExpiry(state) : undefined
+    if (expiry !== undefined) times.push(expiry)
+    const delivery = this.#outbox.nextDue()
+    if (delivery !== undefined) times.push(delivery)
+    if (times.length) await this.ctx.storage.setAlarm(Math.min(...times))
+    else await this.ctx.storage.deleteAlarm()
+  }
+
+  #dependencies(state: RunState): AdvanceDeps {
+    if (this.#deps) return this.#deps
+    const config = loadConfig(this.env)
+    const all = new ToolRegistry(
+      buildToolset({ enabled: config.enabledTools, httpAllowlist: config.httpAllowlist }),
+    )
+    const registry = runRegistry(all.subset(state.tools.filter((t) => all.get(t))))
+    const storage = this.#storage
+    const { pricePromptPer1kUsd: p, priceCompletionPer1kUsd: c } = config.model
+    this.#deps = {
+      model: createModel(config.model, this.#info?.model ? { model: this.#info.model } : {}),
+      registry,
+      observations: {
+        put: (h, t) => storage.putObservation(h, t),
+        get: (h) => storage.getObservation(h),
+      },
+      ...(p !== undefined || c !== undefined
+        ? { pricing: { promptPer1K: p ?? 0, completionPer1K: c ?? 0 } }
+        : {}),
+    }
+    return this.#deps
+  }
+
+  #view(): RunView {
+    return toRunView(this.#state!, this.#info!, this.#outbox.list())
+  }
+}
+
+export { toRunResult }

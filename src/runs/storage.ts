@@ -1,0 +1,113 @@
+import { parseRunState, type RunState, type Step } from '../kernel/state'
+
+/**
+ * The run's SQLite tables (DESIGN §4): the state without its steps in one small row, and each
+ * step in a row of its own, so a transition writes the same few bytes at step 100 as at step 10.
+ */
+export const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS run (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS step (i INTEGER PRIMARY KEY, json TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS observation (handle TEXT PRIMARY KEY, text TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS outbox (
+     id TEXT PRIMARY KEY, kind TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL, last_error TEXT,
+     updated_at INTEGER NOT NULL, result TEXT)`,
+]
+
+/** A stored observation must fit a 2 MB row; tools cap their output well below this. */
+export const MAX_STORED_OBSERVATION = 1_500_000
+
+export class RunStorage {
+  #lastStep: { i: number; json: string } | undefined
+  #lastMeta: string | undefined
+  /** Bytes written by `saveState`, for the storage benchmark. */
+  bytesWritten = 0
+
+  #ready: boolean
+
+  constructor(private readonly sql: SqlStorage) {
+    // Reading an unknown run id must not create tables: they are made by the first write.
+    this.#ready =
+      sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run'`).toArray()
+        .length > 0
+  }
+
+  /** Creates the tables (idempotent); every write path calls it first. */
+  ensureSchema(): void {
+    if (this.#ready) return
+    for (const ddl of SCHEMA) this.sql.exec(ddl)
+    this.#ready = true
+  }
+
+  get exists(): boolean {
+    return this.#ready
+  }
+
+  getValue<T>(key: string): T | undefined {
+    if (!this.#ready) return undefined
+    const row = this.sql.exec<{ v: string }>('SELECT v FROM run WHERE k = ?', key).toArray()[0]
+    return row ? (JSON.parse(row.v) as T) : undefined
+  }
+
+  setValue(key: string, value: unknown): void {
+    this.ensureSchema()
+    this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', key, JSON.stringify(value))
+  }
+
+  loadState(): RunState | undefined {
+    const meta = this.getValue<Omit<RunState, 'steps'>>('state')
+    if (!meta) return undefined
+    const steps = this.sql
+      .exec<{ json: string }>('SELECT json FROM step ORDER BY i')
+      .toArray()
+      .map((r) => JSON.parse(r.json) as Step)
+    const parsed = parseRunState({ ...meta, steps })
+    if (!parsed.ok) throw new Error(`run storage is corrupt: ${parsed.error}`)
+    this.#lastMeta = JSON.stringify(meta)
+    const last = steps.at(-1)
+    if (last) this.#lastStep = { i: last.i, json: JSON.stringify(last) }
+    return parsed.state
+  }
+
+  /**
+   * Writes what a transition changed: the state row, and the last step's row when it changed.
+   * The kernel only ever changes the last step, so earlier rows are never rewritten.
+   */
+  saveState(state: RunState): number {
+    this.ensureSchema()
+    const { steps, ...meta } = state
+    let written = 0
+    const metaJson = JSON.stringify(meta)
+    if (metaJson !== this.#lastMeta) {
+      this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'state', metaJson)
+      this.#lastMeta = metaJson
+      written += metaJson.length
+    }
+    const last = steps.at(-1)
+    if (last) {
+      const json = JSON.stringify(last)
+      if (this.#lastStep?.i !== last.i || this.#lastStep.json !== json) {
+        this.sql.exec('INSERT OR REPLACE INTO step (i, json) VALUES (?, ?)', last.i, json)
+        this.#lastStep = { i: last.i, json }
+        written += json.length
+      }
+    }
+    this.bytesWritten += written
+    return written
+  }
+
+  putObservation(handle: string, text: string): void {
+    this.ensureSchema()
+    const stored =
+      text.length > MAX_STORED_OBSERVATION
+        ? `${text.slice(0, MAX_STORED_OBSERVATION)}\n…[stored copy cut at ${MAX_STORED_OBSERVATION} of ${text.length} characters]`
+        : text
+    this.sql.exec('INSERT OR REPLACE INTO observation (handle, text) VALUES (?, ?)', handle, stored)
+  }
+
+  getObservation(handle: string): string | undefined {
+    return this.sql
+      .exec<{ text: string }>('SELECT text FROM observation WHERE handle = ?', handle)
+      .toArray()[0]?.text
+  }
+}

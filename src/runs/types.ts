@@ -1,0 +1,113 @@
+import type { Budget } from '../kernel/budget'
+import type { ConfirmPolicy } from '../kernel/confirm'
+import type { RunResult } from '../kernel/result'
+import type { OutboxEntry } from './outbox'
+
+/** Where a Slack-started run answers. */
+export interface SlackOrigin {
+  channel: string
+  /** The thread the run answers in (the mention's ts, or the ack message's ts). */
+  threadTs?: string
+  userId: string
+  teamId?: string
+}
+
+/** What `RunStore.start` needs; the routes have validated and narrowed all of it. */
+export interface StartInput {
+  id: string
+  task: string
+  tools: string[]
+  budget: Budget
+  protocol: 'auto' | 'text' | 'native'
+  policy: ConfirmPolicy
+  model?: string
+  callbackUrl?: string
+  metadata?: Record<string, unknown>
+  /** `api`, `webhook`, or `slack:<user id>`. */
+  requestedBy: string
+  slack?: SlackOrigin
+}
+
+/** Stored beside the state: who asked and where to report. */
+export interface RunInfo {
+  requestedBy: string
+  callbackUrl?: string
+  metadata?: Record<string, unknown>
+  model?: string
+  slack?: SlackOrigin
+}
+
+export type RunStatus = 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+
+export interface PendingApprovalView {
+  callId: string
+  tool: string
+  args: Record<string, unknown>
+  argsHash: string
+  /** The model's stated reason: the thought of the step that made the call. */
+  reason: string
+  requestedBy: string
+  requestedAt: string
+  expiresAt: string
+}
+
+export interface RunView {
+  id: string
+  status: RunStatus
+  phase: RunResult['phase']
+  task: string
+  createdAt: string
+  requestedBy: string
+  metadata?: Record<string, unknown>
+  stepCount: number
+  pendingApprovals: PendingApprovalView[]
+  result: RunResult
+  deliveries: Omit<OutboxEntry, 'payload' | 'result'>[]
+}
+
+export type DecideResponse =
+  | {
+      ok: true
+      call: { id: string; name: string; status: string }
+      decidedBy: string
+      decision: string
+    }
+  | {
+      ok: false
+      code:
+        | 'not_found'
+        | 'hash_mismatch'
+        | 'already_decided'
+        | 'not_pending'
+        | 'run_finished'
+        | 'no_run'
+      message: string
+      decidedBy?: string
+      decision?: string
+    }
+
+/**
+ * The RunStore's RPC surface as callers see it. (Workers' generated stub types reduce
+ * `unknown`-typed fields such as metadata to `never`, so callers use this instead.)
+ */
+export interface RunStoreApi {
+  start(input: StartInput): Promise<{ created: boolean; view: RunView }>
+  get(): Promise<RunView | null>
+  decide(input: {
+    callId: string
+    decision: 'approve' | 'deny'
+    argsHash: string
+    by: string
+    reason?: string
+  }): Promise<DecideResponse>
+  cancel(by: string): Promise<{ ok: boolean; code?: string; message: string }>
+  storageStats(): Promise<{ bytesWritten: number; steps: number }>
+}
+
+/** The stub of run `id`'s Durable Object. */
+export function runStub<T extends Rpc.DurableObjectBranded | undefined>(
+  ns: DurableObjectNamespace<T>,
+  id: string,
+): RunStoreApi {
+  return ns.get(ns.idFromName(id)) as unknown as RunStoreApi
+}

@@ -1,0 +1,39 @@
+import { pendingApprovals } from '../kernel/approvals'
+import { toRunResult } from '../kernel/result'
+import type { RunState } from '../kernel/state'
+import type { OutboxEntry } from './outbox'
+import type { RunInfo, RunStatus, RunView } from './types'
+
+/** The run as `GET /v1/runs/:id` shows it. */
+export function toRunView(state: RunState, info: RunInfo, deliveries: OutboxEntry[]): RunView {
+  const thoughtOf = (callId: string) =>
+    state.steps.find((s) => s.calls.some((c) => c.id === callId))?.thought ?? ''
+  return {
+    id: state.id,
+    status: statusOf(state),
+    phase: state.phase,
+    task: state.task,
+    createdAt: new Date(state.createdAt).toISOString(),
+    requestedBy: info.requestedBy,
+    ...(info.metadata ? { metadata: info.metadata } : {}),
+    stepCount: state.steps.length,
+    pendingApprovals: pendingApprovals(state).map(({ call }) => ({
+      callId: call.id,
+      tool: call.name,
+      args: call.args,
+      argsHash: call.approval!.hash,
+      reason: thoughtOf(call.id),
+      requestedBy: info.requestedBy,
+      requestedAt: new Date(call.approval!.requestedAt).toISOString(),
+      expiresAt: new Date(call.approval!.expiresAt).toISOString(),
+    })),
+    result: toRunResult(state),
+    deliveries: deliveries.map(({ payload: _p, result: _r, ...rest }) => rest),
+  }
+}
+
+export function statusOf(state: RunState): RunStatus {
+  if (state.phase === 'done') return state.result?.ok ? 'succeeded' : 'failed'
+  if (state.phase === 'await_approval') return 'awaiting_approval'
+  return 'running'
+}

@@ -1,0 +1,153 @@
+import type { OutboxEntry } from '../runs/outbox'
+import { DeliveryError } from '../runs/outbox'
+import type { DeliveryContext } from '../runs/deliver'
+import { loadConfig } from '../config'
+import { approvalBlocks, decisionBlocks, runFinishedText, runStartedText } from './approval-message'
+import { SlackApiError } from './slack-api-error'
+import { SlackClient } from './web-api'
+
+/**
+ * Delivers the Slack messages a run owes its thread (DESIGN §7): started, approval requests,
+ * decisions (buttons replaced with `chat.update`), and the final answer or explicit failure.
+ * Called from the run's outbox, so a Slack outage delays messages but never the run.
+ */
+export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
+  const origin = ctx.info.slack
+  if (!origin) throw new DeliveryError('run was not started from Slack', false)
+  const token = ctx.env.SLACK_BOT_TOKEN
+  if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', false)
+  // No in-client retries: the outbox retries with backoff so the alarm never sleeps on Slack.
+  const client = new SlackClient({
+    token,
+    baseUrl: loadConfig(ctx.env).slack.apiUrl,
+    maxRetries: 0,
+  })
+  try {
+    return await send(entry, ctx, client, origin.channel, threadOf(ctx))
+  } catch (err) {
+    if (err instanceof SlackApiError) {
+      const { retryable, retryAfterSeconds } = err.details
+      throw new DeliveryError(
+        err.message,
+        retryable,
+        retryAfterSeconds ? retryAfterSeconds * 1000 : undefined,
+      )
+    }
+    throw err
+  }
+}
+
+async function send(
+  entry: OutboxEntry,
+  ctx: DeliveryContext,
+  client: SlackClient,
+  channel: string,
+  thread: string | undefined,
+): Promise<unknown> {
+  const { state } = ctx
+  const threadArg = thread ? { thread_ts: thread } : {}
+  switch (entry.kind) {
+    case 'slack.started': {
+      const res = await client.postMessage({
+        channel,
+        text: runStartedText({ runId: state.id, task: state.task }),
+        ...threadArg,
+      })
+      return { ts: res.ts, channel: res.channel }
+    }
+    case 'slack.approval': {
+      const callId = (entry.payload as { callId: string }).callId
+      const found = findCall(ctx, callId)
+      if (!found?.call.approval) throw new DeliveryError(`no approval for call ${callId}`, false)
+      // Decided before the message went out (e.g. through the API): nothing to click.
+      if (found.call.status !== 'awaiting_approval') return { skipped: 'already decided' }
+      waitForThread(ctx, thread)
+      const message = approvalBlocks({
+        runId: state.id,
+        callId,
+        tool: found.call.name,
+        args: found.call.args,
+        reason: found.thought,
+        argsHash: found.call.approval.hash,
+        expiresAt: found.call.approval.expiresAt,
+        ...(ctx.info.slack?.userId ? { requestedBy: ctx.info.slack.userId } : {}),
+      })
+      const res = await client.postMessage({
+        channel,
+        text: message.text,
+        blocks: message.blocks,
+        ...threadArg,
+      })
+      return { ts: res.ts, channel: res.channel }
+    }
+    case 'slack.decision': {
+      const callId = (entry.payload as { callId: string }).callId
+      const posted = ctx.outbox.get(`slack.approval:${callId}`)
+      if (!posted || posted.status === 'failed')
+        return { skipped: 'approval message was never posted' }
+      if (posted.status === 'pending')
+        throw new DeliveryError('approval message not posted yet', true, 2_000)
+      const ts = (posted.result as { ts?: string } | undefined)?.ts
+      if (!ts) return { skipped: 'approval message was not posted (decided first)' }
+      const found = findCall(ctx, callId)
+      const approval = found?.call.approval
+      if (!found || !approval?.decision)
+        throw new DeliveryError(`call ${callId} is not decided`, false)
+      const expired = approval.reason === 'expired'
+      const message = decisionBlocks({
+        tool: found.call.name,
+        args: found.call.args,
+        outcome: expired ? 'expired' : approval.decision,
+        at: approval.decidedAt ?? ctx.now,
+        ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
+        ...(!expired && approval.reason ? { reason: approval.reason } : {}),
+      })
+      await client.update({
+        channel: (posted.result as { channel?: string }).channel ?? channel,
+        ts,
+        ...message,
+      })
+      return { ts }
+    }
+    case 'slack.final': {
+      waitForThread(ctx, thread)
+      const r = state.result
+      const res = await client.postMessage({
+        channel,
+        text: runFinishedText({
+          ok: r?.ok ?? false,
+          answer: r?.answer ?? '',
+          stopReason: r?.stopReason ?? 'unknown',
+          steps: state.steps.length,
+        }),
+        ...threadArg,
+      })
+      return { ts: res.ts }
+    }
+    default:
+      throw new DeliveryError(`unknown Slack delivery "${entry.kind}"`, false)
+  }
+}
+
+/** The thread to answer in: the mention's own, or the "working on it" message we posted. */
+function threadOf(ctx: DeliveryContext): string | undefined {
+  if (ctx.info.slack?.threadTs) return ctx.info.slack.threadTs
+  const started = ctx.outbox.get('slack.started')
+  return (started?.result as { ts?: string } | undefined)?.ts
+}
+
+/** Keeps a run's messages in its thread: wait while the first message is still being retried. */
+function waitForThread(ctx: DeliveryContext, thread: string | undefined): void {
+  if (thread) return
+  const started = ctx.outbox.get('slack.started')
+  if (started?.status === 'pending')
+    throw new DeliveryError('waiting for the thread message', true, 2_000)
+}
+
+function findCall(ctx: DeliveryContext, callId: string) {
+  for (const step of ctx.state.steps) {
+    const call = step.calls.find((c) => c.id === callId)
+    if (call) return { call, thought: step.thought }
+  }
+  return undefined
+}

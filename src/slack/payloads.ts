@@ -1,0 +1,185 @@
+/**
+ * Schemas for what Slack sends us: slash commands, Events API bodies and `block_actions`
+ * interactions. Objects are loose because Slack adds fields without notice; only what edgeloop
+ * reads is required. Parsers take the raw (already verified) body and never throw.
+ */
+import * as z from 'zod/mini'
+import { describeIssues } from '../kernel/describe-issues'
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string }
+
+const id = z.string().check(z.minLength(1))
+const slackTs = z.string().check(z.regex(/^\d+\.\d+$/, 'not a Slack message ts'))
+const optionalString = z.optional(z.string())
+
+/** Form fields of a slash command request (`application/x-www-form-urlencoded`). */
+export const SlashCommandSchema = z.looseObject({
+  command: z.string().check(z.regex(/^\/\S+$/, 'not a slash command')),
+  text: z.string(),
+  user_id: id,
+  user_name: optionalString,
+  channel_id: id,
+  channel_name: optionalString,
+  team_id: id,
+  team_domain: optionalString,
+  enterprise_id: optionalString,
+  api_app_id: optionalString,
+  response_url: z.url(),
+  trigger_id: id,
+})
+export type SlashCommand = z.infer<typeof SlashCommandSchema>
+
+export const UrlVerificationSchema = z.looseObject({
+  type: z.literal('url_verification'),
+  challenge: id,
+})
+
+export const AppMentionEventSchema = z.looseObject({
+  type: z.literal('app_mention'),
+  user: id,
+  text: z.string(),
+  channel: id,
+  ts: slackTs,
+  thread_ts: z.optional(slackTs),
+  event_ts: optionalString,
+})
+export type AppMentionEvent = z.infer<typeof AppMentionEventSchema>
+
+export const EventCallbackSchema = z.looseObject({
+  type: z.literal('event_callback'),
+  event_id: id,
+  team_id: optionalString,
+  api_app_id: optionalString,
+  event_time: z.optional(z.number()),
+  event: z.looseObject({ type: id, bot_id: optionalString }),
+})
+
+/** What an Events API body asks of us. `ignored` bodies are acknowledged and dropped. */
+export type SlackEventBody =
+  | { kind: 'url_verification'; challenge: string }
+  | { kind: 'app_mention'; eventId: string; teamId?: string; event: AppMentionEvent }
+  | { kind: 'ignored'; eventId?: string; reason: string }
+
+const BlockActionSchema = z.looseObject({
+  action_id: id,
+  block_id: z.string(),
+  value: optionalString,
+  type: optionalString,
+  action_ts: optionalString,
+})
+
+/**
+ * The `payload` JSON of a `block_actions` interaction. Channel and message are required: edgeloop
+ * only posts buttons in channel messages, and the decision replaces that message.
+ */
+export const BlockActionsSchema = z.looseObject({
+  type: z.literal('block_actions'),
+  user: z.looseObject({
+    id,
+    username: optionalString,
+    name: optionalString,
+    team_id: optionalString,
+  }),
+  team: z.optional(z.looseObject({ id, domain: optionalString })),
+  actions: z.array(BlockActionSchema).check(z.minLength(1)),
+  channel: z.looseObject({ id, name: optionalString }),
+  message: z.looseObject({ ts: slackTs, text: optionalString, thread_ts: z.optional(slackTs) }),
+  container: z.looseObject({
+    type: id,
+    message_ts: optionalString,
+    channel_id: optionalString,
+    is_ephemeral: z.optional(z.boolean()),
+  }),
+  response_url: z.url(),
+  trigger_id: optionalString,
+})
+export type BlockActions = z.infer<typeof BlockActionsSchema>
+
+/** Parse a slash command's form body. */
+export function parseSlashCommand(rawBody: string): Parsed<SlashCommand> {
+  return validate('Slack slash command', SlashCommandSchema, formFields(rawBody))
+}
+
+/** Parse an Events API body: a URL verification, an `app_mention`, or something to ignore. */
+export function parseEventBody(rawBody: string): Parsed<SlackEventBody> {
+  const json = parseJson('Slack event body', rawBody)
+  if (!json.ok) return json
+  if (!isObject(json.value)) return { ok: false, error: 'Slack event body: expected an object' }
+  const type = json.value.type
+  if (typeof type !== 'string') return { ok: false, error: 'Slack event body: type: missing' }
+  if (type === 'url_verification') {
+    const body = validate('Slack url_verification', UrlVerificationSchema, json.value)
+    return body.ok
+      ? { ok: true, value: { kind: 'url_verification', challenge: body.value.challenge } }
+      : body
+  }
+  if (type !== 'event_callback') {
+    // e.g. `app_rate_limited`: Slack only wants a 200 back.
+    return { ok: true, value: { kind: 'ignored', reason: `envelope type ${type}` } }
+  }
+  const envelope = validate('Slack event_callback', EventCallbackSchema, json.value)
+  if (!envelope.ok) return envelope
+  const { event_id: eventId, team_id: teamId, event } = envelope.value
+  if (event.type !== 'app_mention') {
+    return { ok: true, value: { kind: 'ignored', eventId, reason: `event type ${event.type}` } }
+  }
+  // A bot mentioning us (possibly ourselves) must not start runs: that way lies a loop.
+  if (event.bot_id) {
+    return { ok: true, value: { kind: 'ignored', eventId, reason: 'app_mention from a bot' } }
+  }
+  const mention = validate('Slack app_mention event', AppMentionEventSchema, event)
+  if (!mention.ok) return mention
+  return { ok: true, value: { kind: 'app_mention', eventId, teamId, event: mention.value } }
+}
+
+/** Parse an interactivity request (form field `payload` holding JSON) as `block_actions`. */
+export function parseBlockActions(rawBody: string): Parsed<BlockActions> {
+  const payload = formFields(rawBody).payload
+  if (payload === undefined) {
+    return { ok: false, error: 'Slack interaction: missing form field "payload"' }
+  }
+  const json = parseJson('Slack interaction payload', payload)
+  if (!json.ok) return json
+  const type = isObject(json.value) ? json.value.type : undefined
+  if (type !== 'block_actions') {
+    return {
+      ok: false,
+      error: `Slack interaction: unsupported type ${JSON.stringify(type)} (only block_actions)`,
+    }
+  }
+  return validate('Slack block_actions', BlockActionsSchema, json.value)
+}
+
+/** Remove the leading `<@U…>` mentions (e.g. of the bot) from an `app_mention` text. */
+export function stripMention(text: string): string {
+  return text.replace(/^(?:\s*<@[A-Z0-9]+(?:\|[^>]*)?>)+/, '').trim()
+}
+
+function formFields(rawBody: string): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(rawBody))
+}
+
+function parseJson(what: string, text: string): Parsed<unknown> {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown }
+  } catch {
+    return { ok: false, error: `${what} is not valid JSON` }
+  }
+}
+
+function validate<S extends z.ZodMiniType>(
+  what: string,
+  schema: S,
+  input: unknown,
+): Parsed<z.infer<S>> {
+  if (!isObject(input)) {
+    return { ok: false, error: `${what}: expected an object` }
+  }
+  const result = schema.safeParse(input)
+  if (result.success) return { ok: true, value: result.data }
+  return { ok: false, error: `${what}: ${describeIssues(result.error.issues, input).join('; ')}` }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}

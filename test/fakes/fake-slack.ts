@@ -1,0 +1,358 @@
+/**
+ * A strict fake of the Slack Web API (`chat.postMessage`, `chat.update`, `chat.postEphemeral`)
+ * for `new Outbound().on('slack.test', fakeSlack.handler)`, plus builders for SIGNED inbound
+ * Slack requests (slash commands, events, interactions) as Slack would send them.
+ */
+import type { FakeHandler } from './outbound'
+
+export type SlackFailure =
+  | { status: 429; retryAfter?: number }
+  | { status: 500 | 502 | 503 }
+  | { error: string }
+  | { network: true }
+
+export interface FakeSlackMessage {
+  channel: string
+  ts: string
+  text?: string
+  blocks?: unknown[]
+  thread_ts?: string
+  /** How many times `chat.update` replaced it. */
+  updates: number
+}
+
+export interface FakeEphemeral {
+  channel: string
+  user: string
+  text?: string
+  thread_ts?: string
+  message_ts: string
+}
+
+export interface FakeSlackCall {
+  method: string
+  body: Record<string, unknown> | undefined
+  status: number
+  response: unknown
+}
+
+type Json = Record<string, unknown>
+
+const METHODS = ['chat.postMessage', 'chat.update', 'chat.postEphemeral'] as const
+type Method = (typeof METHODS)[number]
+
+export class FakeSlack {
+  readonly calls: FakeSlackCall[] = []
+  readonly #token: string
+  readonly #channels: Set<string> | undefined
+  readonly #messages = new Map<string, FakeSlackMessage[]>()
+  readonly #ephemerals: FakeEphemeral[] = []
+  readonly #failures = new Map<string, SlackFailure[]>()
+  #nextTs = 1
+
+  /** `channels`, when given, are the only ones the bot is in; others get `channel_not_found`. */
+  constructor(options: { token: string; channels?: string[] }) {
+    this.#token = options.token
+    this.#channels = options.channels ? new Set(options.channels) : undefined
+  }
+
+  /** Make the next call of `method` fail this way (queued: call again for more failures). */
+  failNext(method: Method, failure: SlackFailure): this {
+    const queue = this.#failures.get(method) ?? []
+    queue.push(failure)
+    this.#failures.set(method, queue)
+    return this
+  }
+
+  /** Messages posted in `channel`, oldest first, as they read now (after updates). */
+  messages(channel: string): FakeSlackMessage[] {
+    return this.#messages.get(channel) ?? []
+  }
+
+  ephemerals(channel?: string): FakeEphemeral[] {
+    return this.#ephemerals.filter((e) => channel === undefined || e.channel === channel)
+  }
+
+  /** Calls of one method that Slack answered `ok: true`. */
+  succeeded(method: Method): FakeSlackCall[] {
+    return this.calls.filter((c) => c.method === method && (c.response as Json)?.ok === true)
+  }
+
+  readonly handler: FakeHandler = async (req) => {
+    const match = /^\/api\/([A-Za-z.]+)$/.exec(new URL(req.url).pathname)
+    const method = match?.[1] ?? ''
+    let body: Json | undefined
+    const reply = (status: number, response: unknown, headers: Record<string, string> = {}) => {
+      this.calls.push({ method, body, status, response })
+      return typeof response === 'string'
+        ? new Response(response, { status, headers })
+        : Response.json(response, { status, headers })
+    }
+    if (!(METHODS as readonly string[]).includes(method)) {
+      return reply(200, { ok: false, error: 'unknown_method' })
+    }
+    if (req.method !== 'POST') return reply(405, 'method not allowed')
+
+    const failure = this.#failures.get(method)?.shift()
+    if (failure) {
+      if ('network' in failure) {
+        this.calls.push({ method, body, status: 0, response: 'network error' })
+        throw new TypeError('fake Slack: network connection lost')
+      }
+      if ('error' in failure) return reply(200, { ok: false, error: failure.error })
+      if (failure.status === 429) {
+        const headers: Record<string, string> =
+          failure.retryAfter === undefined ? {} : { 'retry-after': String(failure.retryAfter) }
+        return reply(429, { ok: false, error: 'ratelimited' }, headers)
+      }
+      return reply(failure.status, 'upstream error')
+    }
+
+    const auth = req.headers.get('authorization')
+    if (!auth) return reply(200, { ok: false, error: 'not_authed' })
+    if (auth !== `Bearer ${this.#token}`) return reply(200, { ok: false, error: 'invalid_auth' })
+
+    const contentType = req.headers.get('content-type') ?? ''
+    if (!contentType.startsWith('application/json')) {
+      return reply(200, { ok: false, error: 'invalid_arguments' })
+    }
+    try {
+      const parsed: unknown = JSON.parse(await req.text())
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('not an object')
+      body = parsed as Json
+    } catch {
+      return reply(200, { ok: false, error: 'invalid_json' })
+    }
+    // Slack answers but warns when the charset is missing from a JSON body.
+    const warning = /charset=utf-8/i.test(contentType) ? {} : { warning: 'missing_charset' }
+
+    const problem = this.#checkArguments(method as Method, body)
+    if (problem) return reply(200, { ok: false, error: problem })
+    const channel = body.channel as string
+    if (this.#channels && !this.#channels.has(channel)) {
+      return reply(200, { ok: false, error: 'channel_not_found' })
+    }
+
+    switch (method as Method) {
+      case 'chat.postMessage': {
+        const message: FakeSlackMessage = {
+          channel,
+          ts: this.#ts(),
+          text: body.text as string | undefined,
+          blocks: body.blocks as unknown[] | undefined,
+          thread_ts: body.thread_ts as string | undefined,
+          updates: 0,
+        }
+        this.#messages.set(channel, [...this.messages(channel), message])
+        const { updates: _updates, ...shown } = message
+        return reply(200, {
+          ok: true,
+          channel,
+          ts: message.ts,
+          message: { type: 'message', user: 'UFAKEBOT', ...shown },
+          ...warning,
+        })
+      }
+      case 'chat.update': {
+        const message = this.messages(channel).find((m) => m.ts === body.ts)
+        if (!message) return reply(200, { ok: false, error: 'message_not_found' })
+        message.text = body.text as string | undefined
+        message.blocks = body.blocks as unknown[] | undefined
+        message.updates++
+        return reply(200, { ok: true, channel, ts: message.ts, text: message.text, ...warning })
+      }
+      case 'chat.postEphemeral': {
+        const ephemeral: FakeEphemeral = {
+          channel,
+          user: body.user as string,
+          text: body.text as string | undefined,
+          thread_ts: body.thread_ts as string | undefined,
+          message_ts: this.#ts(),
+        }
+        this.#ephemerals.push(ephemeral)
+        return reply(200, { ok: true, message_ts: ephemeral.message_ts, ...warning })
+      }
+    }
+  }
+
+  #checkArguments(method: Method, body: Json): string | undefined {
+    const isId = (v: unknown) => typeof v === 'string' && v.length > 0
+    const optionalString = (v: unknown) => v === undefined || typeof v === 'string'
+    if (!isId(body.channel)) return 'invalid_arguments'
+    if (method === 'chat.update' && !isId(body.ts)) return 'invalid_arguments'
+    if (method === 'chat.postEphemeral' && !isId(body.user)) return 'invalid_arguments'
+    if (!optionalString(body.text) || !optionalString(body.thread_ts)) return 'invalid_arguments'
+    if (body.blocks !== undefined && !Array.isArray(body.blocks)) return 'invalid_arguments'
+    if (!isId(body.text) && !Array.isArray(body.blocks)) return 'invalid_arguments'
+    if (Array.isArray(body.blocks) && !blocksWithinLimits(body.blocks)) return 'invalid_blocks'
+    return undefined
+  }
+
+  #ts(): string {
+    return `1700000000.${String(this.#nextTs++).padStart(6, '0')}`
+  }
+}
+
+/** The Block Kit limits Slack enforces that our messages could plausibly hit. */
+function blocksWithinLimits(blocks: unknown[]): boolean {
+  if (blocks.length > 50) return false
+  const ok = (node: unknown, parent?: string): boolean => {
+    if (Array.isArray(node)) return node.every((n) => ok(n, parent))
+    if (!node || typeof node !== 'object') return true
+    const o = node as Json
+    if (o.type === 'mrkdwn' || o.type === 'plain_text') {
+      const max = parent === 'header' ? 150 : parent === 'button' ? 75 : 3000
+      if (typeof o.text !== 'string' || o.text.length === 0 || o.text.length > max) return false
+    }
+    if (o.type === 'button') {
+      if (typeof o.value === 'string' && o.value.length > 2000) return false
+      if (typeof o.action_id === 'string' && o.action_id.length > 255) return false
+    }
+    return Object.values(o).every((v) => ok(v, typeof o.type === 'string' ? o.type : parent))
+  }
+  return ok(blocks)
+}
+
+// ── Signed inbound requests ────────────────────────────────────────────────────────────────
+
+/** `v0=<hex>` for a body, computed here independently of src/slack/verify.ts. */
+export async function slackSignature(
+  secret: string,
+  timestamp: number | string,
+  body: string,
+): Promise<string> {
+  const enc = new TextEncoder()
+  const key = await crypto.subtle.importKey(
+    'raw',
+    enc.encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  )
+  const mac = await crypto.subtle.sign('HMAC', key, enc.encode(`v0:${timestamp}:${body}`))
+  return 'v0=' + [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+/** A POST as Slack sends it: signed, with the content type guessed from the body. */
+export async function signedSlackRequest(input: {
+  url: string
+  secret: string
+  body: string
+  timestamp: number | string
+  headers?: Record<string, string>
+}): Promise<Request> {
+  const json = input.body.trimStart().startsWith('{')
+  return new Request(input.url, {
+    method: 'POST',
+    headers: {
+      'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded',
+      'x-slack-request-timestamp': String(input.timestamp),
+      'x-slack-signature': await slackSignature(input.secret, input.timestamp, input.body),
+      'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
+      ...input.headers,
+    },
+    body: input.body,
+  })
+}
+
+/** A slash command form body with realistic defaults; override any field. */
+export function slashCommandBody(fields: { text: string } & Record<string, string>): string {
+  return new URLSearchParams({
+    token: 'gIkuvaNzQIHg97ATvDxqgjtO',
+    team_id: 'T0001',
+    team_domain: 'example',
+    enterprise_id: 'E0001',
+    enterprise_name: 'Example Inc',
+    channel_id: 'C2147483705',
+    channel_name: 'ops',
+    user_id: 'U2147483697',
+    user_name: 'steve',
+    command: '/agent',
+    api_app_id: 'A123456',
+    is_enterprise_install: 'false',
+    response_url: 'https://hooks.slack.test/commands/1234/5678',
+    trigger_id: '13345224609.738474920.8088930838d88f008e0',
+    ...fields,
+  }).toString()
+}
+
+/** An `event_callback` JSON body carrying an `app_mention`. */
+export function eventCallbackBody(input: {
+  text: string
+  user?: string
+  channel?: string
+  ts?: string
+  thread_ts?: string
+  event_id?: string
+  bot_id?: string
+}): string {
+  const ts = input.ts ?? '1700000100.000200'
+  return JSON.stringify({
+    token: 'XXYYZZ',
+    team_id: 'T0001',
+    api_app_id: 'A123456',
+    event: {
+      type: 'app_mention',
+      user: input.user ?? 'U2147483697',
+      text: input.text,
+      ts,
+      channel: input.channel ?? 'C2147483705',
+      event_ts: ts,
+      ...(input.thread_ts ? { thread_ts: input.thread_ts } : {}),
+      ...(input.bot_id ? { bot_id: input.bot_id } : {}),
+    },
+    type: 'event_callback',
+    event_id: input.event_id ?? 'Ev0PV52K21',
+    event_time: 1700000100,
+    authorizations: [{ team_id: 'T0001', user_id: 'UFAKEBOT', is_bot: true }],
+  })
+}
+
+/** The `url_verification` body Slack sends when the events URL is saved. */
+export function urlVerificationBody(challenge: string): string {
+  return JSON.stringify({ token: 'XXYYZZ', challenge, type: 'url_verification' })
+}
+
+/** A `block_actions` interaction form body (`payload=` URL-encoded JSON) for one button click. */
+export function blockActionsBody(input: {
+  action_id: string
+  value: string
+  user_id?: string
+  username?: string
+  channel_id?: string
+  message_ts?: string
+  response_url?: string
+}): string {
+  const channel = input.channel_id ?? 'C2147483705'
+  const messageTs = input.message_ts ?? '1700000000.000001'
+  const payload = {
+    type: 'block_actions',
+    user: {
+      id: input.user_id ?? 'U2147483697',
+      username: input.username ?? 'steve',
+      name: input.username ?? 'steve',
+      team_id: 'T0001',
+    },
+    api_app_id: 'A123456',
+    token: 'XXYYZZ',
+    container: { type: 'message', message_ts: messageTs, channel_id: channel, is_ephemeral: false },
+    trigger_id: '13345224609.738474920.8088930838d88f008e0',
+    team: { id: 'T0001', domain: 'example' },
+    channel: { id: channel, name: 'ops' },
+    message: { type: 'message', ts: messageTs, text: 'Approval needed', bot_id: 'B0001' },
+    response_url: input.response_url ?? 'https://hooks.slack.test/actions/T0001/1/abc',
+    actions: [
+      {
+        action_id: input.action_id,
+        block_id: 'edgeloop_approval',
+        text: { type: 'plain_text', text: 'Approve', emoji: true },
+        value: input.value,
+        style: 'primary',
+        type: 'button',
+        action_ts: '1700000200.000300',
+      },
+    ],
+  }
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
+}

@@ -1,0 +1,369 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ModelError } from '../../src/kernel/errors'
+import type { ChatMessage, ModelRequest, ToolSchema } from '../../src/kernel/model'
+import { OpenAIModel, type OpenAIModelOptions } from '../../src/llm/openai-model'
+import {
+  FAKE_OPENAI_BASE_URL,
+  FAKE_OPENAI_HOST,
+  FAKE_OPENAI_KEY,
+  FakeOpenAI,
+  reply,
+} from '../fakes/fake-openai'
+import { Outbound } from '../fakes/outbound'
+
+let api: FakeOpenAI
+let outbound: Outbound
+let delays: number[]
+
+beforeEach(() => {
+  api = new FakeOpenAI()
+  outbound = new Outbound().on(FAKE_OPENAI_HOST, api.handler).install()
+  delays = []
+})
+afterEach(() => outbound.restore())
+
+function model(options: Partial<OpenAIModelOptions> = {}): OpenAIModel {
+  return new OpenAIModel({
+    baseURL: FAKE_OPENAI_BASE_URL,
+    apiKey: FAKE_OPENAI_KEY,
+    model: 'gpt-test',
+    sleep: async (ms) => void delays.push(ms),
+    random: () => 0.5,
+    ...options,
+  })
+}
+
+const TOOLS: ToolSchema[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'query_metrics',
+      description: 'Reads a metric',
+      parameters: { type: 'object', properties: { service: { type: 'string' } } },
+    },
+  },
+]
+
+const PAIRED: ChatMessage[] = [
+  { role: 'system', content: 'You are on call.' },
+  { role: 'user', content: 'Why is order failing?' },
+  {
+    role: 'assistant',
+    content: 'Checking both.',
+    tool_calls: [
+      {
+        id: 'call_b',
+        type: 'function',
+        function: { name: 'query_metrics', arguments: '{"service":"order"}' },
+      },
+      {
+        id: 'call_a',
+        type: 'function',
+        function: { name: 'query_metrics', arguments: '{"service":"gateway"}' },
+      },
+    ],
+  },
+  { role: 'tool', tool_call_id: 'call_b', content: 'order error_rate 12%' },
+  { role: 'tool', tool_call_id: 'call_a', content: 'gateway error_rate 0.2%' },
+]
+
+function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    protocol: 'native',
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: TOOLS,
+    timeoutMs: 5_000,
+    ...overrides,
+  }
+}
+
+async function failure(promise: Promise<unknown>): Promise<ModelError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(err).toBeInstanceOf(ModelError)
+  return err as ModelError
+}
+
+describe('request body', () => {
+  it.each([
+    ['text', { protocol: 'text' as const, tools: undefined }, false],
+    ['text with tools given', { protocol: 'text' as const }, false],
+    ['native', { protocol: 'native' as const }, true],
+  ])('%s: sends tools only for the native protocol', async (_name, overrides, withTools) => {
+    api.enqueue(reply.text('ok'))
+    await model().complete(request({ ...overrides, messages: PAIRED }))
+    const body = api.lastBody()
+    expect(body.model).toBe('gpt-test')
+    expect(body.temperature).toBe(0)
+    expect(body.messages).toEqual(PAIRED)
+    expect('max_tokens' in body).toBe(false)
+    if (withTools) {
+      expect(body.tools).toEqual(TOOLS)
+      expect(body.tool_choice).toBe('auto')
+    } else {
+      expect('tools' in body).toBe(false)
+      expect('tool_choice' in body).toBe(false)
+    }
+    expect(api.violations).toEqual([])
+  })
+
+  it('sends max_tokens and temperature when configured, and the other model after withModel', async () => {
+    api.enqueue(reply.text('ok'))
+    const other = model({ maxTokens: 256, temperature: 0.7 }).withModel('gpt-other')
+    expect(other.name).toBe('api.openai.test/gpt-other')
+    await other.complete(request())
+    expect(api.lastBody()).toMatchObject({ model: 'gpt-other', max_tokens: 256, temperature: 0.7 })
+  })
+
+  it('uses the fetch given in the options, looked up at call time', async () => {
+    const seen: string[] = []
+    api.enqueue(reply.text('ok'))
+    await model({
+      fetch: (input, init) => (seen.push(String(input)), fetch(input, init)),
+    }).complete(request())
+    expect(seen).toEqual([`${FAKE_OPENAI_BASE_URL}/chat/completions`])
+  })
+
+  it('a mispaired tool message is rejected by the fake like the real API (400, not retried)', async () => {
+    api.enqueue(reply.text('never'))
+    const messages = [PAIRED[0]!, PAIRED[1]!, PAIRED[2]!, PAIRED[4]!, PAIRED[3]!]
+    const err = await failure(model().complete(request({ messages })))
+    expect(err.options).toMatchObject({ status: 400, code: 'http' })
+    expect(err.message).toContain('call_a does not answer the next pending tool call (call_b)')
+    expect(api.bodies).toHaveLength(1)
+  })
+})
+
+describe('response mapping', () => {
+  it('maps several tool calls with ids, names and raw argument strings', async () => {
+    api.enqueue(
+      reply.toolCalls(
+        [
+          { id: 'call_1', name: 'query_metrics', arguments: '{"service":"order"}' },
+          { id: 'call_2', name: 'search_logs', arguments: '{"service": "order", "query": "err' },
+        ],
+        { content: 'Looking.', usage: { prompt_tokens: 120, completion_tokens: 30 } },
+      ),
+    )
+    const res = await model().complete(request())
+    expect(res).toEqual({
+      text: 'Looking.',
+      toolCalls: [
+        {
+          id: 'call_1',
+          type: 'function',
+          function: { name: 'query_metrics', arguments: '{"service":"order"}' },
+        },
+        {
+          id: 'call_2',
+          type: 'function',
+          function: { name: 'search_logs', arguments: '{"service": "order", "query": "err' },
+        },
+      ],
+      finishReason: 'tool_calls',
+      usage: { promptTokens: 120, completionTokens: 30 },
+      model: 'gpt-test',
+    })
+  })
+
+  it.each([
+    ['', ''],
+    [null, null],
+  ])('keeps empty content %j as %j', async (content, text) => {
+    api.enqueue(reply.text(content))
+    const res = await model().complete(request())
+    expect(res.text).toBe(text)
+    expect(res.toolCalls).toBeUndefined()
+  })
+
+  it.each([
+    ['stop', 'stop'],
+    ['length', 'length'],
+    ['content_filter', 'content_filter'],
+    ['function_call', 'tool_calls'],
+    ['something_new', 'stop'],
+  ])('finish_reason %s → %s', async (wire, mapped) => {
+    api.enqueue(reply.text('x', { finishReason: wire }))
+    expect((await model().complete(request())).finishReason).toBe(mapped)
+  })
+
+  it('has no usage field when the provider reports none', async () => {
+    api.enqueue(reply.text('x', { usage: null, model: 'gpt-test-2026' }))
+    const res = await model().complete(request())
+    expect('usage' in res).toBe(false)
+    expect(res.model).toBe('gpt-test-2026')
+  })
+
+  it('a response without choices is a bad_response, not retried', async () => {
+    api.enqueue(
+      reply.raw({ id: 'x', object: 'chat.completion', created: 1, model: 'gpt-test', choices: [] }),
+    )
+    const err = await failure(model().complete(request()))
+    expect(err.options.code).toBe('bad_response')
+    expect(err.message).toContain('without choices')
+    expect(delays).toEqual([])
+  })
+})
+
+describe('retries', () => {
+  it.each([
+    ['Retry-After seconds', { 'retry-after': '2' }, 2000],
+    ['retry-after-ms', { 'retry-after-ms': '1500', 'retry-after': '9' }, 1500],
+    ['Retry-After HTTP date', { 'retry-after': 'Thu, 01 Jan 2026 00:00:03 GMT' }, 3000],
+  ])('429 with %s is honoured', async (_name, headers, wait) => {
+    api.enqueue(
+      reply.error(429, 'Rate limit reached', headers, { code: 'rate_limit_exceeded' }),
+      reply.text('ok'),
+    )
+    const res = await model({ now: () => Date.parse('2026-01-01T00:00:00Z') }).complete(
+      request({ timeoutMs: 60_000 }),
+    )
+    expect(res.text).toBe('ok')
+    expect(delays).toEqual([wait])
+    expect(api.bodies).toHaveLength(2)
+  })
+
+  it.each([
+    ['500', reply.error(500, 'The server had an error')],
+    ['503', reply.error(503, 'Overloaded')],
+    ['network error', reply.networkError()],
+  ])('%s then success: retried after a jittered backoff', async (_name, first) => {
+    api.enqueue(first, reply.text('ok'))
+    expect((await model().complete(request())).text).toBe('ok')
+    expect(delays).toEqual([250]) // random 0.5 × 500 ms base
+  })
+
+  it('a timeout then success: each attempt is bounded, the retry gets the rest of the budget', async () => {
+    api.enqueue(reply.hang(), reply.text('ok'))
+    const res = await model({ attemptTimeoutMs: 30 }).complete(request({ timeoutMs: 3_000 }))
+    expect(res.text).toBe('ok')
+    expect(delays).toHaveLength(1)
+  })
+
+  it('a hang that uses the whole budget ends with a timeout error', async () => {
+    api.enqueue(reply.hang(), reply.text('never'))
+    const err = await failure(model().complete(request({ timeoutMs: 40 })))
+    expect(err.options.code).toBe('timeout')
+    expect(err.message).toMatch(/no answer within \d+ ms/)
+    expect(api.pending).toBe(1)
+  })
+
+  it('a permanent failure throws ModelError with status and provider message after maxRetries', async () => {
+    api.enqueue(
+      ...Array.from({ length: 4 }, () =>
+        reply.error(500, 'The server had an error processing your request'),
+      ),
+    )
+    const err = await failure(model().complete(request()))
+    expect(err.options).toEqual({ status: 500, code: 'http' })
+    expect(err.message).toContain('after 4 attempts')
+    expect(err.message).toContain('500')
+    expect(err.message).toContain('The server had an error processing your request')
+    // Exponential with full jitter (random 0.5): 250, 500, 1000 ms.
+    expect(delays).toEqual([250, 500, 1000])
+  })
+
+  it('backoff is capped at 8 s', async () => {
+    api.enqueue(...Array.from({ length: 7 }, () => reply.error(502, 'Bad gateway')))
+    await failure(
+      model({ maxRetries: 6, random: () => 0.999999 }).complete(request({ timeoutMs: 600_000 })),
+    )
+    expect(delays).toEqual([499, 999, 1999, 3999, 7999, 7999])
+  })
+
+  it('never sleeps past the remaining budget: a long Retry-After fails at once', async () => {
+    api.enqueue(
+      reply.error(
+        429,
+        'Rate limit reached',
+        { 'retry-after': '30' },
+        { code: 'rate_limit_exceeded' },
+      ),
+    )
+    const err = await failure(model().complete(request({ timeoutMs: 1_000 })))
+    expect(delays).toEqual([])
+    expect(err.options).toEqual({ status: 429, code: 'http' })
+    expect(err.message).toContain('rate_limit_exceeded')
+    expect(err.message).toContain('would exceed the remaining')
+  })
+
+  it.each([
+    [400, 'Invalid value for temperature'],
+    [401, 'Unauthorized'],
+    [404, 'The model `gpt-nope` does not exist'],
+    [422, 'Unprocessable'],
+  ])('a %i is not retried', async (status, message) => {
+    api.enqueue(reply.error(status, message), reply.text('never'))
+    const err = await failure(model().complete(request()))
+    expect(err.options).toEqual({ status, code: 'http' })
+    expect(err.message).toContain(message)
+    expect(delays).toEqual([])
+    expect(api.pending).toBe(1)
+  })
+
+  it('a cancelled run stops waiting and is not retried', async () => {
+    api.enqueue(reply.hang(), reply.text('never'))
+    const controller = new AbortController()
+    const pending = model().complete(request({ signal: controller.signal }))
+    setTimeout(() => controller.abort(new Error('run cancelled')), 5)
+    await expect(pending).rejects.toThrow('run cancelled')
+    expect(api.pending).toBe(1)
+  })
+})
+
+describe('errors', () => {
+  it.each([
+    ['an sk- key', 'sk-proj-wrongWRONGwrong0123456789'],
+    ['a provider token', 'gsk_live_provider_token_998877'],
+  ])('the API key (%s) never appears in the error message', async (_name, key) => {
+    // The fake answers 401 "Incorrect API key provided: <key>", echoing what it got.
+    const err = await failure(model({ apiKey: key }).complete(request()))
+    expect(err.options.status).toBe(401)
+    expect(err.message).not.toContain(key)
+    expect(err.message).toContain('[redacted]')
+    expect(err.message).toContain('check OPENAI_API_KEY')
+  })
+
+  it('redacts other sk- keys a provider echoes', async () => {
+    api.enqueue(reply.error(400, 'key sk-otherkey1234567890 is not valid for org'))
+    const err = await failure(model().complete(request()))
+    expect(err.message).not.toContain('sk-otherkey')
+  })
+
+  it.each([
+    [400, 'registry.ollama.ai/library/gemma:2b does not support tools', {}],
+    [400, "Unsupported parameter: 'tools' is not supported with this model.", {}],
+    [400, 'tool calling is not supported with this model', {}],
+    [
+      404,
+      'No endpoints found that support tool use. To learn more about provider routing, visit ...',
+      {},
+    ],
+    [
+      400,
+      '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+      {},
+    ],
+    [400, 'Unsupported parameter', { code: 'unsupported_parameter', param: 'tools' }],
+  ])('native %i "%s" → tools_unsupported', async (status, message, details) => {
+    api.enqueue(reply.error(status, message, {}, details))
+    const err = await failure(model().complete(request()))
+    expect(err.options).toEqual({ status, code: 'tools_unsupported' })
+    expect(err.message).toContain('MODEL_PROTOCOL=text')
+  })
+
+  it.each([
+    [
+      'native, unrelated 400',
+      'native' as const,
+      "Invalid parameter: messages with role 'tool' must be a response",
+    ],
+    ['text protocol', 'text' as const, 'llama2 does not support tools'],
+  ])('%s is not tools_unsupported', async (_name, protocol, message) => {
+    api.enqueue(reply.error(400, message))
+    const err = await failure(model().complete(request({ protocol })))
+    expect(err.options.code).toBe('http')
+  })
+})

@@ -1,0 +1,104 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { dispatch, type DispatchContext } from '../../src/kernel/dispatch'
+import { ToolRegistry } from '../../src/kernel/registry'
+import { createTicketTool } from '../../tools/examples/ticket'
+import { Outbound } from '../fakes/outbound'
+
+const args = { title: 'order 5xx after v2.14.0', body: 'db pool pinned at 10/10', severity: 'high' }
+
+function context(overrides: Partial<DispatchContext> = {}): DispatchContext {
+  const stored = new Map<string, string>()
+  return {
+    registry: new ToolRegistry([
+      createTicketTool({ baseUrl: 'https://tickets.test/api', timeoutMs: 50 }),
+    ]),
+    runId: 'r1',
+    observations: { put: (h, text) => void stored.set(h, text), get: (h) => stored.get(h) },
+    policy: { mode: 'allow' },
+    ...overrides,
+  }
+}
+
+let outbound: Outbound
+afterEach(() => outbound.restore())
+
+describe('create_ticket', () => {
+  it('creates the ticket with the call id as idempotency key', async () => {
+    outbound = new Outbound()
+      .on('tickets.test', () => Response.json({ id: 'T-42', url: 'https://tickets.test/T-42' }))
+      .install()
+    const observation = await dispatch({ id: 'call_1', name: 'create_ticket', args }, context())
+    expect(observation).toBe('created ticket T-42: https://tickets.test/T-42')
+    expect(outbound.requests).toEqual([
+      {
+        method: 'POST',
+        url: 'https://tickets.test/api/tickets',
+        headers: expect.objectContaining({ 'idempotency-key': 'call_1' }),
+        body: JSON.stringify(args),
+      },
+    ])
+  })
+
+  it('sends the same key when a call is retried', async () => {
+    outbound = new Outbound()
+      .on('tickets.test', () => Response.json({ id: 'T-42', url: 'https://tickets.test/T-42' }))
+      .install()
+    await dispatch({ id: 'call_1', name: 'create_ticket', args }, context())
+    await dispatch({ id: 'call_1', name: 'create_ticket', args }, context())
+    expect(outbound.requests.map((r) => r.headers['idempotency-key'])).toEqual(['call_1', 'call_1'])
+  })
+
+  it('waits for a person under the "ask" policy', async () => {
+    outbound = new Outbound()
+      .on('tickets.test', () => Response.json({ id: 'T-43', url: 'https://tickets.test/T-43' }))
+      .install()
+    const call = { id: 'call_2', name: 'create_ticket', args }
+    expect(await dispatch(call, context({ policy: { mode: 'ask' } }))).toMatch(
+      /^\[ToolError\] create_ticket has side effects and is not permitted here/,
+    )
+    expect(outbound.requests).toEqual([]) // nothing was sent
+
+    const approved = context({ policy: { mode: 'ask' }, approved: true })
+    expect(await dispatch(call, approved)).toBe('created ticket T-43: https://tickets.test/T-43')
+  })
+
+  it('reports a failure of the ticket service', async () => {
+    outbound = new Outbound()
+      .on('tickets.test', () => new Response('queue is full', { status: 503 }))
+      .install()
+    expect(await dispatch({ id: 'call_3', name: 'create_ticket', args }, context())).toBe(
+      '[ToolError] create_ticket failed: Error: the ticket service answered 503 (queue is full); ' +
+        'the ticket was not created',
+    )
+  })
+
+  it('gives up after its timeout and aborts the request', async () => {
+    let request: Request | undefined
+    outbound = new Outbound()
+      .on('tickets.test', (req) => {
+        request = req
+        return new Promise<Response>(() => {}) // never answers
+      })
+      .install()
+    expect(await dispatch({ id: 'call_4', name: 'create_ticket', args }, context())).toBe(
+      '[ToolError] create_ticket timed out after 50ms',
+    )
+    expect(request?.signal.aborted).toBe(true)
+  })
+
+  it('rejects bad arguments before anything is sent', async () => {
+    outbound = new Outbound().install()
+    const bad = { ...args, severity: 'urgent' }
+    expect(await dispatch({ id: 'call_5', name: 'create_ticket', args: bad }, context())).toContain(
+      '- severity: must be one of "low", "medium", "high"',
+    )
+    expect(outbound.requests).toEqual([])
+  })
+})
+
+it.each([
+  ['tickets.test/api', 'is not an absolute URL'],
+  ['ftp://tickets.test/', 'baseUrl must be http(s), got ftp:'],
+])('refuses baseUrl %j when built', (baseUrl, message) => {
+  expect(() => createTicketTool({ baseUrl })).toThrow(message)
+})

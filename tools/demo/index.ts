@@ -1,0 +1,5 @@
+export { demoTools } from './demo-tools'
+export { queryMetrics } from './query-metrics'
+export { searchLogs } from './search-logs'
+export { readRepoFile } from './read-repo-file'
+export { rollbackDeploy } from './rollback-deploy'

@@ -1,0 +1,70 @@
+/**
+ * Which URLs the HTTP tools may reach. Entries are exact hosts (`docs.example.com`,
+ * `localhost:8787`: compared with the URL's host, port included) or `*.example.com`, which
+ * matches any subdomain of example.com on the default port but not example.com itself.
+ */
+
+export interface HostAllowlist {
+  /** The entries as configured, for error messages. */
+  readonly entries: readonly string[]
+  allows(url: URL): boolean
+}
+
+const HOST_ENTRY = /^(\*\.)?([a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/
+
+/** Checks the entries once, when a tool is built, and says which one is wrong and why. */
+export function compileAllowlist(toolName: string, entries: readonly string[]): HostAllowlist {
+  if (!Array.isArray(entries) || entries.length === 0) {
+    throw new TypeError(
+      `${toolName}: the allowlist is empty; list the hosts it may reach, e.g. ["docs.example.com", "*.example.org"]`,
+    )
+  }
+  const exact = new Set<string>()
+  const suffixes: string[] = []
+  for (const raw of entries) {
+    const entry = typeof raw === 'string' ? raw.trim().toLowerCase() : ''
+    const m = HOST_ENTRY.exec(entry)
+    if (!m || (m[1] && (m[3] || m[2]!.startsWith('[') || !m[2]!.includes('.')))) {
+      throw new TypeError(
+        `${toolName}: allowlist entry ${JSON.stringify(raw)} is not a host; write "host", ` +
+          '"host:port" or "*.domain.tld" (no scheme, path or wildcard port)',
+      )
+    }
+    if (m[1]) suffixes.push(`.${m[2]}`)
+    else exact.add(entry)
+  }
+  return {
+    entries: [...entries],
+    allows: (url) =>
+      exact.has(url.host) || (url.port === '' && suffixes.some((s) => url.hostname.endsWith(s))),
+  }
+}
+
+/**
+ * Parses `raw` (relative to `base` for redirects) and refuses anything the tools must not
+ * fetch: other schemes, credentials in the URL, hosts outside the allowlist. Messages leave the
+ * tool name out: dispatch prefixes it (`[ToolError] http_get failed: …`).
+ */
+export function checkUrl(allowlist: HostAllowlist, raw: string, base?: URL): URL {
+  let url: URL
+  try {
+    url = new URL(raw, base)
+  } catch {
+    throw new Error(`${JSON.stringify(raw)} is not a valid URL; write an absolute https:// URL`)
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error(`scheme "${url.protocol}" is not allowed; only http:// and https:// URLs`)
+  }
+  if (url.username || url.password) {
+    throw new Error(
+      `credentials in the URL are not allowed (${url.host}); remove the "user:password@" part`,
+    )
+  }
+  if (!allowlist.allows(url)) {
+    throw new Error(
+      `host ${url.host} is not in the allowlist (${allowlist.entries.join(', ')}); ` +
+        'use one of those hosts or ask the user to allow this one',
+    )
+  }
+  return url
+}

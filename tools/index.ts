@@ -1,0 +1,7 @@
+export { buildToolset, KNOWN_TOOLS, parseToolList, type ToolsetConfig } from './catalog'
+export { calculator } from './calculator'
+export { createHttpGetTool } from './http-get'
+export { createHttpPostTool } from './http-post'
+export type { HttpToolOptions } from './http-options'
+export { htmlToText } from './html-to-text'
+export { demoTools } from './demo'
