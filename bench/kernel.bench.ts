@@ -19,13 +19,15 @@ import {
 
 const SIZES = [20, 100] as const
 const OBSERVATION = 'x'.repeat(1024)
-const WARMUP = 2
-const REPEAT = 5
+const WARMUP_MS = 300
+const SAMPLE_MS = 40
+const REPEAT = 7
 const GOAL_TEXT = 2
 const GOAL_NATIVE = 10
 const GOAL_GROWTH = 1.5
 
-type Loop = (model: BenchModel, steps: number) => Promise<unknown>
+/** Runs one task to the end; the kernel returns the bytes it accounted (DESIGN §4). */
+type Loop = (model: BenchModel, steps: number) => Promise<number | undefined>
 
 interface Figures {
   cpuUs: number
@@ -94,7 +96,6 @@ const fetchPage = defineTool({
 })
 const registry = new ToolRegistry([fetchPage])
 
-let kernelBytes = 0
 const kernelLoop =
   (protocol: Protocol): Loop =>
   async (model, steps) => {
@@ -107,20 +108,25 @@ const kernelLoop =
       policy: { mode: 'deny' },
     })
     const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
-    const out = await runSlice(state, {
-      model,
-      registry,
-      observations: new MemoryObservationStore(),
-    }, unlimited)
-    kernelBytes = out.bytes
+    const out = await runSlice(
+      state,
+      {
+        model,
+        registry,
+        observations: new MemoryObservationStore(),
+      },
+      unlimited,
+    )
     const result = toRunResult(out.state)
     if (!result.ok) throw new Error(`bench run failed: ${result.stopReason} ${result.error}`)
-    return result
+    return out.bytes
   }
 
 /** The classic text prototype: join the prompt each step, regex the action out. */
 const textPrototype: Loop = async (model, steps) => {
-  const tools: Record<string, (args: { page: number }) => string> = { fetch_page: () => OBSERVATION }
+  const tools: Record<string, (args: { page: number }) => string> = {
+    fetch_page: () => OBSERVATION,
+  }
   const system = `You are an agent. Tools:\n${registry.textSpec()}\nReply with a JSON action.`
   const history: string[] = []
   for (let i = 0; i < steps; i++) {
@@ -137,7 +143,7 @@ const textPrototype: Loop = async (model, steps) => {
       continue
     }
     const args = JSON.parse(m[2]!)
-    if (m[1] === 'finish') return args.answer
+    if (m[1] === 'finish') return undefined
     const tool = tools[m[1]!]
     let observation: string
     try {
@@ -159,7 +165,7 @@ const nativePrototype: Loop = async (model, steps) => {
   ]
   for (let i = 0; i < steps; i++) {
     const res = await model.complete({ protocol: 'native', messages, tools, timeoutMs: 60_000 })
-    if (!res.toolCalls?.length) return res.text
+    if (!res.toolCalls?.length) return undefined
     messages.push({ role: 'assistant', content: res.text ?? null, tool_calls: res.toolCalls })
     for (const call of res.toolCalls) {
       JSON.parse(call.function.arguments)
@@ -177,19 +183,39 @@ function cpuMicros(): number {
   return u.user + u.system
 }
 
-/** Best (least CPU) of REPEAT runs after WARMUP runs. */
+/**
+ * CPU per run: runs are batched until a sample holds SAMPLE_MS of CPU (process.cpuUsage is
+ * coarse for a sub-millisecond run), after WARMUP_MS of warm-up so the JIT has optimized both
+ * loops (the kernel has far more code to warm than a 30-line prototype); least of REPEAT samples.
+ */
 async function measure(protocol: Protocol, loop: Loop, steps: number): Promise<Figures> {
-  let best: Figures | undefined
-  for (let r = 0; r < WARMUP + REPEAT; r++) {
+  let last: { model: BenchModel; kernelBytes: number | undefined } | undefined
+  const once = async () => {
     const model = new BenchModel(protocol, steps)
-    const before = cpuMicros()
-    await loop(model, steps)
-    const cpuUs = cpuMicros() - before
-    if (model.seen.length !== steps) throw new Error(`expected ${steps} model calls, got ${model.seen.length}`)
-    if (r < WARMUP) continue
-    if (!best || cpuUs < best.cpuUs) best = { cpuUs, requestBytes: model.requestBytes(), kernelBytes }
+    const kernelBytes = await loop(model, steps)
+    if (model.seen.length !== steps) {
+      throw new Error(`expected ${steps} model calls, got ${model.seen.length}`)
+    }
+    last = { model, kernelBytes }
   }
-  return best!
+  const warmStart = cpuMicros()
+  while (cpuMicros() - warmStart < WARMUP_MS * 1000) await once()
+  let cpuUs = Infinity
+  for (let r = 0; r < REPEAT; r++) {
+    const start = cpuMicros()
+    let runs = 0
+    do {
+      await once()
+      runs++
+    } while (cpuMicros() - start < SAMPLE_MS * 1000)
+    cpuUs = Math.min(cpuUs, (cpuMicros() - start) / runs)
+  }
+  const kernelBytes = last!.kernelBytes
+  return {
+    cpuUs,
+    requestBytes: last!.model.requestBytes(),
+    ...(kernelBytes ? { kernelBytes } : {}),
+  }
 }
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9)
@@ -200,7 +226,7 @@ export async function benchKernel(): Promise<string> {
   const verdicts: string[] = []
   lines.push(
     'kernel benchmark: scripted zero-latency model, one trivial tool, 1 KiB observations,',
-    `best of ${REPEAT} after ${WARMUP} warm-up runs; CPU from process.cpuUsage()`,
+    `CPU from process.cpuUsage(): least of ${REPEAT} samples of ≥ ${SAMPLE_MS} ms after ${WARMUP_MS} ms of warm-up`,
     '',
     'protocol steps  loop        µs/step   µs/KiB-req   KiB-req   ns/kernel-byte',
   )

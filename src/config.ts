@@ -1,7 +1,7 @@
 import { CONFIRM_MODES, type ConfirmMode, type ConfirmPolicy } from './kernel/confirm'
 import { DEFAULT_BUDGET, sliceForCpuMs, type Budget, type EdgeSlice } from './kernel/budget'
 import { modelConfigFromEnv, type ModelConfig } from './llm/config'
-import { KNOWN_TOOLS, parseToolList } from '../tools/index'
+import { buildToolset, KNOWN_TOOLS, parseToolList } from '../tools/index'
 import type { Env } from './env'
 
 /** Everything the service reads from its environment, validated once. */
@@ -29,6 +29,15 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+/** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
+export const DEFAULT_TOOLS = [
+  'calculator',
+  'query_metrics',
+  'search_logs',
+  'read_repo_file',
+  'rollback_deploy',
+]
+
 const cache = new WeakMap<object, ServiceConfig>()
 
 /** Parses and caches the configuration for this env object. Throws ConfigError. */
@@ -48,12 +57,20 @@ function parseConfig(env: Env): ServiceConfig {
       `CONFIRM_POLICY must be one of ${CONFIRM_MODES.join(', ')}; got "${mode}"`,
     )
   }
-  const enabledTools = parseToolList(env.ENABLED_TOOLS ?? KNOWN_TOOLS.join(','))
+  const enabledTools = parseToolList(env.ENABLED_TOOLS ?? DEFAULT_TOOLS.join(','))
   const unknown = enabledTools.filter((t) => !KNOWN_TOOLS.includes(t))
   if (unknown.length) {
     throw new ConfigError(
       `ENABLED_TOOLS names unknown tools ${unknown.join(', ')}; known: ${KNOWN_TOOLS.join(', ')}`,
     )
+  }
+  const httpAllowlist = parseToolList(env.HTTP_ALLOWLIST)
+  try {
+    // Build once here so a bad tool setting (e.g. http_get with no HTTP_ALLOWLIST) is a
+    // configuration error at the first request, not a failure inside a run.
+    buildToolset({ enabled: enabledTools, httpAllowlist })
+  } catch (err) {
+    throw new ConfigError(`ENABLED_TOOLS / HTTP_ALLOWLIST: ${(err as Error).message}`)
   }
   const policy: ConfirmPolicy =
     mode === 'allowlist' ? { mode, tools: parseToolList(env.CONFIRM_ALLOWLIST) } : { mode }
@@ -89,7 +106,7 @@ function parseConfig(env: Env): ServiceConfig {
   return {
     policy,
     enabledTools,
-    httpAllowlist: parseToolList(env.HTTP_ALLOWLIST),
+    httpAllowlist,
     maxBudget,
     defaultBudget,
     slice: sliceForCpuMs(int(env, 'CPU_MS', 30_000, 1_000, 300_000)),

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// `npm run bench`: prints the figures the issues ask for. Benchmarks print; tests assert.
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { benchBundle } from '../bench/bundle-size.mjs'
+import { importTs } from '../bench/import-ts.mjs'
+import { benchServiceLatency } from '../bench/service-latency.mjs'
+import { startWranglerDev } from '../bench/wrangler-dev.mjs'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const only = process.argv[2]
+const section = (name) => !only || only === name
+
+if (section('kernel')) {
+  const { benchKernel } = await importTs('./kernel.bench.ts')
+  console.log(await benchKernel(), '\n')
+}
+if (section('storage')) {
+  const { benchStorage } = await importTs('./storage.bench.ts')
+  console.log(await benchStorage(), '\n')
+}
+if (section('bundle')) console.log(benchBundle(root), '\n')
+if (section('service')) {
+  const token = 'bench-token'
+  const signingSecret = 'bench-signing-secret'
+  const dev = await startWranglerDev(root, {
+    API_TOKEN: token,
+    SLACK_SIGNING_SECRET: signingSecret,
+    SLACK_APPROVERS: 'UBENCH0001',
+  })
+  try {
+    console.log(await benchServiceLatency(dev.baseUrl, token), '\n')
+    try {
+      const { benchSlackLatency } = await import('../bench/slack-latency.mjs')
+      const s = await benchSlackLatency(dev.baseUrl, { signingSecret, n: 100 })
+      console.log(
+        'Slack interaction to acknowledgement against wrangler dev on 127.0.0.1',
+        `\n  median ${s.median_ms.toFixed(1)} ms, p99 ${s.p99_ms.toFixed(1)} ms (n=${s.n}); Slack allows 3000 ms`,
+        '\n',
+      )
+    } catch (err) {
+      console.log(`Slack latency: not measured (${err.message})\n`)
+    }
+  } finally {
+    dev.stop()
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * Drives the Worker and its RunStore objects from tests: HTTP through the Worker's own fetch,
+ * alarms run by the test, a controllable clock, and a fake receiver for side effects.
+ *
+ * The clock starts a year ahead of real time. Every alarm the RunStore sets is therefore a year
+ * in the real future and never fires on its own: only `runDurableObjectAlarm` runs it, so each
+ * test decides exactly when the run advances.
+ */
+import { env, exports } from 'cloudflare:workers'
+import { runDurableObjectAlarm } from 'cloudflare:test'
+import { expect, vi } from 'vitest'
+import type { RunView } from '../../src/runs/types'
+import type { FakeHandler } from '../fakes/outbound'
+
+export const ORIGIN = 'https://edgeloop.test'
+export const API_TOKEN = 'test-token'
+export const WEBHOOK_SECRET = 'test-webhook-secret'
+export const OPENAI_KEY = 'sk-test-fake-openai-0123456789'
+export const AUTH = { authorization: `Bearer ${API_TOKEN}` }
+export const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' }
+export const RECEIVER = 'receiver.test'
+
+/** A request to the Worker (relative path), as a client would send it. */
+export function api(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(`${ORIGIN}${path}`, init)
+}
+
+/** POST JSON with the API token. */
+export function postJson(path: string, body: unknown, headers: HeadersInit = {}) {
+  return api(path, {
+    method: 'POST',
+    headers: { ...JSON_AUTH, ...headers },
+    body: JSON.stringify(body),
+  })
+}
+
+/** Starts a run through `POST /v1/runs` and returns its id (asserts the 202). */
+export async function startRun(body: Record<string, unknown>): Promise<string> {
+  const res = await postJson('/v1/runs', body)
+  const json = (await res.json()) as { id: string }
+  expect(res.status, JSON.stringify(json)).toBe(202)
+  return json.id
+}
+
+/** `GET /v1/runs/:id` (asserts the 200). */
+export async function getRun(id: string): Promise<RunView> {
+  const res = await api(`/v1/runs/${id}`, { headers: AUTH })
+  expect(res.status).toBe(200)
+  return (await res.json()) as RunView
+}
+
+/** The run's Durable Object stub. */
+export function stubOf(id: string): DurableObjectStub {
+  return env.RUNS.get(env.RUNS.idFromName(id))
+}
+
+/** Runs the scheduled alarm until none is left (or `max` ran); returns how many ran. */
+export async function drainAlarms(id: string, max = 40): Promise<number> {
+  const stub = stubOf(id)
+  let n = 0
+  while (n < max && (await runDurableObjectAlarm(stub))) n++
+  return n
+}
+
+/** Approves or denies a pending call through the API. */
+export function decide(
+  id: string,
+  callId: string,
+  body: { decision: 'approve' | 'deny'; args_hash: string; by?: string; reason?: string },
+) {
+  return postJson(`/v1/runs/${id}/approvals/${callId}`, body)
+}
+
+/** `Date.now` under the test's control (the Durable Objects share the test's isolate). */
+export class TestClock {
+  #now: number
+  readonly #spy
+
+  constructor(start = Date.now() + 365 * 86_400_000) {
+    this.#now = Math.floor(start / 1000) * 1000
+    this.#spy = vi.spyOn(Date, 'now').mockImplementation(() => this.#now)
+  }
+
+  now(): number {
+    return this.#now
+  }
+
+  advance(ms: number): void {
+    this.#now += ms
+  }
+
+  restore(): void {
+    this.#spy.mockRestore()
+  }
+}
+
+/** A promise the test resolves when it chooses. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void
+  const promise = new Promise<void>((resolve) => (open = resolve))
+  return { promise, open }
+}
+
+/**
+ * The fake `receiver.test`: counts every POST (http_post side effects and callbacks) with its
+ * Idempotency-Key. `hold()` makes the next request wait until the test releases it.
+ */
+export class Receiver {
+  readonly hits: { path: string; key: string | null; headers: Headers; body: string }[] = []
+  #statuses: number[] = []
+  #held: { promise: Promise<void>; open: () => void } | undefined
+  #arrived: (() => void) | undefined
+
+  /** Answers the next requests with these statuses (then 200). */
+  answer(...statuses: number[]): this {
+    this.#statuses.push(...statuses)
+    return this
+  }
+
+  /** The next request blocks; resolves once it has arrived. Call `release()` to let it go. */
+  hold(): Promise<void> {
+    this.#held = gate()
+    return new Promise((resolve) => (this.#arrived = resolve))
+  }
+
+  release(): void {
+    this.#held?.open()
+  }
+
+  /** Distinct idempotency keys seen: the side effects a deduplicating server performed. */
+  executions(): number {
+    return new Set(this.hits.map((h) => h.key ?? `${this.hits.indexOf(h)}`)).size
+  }
+
+  readonly handler: FakeHandler = async (req) => {
+    const body = await req.text()
+    this.hits.push({
+      path: new URL(req.url).pathname,
+      key: req.headers.get('idempotency-key'),
+      headers: req.headers,
+      body,
+    })
+    const held = this.#held
+    if (held) {
+      this.#held = undefined
+      this.#arrived?.()
+      await held.promise
+    }
+    const status = this.#statuses.shift() ?? 200
+    return Response.json({ received: true, status }, { status })
+  }
+}
+
+/** The structured transition log lines written so far (from a console.log spy). */
+export function transitionLines(spy: { mock: { calls: unknown[][] } }): Record<string, unknown>[] {
+  return logLines(spy).filter((l) => l.msg === 'transition')
+}
+
+/** Every JSON log line written so far. */
+export function logLines(spy: { mock: { calls: unknown[][] } }): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = []
+  for (const args of spy.mock.calls) {
+    if (typeof args[0] !== 'string') continue
+    try {
+      out.push(JSON.parse(args[0]) as Record<string, unknown>)
+    } catch {
+      // not one of ours
+    }
+  }
+  return out
+}

@@ -1,0 +1,212 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import type { RunResult } from '../../src/kernel/result'
+import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
+import { Outbound } from '../fakes/outbound'
+import {
+  api,
+  AUTH,
+  decide,
+  drainAlarms,
+  getRun,
+  Receiver,
+  RECEIVER,
+  startRun,
+  TestClock,
+} from './harness'
+
+let clock: TestClock
+let ai: FakeOpenAI
+let receiver: Receiver
+let outbound: Outbound
+
+beforeEach(() => {
+  clock = new TestClock()
+  ai = new FakeOpenAI()
+  receiver = new Receiver()
+  outbound = new Outbound()
+    .on(FAKE_OPENAI_HOST, ai.handler)
+    .on(RECEIVER, receiver.handler)
+    .install()
+})
+
+afterEach(() => {
+  outbound.restore()
+  clock.restore()
+  vi.restoreAllMocks()
+})
+
+const postCall = (body: Record<string, unknown> = { service: 'order' }) => ({
+  id: 'call_post',
+  name: 'http_post',
+  arguments: { url: `https://${RECEIVER}/deploys`, body },
+})
+
+async function trace(id: string): Promise<RunResult> {
+  const res = await api(`/v1/runs/${id}/trace`, { headers: AUTH })
+  expect(res.status).toBe(200)
+  return (await res.json()) as RunResult
+}
+
+describe('a run from POST /v1/runs to its trace', () => {
+  it('answers 202 at once, then advances only in alarms', async () => {
+    ai.enqueue(
+      reply.toolCalls([{ id: 'call_calc', name: 'calculator', arguments: { expression: '6 * 7' } }], {
+        content: 'Compute it.',
+        usage: { prompt_tokens: 100, completion_tokens: 10 },
+      }),
+      reply.text('The answer is 42.', { usage: { prompt_tokens: 150, completion_tokens: 8 } }),
+    )
+    const res = await api('/v1/runs', {
+      method: 'POST',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ task: 'What is 6 * 7?', tools: ['calculator'] }),
+    })
+    expect(res.status).toBe(202)
+    const created = (await res.json()) as { id: string; status: string; links: object }
+    expect(created).toMatchObject({ status: 'running', created: true })
+    expect(created.id).toMatch(/^run_[0-9a-f]{32}$/)
+    const self = `/v1/runs/${created.id}`
+    expect(created.links).toEqual({
+      self,
+      trace: `${self}/trace`,
+      cancel: `${self}/cancel`,
+      approvals: `${self}/approvals`,
+    })
+    // The request did not wait on the model.
+    expect(ai.bodies).toHaveLength(0)
+    expect((await getRun(created.id)).stepCount).toBe(0)
+
+    expect(await drainAlarms(created.id)).toBeGreaterThan(0)
+
+    const view = await getRun(created.id)
+    expect(view).toMatchObject({ status: 'succeeded', phase: 'done', stepCount: 2 })
+    expect(view.result.usage).toMatchObject({
+      promptTokens: 250,
+      completionTokens: 18,
+      modelCalls: 2,
+    })
+    const result = await trace(created.id)
+    expect(result).toMatchObject({ ok: true, answer: 'The answer is 42.', stopReason: 'finish' })
+    expect(result.steps[0]!.calls[0]).toMatchObject({
+      name: 'calculator',
+      args: { expression: '6 * 7' },
+      kind: 'ok',
+    })
+    expect(result.steps[0]!.calls[0]!.observation).toContain('42')
+    // What the model was sent: the task, then the call and its paired observation.
+    expect(ai.bodies).toHaveLength(2)
+    expect(ai.bodies[0]!.model).toBe('gpt-test')
+    expect(ai.bodies[0]!.tools!.map((t) => t.function.name)).toContain('calculator')
+    expect(JSON.stringify(ai.bodies[0]!.messages)).toContain('What is 6 * 7?')
+    const last = ai.bodies[1]!.messages.at(-1)!
+    expect(last).toMatchObject({ role: 'tool', tool_call_id: 'call_calc' })
+    expect(last.content).toContain('42')
+    expect(ai.violations).toEqual([])
+  })
+})
+
+describe('a run with an approval (http_post under ask)', () => {
+  async function awaitingRun() {
+    ai.enqueue(reply.toolCalls([postCall()], { content: 'Record the deploy.' }))
+    const id = await startRun({ task: 'Record the deploy', tools: ['http_post'] })
+    await drainAlarms(id)
+    const view = await getRun(id)
+    expect(view.status).toBe('awaiting_approval')
+    expect(view.pendingApprovals).toHaveLength(1)
+    const pending = view.pendingApprovals[0]!
+    expect(pending).toMatchObject({
+      callId: 'call_post',
+      tool: 'http_post',
+      args: { url: `https://${RECEIVER}/deploys`, body: { service: 'order' } },
+      reason: 'Record the deploy.',
+      requestedBy: 'api',
+    })
+    expect(pending.argsHash).toMatch(/^[0-9a-f]{64}$/)
+    expect(receiver.hits).toHaveLength(0)
+    return { id, hash: pending.argsHash }
+  }
+
+  it('approved: runs exactly once, with the call id as Idempotency-Key', async () => {
+    const { id, hash } = await awaitingRun()
+    ai.enqueue(reply.text('Recorded.'))
+    const res = await decide(id, 'call_post', { decision: 'approve', args_hash: hash, by: 'alice' })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({
+      ok: true,
+      decision: 'approved',
+      decidedBy: 'api:alice',
+    })
+    await drainAlarms(id)
+    expect(receiver.hits).toHaveLength(1)
+    expect(receiver.hits[0]!.key).toBe('call_post')
+    expect(JSON.parse(receiver.hits[0]!.body)).toEqual({ service: 'order' })
+    const result = await trace(id)
+    expect(result).toMatchObject({ ok: true, answer: 'Recorded.', stopReason: 'finish' })
+    expect(result.steps[0]!.calls[0]).toMatchObject({
+      status: 'done',
+      kind: 'ok',
+      approval: { decision: 'approved', decidedBy: 'api:alice' },
+    })
+    expect(result.steps[0]!.calls[0]!.observation).toContain('HTTP 200')
+  })
+
+  it('denied: never runs, and the model reads why', async () => {
+    const { id, hash } = await awaitingRun()
+    ai.enqueue(reply.text('I did not record it.'))
+    const res = await decide(id, 'call_post', {
+      decision: 'deny',
+      args_hash: hash,
+      by: 'bob',
+      reason: 'not now',
+    })
+    expect(res.status).toBe(200)
+    await drainAlarms(id)
+    expect(receiver.hits).toHaveLength(0)
+    const call = (await trace(id)).steps[0]!.calls[0]!
+    expect(call.kind).toBe('denied')
+    expect(call.observation).toMatch(/^\[ToolError\] http_post was not run: it was denied by api:bob/)
+    expect(ai.lastBody().messages.at(-1)!.content).toBe(call.observation)
+  })
+
+  it('expired: the alarm at the expiry denies it with reason expired', async () => {
+    ai.enqueue(reply.toolCalls([postCall()], { content: 'Record the deploy.' }))
+    const id = await startRun({
+      task: 'Record the deploy',
+      tools: ['http_post'],
+      budget: { approvalTtlSeconds: 60 },
+    })
+    await drainAlarms(id, 1)
+    const pending = (await getRun(id)).pendingApprovals[0]!
+    expect(Date.parse(pending.expiresAt) - clock.now()).toBe(60_000)
+    // An early alarm (a retry) changes nothing.
+    await drainAlarms(id, 1)
+    expect((await getRun(id)).status).toBe('awaiting_approval')
+
+    clock.advance(60_000)
+    ai.enqueue(reply.text('Nobody approved it.'))
+    await drainAlarms(id)
+    expect(receiver.hits).toHaveLength(0)
+    const result = await trace(id)
+    expect(result.stopReason).toBe('finish')
+    const call = result.steps[0]!.calls[0]!
+    expect(call.approval).toMatchObject({ decision: 'denied', decidedBy: 'system', reason: 'expired' })
+    expect(call.observation).toContain('the approval request expired with no decision')
+    // A late decision is told who decided.
+    const late = await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
+    expect(late.status).toBe(409)
+    expect(await late.json()).toMatchObject({
+      error: { code: 'already_decided', details: { decidedBy: 'system', decision: 'denied' } },
+    })
+  })
+
+  it('does not charge the time waiting for a person to maxSeconds', async () => {
+    const { id, hash } = await awaitingRun()
+    clock.advance(2 * 3600_000) // two hours, far beyond the 300 s budget
+    ai.enqueue(reply.text('Recorded.'))
+    await decide(id, 'call_post', { decision: 'approve', args_hash: hash })
+    await drainAlarms(id)
+    const result = await trace(id)
+    expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
+    expect(result.usage.activeMs).toBeLessThan(300_000)
+  })
+})

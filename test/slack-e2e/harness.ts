@@ -1,0 +1,230 @@
+/**
+ * The Worker as Slack sees it: signed inbound requests through `exports.default.fetch`, a strict
+ * fake Slack Web API on slack.test, a fake OpenAI-compatible model on api.openai.test, and a
+ * receiver for side effects on receiver.test. Nothing else may be reached.
+ *
+ * Time: `Date.now` (what the routes, the run and the outbox read) runs an hour ahead of the real
+ * clock, so the runtime never fires a run's alarm on its own; the test runs every alarm that is
+ * due by that clock with `settle()`, and moves the clock with `advance()` (retries, expiry).
+ */
+import { exports, env } from 'cloudflare:workers'
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
+import { expect, vi } from 'vitest'
+import { APPROVE_ACTION_ID, DENY_ACTION_ID } from '../../src/slack/approval-message'
+import type { RunView } from '../../src/runs/types'
+import { FakeOpenAI } from '../fakes/fake-openai'
+import {
+  FakeSlack,
+  eventCallbackBody,
+  signedSlackRequest,
+  slashCommandBody,
+  type FakeSlackMessage,
+} from '../fakes/fake-slack'
+import { Outbound, type RecordedRequest } from '../fakes/outbound'
+
+export const SIGNING_SECRET = 'test-signing-secret'
+export const BOT_TOKEN = 'xoxb-test-token'
+export const BASE = 'https://edgeloop.test'
+export const CHANNEL = 'C2147483705'
+/** The slash command's and mention's default user: not an approver. */
+export const REQUESTER = 'U2147483697'
+export const APPROVER = 'UAPPROVER1'
+export const APPROVER_2 = 'UAPPROVER2'
+export const RECEIVER_HOST = 'receiver.test'
+
+const CLOCK_LEAD_MS = 60 * 60_000
+let unique = 0
+
+/** A fresh id per request so every test starts its own run (runs outlive a test). */
+export function uniqueId(prefix: string): string {
+  return `${prefix}${Date.now().toString(36)}${(++unique).toString(36)}`
+}
+
+export class SlackWorld {
+  readonly slack = new FakeSlack({ token: BOT_TOKEN })
+  readonly model = new FakeOpenAI()
+  /** Requests the side-effecting tool sent to receiver.test. */
+  readonly received: RecordedRequest[] = []
+  readonly outbound: Outbound
+  #offset = CLOCK_LEAD_MS
+  readonly #clock: { mockRestore(): void }
+
+  constructor() {
+    const realNow = Date.now.bind(Date)
+    this.#clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + this.#offset)
+    this.outbound = new Outbound()
+      .on('slack.test', this.slack.handler)
+      .on('api.openai.test', this.model.handler)
+      .on(RECEIVER_HOST, async (req) => {
+        this.received.push({
+          method: req.method,
+          url: req.url,
+          headers: Object.fromEntries(req.headers),
+          body: await req.text(),
+        })
+        return Response.json({ ok: true, rollback: 'queued' }, { status: 201 })
+      })
+      .install()
+  }
+
+  /** Restores fetch and the clock; fails the test on any unexpected outbound request. */
+  restore(): void {
+    this.#clock.mockRestore()
+    this.outbound.restore()
+    expect(this.model.violations).toEqual([])
+  }
+
+  /** Moves the Worker's clock forward (what waiting would do). */
+  advance(ms: number): void {
+    this.#offset += ms
+  }
+
+  /** A Slack request signed now with the real signing secret (or as `sign` overrides). */
+  async post(
+    path: string,
+    body: string,
+    options: { timestamp?: number; secret?: string; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
+    const req = await signedSlackRequest({
+      url: `${BASE}${path}`,
+      secret: options.secret ?? SIGNING_SECRET,
+      body,
+      timestamp: options.timestamp ?? Math.floor(Date.now() / 1000),
+      ...(options.headers ? { headers: options.headers } : {}),
+    })
+    return exports.default.fetch(req)
+  }
+
+  /** Runs `/agent <task>` and returns the ack and the run id it names. */
+  async command(task: string, fields: Record<string, string> = {}) {
+    const res = await this.post(
+      '/slack/commands',
+      slashCommandBody({ text: task, trigger_id: uniqueId('13345224609.'), ...fields }),
+    )
+    expect(res.status).toBe(200)
+    const ack = (await res.json()) as { response_type: string; text: string }
+    const runId = /run_[0-9a-f]{32}/.exec(ack.text)?.[0]
+    if (!runId) throw new Error(`slash command ack names no run: ${ack.text}`)
+    return { ack, runId }
+  }
+
+  /** Sends an `app_mention` event callback (a retry when `retryNum` is given). */
+  async mention(input: Parameters<typeof eventCallbackBody>[0], retryNum?: number) {
+    const headers: Record<string, string> =
+      retryNum === undefined
+        ? {}
+        : { 'x-slack-retry-num': String(retryNum), 'x-slack-retry-reason': 'http_timeout' }
+    const res = await this.post('/slack/events', eventCallbackBody(input), { headers })
+    expect(res.status).toBe(200)
+    return (await res.json()) as { ok: boolean; runId: string | null; created: boolean }
+  }
+
+  /** Clicks a button of a posted approval message, as Slack posts the `block_actions`. */
+  async click(message: FakeSlackMessage, action: 'approve' | 'deny', userId: string) {
+    const actionId = action === 'approve' ? APPROVE_ACTION_ID : DENY_ACTION_ID
+    const button = buttonsOf(message).find((b) => b.action_id === actionId)
+    if (!button) throw new Error(`message ${message.ts} has no ${action} button`)
+    const payload = {
+      type: 'block_actions',
+      user: { id: userId, username: userId.toLowerCase(), name: userId.toLowerCase(), team_id: 'T0001' },
+      api_app_id: 'A123456',
+      token: 'XXYYZZ',
+      container: {
+        type: 'message',
+        message_ts: message.ts,
+        channel_id: message.channel,
+        is_ephemeral: false,
+      },
+      trigger_id: uniqueId('13345224609.'),
+      team: { id: 'T0001', domain: 'example' },
+      channel: { id: message.channel, name: 'ops' },
+      message: {
+        type: 'message',
+        ts: message.ts,
+        text: message.text,
+        blocks: message.blocks,
+        bot_id: 'B0001',
+        ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+      },
+      response_url: 'https://hooks.slack.test/actions/T0001/1/abc',
+      actions: [
+        {
+          action_id: actionId,
+          block_id: 'edgeloop_approval',
+          text: button.text,
+          value: button.value,
+          style: button.style,
+          type: 'button',
+          action_ts: `${Math.floor(Date.now() / 1000)}.000300`,
+        },
+      ],
+    }
+    return this.post(
+      '/slack/interactions',
+      new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+    )
+  }
+
+  /** Runs every alarm of the run that is due by the Worker's clock; returns how many ran. */
+  async settle(runId: string, maxAlarms = 25): Promise<number> {
+    const stub = env.RUNS.get(env.RUNS.idFromName(runId))
+    for (let ran = 0; ran < maxAlarms; ran++) {
+      const at = await runInDurableObject(stub, (_run, state) => state.storage.getAlarm())
+      if (at === null || at > Date.now()) return ran
+      await runDurableObjectAlarm(stub)
+    }
+    throw new Error(`run ${runId} still had a due alarm after ${maxAlarms} alarms`)
+  }
+
+  /** `GET /v1/runs/:id` with the API token. */
+  async view(runId: string): Promise<RunView> {
+    const res = await exports.default.fetch(`${BASE}/v1/runs/${runId}`, {
+      headers: { authorization: 'Bearer test-token' },
+    })
+    expect(res.status).toBe(200)
+    return (await res.json()) as RunView
+  }
+
+  /** The channel's messages, oldest first. */
+  messages(channel = CHANNEL): FakeSlackMessage[] {
+    return this.slack.messages(channel)
+  }
+
+  /** The one approval message (with buttons), as a client showing it now sees it. */
+  approvalMessage(channel = CHANNEL): FakeSlackMessage {
+    const found = this.messages(channel).filter((m) => m.text?.startsWith('Approval needed'))
+    expect(found).toHaveLength(1)
+    // A copy: the client keeps showing these buttons even after chat.update replaces them.
+    return structuredClone(found[0]!)
+  }
+}
+
+export interface PostedButton {
+  action_id: string
+  value: string
+  style?: string
+  text: { type: string; text: string }
+}
+
+/** The buttons of a posted message's `actions` blocks. */
+export function buttonsOf(message: FakeSlackMessage): PostedButton[] {
+  return (message.blocks ?? []).flatMap((block) => {
+    const b = block as { type: string; elements?: PostedButton[] }
+    return b.type === 'actions' ? (b.elements ?? []) : []
+  })
+}
+
+/** All mrkdwn / plain text of a message's blocks, joined. */
+export function blockText(message: FakeSlackMessage): string {
+  const texts: string[] = []
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk)
+    if (!node || typeof node !== 'object') return
+    const o = node as Record<string, unknown>
+    if ((o.type === 'mrkdwn' || o.type === 'plain_text') && typeof o.text === 'string')
+      texts.push(o.text)
+    Object.values(o).forEach(walk)
+  }
+  walk(message.blocks)
+  return texts.join('\n')
+}
