@@ -7,7 +7,7 @@ import { describeResponse } from './http-response'
 
 /**
  * POSTs a JSON body to an allowlisted host. It changes the world, so the confirm policy decides
- * before it runs; it sends the call id as `Idempotency-Key`, so a retry after a crash (the
+ * before it runs; it sends `<run id>:<call id>` as `Idempotency-Key`, so a retry after a crash (the
  * kernel retries idempotent tools with the same call id) is deduplicated by the server.
  * Redirects are reported, never followed: re-sending a POST elsewhere is a new side effect.
  */
@@ -41,7 +41,7 @@ export function createHttpPostTool(options: HttpToolOptions): Tool {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            'idempotency-key': ctx.callId,
+            'idempotency-key': ctx.idempotencyKey,
             accept: 'application/json, text/plain;q=0.9, */*;q=0.1',
           },
           body: JSON.stringify(body),

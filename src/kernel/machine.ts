@@ -3,7 +3,12 @@ import { pendingApprovals, expireApprovals, replaceCall } from './approvals'
 import type { StopReason } from './budget'
 import { verdictFor, type ConfirmHook } from './confirm'
 import { buildRequest } from './context'
-import { describeThrown, dispatchCall } from './dispatch'
+import {
+  describeThrown,
+  dispatchCall,
+  type DispatchContext,
+  type ToolCallRequest,
+} from './dispatch'
 import { ModelError } from './errors'
 import { parseArgsStrict, parseArgsTolerant } from './json-loose'
 import type { Model, ModelResponse, NativeToolCall } from './model'
@@ -69,20 +74,36 @@ export async function transition(
   state: RunState,
   deps: AdvanceDeps,
 ): Promise<{ state: RunState; event: TransitionEvent }> {
-  const now = deps.now ?? Date.now
-  const started = now()
-  const result = await step(state, { ...deps, registry: runRegistry(deps.registry), now })
-  const ms = Math.max(0, now() - started)
-  // Only active work is charged to maxSeconds; waiting for a person is not a transition.
-  const next =
-    result.state === state ? state : { ...result.state, activeMs: result.state.activeMs + ms }
-  return { state: next, event: { runId: state.id, phase: next.phase, ms, ...result.event } }
+  const full = fullDeps(deps)
+  const started = full.now()
+  const result = await step(state, full)
+  const ms = Math.max(0, full.now() - started)
+  // A changed state is always a fresh object made by this transition, so it may be finished in
+  // place. Only active work is charged to maxSeconds; waiting for a person is not a transition.
+  if (result.state !== state) result.state.activeMs += ms
+  const event = result.event as TransitionEvent
+  event.runId = state.id
+  event.phase = result.state.phase
+  event.ms = ms
+  return { state: result.state, event }
+}
+
+// Built once per deps object: a transition is a hot path (npm run bench).
+const depsCache = new WeakMap<AdvanceDeps, Deps>()
+function fullDeps(deps: AdvanceDeps): Deps {
+  let full = depsCache.get(deps)
+  if (!full) {
+    full = { ...deps, registry: runRegistry(deps.registry), now: deps.now ?? Date.now }
+    depsCache.set(deps, full)
+  }
+  return full
 }
 
 type Deps = AdvanceDeps & { now: () => number }
 type Result = { state: RunState; event: Omit<TransitionEvent, 'runId' | 'phase' | 'ms'> }
 
-async function step(state: RunState, deps: Deps): Promise<Result> {
+// Not `async`: most transitions finish synchronously, and each async layer costs a promise.
+function step(state: RunState, deps: Deps): Result | Promise<Result> {
   if (state.phase === 'done') return { state, event: { action: 'noop', bytes: 0 } }
   if (state.cancelRequested || deps.signal?.aborted)
     return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, 'the run was cancelled')
@@ -222,9 +243,9 @@ async function think(state: RunState, deps: Deps): Promise<Result> {
     ms: modelMs,
     modelMs,
     at: startedAt,
-    ...(costUsd !== undefined ? { costUsd } : {}),
-    ...(text ? { text } : {}),
   }
+  if (costUsd !== undefined) base.costUsd = costUsd
+  if (text) base.text = text
   const next: RunState = {
     ...state,
     // The trace names who answered: the provider's model name, else the Model's own name.
@@ -234,10 +255,10 @@ async function think(state: RunState, deps: Deps): Promise<Result> {
       completionTokens: state.usage.completionTokens + completionTokens,
       estimated: state.usage.estimated || !usage,
       modelCalls: state.usage.modelCalls + 1,
-      ...(costUsd !== undefined || state.usage.costUsd !== undefined
-        ? { costUsd: (state.usage.costUsd ?? 0) + (costUsd ?? 0) }
-        : {}),
     },
+  }
+  if (costUsd !== undefined || state.usage.costUsd !== undefined) {
+    next.usage.costUsd = (state.usage.costUsd ?? 0) + (costUsd ?? 0)
   }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
   const event = { step: base.i, promptTokens, completionTokens, bytes }
@@ -285,15 +306,17 @@ async function think(state: RunState, deps: Deps): Promise<Result> {
       event: { ...event, action: 'think', stopReason: 'finish' },
     }
   }
-  const recorded = withStep(next, {
-    ...base,
-    kind: 'action',
-    thought: interpreted.thought,
-    calls: interpreted.calls,
-  })
+  const actionStep = base as Step
+  actionStep.kind = 'action'
+  actionStep.thought = interpreted.thought
+  actionStep.calls = interpreted.calls
+  // `next` is this transition's own copy: finish it in place.
+  next.steps = appendStep(state.steps, actionStep)
+  next.phase = 'act'
+  next.consecutiveFormatErrors = 0
   return {
-    state: { ...recorded, phase: 'act', consecutiveFormatErrors: 0 },
-    event: { ...event, action: 'think', tool: interpreted.calls.map((c) => c.name).join(',') },
+    state: next,
+    event: { ...event, action: 'think', tool: callNames(interpreted.calls) },
   }
 }
 
@@ -402,10 +425,21 @@ function newCall(id: string, name: string, args: Record<string, unknown>): Call 
 }
 
 function withStep(state: RunState, step: Step): RunState {
-  return { ...state, steps: [...state.steps, step] }
+  return { ...state, steps: appendStep(state.steps, step) }
 }
 
-async function act(state: RunState, deps: Deps): Promise<Result> {
+function appendStep(steps: Step[], step: Step): Step[] {
+  const out = steps.slice()
+  out.push(step)
+  return out
+}
+
+function callNames(calls: Call[]): string {
+  if (calls.length === 1) return calls[0]!.name
+  return calls.map((c) => c.name).join(',')
+}
+
+function act(state: RunState, deps: Deps): Result | Promise<Result> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   if (current.calls.some((c) => c.status === 'pending')) return classify(state, stepIndex, deps)
@@ -494,25 +528,20 @@ async function runCall(
   call: Call,
   deps: Deps,
 ): Promise<Result> {
-  const result = await dispatchCall(
-    {
-      id: call.id,
-      name: call.name,
-      args: call.args,
-      ...(call.argsError ? { argsError: call.argsError } : {}),
-    },
-    {
-      registry: deps.registry,
-      runId: state.id,
-      observations: deps.observations,
-      policy: state.policy,
-      ...(deps.confirm ? { confirm: deps.confirm } : {}),
-      approved: call.approval?.decision === 'approved',
-      ...(deps.signal ? { signal: deps.signal } : {}),
-      maxObservationTokens: state.budget.maxObservationTokens,
-      now: deps.now,
-    },
-  )
+  const request: ToolCallRequest = { id: call.id, name: call.name, args: call.args }
+  if (call.argsError) request.argsError = call.argsError
+  const ctx: DispatchContext = {
+    registry: deps.registry,
+    runId: state.id,
+    observations: deps.observations,
+    policy: state.policy,
+    approved: call.approval?.decision === 'approved',
+    maxObservationTokens: state.budget.maxObservationTokens,
+    now: deps.now,
+  }
+  if (deps.confirm) ctx.confirm = deps.confirm
+  if (deps.signal) ctx.signal = deps.signal
+  const result = await dispatchCall(request, ctx)
   const done: Call = {
     ...call,
     status: 'done',
@@ -520,53 +549,66 @@ async function runCall(
     observation: result.observation,
     originalSize: result.originalSize,
     ms: result.ms,
-    ...(result.truncated ? { truncated: true } : {}),
-    ...(result.handle ? { handle: result.handle } : {}),
   }
-  const out = await finishCall(state, stepIndex, done, deps)
+  if (result.truncated) done.truncated = true
+  if (result.handle) done.handle = result.handle
+  const out = finishCall(state, stepIndex, done, deps)
   out.event.bytes += result.originalSize + result.observation.length
   return out
 }
 
-async function finishCall(
-  state: RunState,
-  stepIndex: number,
-  call: Call,
-  deps: Deps,
-): Promise<Result> {
-  let next = replaceCall(state, stepIndex, call)
-  const current = next.steps[stepIndex]!
-  next.steps[stepIndex] = { ...current, ms: current.ms + (call.ms ?? 0) }
-  const event = { action: 'run_call', step: stepIndex, tool: call.name, callId: call.id, bytes: 0 }
-  if (next.steps[stepIndex]!.calls.every((c) => c.status === 'done')) {
-    const completed = completeStep(next, deps)
-    return {
-      state: completed.state,
-      event: {
-        ...event,
-        ...(completed.event.stopReason ? { stopReason: completed.event.stopReason } : {}),
-      },
-    }
+/** Records a finished call: one new step and one new state, however many calls the step has. */
+function finishCall(state: RunState, stepIndex: number, call: Call, deps: Deps): Result {
+  const current = state.steps[stepIndex]!
+  const calls = current.calls.slice()
+  calls[calls.findIndex((c) => c.id === call.id)] = call
+  const steps = state.steps.slice()
+  steps[stepIndex] = { ...current, calls, ms: current.ms + (call.ms ?? 0) }
+  const next: RunState = { ...state, steps }
+  const event: Result['event'] = {
+    action: 'run_call',
+    step: stepIndex,
+    tool: call.name,
+    callId: call.id,
+    bytes: 0,
+  }
+  if (calls.every((c) => c.status === 'done')) {
+    const completed = completeStepInPlace(next, deps)
+    if (completed.stopReason) event.stopReason = completed.stopReason
+    return { state: completed.state, event }
   }
   return { state: next, event }
 }
 
 /** All calls of the last step have observations: update the error streak, then think again. */
 function completeStep(state: RunState, deps: Deps): Result {
-  const current = state.steps[state.steps.length - 1]!
+  const out = completeStepInPlace({ ...state }, deps)
+  const event: Result['event'] = { action: 'complete_step', step: state.steps.length - 1, bytes: 0 }
+  if (out.stopReason) event.stopReason = out.stopReason
+  return { state: out.state, event }
+}
+
+/** `completeStep` on a state this transition already copied. */
+function completeStepInPlace(
+  next: RunState,
+  deps: Deps,
+): { state: RunState; stopReason?: StopReason } {
+  const current = next.steps[next.steps.length - 1]!
   const failed = current.calls.length > 0 && current.calls.every((c) => isErrorKind(c.kind))
-  const streak = failed ? state.consecutiveErrors + 1 : 0
-  const next: RunState = { ...state, consecutiveErrors: streak, phase: 'think' }
-  if (streak >= state.budget.maxConsecutiveErrors) {
+  const streak = failed ? next.consecutiveErrors + 1 : 0
+  next.consecutiveErrors = streak
+  next.phase = 'think'
+  if (streak >= next.budget.maxConsecutiveErrors) {
     const last = current.calls.at(-1)?.observation ?? ''
-    return stop(
+    const out = stop(
       next,
       'tool_error_exhausted',
       deps,
       `${streak} steps in a row failed; last: ${last.slice(0, 300)}`,
     )
+    return { state: out.state, stopReason: 'tool_error_exhausted' }
   }
-  return { state: next, event: { action: 'complete_step', step: current.i, bytes: 0 } }
+  return { state: next }
 }
 
 function isErrorKind(kind: Call['kind']): boolean {

@@ -3,8 +3,13 @@ import type * as zc from 'zod/v4/core'
 /** What a tool handler receives besides its validated arguments. */
 export interface ToolContext {
   runId: string
-  /** The model's call id; side-effecting tools use it as their idempotency key. */
+  /** The model's call id (unique within the run; ids from text-protocol runs repeat across runs). */
   callId: string
+  /**
+   * `<run id>:<call id>`: unique across runs and stable across retries of the same call. Send it
+   * as the idempotency key of anything that changes the world.
+   */
+  idempotencyKey: string
   /** Aborted when the tool's own timeout elapses or the run is cancelled. */
   signal: AbortSignal
   /** Stored whole observations (large outputs by handle, issue 6). */

@@ -3,8 +3,14 @@ import { DeliveryError } from '../runs/outbox'
 import type { DeliveryContext } from '../runs/deliver'
 import { loadConfig } from '../config'
 import { approvalBlocks, decisionBlocks, runFinishedText, runStartedText } from './approval-message'
+import { escapeMrkdwn, truncateText } from './mrkdwn'
 import { SlackApiError } from './slack-api-error'
 import { SlackClient } from './web-api'
+
+/** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
+export const SLACK_CALL_TIMEOUT_MS = 10_000
+// A failed run's message quotes its error; keep the message short.
+const ERROR_LIMIT = 500
 
 /**
  * Delivers the Slack messages a run owes its thread (DESIGN §7): started, approval requests,
@@ -17,10 +23,14 @@ export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Pr
   const token = ctx.env.SLACK_BOT_TOKEN
   if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', false)
   // No in-client retries: the outbox retries with backoff so the alarm never sleeps on Slack.
+  // A bounded wait per call: deliveries run in the run's alarm, and a hung Slack must not hold
+  // the run (DESIGN §7: a Slack outage never blocks the run).
   const client = new SlackClient({
     token,
     baseUrl: loadConfig(ctx.env).slack.apiUrl,
     maxRetries: 0,
+    fetch: (input, init) =>
+      fetch(input, { ...init, signal: AbortSignal.timeout(SLACK_CALL_TIMEOUT_MS) }),
   })
   try {
     return await send(entry, ctx, client, origin.channel, threadOf(ctx))
@@ -85,8 +95,7 @@ async function send(
       const posted = ctx.outbox.get(`slack.approval:${callId}`)
       if (!posted || posted.status === 'failed')
         return { skipped: 'approval message was never posted' }
-      if (posted.status === 'pending')
-        throw new DeliveryError('approval message not posted yet', true, 2_000)
+      if (posted.status === 'pending') waitFor(ctx, posted, 'the approval message')
       const ts = (posted.result as { ts?: string } | undefined)?.ts
       if (!ts) return { skipped: 'approval message was not posted (decided first)' }
       const found = findCall(ctx, callId)
@@ -112,16 +121,18 @@ async function send(
     case 'slack.final': {
       waitForThread(ctx, thread)
       const r = state.result
-      const res = await client.postMessage({
-        channel,
-        text: runFinishedText({
-          ok: r?.ok ?? false,
-          answer: r?.answer ?? '',
-          stopReason: r?.stopReason ?? 'unknown',
-          steps: state.steps.length,
-        }),
-        ...threadArg,
+      const text = runFinishedText({
+        ok: r?.ok ?? false,
+        answer: r?.answer ?? '',
+        stopReason: r?.stopReason ?? 'unknown',
+        steps: state.steps.length,
       })
+      // A failure says why, not only which budget or error class stopped it.
+      const why =
+        r && !r.ok && r.error?.trim()
+          ? `\n*Why:* ${truncateText(escapeMrkdwn(r.error.trim()), ERROR_LIMIT).text}`
+          : ''
+      const res = await client.postMessage({ channel, text: text + why, ...threadArg })
       return { ts: res.ts }
     }
     default:
@@ -140,8 +151,20 @@ function threadOf(ctx: DeliveryContext): string | undefined {
 function waitForThread(ctx: DeliveryContext, thread: string | undefined): void {
   if (thread) return
   const started = ctx.outbox.get('slack.started')
-  if (started?.status === 'pending')
-    throw new DeliveryError('waiting for the thread message', true, 2_000)
+  if (started?.status === 'pending') waitFor(ctx, started, 'the thread message')
+}
+
+/**
+ * Retry right after the message this one depends on is next tried, not on a fixed short delay:
+ * each wait counts as an attempt, and waiting in lockstep with the other delivery's backoff
+ * means a long Slack outage cannot exhaust this delivery's attempts before that one's.
+ */
+function waitFor(ctx: DeliveryContext, blocker: OutboxEntry, what: string): never {
+  throw new DeliveryError(
+    `waiting for ${what} (${blocker.id}, attempt ${blocker.attempts}: ${blocker.lastError ?? 'not sent yet'})`,
+    true,
+    Math.max(0, blocker.nextAt - ctx.now) + 1,
+  )
 }
 
 function findCall(ctx: DeliveryContext, callId: string) {

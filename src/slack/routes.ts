@@ -1,13 +1,14 @@
 import { Hono, type Context } from 'hono'
 import { loadConfig } from '../config'
 import { logEvent } from '../runs/log'
-import { runStub } from '../runs/types'
+import { runStub, type DecideResponse, type RunView } from '../runs/types'
 import type { AppEnv } from '../routes/app-env'
 import { ApiError } from '../routes/api-error'
 import { readRawBody } from '../routes/body'
 import { startRun } from '../routes/start-run'
 import { APPROVE_ACTION_ID, DENY_ACTION_ID, parseButtonValue } from './approval-message'
 import { canApprove } from './approvers'
+import { userRef } from './mrkdwn'
 import { parseBlockActions, parseEventBody, parseSlashCommand, stripMention } from './payloads'
 import { verifySlackRequest } from './verify'
 import { SlackClient } from './web-api'
@@ -17,6 +18,9 @@ import { SlackClient } from './web-api'
  * acknowledged well inside Slack's 3 seconds; runs advance in their Durable Objects.
  */
 export const slackRoutes = new Hono<AppEnv>()
+
+// An ephemeral note is a courtesy; the click's answer must stay well inside Slack's 3 s.
+const EPHEMERAL_TIMEOUT_MS = 1_500
 
 slackRoutes.use('*', async (c, next) => {
   const secret = c.env.SLACK_SIGNING_SECRET
@@ -139,18 +143,40 @@ slackRoutes.post('/interactions', async (c) => {
     return c.body(null, 200)
   }
   const out = await stub.decide({ callId, decision, argsHash, by: userId })
-  if (!out.ok) {
-    const text =
-      out.code === 'already_decided'
-        ? `Already decided: ${out.decision} by ${out.decidedBy?.match(/^[UW]/) ? `<@${out.decidedBy}>` : out.decidedBy}.`
-        : out.code === 'hash_mismatch'
-          ? 'These buttons no longer match the pending call; nothing was changed.'
-          : `Nothing was changed: ${out.message}`
-    await tell(text)
-  }
+  if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))
   // The run's outbox replaces the buttons with chat.update once the decision is stored.
   return c.body(null, 200)
 })
+
+/** What a clicker is told when the run refused the decision. */
+function refusalText(
+  out: Extract<DecideResponse, { ok: false }>,
+  closed: string | undefined,
+): string {
+  switch (out.code) {
+    case 'already_decided':
+      // The system closes approvals that expire or whose run is cancelled: no person decided.
+      if (out.decidedBy === 'system' || closed === 'expired' || closed === 'cancelled') {
+        return closed === 'cancelled'
+          ? 'The run was cancelled, so this approval was closed; nothing was changed.'
+          : 'This approval request expired before anyone decided; nothing was changed.'
+      }
+      return `Already decided: ${out.decision} by ${userRef(out.decidedBy ?? 'someone else')}.`
+    case 'hash_mismatch':
+      return 'These buttons no longer match the pending call; nothing was changed.'
+    default:
+      return `Nothing was changed: ${out.message}`
+  }
+}
+
+/** Why the system closed call `callId` (`expired`, `cancelled`), as the run last showed it. */
+function closedReason(view: RunView, callId: string): string | undefined {
+  for (const step of view.result.steps) {
+    const call = step.calls.find((c) => c.id === callId)
+    if (call) return call.approval?.decidedBy === 'system' ? call.approval.reason : undefined
+  }
+  return undefined
+}
 
 function ephemeral(c: Context<AppEnv>, text: string) {
   return c.json({ response_type: 'ephemeral', text })
@@ -167,10 +193,13 @@ async function notifyUser(
   const token = c.env.SLACK_BOT_TOKEN
   if (!token) return
   try {
+    // Slack waits for our answer to the click: never let this note hold it near the 3 s limit.
     const client = new SlackClient({
       token,
       baseUrl: loadConfig(c.env).slack.apiUrl,
       maxRetries: 0,
+      fetch: (input, init) =>
+        fetch(input, { ...init, signal: AbortSignal.timeout(EPHEMERAL_TIMEOUT_MS) }),
     })
     await client.postEphemeral({
       channel,

@@ -9,7 +9,7 @@
 import { env, exports } from 'cloudflare:workers'
 import { runDurableObjectAlarm } from 'cloudflare:test'
 import { expect, vi } from 'vitest'
-import type { RunView } from '../../src/runs/types'
+import { runStub, type RunView } from '../../src/runs/types'
 import type { FakeHandler } from '../fakes/outbound'
 
 export const ORIGIN = 'https://edgeloop.test'
@@ -54,11 +54,24 @@ export function stubOf(id: string): DurableObjectStub {
   return env.RUNS.get(env.RUNS.idFromName(id))
 }
 
-/** Runs the scheduled alarm until none is left (or `max` ran); returns how many ran. */
+/** Runs the scheduled alarm once, as the platform would when it is due. */
+export function runAlarm(id: string): Promise<boolean> {
+  return runDurableObjectAlarm(stubOf(id))
+}
+
+/**
+ * Runs alarms while the run has work to do now: it is thinking or acting, or a delivery is due.
+ * A run waiting for a person keeps an alarm for the expiry, so "until no alarm" would spin.
+ */
 export async function drainAlarms(id: string, max = 40): Promise<number> {
-  const stub = stubOf(id)
   let n = 0
-  while (n < max && (await runDurableObjectAlarm(stub))) n++
+  for (; n < max; n++) {
+    const view = await runStub(env.RUNS, id).get()
+    const due =
+      view?.status === 'running' ||
+      view?.deliveries.some((d) => d.status === 'pending' && d.nextAt <= Date.now())
+    if (!due || !(await runAlarm(id))) break
+  }
   return n
 }
 
@@ -168,4 +181,9 @@ export function logLines(spy: { mock: { calls: unknown[][] } }): Record<string, 
     }
   }
   return out
+}
+
+/** Silences (and records) the Worker's structured log lines. */
+export function captureLogs() {
+  return vi.spyOn(console, 'log').mockImplementation(() => {})
 }

@@ -5,10 +5,12 @@ import { Outbound } from '../fakes/outbound'
 import {
   api,
   AUTH,
+  captureLogs,
   decide,
   drainAlarms,
   getRun,
   Receiver,
+  runAlarm,
   RECEIVER,
   startRun,
   TestClock,
@@ -21,6 +23,7 @@ let outbound: Outbound
 
 beforeEach(() => {
   clock = new TestClock()
+  captureLogs()
   ai = new FakeOpenAI()
   receiver = new Receiver()
   outbound = new Outbound()
@@ -126,7 +129,7 @@ describe('a run with an approval (http_post under ask)', () => {
     return { id, hash: pending.argsHash }
   }
 
-  it('approved: runs exactly once, with the call id as Idempotency-Key', async () => {
+  it('approved: runs exactly once, keyed by run and call id (Idempotency-Key)', async () => {
     const { id, hash } = await awaitingRun()
     ai.enqueue(reply.text('Recorded.'))
     const res = await decide(id, 'call_post', { decision: 'approve', args_hash: hash, by: 'alice' })
@@ -138,7 +141,8 @@ describe('a run with an approval (http_post under ask)', () => {
     })
     await drainAlarms(id)
     expect(receiver.hits).toHaveLength(1)
-    expect(receiver.hits[0]!.key).toBe('call_post')
+    // Unique per run and call: a retry of this call reuses it, nothing else does.
+    expect(receiver.hits[0]!.key).toBe(`${id}:call_post`)
     expect(JSON.parse(receiver.hits[0]!.body)).toEqual({ service: 'order' })
     const result = await trace(id)
     expect(result).toMatchObject({ ok: true, answer: 'Recorded.', stopReason: 'finish' })
@@ -175,16 +179,16 @@ describe('a run with an approval (http_post under ask)', () => {
       tools: ['http_post'],
       budget: { approvalTtlSeconds: 60 },
     })
-    await drainAlarms(id, 1)
+    await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
     expect(Date.parse(pending.expiresAt) - clock.now()).toBe(60_000)
     // An early alarm (a retry) changes nothing.
-    await drainAlarms(id, 1)
+    expect(await runAlarm(id)).toBe(true)
     expect((await getRun(id)).status).toBe('awaiting_approval')
 
     clock.advance(60_000)
     ai.enqueue(reply.text('Nobody approved it.'))
-    await drainAlarms(id)
+    expect(await runAlarm(id)).toBe(true)
     expect(receiver.hits).toHaveLength(0)
     const result = await trace(id)
     expect(result.stopReason).toBe('finish')

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { APPROVE_ACTION_ID } from '../../src/slack/approval-message'
+import { blockActionsBody } from '../fakes/fake-slack'
 import { reply } from '../fakes/fake-openai'
 import {
   APPROVER,
@@ -25,7 +27,9 @@ afterEach(() => world.restore())
 
 /** A slash command run whose first step asks for `http_post`, settled at the approval. */
 async function runAwaitingApproval() {
-  world.model.enqueue(reply.toolCalls([{ name: 'http_post', arguments: ARGS }], { content: REASON }))
+  world.model.enqueue(
+    reply.toolCalls([{ name: 'http_post', arguments: ARGS }], { content: REASON }),
+  )
   const { runId } = await world.command(TASK)
   await world.settle(runId)
   const view = await world.view(runId)
@@ -93,7 +97,8 @@ describe('a slash command run that needs an approval', () => {
     expect(world.received).toHaveLength(1)
     expect(world.received[0]).toMatchObject({ method: 'POST', url: ARGS.url })
     expect(JSON.parse(world.received[0]!.body)).toEqual(ARGS.body)
-    expect(world.received[0]!.headers['idempotency-key']).toBe(pending.callId)
+    // Retries of the POST after a crash reuse the key, so the receiver can deduplicate them.
+    expect(world.received[0]!.headers['idempotency-key']).toContain(pending.callId)
 
     const updated = world.messages().find((m) => m.ts === approval.ts)!
     expect(updated.updates).toBe(1)
@@ -226,7 +231,9 @@ describe('clicks that must not decide twice', () => {
     expect(world.slack.ephemerals()).toEqual([
       expect.objectContaining({
         user: loser,
-        text: expect.stringContaining(`Already decided: ${winner === APPROVER ? 'approved' : 'denied'} by <@${winner}>`),
+        text: expect.stringContaining(
+          `Already decided: ${winner === APPROVER ? 'approved' : 'denied'} by <@${winner}>`,
+        ),
       }),
     ])
     expect(view.status).toBe('succeeded')
@@ -255,5 +262,35 @@ describe('clicks that must not decide twice', () => {
     expect(view.pendingApprovals).toHaveLength(1)
     expect(world.received).toHaveLength(0)
     expect(buttonsOf(world.approvalMessage())).toHaveLength(2)
+  })
+
+  it('tells an approver clicking a button of an unknown run, and creates no run', async () => {
+    const runId = `run_${'0'.repeat(31)}9`
+    const value = JSON.stringify({ r: runId, c: 'call_1', h: 'a'.repeat(64) })
+
+    const res = await world.post(
+      '/slack/interactions',
+      blockActionsBody({ action_id: APPROVE_ACTION_ID, value, user_id: APPROVER }),
+    )
+
+    expect(res.status).toBe(200)
+    expect(world.slack.ephemerals()).toEqual([
+      expect.objectContaining({ user: APPROVER, text: `Run ${runId} no longer exists.` }),
+    ])
+    expect((await world.getRun(runId)).status).toBe(404)
+  })
+
+  it.each([
+    ['a value that is not JSON', 'approve-it'],
+    ['a value without an args hash', JSON.stringify({ r: `run_${'1'.repeat(32)}`, c: 'call_1' })],
+    ['a malformed run id', JSON.stringify({ r: 'run_../x', c: 'call_1', h: 'b'.repeat(64) })],
+  ])('refuses a button with %s (400) and posts nothing', async (_name, value) => {
+    const res = await world.post(
+      '/slack/interactions',
+      blockActionsBody({ action_id: APPROVE_ACTION_ID, value, user_id: APPROVER }),
+    )
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ error: { code: 'invalid_slack_payload' } })
+    expect(world.slack.calls).toEqual([])
   })
 })

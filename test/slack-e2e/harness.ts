@@ -7,10 +7,11 @@
  * clock, so the runtime never fires a run's alarm on its own; the test runs every alarm that is
  * due by that clock with `settle()`, and moves the clock with `advance()` (retries, expiry).
  */
-import { exports, env } from 'cloudflare:workers'
+import { exports, env as workerEnv } from 'cloudflare:workers'
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { expect, vi } from 'vitest'
 import { APPROVE_ACTION_ID, DENY_ACTION_ID } from '../../src/slack/approval-message'
+import type { Env } from '../../src/env'
 import type { RunView } from '../../src/runs/types'
 import { FakeOpenAI } from '../fakes/fake-openai'
 import {
@@ -31,6 +32,10 @@ export const REQUESTER = 'U2147483697'
 export const APPROVER = 'UAPPROVER1'
 export const APPROVER_2 = 'UAPPROVER2'
 export const RECEIVER_HOST = 'receiver.test'
+
+// The project declares no `Cloudflare.Env` / `GlobalProps`, so type the bindings here.
+const env = workerEnv as unknown as Env
+const worker = (exports as unknown as { default: Fetcher }).default
 
 const CLOCK_LEAD_MS = 60 * 60_000
 let unique = 0
@@ -92,7 +97,20 @@ export class SlackWorld {
       timestamp: options.timestamp ?? Math.floor(Date.now() / 1000),
       ...(options.headers ? { headers: options.headers } : {}),
     })
-    return exports.default.fetch(req)
+    return worker.fetch(req)
+  }
+
+  /** A POST to a Slack route with exactly these headers (for forged or broken signatures). */
+  async postRaw(path: string, body: string, headers: Record<string, string>): Promise<Response> {
+    const json = body.trimStart().startsWith('{')
+    return worker.fetch(`${BASE}${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded',
+        ...headers,
+      },
+      body,
+    })
   }
 
   /** Runs `/agent <task>` and returns the ack and the run id it names. */
@@ -126,7 +144,12 @@ export class SlackWorld {
     if (!button) throw new Error(`message ${message.ts} has no ${action} button`)
     const payload = {
       type: 'block_actions',
-      user: { id: userId, username: userId.toLowerCase(), name: userId.toLowerCase(), team_id: 'T0001' },
+      user: {
+        id: userId,
+        username: userId.toLowerCase(),
+        name: userId.toLowerCase(),
+        team_id: 'T0001',
+      },
       api_app_id: 'A123456',
       token: 'XXYYZZ',
       container: {
@@ -176,11 +199,26 @@ export class SlackWorld {
     throw new Error(`run ${runId} still had a due alarm after ${maxAlarms} alarms`)
   }
 
-  /** `GET /v1/runs/:id` with the API token. */
-  async view(runId: string): Promise<RunView> {
-    const res = await exports.default.fetch(`${BASE}/v1/runs/${runId}`, {
+  /** Moves the clock to the run's next alarm (a retry, an expiry) and settles; false if none. */
+  async nextAlarm(runId: string): Promise<boolean> {
+    const stub = env.RUNS.get(env.RUNS.idFromName(runId))
+    const at = await runInDurableObject(stub, (_run, state) => state.storage.getAlarm())
+    if (at === null) return false
+    if (at > Date.now()) this.advance(at - Date.now())
+    await this.settle(runId)
+    return true
+  }
+
+  /** `GET /v1/runs/:id` with the API token, as sent back. */
+  async getRun(runId: string): Promise<Response> {
+    return worker.fetch(`${BASE}/v1/runs/${runId}`, {
       headers: { authorization: 'Bearer test-token' },
     })
+  }
+
+  /** The run as `GET /v1/runs/:id` shows it. */
+  async view(runId: string): Promise<RunView> {
+    const res = await this.getRun(runId)
     expect(res.status).toBe(200)
     return (await res.json()) as RunView
   }

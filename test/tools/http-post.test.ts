@@ -31,7 +31,7 @@ describe('http_post', () => {
         url: 'https://hooks.allowed.test/notify',
         headers: expect.objectContaining({
           'content-type': 'application/json',
-          'idempotency-key': 'call_7',
+          'idempotency-key': 'r1:call_7',
         }),
         body: '{"text":"hi"}',
       },
@@ -59,7 +59,7 @@ describe('http_post', () => {
     )
     expect(observation).toMatch(/^HTTP 201 Created/)
     expect(outbound.requests).toHaveLength(1)
-    expect(outbound.requests[0]!.headers['idempotency-key']).toBe('call_7')
+    expect(outbound.requests[0]!.headers['idempotency-key']).toBe('r1:call_7')
   })
 
   it('only describes the call under "dry_run"', async () => {

@@ -33,7 +33,7 @@ describe('create_ticket', () => {
       {
         method: 'POST',
         url: 'https://tickets.test/api/tickets',
-        headers: expect.objectContaining({ 'idempotency-key': 'call_1' }),
+        headers: expect.objectContaining({ 'idempotency-key': 'r1:call_1' }),
         body: JSON.stringify(args),
       },
     ])
@@ -45,7 +45,10 @@ describe('create_ticket', () => {
       .install()
     await dispatch({ id: 'call_1', name: 'create_ticket', args }, context())
     await dispatch({ id: 'call_1', name: 'create_ticket', args }, context())
-    expect(outbound.requests.map((r) => r.headers['idempotency-key'])).toEqual(['call_1', 'call_1'])
+    expect(outbound.requests.map((r) => r.headers['idempotency-key'])).toEqual([
+      'r1:call_1',
+      'r1:call_1',
+    ])
   })
 
   it('waits for a person under the "ask" policy', async () => {

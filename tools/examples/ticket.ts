@@ -11,7 +11,7 @@ export interface TicketToolOptions {
 /**
  * EXAMPLE (docs/adding-a-tool.md): opens a ticket in an issue tracker. It changes the world, so
  * it declares `sideEffect` (the confirm policy decides before it runs) and, because it sends the
- * call id as its idempotency key, `idempotent` (a crashed run may safely send it again).
+ * run and call id as its idempotency key, `idempotent` (a crashed run may safely send it again).
  */
 export function createTicketTool(options: TicketToolOptions): Tool {
   const endpoint = ticketsEndpoint(options.baseUrl)
@@ -36,8 +36,8 @@ export function createTicketTool(options: TicketToolOptions): Tool {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          // The same call id after a crash and retry: the tracker creates the ticket once.
-          'idempotency-key': ctx.callId,
+          // The same key after a crash and retry: the tracker creates the ticket once.
+          'idempotency-key': ctx.idempotencyKey,
         },
         body: JSON.stringify(args),
         // Aborted by dispatch when timeoutMs elapses or the run is cancelled.

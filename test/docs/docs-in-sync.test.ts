@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest'
+import addingATool from '../../docs/adding-a-tool.md?raw'
+import readme from '../../README.md?raw'
+import ticketTest from '../tools/ticket.test.ts?raw'
+import wranglerToml from '../../wrangler.toml?raw'
+import ticketTool from '../../tools/examples/ticket.ts?raw'
+import { KNOWN_TOOLS } from '../../tools/index'
+import { DEFAULT_TOOLS } from '../../src/config'
+import type { Env } from '../../src/env'
+
+/** The code blocks that docs/adding-a-tool.md quotes must be the files, to the character. */
+describe('docs/adding-a-tool.md', () => {
+  it.each([
+    ['tools/examples/ticket.ts', ticketTool],
+    ['test/tools/ticket.test.ts', ticketTest],
+  ])('quotes %s exactly', (path, source) => {
+    const start = addingATool.indexOf(`\`\`\`ts\n// ${path}\n`)
+    expect(start, `no quote of ${path}`).toBeGreaterThanOrEqual(0)
+    const body = addingATool.slice(start + `\`\`\`ts\n// ${path}\n`.length)
+    expect(body.slice(0, body.indexOf('```'))).toBe(source)
+  })
+})
+
+describe('README', () => {
+  const ENV_NAMES: (keyof Env)[] = [
+    'API_TOKEN',
+    'WEBHOOK_SECRET',
+    'OPENAI_API_KEY',
+    'SLACK_SIGNING_SECRET',
+    'SLACK_BOT_TOKEN',
+    'OPENAI_BASE_URL',
+    'MODEL',
+    'MODEL_TEMPERATURE',
+    'MODEL_MAX_TOKENS',
+    'MODEL_ALLOWLIST',
+    'MODEL_PROTOCOL',
+    'MODEL_MAX_RETRIES',
+    'PRICE_PROMPT_PER_1K_USD',
+    'PRICE_COMPLETION_PER_1K_USD',
+    'CONFIRM_POLICY',
+    'CONFIRM_ALLOWLIST',
+    'ENABLED_TOOLS',
+    'HTTP_ALLOWLIST',
+    'MAX_STEPS',
+    'MAX_SECONDS',
+    'MAX_PROMPT_TOKENS',
+    'MAX_COST_USD',
+    'APPROVAL_TTL_SECONDS',
+    'CPU_MS',
+    'CALLBACK_ALLOWLIST',
+    'SLACK_API_URL',
+    'SLACK_APPROVERS',
+    'SLACK_FORBID_SELF_APPROVAL',
+  ]
+  it.each(ENV_NAMES)('documents %s', (name) => {
+    expect(readme).toContain(`\`${name}\``)
+  })
+
+  it.each(KNOWN_TOOLS)('lists the tool %s', (tool) => {
+    expect(readme).toContain(`\`${tool}\``)
+  })
+
+  it('has the two commands', () => {
+    expect(readme).toContain('npm ci && npm start')
+    expect(readme).toContain('npm ci && npm test')
+  })
+})
+
+describe('wrangler.toml', () => {
+  it('keeps CPU_MS equal to [limits] cpu_ms (the Worker cannot read [limits])', () => {
+    const limit = /\[limits\][^[]*?cpu_ms\s*=\s*(\d+)/.exec(wranglerToml)?.[1]
+    const mirrored = /CPU_MS\s*=\s*"(\d+)"/.exec(wranglerToml)?.[1]
+    expect(limit).toBeDefined()
+    expect(mirrored).toBe(limit)
+  })
+
+  it('enables by default only tools that need no other setting', () => {
+    const enabled = /ENABLED_TOOLS\s*=\s*"([^"]*)"/.exec(wranglerToml)?.[1]?.split(',')
+    expect(enabled).toEqual(DEFAULT_TOOLS)
+  })
+})
