@@ -1,3 +1,4 @@
+import { safeParse } from 'zod/v4/core'
 import { argsHash, canonicalJson } from './canonical'
 import { pendingApprovals, expireApprovals, replaceCall } from './approvals'
 import type { StopReason } from './budget'
@@ -203,6 +204,10 @@ async function think(state: RunState, deps: Deps): Promise<Result> {
       ...(deps.signal ? { signal: deps.signal } : {}),
     })
   } catch (err) {
+    // A cancel surfaces as the abort reason thrown by the adapter: that is not a model error.
+    if (deps.signal?.aborted) {
+      return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, 'the run was cancelled')
+    }
     const code = err instanceof ModelError ? err.options.code : undefined
     if (
       code === 'tools_unsupported' &&
@@ -656,7 +661,9 @@ async function classify(state: RunState, stepIndex: number, deps: Deps): Promise
       !call.argsError &&
       tool.sideEffect &&
       !deps.confirm &&
-      verdictFor(state.policy, tool) === 'ask'
+      verdictFor(state.policy, tool) === 'ask' &&
+      // Validate first (DESIGN §3): nobody is asked to approve a call that cannot run.
+      safeParse(tool.params, call.args).success
     if (needsPerson) {
       awaiting = true
       calls.push({

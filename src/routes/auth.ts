@@ -16,7 +16,8 @@ import { readRawBody } from './body'
  * leaves it in `c.var.rawBody` for the handler.
  */
 export function requireAuth(options: { now?: () => number } = {}): MiddlewareHandler<AppEnv> {
-  const now = options.now ?? Date.now
+  // Read the clock per request, not at import: the replay window follows the Worker's clock.
+  const now = options.now ?? (() => Date.now())
   return async (c, next) => {
     const raw =
       c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await readRawBody(c.req.raw)

@@ -34,6 +34,10 @@ export class RunStore extends DurableObject<Env> {
   #info: RunInfo | undefined
   #running = false
   #abort: AbortController | undefined
+  /** A side effect was persisted as started and has no result yet (a cancel must wait). */
+  #sideEffectInFlight = false
+  /** A cancel that arrived while a side effect was in flight: applied once it is recorded. */
+  #deferredCancel: string | undefined
   #deps: AdvanceDeps | undefined
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -137,8 +141,11 @@ export class RunStore extends DurableObject<Env> {
     }
     this.#storage.setValue('cancel', { by, at: Date.now() })
     if (this.#running) {
-      // The slice in flight sees the aborted signal and stops at its next transition.
-      this.#abort?.abort(new Error(`cancelled by ${by}`))
+      // The slice in flight sees the aborted signal and stops at its next transition. A side
+      // effect already started is not cut off halfway (its outcome would be unknown): the
+      // abort waits until its result is recorded.
+      if (this.#sideEffectInFlight) this.#deferredCancel = by
+      else this.#abort?.abort(new Error(`cancelled by ${by}`))
     } else {
       this.#state = { ...state, cancelRequested: true }
       this.#storage.saveState(this.#state)
@@ -170,12 +177,18 @@ export class RunStore extends DurableObject<Env> {
     const config = loadConfig(this.env)
     this.#running = true
     this.#abort = new AbortController()
+    const signal = this.#abort.signal
     try {
-      const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
-      const out = await runSlice(state, deps, config.slice, (next, event) =>
-        this.#persist(next, event),
-      )
-      this.#state = out.state
+      const deps = { ...this.#dependencies(state), signal }
+      const out = await runSlice(state, deps, config.slice, (next, event) => {
+        const recorded = cancelledByAbort(next, signal)
+        this.#persist(recorded, recorded === next ? event : { ...event, stopReason: 'cancelled' })
+        this.#sideEffectInFlight = event.action === 'start_call'
+        if (!this.#sideEffectInFlight && this.#deferredCancel !== undefined) {
+          this.#abort?.abort(new Error(`cancelled by ${this.#deferredCancel}`))
+        }
+      })
+      this.#state = cancelledByAbort(out.state, signal)
     } catch (err) {
       // Configuration or storage failures: record them on the run instead of crashing the alarm
       // into endless retries.
@@ -204,6 +217,8 @@ export class RunStore extends DurableObject<Env> {
     } finally {
       this.#running = false
       this.#abort = undefined
+      this.#sideEffectInFlight = false
+      this.#deferredCancel = undefined
     }
   }
 
@@ -282,7 +297,11 @@ export class RunStore extends DurableObject<Env> {
   async #schedule(): Promise<void> {
     const state = this.#state!
     const times: number[] = []
-    if (state.phase === 'think' || state.phase === 'act') times.push(Date.now())
+    // A cancel that arrived while this alarm was delivering must not wait for the expiry.
+    const cancelling =
+      state.phase !== 'done' &&
+      (state.cancelRequested || this.#storage.getValue('cancel') !== undefined)
+    if (state.phase === 'think' || state.phase === 'act' || cancelling) times.push(Date.now())
     const expiry = state.phase === 'await_approval' ? nextApprovalExpiry(state) : undefined
     if (expiry !== undefined) times.push(expiry)
     const delivery = this.#outbox.nextDue()
@@ -316,6 +335,24 @@ export class RunStore extends DurableObject<Env> {
 
   #view(): RunView {
     return toRunView(this.#state!, this.#info!, this.#outbox.list())
+  }
+}
+
+/**
+ * A cancel aborts the model call in flight, which the kernel records as a `model_error`; the
+ * run was cancelled, and its trace says so.
+ */
+function cancelledByAbort(state: RunState, signal: AbortSignal): RunState {
+  if (!signal.aborted || state.phase !== 'done' || state.result?.stopReason !== 'model_error') {
+    return state
+  }
+  return {
+    ...state,
+    result: {
+      ...state.result,
+      stopReason: 'cancelled',
+      error: `the run was cancelled while the model was answering (${state.result.error ?? 'aborted'})`,
+    },
   }
 }
 

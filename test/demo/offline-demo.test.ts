@@ -57,12 +57,20 @@ async function trace(id: string): Promise<RunResult> {
 describe('the offline demo with no API key', () => {
   it('investigates, waits for approval, rolls back once approved, and explains the root cause', async () => {
     const { id, hash } = await runToApproval()
-    const res = await decide(id, 'call_demo_6', { decision: 'approve', args_hash: hash, by: 'alice' })
+    const res = await decide(id, 'call_demo_6', {
+      decision: 'approve',
+      args_hash: hash,
+      by: 'alice',
+    })
     expect(res.status).toBe(200)
     await drainAlarms(id)
 
     const result = await trace(id)
-    expect(result).toMatchObject({ ok: true, stopReason: 'finish', model: 'demo/scripted-incident' })
+    expect(result).toMatchObject({
+      ok: true,
+      stopReason: 'finish',
+      model: 'demo/scripted-incident',
+    })
     expect(result.steps).toHaveLength(5)
     expect(result.answer).toContain('max_connections from 50 to 10')
     expect(result.answer).toContain('rolled the order service back from v2.14.0 to v2.13.2')

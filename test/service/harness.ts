@@ -7,9 +7,9 @@
  * test decides exactly when the run advances.
  */
 import { env, exports } from 'cloudflare:workers'
-import { runDurableObjectAlarm } from 'cloudflare:test'
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { expect, vi } from 'vitest'
-import { runStub, type RunView } from '../../src/runs/types'
+import type { RunView } from '../../src/runs/types'
 import type { FakeHandler } from '../fakes/outbound'
 
 export const ORIGIN = 'https://edgeloop.test'
@@ -60,17 +60,15 @@ export function runAlarm(id: string): Promise<boolean> {
 }
 
 /**
- * Runs alarms while the run has work to do now: it is thinking or acting, or a delivery is due.
- * A run waiting for a person keeps an alarm for the expiry, so "until no alarm" would spin.
+ * Runs the run's alarm while it is due (at or before the test clock's now), as the platform
+ * would; returns how many ran. A run waiting for a person keeps an alarm for the approval's
+ * expiry, which is not due until the clock reaches it.
  */
 export async function drainAlarms(id: string, max = 40): Promise<number> {
   let n = 0
   for (; n < max; n++) {
-    const view = await runStub(env.RUNS, id).get()
-    const due =
-      view?.status === 'running' ||
-      view?.deliveries.some((d) => d.status === 'pending' && d.nextAt <= Date.now())
-    if (!due || !(await runAlarm(id))) break
+    const at = await runInDurableObject(stubOf(id), (_instance, state) => state.storage.getAlarm())
+    if (at === null || at > Date.now() || !(await runAlarm(id))) break
   }
   return n
 }
@@ -123,6 +121,7 @@ export class Receiver {
   #statuses: number[] = []
   #held: { promise: Promise<void>; open: () => void } | undefined
   #arrived: (() => void) | undefined
+  #release: (() => void) | undefined
 
   /** Answers the next requests with these statuses (then 200). */
   answer(...statuses: number[]): this {
@@ -133,11 +132,12 @@ export class Receiver {
   /** The next request blocks; resolves once it has arrived. Call `release()` to let it go. */
   hold(): Promise<void> {
     this.#held = gate()
+    this.#release = this.#held.open
     return new Promise((resolve) => (this.#arrived = resolve))
   }
 
   release(): void {
-    this.#held?.open()
+    this.#release?.()
   }
 
   /** Distinct idempotency keys seen: the side effects a deduplicating server performed. */

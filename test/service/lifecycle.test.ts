@@ -53,10 +53,13 @@ async function trace(id: string): Promise<RunResult> {
 describe('a run from POST /v1/runs to its trace', () => {
   it('answers 202 at once, then advances only in alarms', async () => {
     ai.enqueue(
-      reply.toolCalls([{ id: 'call_calc', name: 'calculator', arguments: { expression: '6 * 7' } }], {
-        content: 'Compute it.',
-        usage: { prompt_tokens: 100, completion_tokens: 10 },
-      }),
+      reply.toolCalls(
+        [{ id: 'call_calc', name: 'calculator', arguments: { expression: '6 * 7' } }],
+        {
+          content: 'Compute it.',
+          usage: { prompt_tokens: 100, completion_tokens: 10 },
+        },
+      ),
       reply.text('The answer is 42.', { usage: { prompt_tokens: 150, completion_tokens: 8 } }),
     )
     const res = await api('/v1/runs', {
@@ -168,7 +171,9 @@ describe('a run with an approval (http_post under ask)', () => {
     expect(receiver.hits).toHaveLength(0)
     const call = (await trace(id)).steps[0]!.calls[0]!
     expect(call.kind).toBe('denied')
-    expect(call.observation).toMatch(/^\[ToolError\] http_post was not run: it was denied by api:bob/)
+    expect(call.observation).toMatch(
+      /^\[ToolError\] http_post was not run: it was denied by api:bob/,
+    )
     expect(ai.lastBody().messages.at(-1)!.content).toBe(call.observation)
   })
 
@@ -193,7 +198,11 @@ describe('a run with an approval (http_post under ask)', () => {
     const result = await trace(id)
     expect(result.stopReason).toBe('finish')
     const call = result.steps[0]!.calls[0]!
-    expect(call.approval).toMatchObject({ decision: 'denied', decidedBy: 'system', reason: 'expired' })
+    expect(call.approval).toMatchObject({
+      decision: 'denied',
+      decidedBy: 'system',
+      reason: 'expired',
+    })
     expect(call.observation).toContain('the approval request expired with no decision')
     // A late decision is told who decided.
     const late = await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
@@ -212,5 +221,33 @@ describe('a run with an approval (http_post under ask)', () => {
     const result = await trace(id)
     expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
     expect(result.usage.activeMs).toBeLessThan(300_000)
+  })
+})
+
+describe('per-run settings', () => {
+  it.each<[string, RegExp]>([
+    ['dry_run', /^\[DryRun\]/],
+    ['deny', /^\[ToolError\]/],
+  ])('confirm narrowed to %s: http_post never reaches the receiver', async (mode, observation) => {
+    ai.enqueue(reply.toolCalls([postCall()]), reply.text('Nothing was posted.'))
+    const id = await startRun({ task: 'Post', tools: ['http_post'], confirm: { mode } })
+    await drainAlarms(id)
+    const result = await trace(id)
+    expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
+    expect(result.steps[0]!.calls[0]!.observation).toMatch(observation)
+    expect(receiver.hits).toHaveLength(0)
+  })
+
+  it('a model from the allowlist is the one asked', async () => {
+    ai.enqueue(reply.text('Hi.'))
+    const id = await startRun({ task: 'Greet', tools: ['calculator'], model: 'gpt-test-large' })
+    await drainAlarms(id)
+    expect(ai.lastBody().model).toBe('gpt-test-large')
+    expect((await trace(id)).model).toBe('gpt-test-large')
+  })
+
+  it('metadata comes back on the run', async () => {
+    const id = await startRun({ task: 'Greet', metadata: { ticket: 'OPS-1', n: 2 } })
+    expect((await getRun(id)).metadata).toEqual({ ticket: 'OPS-1', n: 2 })
   })
 })

@@ -3,13 +3,17 @@
  * transition, and in the middle of a model call or a side effect. Afterwards the run finishes,
  * the model was asked once per recorded step, no side effect ran twice, and `outcome unknown`
  * appears exactly when a non-idempotent side effect was started and its result never recorded.
+ *
+ * Killing the object while an alarm awaits a promise of this isolate is not possible here:
+ * `abortAllDurableObjects()` then crashes workerd ("Promise callback destroyed itself") and
+ * `evictDurableObject()` waits for the alarm to drain. A death between two writes is therefore
+ * made exact another way: the test copies the object's rows at the moment a transition is
+ * persisted (from inside that transition's log call, on the object's own SQL handle), lets the
+ * slice end, writes the copy back and kills the object. Storage is then byte for byte what the
+ * object had written when it died, and whatever ran after that point (a side effect, a model
+ * call) did happen.
  */
-import {
-  abortAllDurableObjects,
-  evictDurableObject,
-  runDurableObjectAlarm,
-  runInDurableObject,
-} from 'cloudflare:test'
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { RunResult } from '../../src/kernel/result'
 import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
@@ -21,7 +25,6 @@ import {
   decide,
   drainAlarms,
   runAlarm,
-  gate,
   getRun,
   Receiver,
   RECEIVER,
@@ -37,25 +40,27 @@ let ai: FakeOpenAI
 let receiver: Receiver
 let outbound: Outbound
 let logs: ReturnType<typeof captureLogs>
-/** When set, the model's next request waits here (and fails like fetch if its signal aborts). */
-let modelHold: { promise: Promise<void>; open: () => void; arrived: () => void } | undefined
+/** Called with each transition log line, in order (see `onTransition`). */
+let hooks: { match: (l: Record<string, unknown>) => boolean; run: () => void; done: boolean }[]
 
 beforeEach(() => {
   clock = new TestClock()
   ai = new FakeOpenAI()
   receiver = new Receiver()
-  modelHold = undefined
+  hooks = []
   logs = captureLogs()
+  logs.mockImplementation((line: unknown) => {
+    if (typeof line !== 'string') return
+    const parsed = JSON.parse(line) as Record<string, unknown>
+    if (parsed.msg !== 'transition') return
+    for (const hook of hooks) {
+      if (hook.done || !hook.match(parsed)) continue
+      hook.done = true
+      hook.run()
+    }
+  })
   outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, async (req) => {
-      const hold = modelHold
-      if (hold) {
-        modelHold = undefined
-        hold.arrived()
-        await hold.promise
-      }
-      return ai.handler(req)
-    })
+    .on(FAKE_OPENAI_HOST, ai.handler)
     .on(RECEIVER, receiver.handler)
     .install()
 })
@@ -65,6 +70,59 @@ afterEach(() => {
   clock.restore()
   vi.restoreAllMocks()
 })
+
+/** Runs `run` (once) inside the log call of the first transition `match` accepts. */
+function onTransition(match: (l: Record<string, unknown>) => boolean, run: () => void) {
+  const hook = { match, run, done: false }
+  hooks.push(hook)
+  return { fired: () => hook.done }
+}
+
+/**
+ * Ends the alarm's slice right after the first transition `match` accepts: its log line moves
+ * the clock past the slice's wall budget (5 minutes), so the slice checkpoints there. The jump
+ * comes after the transition was timed, so it is not charged to the run.
+ */
+function stopAfter(match: (l: Record<string, unknown>) => boolean) {
+  return onTransition(match, () => clock.advance(10 * 60_000))
+}
+
+type Rows = { run: { k: string; v: string }[]; step: { i: number; json: string }[] }
+
+/**
+ * Arms a copy of the run's rows at the moment the first transition `match` accepts is written.
+ * The copy is read through the running object's own SQL handle, inside that transition.
+ */
+async function snapshotAt(id: string, match: (l: Record<string, unknown>) => boolean) {
+  let sql: SqlStorage | undefined
+  await runInDurableObject(stubOf(id), (_instance, state) => {
+    sql = state.storage.sql
+  })
+  let rows: Rows | undefined
+  const hook = onTransition(match, () => {
+    rows = {
+      run: sql!.exec<{ k: string; v: string }>('SELECT k, v FROM run').toArray(),
+      step: sql!.exec<{ i: number; json: string }>('SELECT i, json FROM step').toArray(),
+    }
+  })
+  return {
+    /**
+     * Writes the copy back: the object's storage as it was right after that transition, with
+     * its alarm due again (the platform retries an alarm whose invocation died).
+     */
+    restore: async () => {
+      expect(hook.fired(), 'the snapshot transition never happened').toBe(true)
+      await runInDurableObject(stubOf(id), (_instance, state) => {
+        const db = state.storage.sql
+        db.exec('DELETE FROM step')
+        for (const r of rows!.step) db.exec('INSERT INTO step (i, json) VALUES (?, ?)', r.i, r.json)
+        db.exec('DELETE FROM run')
+        for (const r of rows!.run) db.exec('INSERT INTO run (k, v) VALUES (?, ?)', r.k, r.v)
+        return state.storage.setAlarm(Date.now())
+      })
+    },
+  }
+}
 
 /** Kills the run's object; asserts a fresh instance answers afterwards. */
 async function kill(id: string, how: Kill): Promise<void> {
@@ -79,29 +137,6 @@ async function kill(id: string, how: Kill): Promise<void> {
     (instance) => (instance as unknown as { marker?: number }).marker,
   )
   expect(marker, 'the object was not restarted').toBeUndefined()
-}
-
-/** What the platform does after an alarm invocation died: it runs the alarm again. */
-async function retryAlarm(id: string): Promise<void> {
-  await runInDurableObject(stubOf(id), (instance) => (instance as { alarm(): Promise<void> }).alarm())
-}
-
-/**
- * Ends the alarm's slice right after the first transition `match` accepts: the log line of that
- * transition moves the clock past the slice's wall budget (5 minutes), so the slice checkpoints
- * there. The jump happens after the transition was timed, so it is not charged to the run.
- */
-function stopAfter(match: (line: Record<string, unknown>) => boolean): { fired: () => boolean } {
-  let fired = false
-  logs.mockImplementation((line: unknown) => {
-    if (fired || typeof line !== 'string') return
-    const parsed = JSON.parse(line) as Record<string, unknown>
-    if (parsed.msg === 'transition' && match(parsed)) {
-      fired = true
-      clock.advance(10 * 60_000)
-    }
-  })
-  return { fired: () => fired }
 }
 
 async function trace(id: string): Promise<RunResult> {
@@ -218,45 +253,104 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await expectFinishedOnce(id)
   })
 
-  it('in the middle of a model call: asks again for that step only', async () => {
+  it('between the model call and its record: asks again for that step only', async () => {
     scriptModel()
+    ai.enqueue(reply.text('Recorded 42.')) // the answer the dead object never recorded is asked again
     const id = await startRun(TASK)
-    await drainAlarms(id) // steps 0 and 1 recorded; waits for approval
+    await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
     await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
-    const held = gate() // never opened: the killed request gets no answer
-    const arrived = new Promise<void>((resolve) => {
-      modelHold = { ...held, arrived: resolve }
-    })
-    const alarm = runDurableObjectAlarm(stubOf(id)).catch((err: unknown) => err)
-    await arrived // the post ran; the model call for step 2 is in flight
-    if (how === 'abort') await abortAllDurableObjects()
-    else await evictDurableObject(stubOf(id))
-    await alarm
-    await retryAlarm(id)
+    const before = await snapshotAt(id, (l) => l.action === 'run_call' && l.tool === 'http_post')
+    await drainAlarms(id) // the model answers step 2; then the object "dies" before recording it
+    await before.restore()
+    await kill(id, how)
+    expect(await getRun(id)).toMatchObject({ phase: 'think', stepCount: 2 })
     await drainAlarms(id)
-    // The killed request never reached the fake, so it was not answered: 3 answered in all.
-    expect(outbound.to(FAKE_OPENAI_HOST)).toHaveLength(4)
-    await expectFinishedOnce(id)
+    await expectFinishedOnce(id, { modelRequests: 4 })
   })
 
-  it('in the middle of http_post (idempotent): retries once with the same Idempotency-Key', async () => {
+  it('between started and the result of http_post (idempotent): retries with the same key', async () => {
     scriptModel()
     const id = await startRun(TASK)
     await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
     await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
-    const arrived = receiver.hold()
-    const alarm = runDurableObjectAlarm(stubOf(id)).catch((err: unknown) => err)
-    await arrived
-    if (how === 'abort') await abortAllDurableObjects()
-    else await evictDurableObject(stubOf(id))
-    await alarm
-    receiver.release()
-    await retryAlarm(id)
+    const started = await snapshotAt(id, (l) => l.action === 'start_call')
+    stopAfter((l) => l.action === 'run_call' && l.tool === 'http_post')
+    await runAlarm(id) // started, sent, result recorded: then storage goes back to "started"
+    expect(receiver.hits).toHaveLength(1)
+    await started.restore()
+    await kill(id, how)
+    const call = (await trace(id)).steps[1]!.calls[0]!
+    expect(call).toMatchObject({ id: 'call_post', status: 'started', observation: '' })
     await drainAlarms(id)
     // Sent twice with one key: a deduplicating server performs it once.
     expect(receiver.hits.map((h) => h.key)).toEqual([`${id}:call_post`, `${id}:call_post`])
     await expectFinishedOnce(id)
+  })
+
+  it('between started and the result of rollback_deploy (not idempotent): outcome unknown', async () => {
+    ai.enqueue(
+      reply.toolCalls([
+        {
+          id: 'call_rollback',
+          name: 'rollback_deploy',
+          arguments: { service: 'order', to_version: 'v2.13.2', reason: 'pool cut to 10' },
+        },
+      ]),
+      reply.text('The rollback may or may not have happened; check the deploy.'),
+    )
+    const id = await startRun({ task: 'Roll back order', tools: ['rollback_deploy'] })
+    await drainAlarms(id)
+    const pending = (await getRun(id)).pendingApprovals[0]!
+    await decide(id, 'call_rollback', { decision: 'approve', args_hash: pending.argsHash })
+    const started = await snapshotAt(id, (l) => l.action === 'start_call')
+    const ran = stopAfter((l) => l.action === 'run_call' && l.tool === 'rollback_deploy')
+    await runAlarm(id)
+    expect(ran.fired()).toBe(true)
+    await started.restore()
+    await kill(id, how)
+    await drainAlarms(id)
+
+    const result = await trace(id)
+    expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
+    const call = result.steps[0]!.calls[0]!
+    expect(call.kind).toBe('outcome_unknown')
+    expect(call.observation).toMatch(
+      /^\[ToolError\] outcome unknown: rollback_deploy \(call call_rollback\) was started/,
+    )
+    expect(call.observation).toContain('It was not run again')
+    // The model was told, once per step.
+    expect(ai.bodies).toHaveLength(2)
+    expect(ai.bodies[1]!.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'call_rollback',
+      content: call.observation,
+    })
+  })
+
+  it('rollback_deploy with no death between started and result: its result, never unknown', async () => {
+    ai.enqueue(
+      reply.toolCalls([
+        {
+          id: 'call_rollback',
+          name: 'rollback_deploy',
+          arguments: { service: 'order', to_version: 'v2.13.2', reason: 'pool cut to 10' },
+        },
+      ]),
+      reply.text('Rolled back.'),
+    )
+    const id = await startRun({ task: 'Roll back order', tools: ['rollback_deploy'] })
+    await drainAlarms(id)
+    const pending = (await getRun(id)).pendingApprovals[0]!
+    await decide(id, 'call_rollback', { decision: 'approve', args_hash: pending.argsHash })
+    await kill(id, how)
+    // A slice spent at `started` still runs the call: it never checkpoints in between.
+    const started = stopAfter((l) => l.action === 'start_call')
+    await drainAlarms(id)
+    expect(started.fired()).toBe(true)
+    const call = (await trace(id)).steps[0]!.calls[0]!
+    expect(call.kind).toBe('ok')
+    expect(call.observation).toContain('rolled back order from v2.14.0 to v2.13.2')
   })
 })

@@ -1,0 +1,100 @@
+/**
+ * The joined path for integration tests: the kernel's step machine driving the real
+ * `OpenAIModel` (the `openai` package) against `FakeOpenAI`, through the strict outbound fake,
+ * with the real tools from `tools/`. Retries sleep nowhere: delays are recorded instead.
+ */
+import {
+  createRunState,
+  MemoryObservationStore,
+  runSlice,
+  ToolRegistry,
+  type AdvanceDeps,
+  type NewRunInput,
+  type RunState,
+  type Tool,
+} from '../../src/kernel/index'
+import { OpenAIModel, type OpenAIModelOptions } from '../../src/llm/openai-model'
+import {
+  FAKE_OPENAI_BASE_URL,
+  FAKE_OPENAI_HOST,
+  FAKE_OPENAI_KEY,
+  FakeOpenAI,
+  type ReceivedBody,
+} from '../fakes/fake-openai'
+import { Outbound, type FakeHandler } from '../fakes/outbound'
+
+/** A slice with no limits: run until done or until a person must decide. */
+export const UNLIMITED = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
+
+/** The fake receiver of `http_post` (and the host the HTTP tools are allowed to reach). */
+export const RECEIVER_HOST = 'receiver.test'
+
+/** The fakes one test talks to; `restore()` in afterEach fails on any unexpected request. */
+export interface Wire {
+  api: FakeOpenAI
+  outbound: Outbound
+  /** Waits the model adapter asked for between retries, in order. */
+  delays: number[]
+  /** The real adapter pointed at the fake provider. */
+  model(options?: Partial<OpenAIModelOptions>): OpenAIModel
+  restore(): void
+}
+
+/** Installs the fake provider (and any extra hosts) as the only reachable outbound hosts. */
+export function installWire(hosts: Record<string, FakeHandler> = {}): Wire {
+  const api = new FakeOpenAI()
+  const outbound = new Outbound().on(FAKE_OPENAI_HOST, api.handler)
+  for (const [host, handler] of Object.entries(hosts)) outbound.on(host, handler)
+  outbound.install()
+  const delays: number[] = []
+  return {
+    api,
+    outbound,
+    delays,
+    model: (options = {}) =>
+      new OpenAIModel({
+        baseURL: FAKE_OPENAI_BASE_URL,
+        apiKey: FAKE_OPENAI_KEY,
+        model: 'gpt-test',
+        sleep: async (ms) => void delays.push(ms),
+        random: () => 0.5,
+        ...options,
+      }),
+    restore: () => outbound.restore(),
+  }
+}
+
+/** A receiver that answers every POST with 201 and `{"received":true}`. */
+export const created: FakeHandler = () =>
+  Response.json({ received: true }, { status: 201, statusText: 'Created' })
+
+/** A fresh run and the deps to advance it (no confirm hook: `ask` waits for `decideApproval`). */
+export function startRun(
+  tools: Tool[],
+  model: AdvanceDeps['model'],
+  input: Partial<NewRunInput> = {},
+  deps: Partial<AdvanceDeps> = {},
+): { state: RunState; deps: AdvanceDeps; registry: ToolRegistry } {
+  const registry = new ToolRegistry(tools)
+  const state = createRunState({
+    id: 'run_int',
+    task: 'integration task',
+    tools: registry.names(),
+    ...input,
+  })
+  return {
+    state,
+    registry,
+    deps: { model, registry, observations: new MemoryObservationStore(), ...deps },
+  }
+}
+
+/** Advances until the run is done or waits for a person. */
+export async function runUntilStill(state: RunState, deps: AdvanceDeps) {
+  return runSlice(state, deps, UNLIMITED)
+}
+
+/** The `tool` messages of a request body, as `[tool_call_id, content]` pairs in order. */
+export function toolMessages(body: ReceivedBody): [string, string][] {
+  return body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content])
+}

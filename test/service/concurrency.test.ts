@@ -1,0 +1,148 @@
+/**
+ * At-least-once alarms and racing people (issue 3): a duplicated alarm does nothing twice, and
+ * of 50 simultaneous approvals exactly one wins and the call runs once.
+ */
+import { runInDurableObject } from 'cloudflare:test'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { runStub } from '../../src/runs/types'
+import { env } from 'cloudflare:workers'
+import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
+import { Outbound } from '../fakes/outbound'
+import {
+  captureLogs,
+  decide,
+  drainAlarms,
+  getRun,
+  Receiver,
+  RECEIVER,
+  runAlarm,
+  startRun,
+  stubOf,
+  TestClock,
+} from './harness'
+
+let clock: TestClock
+let ai: FakeOpenAI
+let receiver: Receiver
+let outbound: Outbound
+
+beforeEach(() => {
+  clock = new TestClock()
+  captureLogs()
+  ai = new FakeOpenAI()
+  receiver = new Receiver()
+  outbound = new Outbound()
+    .on(FAKE_OPENAI_HOST, ai.handler)
+    .on(RECEIVER, receiver.handler)
+    .install()
+})
+
+afterEach(() => {
+  outbound.restore()
+  clock.restore()
+  vi.restoreAllMocks()
+})
+
+/** The alarm handler invoked again, as the platform may (alarms are at-least-once). */
+function duplicateAlarm(id: string): Promise<void> {
+  return runInDurableObject(stubOf(id), (instance) =>
+    (instance as unknown as { alarm(): Promise<void> }).alarm(),
+  )
+}
+
+function script(): void {
+  ai.enqueue(
+    reply.toolCalls([{ id: 'call_calc', name: 'calculator', arguments: { expression: '2 + 2' } }]),
+    reply.toolCalls([
+      { id: 'call_post', name: 'http_post', arguments: { url: `https://${RECEIVER}/x`, body: {} } },
+    ]),
+    reply.text('Done.'),
+  )
+}
+
+describe('a duplicated alarm', () => {
+  it('after every alarm and after the end: the model once per step, the side effect once', async () => {
+    script()
+    const id = await startRun({ task: 'Add and post', tools: ['calculator', 'http_post'] })
+    const advance = async () => {
+      while ((await getRun(id)).status === 'running') {
+        expect(await runAlarm(id)).toBe(true)
+        await duplicateAlarm(id)
+      }
+    }
+    await advance()
+    const pending = (await getRun(id)).pendingApprovals[0]!
+    // Waiting for a person: extra alarms change nothing.
+    const stub = runStub(env.RUNS, id)
+    const before = await stub.storageStats()
+    await duplicateAlarm(id)
+    await duplicateAlarm(id)
+    expect(await stub.storageStats()).toEqual(before)
+    expect(ai.bodies).toHaveLength(2)
+
+    await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
+    await advance()
+    const done = await getRun(id)
+    expect(done.result).toMatchObject({ ok: true, stopReason: 'finish', answer: 'Done.' })
+    const written = await stub.storageStats()
+    await duplicateAlarm(id)
+    expect(await runAlarm(id)).toBe(false) // nothing scheduled once done
+    await duplicateAlarm(id)
+
+    expect(await stub.storageStats()).toEqual(written)
+    expect(await getRun(id)).toEqual(done)
+    expect(ai.bodies).toHaveLength(3)
+    expect(done.result.steps.map((s) => s.i)).toEqual([0, 1, 2])
+    expect(receiver.hits).toHaveLength(1)
+  })
+})
+
+describe('50 concurrent approvals of one call', () => {
+  it('one 200, 49 × 409 naming the first decider, one execution', async () => {
+    ai.enqueue(
+      reply.toolCalls([
+        {
+          id: 'call_post',
+          name: 'http_post',
+          arguments: { url: `https://${RECEIVER}/x`, body: {} },
+        },
+      ]),
+      reply.text('Done.'),
+    )
+    const id = await startRun({ task: 'Post', tools: ['http_post'] })
+    await drainAlarms(id)
+    const { argsHash } = (await getRun(id)).pendingApprovals[0]!
+
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        decide(id, 'call_post', {
+          decision: i % 2 ? 'deny' : 'approve',
+          args_hash: argsHash,
+          by: `approver-${i}`,
+        }),
+      ),
+    )
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as {
+      decidedBy?: string
+      decision?: string
+      error?: { code: string; message: string; details: { decidedBy: string } }
+    }[]
+    const winners = bodies.filter((_, i) => responses[i]!.status === 200)
+    expect(winners).toHaveLength(1)
+    const winner = winners[0]!
+    const losers = bodies.filter((_, i) => responses[i]!.status === 409)
+    expect(losers).toHaveLength(49)
+    for (const loser of losers) {
+      expect(loser.error).toMatchObject({
+        code: 'already_decided',
+        details: { decidedBy: winner.decidedBy },
+      })
+      expect(loser.error!.message).toContain(`by ${winner.decidedBy}`)
+    }
+
+    await drainAlarms(id)
+    const call = (await getRun(id)).result.steps[0]!.calls[0]!
+    expect(call.approval?.decidedBy).toBe(winner.decidedBy)
+    expect(receiver.hits).toHaveLength(winner.decision === 'approved' ? 1 : 0)
+  })
+})
