@@ -177,18 +177,16 @@ export class RunStore extends DurableObject<Env> {
     const config = loadConfig(this.env)
     this.#running = true
     this.#abort = new AbortController()
-    const signal = this.#abort.signal
     try {
-      const deps = { ...this.#dependencies(state), signal }
+      const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
-        const recorded = cancelledByAbort(next, signal)
-        this.#persist(recorded, recorded === next ? event : { ...event, stopReason: 'cancelled' })
+        this.#persist(next, event)
         this.#sideEffectInFlight = event.action === 'start_call'
         if (!this.#sideEffectInFlight && this.#deferredCancel !== undefined) {
           this.#abort?.abort(new Error(`cancelled by ${this.#deferredCancel}`))
         }
       })
-      this.#state = cancelledByAbort(out.state, signal)
+      this.#state = out.state
     } catch (err) {
       // Configuration or storage failures: record them on the run instead of crashing the alarm
       // into endless retries.
@@ -335,24 +333,6 @@ export class RunStore extends DurableObject<Env> {
 
   #view(): RunView {
     return toRunView(this.#state!, this.#info!, this.#outbox.list())
-  }
-}
-
-/**
- * A cancel aborts the model call in flight, which the kernel records as a `model_error`; the
- * run was cancelled, and its trace says so.
- */
-function cancelledByAbort(state: RunState, signal: AbortSignal): RunState {
-  if (!signal.aborted || state.phase !== 'done' || state.result?.stopReason !== 'model_error') {
-    return state
-  }
-  return {
-    ...state,
-    result: {
-      ...state.result,
-      stopReason: 'cancelled',
-      error: `the run was cancelled while the model was answering (${state.result.error ?? 'aborted'})`,
-    },
   }
 }
 
