@@ -50,7 +50,8 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: './wrangler.toml' },
-            miniflare: { bindings: { ...common } },
+            // Empty wins over an OPENAI_API_KEY a developer may have in .dev.vars.
+            miniflare: { bindings: { ...common, OPENAI_API_KEY: '' } },
           }),
         ],
         test: { testTimeout: 30_000, name: 'offline-demo', include: ['test/demo/**/*.test.ts'] },
