@@ -155,6 +155,7 @@ async function invoke(
     callId: call.id,
     idempotencyKey: `${ctx.runId}:${call.id}`,
     observations: ctx.observations,
+    maxObservationTokens: ctx.maxObservationTokens ?? DEFAULT_MAX_OBSERVATION_TOKENS,
     get signal() {
       if (!controller) {
         controller = new AbortController()

@@ -13,7 +13,8 @@ export const readObservationTool = defineTool({
   name: READ_OBSERVATION,
   description:
     'Read more of an earlier observation that was truncated. Use the handle named in the ' +
-    `truncation note; offset is the character to start at (0 = beginning); length at most ${MAX_SLICE_CHARS}.`,
+    `truncation note; offset is the character to start at (0 = beginning); length at most ${MAX_SLICE_CHARS}. ` +
+    'A slice may come back shorter to fit the observation limit: continue at the offset it names.',
   params: z.object({
     handle: z.string().check(z.minLength(1)),
     offset: z.number().check(z.int(), z.minimum(0)),
@@ -29,7 +30,15 @@ export const readObservationTool = defineTool({
         `offset ${offset} is past the end (the observation has ${text.length} characters)`,
       )
     }
-    const end = sliceEnd(text, offset, Math.min(text.length, offset + (length ?? MAX_SLICE_CHARS)))
+    // The slice must fit the run's observation limit (less room for the two note lines), or it
+    // would itself be truncated and stored again.
+    const maxTokens = Math.max(20, Math.min(MAX_SLICE_TOKENS, ctx.maxObservationTokens - 60))
+    const end = sliceEnd(
+      text,
+      offset,
+      Math.min(text.length, offset + (length ?? MAX_SLICE_CHARS)),
+      maxTokens,
+    )
     const remaining = text.length - end
     return (
       `[${handle} characters ${offset}–${end} of ${text.length}]\n${text.slice(offset, end)}\n` +
@@ -40,14 +49,14 @@ export const readObservationTool = defineTool({
   },
 })
 
-/** The end of a slice from `offset`: at most `end`, at most MAX_SLICE_TOKENS, whole characters. */
-function sliceEnd(text: string, offset: number, end: number): number {
-  if (approxTokens(text.slice(offset, end)) <= MAX_SLICE_TOKENS) return end
+/** The end of a slice from `offset`: at most `end`, at most `maxTokens`, whole characters. */
+function sliceEnd(text: string, offset: number, end: number, maxTokens: number): number {
+  if (approxTokens(text.slice(offset, end)) <= maxTokens) return end
   let lo = offset + 1
   let hi = end
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2)
-    if (approxTokens(text.slice(offset, mid)) <= MAX_SLICE_TOKENS) lo = mid
+    if (approxTokens(text.slice(offset, mid)) <= maxTokens) lo = mid
     else hi = mid - 1
   }
   // Never split a surrogate pair.

@@ -14,6 +14,8 @@ export interface ToolContext {
   signal: AbortSignal
   /** Stored whole observations (large outputs by handle, issue 6). */
   observations: ObservationStore
+  /** Observations longer than this many tokens are truncated: size results to fit. */
+  maxObservationTokens: number
 }
 
 /** Whole observations kept beside a run, read back in slices with `read_observation`. */
