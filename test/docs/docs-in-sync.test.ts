@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import addingATool from '../../docs/adding-a-tool.md?raw'
 import readme from '../../README.md?raw'
 import ticketTest from '../tools/ticket.test.ts?raw'
 import wranglerToml from '../../wrangler.toml?raw'
@@ -8,15 +7,15 @@ import { KNOWN_TOOLS } from '../../tools/index'
 import { DEFAULT_TOOLS } from '../../src/config'
 import type { Env } from '../../src/env'
 
-/** The code blocks that docs/adding-a-tool.md quotes must be the files, to the character. */
-describe('docs/adding-a-tool.md', () => {
+/** The code blocks README "Adding a tool" quotes must be the files, to the character. */
+describe('README "Adding a tool"', () => {
   it.each([
     ['tools/examples/ticket.ts', ticketTool],
     ['test/tools/ticket.test.ts', ticketTest],
   ])('quotes %s exactly', (path, source) => {
-    const start = addingATool.indexOf(`\`\`\`ts\n// ${path}\n`)
+    const start = readme.indexOf(`\`\`\`ts\n// ${path}\n`)
     expect(start, `no quote of ${path}`).toBeGreaterThanOrEqual(0)
-    const body = addingATool.slice(start + `\`\`\`ts\n// ${path}\n`.length)
+    const body = readme.slice(start + `\`\`\`ts\n// ${path}\n`.length)
     expect(body.slice(0, body.indexOf('```'))).toBe(source)
   })
 })
