@@ -1,0 +1,256 @@
+import { safeParse } from 'zod/v4/core'
+import { argsHash, canonicalJson } from './canonical'
+import { replaceCall } from './approvals'
+import type { StopReason } from './budget'
+import { verdictFor } from './confirm'
+import { dispatchCall, type DispatchContext, type ToolCallRequest } from './dispatch'
+import type { Call, RunState } from './state'
+import { stop } from './stop'
+import type { Deps, Result } from './transition-types'
+
+/** The act phase (DESIGN §3): one call's next move per transition, in call order. */
+export function act(state: RunState, deps: Deps): Result | Promise<Result> {
+  const stepIndex = state.steps.length - 1
+  const current = state.steps[stepIndex]!
+  if (current.calls.some((c) => c.status === 'pending')) return classify(state, stepIndex, deps)
+  const call = current.calls.find((c) => c.status !== 'done')
+  if (!call) return completeStep(state, deps)
+  if (call.status === 'awaiting_approval') {
+    return { state: { ...state, phase: 'await_approval' }, event: { action: 'await', bytes: 0 } }
+  }
+  const tool = deps.registry.get(call.name)
+  if (call.status === 'denied') return finishCall(state, stepIndex, deniedCall(call), deps)
+  if (call.status === 'started') {
+    if (!freshStarts.has(call)) {
+      // Read back from storage: the process that started it died before recording a result.
+      if (!tool?.idempotent) return finishCall(state, stepIndex, unknownOutcome(call), deps)
+      // Idempotent: running again with the same idempotency key is harmless (DESIGN §3).
+      return runCall(state, stepIndex, { ...call, attempts: (call.attempts ?? 0) + 1 }, deps)
+    }
+    return runCall(state, stepIndex, call, deps)
+  }
+  if (tool?.sideEffect && needsStartRecord(call, state, tool, deps)) {
+    // Persisted before the side effect runs (DESIGN §3): a crash after this never runs it twice.
+    const started: Call = { ...call, status: 'started', attempts: (call.attempts ?? 0) + 1 }
+    freshStarts.add(started)
+    return {
+      state: replaceCall(state, stepIndex, started),
+      event: { action: 'start_call', step: stepIndex, tool: call.name, callId: call.id, bytes: 0 },
+    }
+  }
+  return runCall(state, stepIndex, call, deps)
+}
+
+/**
+ * `started` records this process made and has not yet run. A `started` call read back from
+ * storage is a different object, so it is not in here: that is how a resumed run knows.
+ */
+const freshStarts = new WeakSet<Call>()
+
+function needsStartRecord(
+  call: Call,
+  state: RunState,
+  tool: { sideEffect: boolean } & Parameters<typeof verdictFor>[1],
+  deps: Deps,
+): boolean {
+  if (call.argsError) return false // dispatch refuses it without running anything
+  if (call.status === 'approved') return true
+  const verdict = verdictFor(state.policy, tool)
+  return verdict === 'run' || (verdict === 'ask' && !!deps.confirm)
+}
+
+function deniedCall(call: Call): Call {
+  const a = call.approval
+  const why =
+    a?.reason === 'expired'
+      ? 'the approval request expired with no decision'
+      : a?.reason === 'cancelled'
+        ? 'the run was cancelled'
+        : `it was denied by ${a?.decidedBy ?? 'the approver'}${a?.reason ? ` ("${a.reason}")` : ''}`
+  const observation = `[ToolError] ${call.name} was not run: ${why}. Use read-only tools instead, or ask the user for permission.`
+  return {
+    ...call,
+    status: 'done',
+    kind: 'denied',
+    observation,
+    originalSize: observation.length,
+    ms: 0,
+  }
+}
+
+function unknownOutcome(call: Call): Call {
+  const observation =
+    `[ToolError] outcome unknown: ${call.name} (call ${call.id}) was started but the run stopped ` +
+    'before its result was recorded. It was not run again; check its effect before retrying.'
+  return {
+    ...call,
+    status: 'done',
+    kind: 'outcome_unknown',
+    observation,
+    originalSize: observation.length,
+    ms: 0,
+  }
+}
+
+async function runCall(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  deps: Deps,
+): Promise<Result> {
+  const request: ToolCallRequest = { id: call.id, name: call.name, args: call.args }
+  if (call.argsError) request.argsError = call.argsError
+  const ctx: DispatchContext = {
+    registry: deps.registry,
+    runId: state.id,
+    observations: deps.observations,
+    policy: state.policy,
+    approved: call.approval?.decision === 'approved',
+    maxObservationTokens: state.budget.maxObservationTokens,
+    now: deps.now,
+  }
+  if (deps.confirm) ctx.confirm = deps.confirm
+  if (deps.signal) ctx.signal = deps.signal
+  const result = await dispatchCall(request, ctx)
+  const done: Call = {
+    ...call,
+    status: 'done',
+    kind: result.kind,
+    observation: result.observation,
+    originalSize: result.originalSize,
+    ms: result.ms,
+  }
+  if (result.truncated) done.truncated = true
+  if (result.handle) done.handle = result.handle
+  const out = finishCall(state, stepIndex, done, deps)
+  out.event.bytes += result.originalSize + result.observation.length
+  return out
+}
+
+/** Records a finished call: one new step and one new state, however many calls the step has. */
+function finishCall(state: RunState, stepIndex: number, call: Call, deps: Deps): Result {
+  const current = state.steps[stepIndex]!
+  const calls = current.calls.slice()
+  calls[calls.findIndex((c) => c.id === call.id)] = call
+  const steps = state.steps.slice()
+  steps[stepIndex] = { ...current, calls, ms: current.ms + (call.ms ?? 0) }
+  const next: RunState = { ...state, steps }
+  const event: Result['event'] = {
+    action: 'run_call',
+    step: stepIndex,
+    tool: call.name,
+    callId: call.id,
+    bytes: 0,
+  }
+  if (calls.every((c) => c.status === 'done')) {
+    const completed = completeStepInPlace(next, deps)
+    if (completed.stopReason) event.stopReason = completed.stopReason
+    return { state: completed.state, event }
+  }
+  return { state: next, event }
+}
+
+/** All calls of the last step have observations: update the error streak, then think again. */
+function completeStep(state: RunState, deps: Deps): Result {
+  const out = completeStepInPlace({ ...state }, deps)
+  const event: Result['event'] = { action: 'complete_step', step: state.steps.length - 1, bytes: 0 }
+  if (out.stopReason) event.stopReason = out.stopReason
+  return { state: out.state, event }
+}
+
+/** `completeStep` on a state this transition already copied. */
+function completeStepInPlace(
+  next: RunState,
+  deps: Deps,
+): { state: RunState; stopReason?: StopReason } {
+  const current = next.steps[next.steps.length - 1]!
+  const failed = current.calls.length > 0 && current.calls.every((c) => isErrorKind(c.kind))
+  const streak = failed ? next.consecutiveErrors + 1 : 0
+  next.consecutiveErrors = streak
+  next.phase = 'think'
+  if (streak >= next.budget.maxConsecutiveErrors) {
+    const last = current.calls.at(-1)?.observation ?? ''
+    const out = stop(
+      next,
+      'tool_error_exhausted',
+      deps,
+      `${streak} steps in a row failed; last: ${last.slice(0, 300)}`,
+    )
+    return { state: out.state, stopReason: 'tool_error_exhausted' }
+  }
+  return { state: next }
+}
+
+function isErrorKind(kind: Call['kind']): boolean {
+  return (
+    kind === 'tool_error' ||
+    kind === 'loop_guard' ||
+    kind === 'denied' ||
+    kind === 'outcome_unknown'
+  )
+}
+
+/** First look at a step's calls: loop guard, then who must approve what (all at once). */
+async function classify(state: RunState, stepIndex: number, deps: Deps): Promise<Result> {
+  const current = state.steps[stepIndex]!
+  const window = state.budget.loopGuardWindow
+  const recent = new Set<string>()
+  for (const s of state.steps.slice(Math.max(0, stepIndex - window), stepIndex)) {
+    for (const c of s.calls) recent.add(callKey(c))
+  }
+  const now = deps.now()
+  let awaiting = false
+  const calls: Call[] = []
+  for (const call of current.calls) {
+    if (call.status !== 'pending') {
+      calls.push(call)
+      continue
+    }
+    const key = callKey(call)
+    if (window > 0 && recent.has(key)) {
+      const observation = `[LoopGuard] ${call.name} was already called with these exact arguments in the last ${window} steps; its result is above. Do not repeat it: use that result, change the arguments, or finish.`
+      calls.push({
+        ...call,
+        status: 'done',
+        kind: 'loop_guard',
+        observation,
+        originalSize: observation.length,
+        ms: 0,
+      })
+      continue
+    }
+    recent.add(key)
+    const tool = deps.registry.get(call.name)
+    const needsPerson =
+      !!tool &&
+      !call.argsError &&
+      tool.sideEffect &&
+      !deps.confirm &&
+      verdictFor(state.policy, tool) === 'ask' &&
+      // Validate first (DESIGN §3): nobody is asked to approve a call that cannot run.
+      safeParse(tool.params, call.args).success
+    if (needsPerson) {
+      awaiting = true
+      calls.push({
+        ...call,
+        status: 'awaiting_approval',
+        approval: {
+          hash: await argsHash(call.name, call.args),
+          requestedAt: now,
+          expiresAt: now + state.budget.approvalTtlSeconds * 1000,
+        },
+      })
+      continue
+    }
+    calls.push({ ...call, status: 'ready' })
+  }
+  const steps = state.steps.slice()
+  steps[stepIndex] = { ...current, calls }
+  let next: RunState = { ...state, steps, phase: awaiting ? 'await_approval' : 'act' }
+  if (calls.every((c) => c.status === 'done')) return completeStep(next, deps)
+  return { state: next, event: { action: 'classify', step: stepIndex, bytes: 0 } }
+}
+
+function callKey(call: Call): string {
+  return `${call.name}\u0000${canonicalJson(call.args)}`
+}

@@ -1,0 +1,48 @@
+import { pendingApprovals, replaceCall } from './approvals'
+import type { StopReason } from './budget'
+import type { RunState } from './state'
+import type { Deps, Result } from './transition-types'
+
+/** Pending approvals of a cancelled run are closed as denied, so no stale button can run them. */
+export function cancelApprovals(state: RunState, now: number): RunState {
+  let next = state
+  for (const { stepIndex, call } of pendingApprovals(state)) {
+    next = replaceCall(next, stepIndex, {
+      ...call,
+      status: 'denied',
+      approval: {
+        ...call.approval!,
+        decision: 'denied',
+        decidedBy: 'system',
+        decidedAt: now,
+        reason: 'cancelled',
+      },
+    })
+  }
+  return next
+}
+
+export function stop(
+  state: RunState,
+  reason: StopReason,
+  deps: Deps,
+  error?: string,
+  answer = '',
+): Result {
+  const ok = reason === 'finish'
+  return {
+    state: {
+      ...state,
+      phase: 'done',
+      result: {
+        ok,
+        // Failure is explicit: never a half answer that looks like success (DESIGN §1.4).
+        answer: ok ? answer : '',
+        stopReason: reason,
+        ...(error ? { error } : {}),
+        finishedAt: deps.now(),
+      },
+    },
+    event: { action: 'stop', stopReason: reason, bytes: 0 },
+  }
+}

@@ -1,0 +1,303 @@
+import { ModelError } from './errors'
+import { buildRequest } from './context'
+import { describeThrown } from './dispatch'
+import { parseArgsStrict, parseArgsTolerant } from './json-loose'
+import type { ModelResponse, NativeToolCall } from './model'
+import { FINISH, parseOutput, TEXT_PROTOCOL_FORMAT, UNPARSABLE } from './parse-output'
+import type { Call, RunState, Step } from './state'
+import { cancelApprovals, stop } from './stop'
+import { approxTokens } from './tokens'
+import type { Deps, Result } from './transition-types'
+
+/** The think phase (DESIGN §3): check budgets, ask the model once, record the step. */
+export async function think(state: RunState, deps: Deps): Promise<Result> {
+  const { budget } = state
+  if (state.steps.length >= budget.maxSteps) {
+    return stop(
+      state,
+      'max_steps',
+      deps,
+      `reached maxSteps (${budget.maxSteps}) without a final answer`,
+    )
+  }
+  if (state.activeMs >= budget.maxSeconds * 1000) {
+    return stop(state, 'timeout', deps, `used the ${budget.maxSeconds}s time budget`)
+  }
+  if (budget.maxCostUsd !== undefined && (state.usage.costUsd ?? 0) >= budget.maxCostUsd) {
+    return stop(
+      state,
+      'cost_budget',
+      deps,
+      `spent $${state.usage.costUsd} of $${budget.maxCostUsd}`,
+    )
+  }
+  const built = buildRequest(state, deps.registry)
+  if (state.usage.promptTokens + built.tokens > budget.maxPromptTokens) {
+    return stop(
+      state,
+      'token_budget',
+      deps,
+      `the next request (~${built.tokens} tokens) would pass maxPromptTokens (${budget.maxPromptTokens}; ${state.usage.promptTokens} used)`,
+    )
+  }
+  const remainingMs = budget.maxSeconds * 1000 - state.activeMs
+  const startedAt = deps.now()
+  let response: ModelResponse
+  try {
+    response = await deps.model.complete({
+      ...built.request,
+      timeoutMs: remainingMs,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    })
+  } catch (err) {
+    // A cancel surfaces as the abort reason thrown by the adapter: that is not a model error.
+    if (deps.signal?.aborted) {
+      return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, 'the run was cancelled')
+    }
+    const code = err instanceof ModelError ? err.options.code : undefined
+    if (
+      code === 'tools_unsupported' &&
+      state.protocolSetting === 'auto' &&
+      state.protocol === 'native'
+    ) {
+      return {
+        state: { ...state, protocol: 'text' },
+        event: { action: 'fallback', bytes: built.bytes },
+      }
+    }
+    if (deps.now() - startedAt >= remainingMs) {
+      return stop(
+        state,
+        'timeout',
+        deps,
+        `the model call used the rest of the ${budget.maxSeconds}s budget`,
+      )
+    }
+    return stop(state, 'model_error', deps, describeThrown(err))
+  }
+  const modelMs = Math.max(0, deps.now() - startedAt)
+  const text = response.text ?? ''
+  const usage = response.usage
+  const promptTokens = usage?.promptTokens ?? built.tokens
+  const completionTokens =
+    usage?.completionTokens ?? approxTokens(text) + toolCallTokens(response.toolCalls)
+  const costUsd = deps.pricing
+    ? (promptTokens * deps.pricing.promptPer1K + completionTokens * deps.pricing.completionPer1K) /
+      1000
+    : undefined
+  const base: Omit<Step, 'kind' | 'thought' | 'calls'> = {
+    i: state.steps.length,
+    finishReason: response.finishReason,
+    promptTokens,
+    completionTokens,
+    estimated: !usage,
+    ms: modelMs,
+    modelMs,
+    at: startedAt,
+  }
+  if (costUsd !== undefined) base.costUsd = costUsd
+  if (text) base.text = text
+  const next: RunState = {
+    ...state,
+    // The trace names who answered: the provider's model name, else the Model's own name.
+    model: response.model ?? state.model ?? deps.model.name,
+    usage: {
+      promptTokens: state.usage.promptTokens + promptTokens,
+      completionTokens: state.usage.completionTokens + completionTokens,
+      estimated: state.usage.estimated || !usage,
+      modelCalls: state.usage.modelCalls + 1,
+    },
+  }
+  if (costUsd !== undefined || state.usage.costUsd !== undefined) {
+    next.usage.costUsd = (state.usage.costUsd ?? 0) + (costUsd ?? 0)
+  }
+  const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
+  const event = { step: base.i, promptTokens, completionTokens, bytes }
+
+  if (response.finishReason === 'content_filter') {
+    const recorded = withStep(next, { ...base, kind: 'format_error', thought: text, calls: [] })
+    const out = stop(
+      recorded,
+      'content_filter',
+      deps,
+      'the provider withheld the answer (content_filter)',
+    )
+    return { state: out.state, event: { ...event, action: 'think', stopReason: 'content_filter' } }
+  }
+  const interpreted =
+    state.protocol === 'native'
+      ? interpretNative(response, base.i, deps)
+      : interpretText(text, base.i, deps)
+  if (response.finishReason === 'length') {
+    // A cut-off reply is never an answer, and its tool arguments may be cut off too.
+    return formatError(
+      next,
+      base,
+      interpreted.thought,
+      'your reply was cut off at the token limit. Reply again, shorter.',
+      state,
+      deps,
+      event,
+    )
+  }
+  if (interpreted.kind === 'format_error') {
+    return formatError(next, base, interpreted.thought, interpreted.problem, state, deps, event)
+  }
+  if (interpreted.kind === 'finish') {
+    const recorded = withStep(next, {
+      ...base,
+      kind: 'finish',
+      thought: interpreted.thought,
+      calls: [],
+      answer: interpreted.answer,
+    })
+    const out = stop(recorded, 'finish', deps, undefined, interpreted.answer)
+    return {
+      state: { ...out.state, consecutiveFormatErrors: 0 },
+      event: { ...event, action: 'think', stopReason: 'finish' },
+    }
+  }
+  const actionStep = base as Step
+  actionStep.kind = 'action'
+  actionStep.thought = interpreted.thought
+  actionStep.calls = interpreted.calls
+  // `next` is this transition's own copy: finish it in place.
+  next.steps = appendStep(state.steps, actionStep)
+  next.phase = 'act'
+  next.consecutiveFormatErrors = 0
+  return {
+    state: next,
+    event: { ...event, action: 'think', tool: callNames(interpreted.calls) },
+  }
+}
+
+function formatError(
+  next: RunState,
+  base: Omit<Step, 'kind' | 'thought' | 'calls'>,
+  thought: string,
+  problem: string,
+  state: RunState,
+  deps: Deps,
+  event: Omit<Result['event'], 'action'>,
+): Result {
+  const formatErrorText =
+    state.protocol === 'native'
+      ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
+      : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
+  const streak = state.consecutiveFormatErrors + 1
+  const recorded: RunState = {
+    ...withStep(next, {
+      ...base,
+      kind: 'format_error',
+      thought,
+      calls: [],
+      formatError: formatErrorText,
+    }),
+    consecutiveFormatErrors: streak,
+  }
+  if (streak >= state.budget.maxConsecutiveErrors) {
+    const out = stop(
+      recorded,
+      'unparsable_exhausted',
+      deps,
+      `${streak} unusable replies in a row: ${problem}`,
+    )
+    return {
+      state: out.state,
+      event: { ...event, action: 'think', stopReason: 'unparsable_exhausted' },
+    }
+  }
+  return { state: recorded, event: { ...event, action: 'think' } }
+}
+
+type Interpreted =
+  | { kind: 'action'; thought: string; calls: Call[] }
+  | { kind: 'finish'; thought: string; answer: string }
+  | { kind: 'format_error'; thought: string; problem: string }
+
+function interpretText(text: string, i: number, deps: Deps): Interpreted {
+  const parsed = parseOutput(text)
+  const { name, args } = parsed.call
+  if (name === UNPARSABLE) {
+    return {
+      kind: 'format_error',
+      thought: parsed.thought,
+      problem: text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.',
+    }
+  }
+  if (name === FINISH) {
+    const answer = typeof args.answer === 'string' ? args.answer.trim() : ''
+    if (!answer) {
+      return {
+        kind: 'format_error',
+        thought: parsed.thought,
+        problem: 'finish needs a non-empty "answer" string.',
+      }
+    }
+    return { kind: 'finish', thought: parsed.thought, answer }
+  }
+  const call = newCall(`s${i}c0`, name, args)
+  // Side effects need exact JSON, as in the native protocol: a repaired object never runs one.
+  if (parsed.call.repaired && deps.registry.get(name)?.sideEffect) {
+    call.argsError =
+      'the action was not valid JSON (it needed repairs to read: quotes, commas or brackets)'
+  }
+  return { kind: 'action', thought: parsed.thought, calls: [call] }
+}
+
+function interpretNative(response: ModelResponse, i: number, deps: Deps): Interpreted {
+  const thought = (response.text ?? '').trim()
+  const toolCalls = response.toolCalls ?? []
+  if (!toolCalls.length) {
+    if (!thought)
+      return { kind: 'format_error', thought, problem: 'your reply had no text and no tool call.' }
+    return { kind: 'finish', thought: '', answer: thought }
+  }
+  const seen = new Set<string>()
+  const calls = toolCalls.map((tc, k) => {
+    // Some providers send empty or repeated ids; each result must pair with exactly one call.
+    const id = tc.id && !seen.has(tc.id) ? tc.id : `s${i}c${k}`
+    seen.add(id)
+    const tool = deps.registry.get(tc.function.name)
+    // Side effects parse strictly: a repaired argument object never becomes a side effect.
+    const parsed = tool?.sideEffect
+      ? parseArgsStrict(tc.function.arguments)
+      : parseArgsTolerant(tc.function.arguments)
+    const call = newCall(id, tc.function.name, parsed.ok ? parsed.value : {})
+    call.rawArgs = tc.function.arguments
+    if (!parsed.ok) call.argsError = parsed.error
+    return call
+  })
+  return { kind: 'action', thought, calls }
+}
+
+function newCall(id: string, name: string, args: Record<string, unknown>): Call {
+  return { id, name, args, status: 'pending' }
+}
+
+function withStep(state: RunState, step: Step): RunState {
+  return { ...state, steps: appendStep(state.steps, step) }
+}
+
+function appendStep(steps: Step[], step: Step): Step[] {
+  const out = steps.slice()
+  out.push(step)
+  return out
+}
+
+function callNames(calls: Call[]): string {
+  if (calls.length === 1) return calls[0]!.name
+  return calls.map((c) => c.name).join(',')
+}
+
+function toolCallTokens(calls: NativeToolCall[] | undefined): number {
+  let n = 0
+  for (const c of calls ?? []) n += approxTokens(c.function.arguments) + 4
+  return n
+}
+
+function toolCallBytes(calls: NativeToolCall[] | undefined): number {
+  let n = 0
+  for (const c of calls ?? []) n += c.function.arguments.length
+  return n
+}
