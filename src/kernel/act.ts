@@ -3,8 +3,14 @@ import { argsHash, canonicalJson } from './canonical'
 import { replaceCall } from './approvals'
 import type { StopReason } from './budget'
 import { verdictFor } from './confirm'
-import { dispatchCall, type DispatchContext, type ToolCallRequest } from './dispatch'
+import {
+  describeThrown,
+  dispatchCall,
+  type DispatchContext,
+  type ToolCallRequest,
+} from './dispatch'
 import type { Call, RunState } from './state'
+import type { Tool } from './tool'
 import { stop } from './stop'
 import type { Deps, Result } from './transition-types'
 
@@ -29,7 +35,7 @@ export function act(state: RunState, deps: Deps): Result | Promise<Result> {
     }
     return runCall(state, stepIndex, call, deps)
   }
-  if (tool?.sideEffect && needsStartRecord(call, state, tool, deps)) {
+  if (tool?.sideEffect && needsStartRecord(call, state, tool)) {
     // Persisted before the side effect runs (DESIGN §3): a crash after this never runs it twice.
     const started: Call = { ...call, status: 'started', attempts: (call.attempts ?? 0) + 1 }
     freshStarts.add(started)
@@ -50,13 +56,11 @@ const freshStarts = new WeakSet<Call>()
 function needsStartRecord(
   call: Call,
   state: RunState,
-  tool: { sideEffect: boolean } & Parameters<typeof verdictFor>[1],
-  deps: Deps,
+  tool: Parameters<typeof verdictFor>[1],
 ): boolean {
   if (call.argsError) return false // dispatch refuses it without running anything
   if (call.status === 'approved') return true
-  const verdict = verdictFor(state.policy, tool)
-  return verdict === 'run' || (verdict === 'ask' && !!deps.confirm)
+  return verdictFor(state.policy, tool) === 'run'
 }
 
 function deniedCall(call: Call): Call {
@@ -221,15 +225,19 @@ async function classify(state: RunState, stepIndex: number, deps: Deps): Promise
     }
     recent.add(key)
     const tool = deps.registry.get(call.name)
-    const needsPerson =
+    const asks =
       !!tool &&
       !call.argsError &&
       tool.sideEffect &&
-      !deps.confirm &&
       verdictFor(state.policy, tool) === 'ask' &&
       // Validate first (DESIGN §3): nobody is asked to approve a call that cannot run.
       safeParse(tool.params, call.args).success
-    if (needsPerson) {
+    if (asks && deps.confirm) {
+      // In memory (react()): the hook decides now, and its answer is recorded like a person's.
+      calls.push(await decideByHook(call, tool!, deps, now))
+      continue
+    }
+    if (asks) {
       awaiting = true
       calls.push({
         ...call,
@@ -249,6 +257,29 @@ async function classify(state: RunState, stepIndex: number, deps: Deps): Promise
   let next: RunState = { ...state, steps, phase: awaiting ? 'await_approval' : 'act' }
   if (calls.every((c) => c.status === 'done')) return completeStep(next, deps)
   return { state: next, event: { action: 'classify', step: stepIndex, bytes: 0 } }
+}
+
+async function decideByHook(call: Call, tool: Tool, deps: Deps, now: number): Promise<Call> {
+  let allowed = false
+  let reason: string | undefined
+  try {
+    allowed = await deps.confirm!({ id: call.id, name: call.name, args: call.args }, tool)
+  } catch (err) {
+    reason = `the confirm hook failed: ${describeThrown(err)}`
+  }
+  return {
+    ...call,
+    status: allowed ? 'approved' : 'denied',
+    approval: {
+      hash: await argsHash(call.name, call.args),
+      requestedAt: now,
+      expiresAt: now,
+      decision: allowed ? 'approved' : 'denied',
+      decidedBy: 'confirm hook',
+      decidedAt: now,
+      ...(reason ? { reason } : {}),
+    },
+  }
 }
 
 function callKey(call: Call): string {
