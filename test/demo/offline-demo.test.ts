@@ -1,35 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { RunResult } from '../../src/kernel/result'
-import { Outbound } from '../fakes/outbound'
+import { describe, expect, it } from 'vitest'
 import {
-  api,
-  AUTH,
-  captureLogs,
   decide,
   drainAlarms,
   getRun,
+  getTrace,
   startRun,
-  TestClock,
+  useServiceFakes,
 } from '../service/harness'
 
 // The task from the README's walkthrough; the offline model replays the recorded incident.
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 
-let clock: TestClock
-let outbound: Outbound
-
-beforeEach(() => {
-  clock = new TestClock()
-  captureLogs()
-  // No host registered: the offline demo must not make a single outbound request.
-  outbound = new Outbound().install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
-})
+// No host registered: the offline demo must not make a single outbound request.
+useServiceFakes({ openai: false, receiver: false })
 
 async function runToApproval(): Promise<{ id: string; hash: string }> {
   const id = await startRun({ task: TASK })
@@ -48,12 +31,6 @@ async function runToApproval(): Promise<{ id: string; hash: string }> {
   return { id, hash: pending.argsHash }
 }
 
-async function trace(id: string): Promise<RunResult> {
-  const res = await api(`/v1/runs/${id}/trace`, { headers: AUTH })
-  expect(res.status).toBe(200)
-  return (await res.json()) as RunResult
-}
-
 describe('the offline demo with no API key', () => {
   it('investigates, waits for approval, rolls back once approved, and explains the root cause', async () => {
     const { id, hash } = await runToApproval()
@@ -65,7 +42,7 @@ describe('the offline demo with no API key', () => {
     expect(res.status).toBe(200)
     await drainAlarms(id)
 
-    const result = await trace(id)
+    const result = await getTrace(id)
     expect(result).toMatchObject({
       ok: true,
       stopReason: 'finish',
@@ -94,7 +71,7 @@ describe('the offline demo with no API key', () => {
     expect(res.status).toBe(200)
     await drainAlarms(id)
 
-    const result = await trace(id)
+    const result = await getTrace(id)
     expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
     expect(result.steps[3]!.calls[0]).toMatchObject({ kind: 'denied' })
     expect(result.answer).toContain('The rollback of order to v2.13.2 was NOT performed')

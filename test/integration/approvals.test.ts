@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   decideApproval,
   pendingApprovals,
@@ -8,21 +8,9 @@ import {
 import { calculator } from '../../tools/calculator'
 import { createHttpPostTool } from '../../tools/http-post'
 import { reply, type FakeCall } from '../fakes/fake-openai'
-import {
-  created,
-  installWire,
-  RECEIVER_HOST,
-  runUntilStill,
-  startRun,
-  toolMessages,
-  type Wire,
-} from './harness'
+import { created, useWire, RECEIVER_HOST, runUntilStill, startRun, toolMessages } from './harness'
 
-let wire: Wire
-beforeEach(() => {
-  wire = installWire({ [RECEIVER_HOST]: created })
-})
-afterEach(() => wire.restore())
+const wire = useWire({ [RECEIVER_HOST]: created })
 
 const httpPost = createHttpPostTool({ allowlist: [RECEIVER_HOST] })
 const POST: FakeCall = {

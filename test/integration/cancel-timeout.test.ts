@@ -1,15 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { toRunResult } from '../../src/kernel/index'
 import { OpenAIModel } from '../../src/llm/openai-model'
 import { calculator } from '../../tools/calculator'
 import { FAKE_OPENAI_BASE_URL, FAKE_OPENAI_KEY, reply } from '../fakes/fake-openai'
-import { installWire, runUntilStill, startRun, type Wire } from './harness'
+import { useWire, runUntilStill, startRun } from './harness'
 
-let wire: Wire
-beforeEach(() => {
-  wire = installWire()
-})
-afterEach(() => wire.restore())
+const wire = useWire()
 
 describe('a run cancelled while the real adapter waits', () => {
   it('during a hanging model call → stopReason cancelled, not model_error', async () => {

@@ -43,7 +43,9 @@ describe('the on-call demo: demo tools driven by the recorded model', () => {
     const rollback = result.steps
       .flatMap((s) => s.calls)
       .find((c) => c.id === DEMO_ROLLBACK_CALL_ID)
-    expect(rollback).toMatchObject({ kind: 'tool_error' })
-    expect(rollback!.observation).toMatch(/^\[ToolError\] rollback_deploy was denied/)
+    expect(rollback).toMatchObject({ kind: 'denied', status: 'done' })
+    expect(rollback!.observation).toMatch(
+      /^\[ToolError\] rollback_deploy was not run: it was denied/,
+    )
   })
 })

@@ -3,6 +3,7 @@
  * `OpenAIModel` (the `openai` package) against `FakeOpenAI`, through the strict outbound fake,
  * with the real tools from `tools/`. Retries sleep nowhere: delays are recorded instead.
  */
+import { afterEach, beforeEach } from 'vitest'
 import {
   createRunState,
   MemoryObservationStore,
@@ -61,6 +62,39 @@ export function installWire(hosts: Record<string, FakeHandler> = {}): Wire {
         ...options,
       }),
     restore: () => outbound.restore(),
+  }
+}
+
+/**
+ * Installs a fresh wire (`installWire(hosts)`) before each test of the file and restores it after,
+ * failing the test on any unexpected request. The returned wire reads the current test's fakes.
+ */
+export function useWire(hosts: Record<string, FakeHandler> = {}): Wire {
+  let current: Wire | undefined
+  beforeEach(() => {
+    current = installWire(hosts)
+  })
+  afterEach(() => {
+    const wire = current
+    current = undefined
+    wire?.restore()
+  })
+  const now = (): Wire => {
+    if (!current) throw new Error('useWire: the wire exists only inside a test or hook')
+    return current
+  }
+  return {
+    get api() {
+      return now().api
+    },
+    get outbound() {
+      return now().outbound
+    },
+    get delays() {
+      return now().delays
+    },
+    model: (options) => now().model(options),
+    restore: () => now().restore(),
   }
 }
 

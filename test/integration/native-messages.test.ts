@@ -1,21 +1,16 @@
 import { toJSONSchema } from 'zod/v4/core'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readObservationTool, toRunResult, type Tool } from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
 import { createHttpGetTool } from '../../tools/http-get'
 import { reply } from '../fakes/fake-openai'
-import { installWire, runUntilStill, startRun, toolMessages, type Wire } from './harness'
+import { useWire, runUntilStill, startRun, toolMessages } from './harness'
 
 const DOCS_HOST = 'docs.allowed.test'
-let wire: Wire
-
-beforeEach(() => {
-  wire = installWire({
-    [DOCS_HOST]: () =>
-      new Response('{"status":"green"}', { headers: { 'content-type': 'application/json' } }),
-  })
+const wire = useWire({
+  [DOCS_HOST]: () =>
+    new Response('{"status":"green"}', { headers: { 'content-type': 'application/json' } }),
 })
-afterEach(() => wire.restore())
 
 const httpGet = createHttpGetTool({ allowlist: [DOCS_HOST] })
 

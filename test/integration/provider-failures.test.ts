@@ -2,13 +2,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { runSlice, toRunResult, transition, type TransitionEvent } from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
 import { FAKE_OPENAI_KEY, reply, type FakeReply } from '../fakes/fake-openai'
-import { installWire, runUntilStill, startRun, UNLIMITED, type Wire } from './harness'
+import { useWire, runUntilStill, startRun, UNLIMITED, type Wire } from './harness'
 
-let wire: Wire
+const wire = useWire()
 let logged: string[]
 
 beforeEach(() => {
-  wire = installWire()
   logged = []
   // Everything the run writes to the console, to prove the key never reaches the logs.
   for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
@@ -19,7 +18,6 @@ beforeEach(() => {
 })
 afterEach(() => {
   vi.restoreAllMocks()
-  wire.restore()
 })
 
 function safeJson(value: unknown): string {

@@ -151,11 +151,17 @@ describe('refusals in a whole run', () => {
     [
       'deny',
       { mode: 'deny' as const },
+      'tool_error',
       'has side effects and is not permitted here (confirm policy "deny")',
     ],
-    ['ask without a hook', { mode: 'ask' as const }, 'was denied by the approver'],
-    ['a hook that says no', () => false, 'was denied by the approver'],
-  ])('http_post under %s never reaches the receiver', async (_label, confirm, why) => {
+    [
+      'ask without a hook',
+      { mode: 'ask' as const },
+      'denied',
+      'was not run: it was denied by confirm hook',
+    ],
+    ['a hook that says no', () => false, 'denied', 'was not run: it was denied by confirm hook'],
+  ])('http_post under %s never reaches the receiver', async (_label, confirm, kind, why) => {
     outbound = new Outbound().on(RECEIVER_HOST, created).install()
     const result = await react('notify', [createHttpPostTool({ allowlist: [RECEIVER_HOST] })], {
       model: post(),
@@ -164,7 +170,7 @@ describe('refusals in a whole run', () => {
 
     expect(outbound.to(RECEIVER_HOST)).toEqual([])
     const call = result.steps[0]!.calls[0]!
-    expect(call.kind).toBe('tool_error')
+    expect(call.kind).toBe(kind)
     expect(call.observation).toMatch(/^\[ToolError\] http_post /)
     expect(call.observation).toContain(why)
   })

@@ -1,15 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { decideApproval, pendingApprovals, toRunResult } from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
 import { createHttpPostTool } from '../../tools/http-post'
 import { reply } from '../fakes/fake-openai'
-import { created, installWire, RECEIVER_HOST, runUntilStill, startRun, type Wire } from './harness'
+import { created, useWire, RECEIVER_HOST, runUntilStill, startRun } from './harness'
 
-let wire: Wire
-beforeEach(() => {
-  wire = installWire({ [RECEIVER_HOST]: created })
-})
-afterEach(() => wire.restore())
+const wire = useWire({ [RECEIVER_HOST]: created })
 
 const httpPost = createHttpPostTool({ allowlist: [RECEIVER_HOST] })
 const action = (json: string) => reply.text(`Thinking.\n\`\`\`json\n${json}\n\`\`\``)

@@ -1,14 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { toRunResult } from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
 import { reply } from '../fakes/fake-openai'
-import { installWire, runUntilStill, startRun, type Wire } from './harness'
+import { useWire, runUntilStill, startRun } from './harness'
 
-let wire: Wire
-beforeEach(() => {
-  wire = installWire()
-})
-afterEach(() => wire.restore())
+const wire = useWire()
 
 const calc = (
   expression: string,

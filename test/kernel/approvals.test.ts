@@ -1,19 +1,14 @@
-import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {
   argsHash,
   createRunState,
   decideApproval,
-  defineTool,
   expireApprovals,
-  MemoryObservationStore,
   nextApprovalExpiry,
   pendingApprovals,
   runSlice,
   toRunResult,
-  ToolRegistry,
   transition,
-  type AdvanceDeps,
   type RunState,
 } from '../../src/kernel/index'
 import {
@@ -23,36 +18,20 @@ import {
   nativeCalls,
   ScriptedModel,
 } from '../fakes/scripted-model'
+import { deployTool, sliceDeps, UNLIMITED, type Ran } from './harness'
 
-const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
 const TTL_S = 3600
 
 function setup() {
   const clock = fakeClock()
-  const ran: { args: unknown; callId: string }[] = []
-  const deploy = defineTool({
-    name: 'deploy',
-    description: 'Deploy a service.',
-    params: z.object({ service: z.string() }),
-    returns: 'Deployment id.',
-    sideEffect: true,
-    handler: (args, ctx) => {
-      ran.push({ args, callId: ctx.callId })
-      return `deployed ${args.service}`
-    },
-  })
+  const ran: Ran = []
   const model = new ScriptedModel((_req, turn) => {
     clock.advance(1000)
     return turn === 0
       ? nativeCalls([nativeCall('deploy', { service: 'api' }, 'call_1')], 'Ship it.')
       : nativeAnswer('finished')
   })
-  const deps: AdvanceDeps = {
-    model,
-    registry: new ToolRegistry([deploy]),
-    observations: new MemoryObservationStore(),
-    now: clock.now,
-  }
+  const deps = sliceDeps(model, [deployTool(ran)], clock.now)
   const state = createRunState({
     id: 'run_a',
     task: 'deploy api',
@@ -67,7 +46,7 @@ function setup() {
 /** Runs until the run waits for a person. */
 async function untilApproval() {
   const s = setup()
-  const out = await runSlice(s.state, s.deps, unlimited)
+  const out = await runSlice(s.state, s.deps, UNLIMITED)
   expect(out.end).toBe('awaiting_approval')
   return { ...s, waiting: out.state, hash: await argsHash('deploy', { service: 'api' }) }
 }
@@ -103,9 +82,9 @@ describe('approvals', () => {
     expect(decided.ok).toBe(true)
     if (!decided.ok) return
     expect(decided.state.phase).toBe('act')
-    const out = await runSlice(decided.state, deps, unlimited)
+    const out = await runSlice(decided.state, deps, UNLIMITED)
     expect(out.end).toBe('done')
-    expect(ran).toEqual([{ args: { service: 'api' }, callId: 'call_1' }])
+    expect(ran).toEqual([{ name: 'deploy', args: { service: 'api' }, callId: 'call_1' }])
     expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'finished' })
     expect(out.state.steps[0]!.calls[0]).toMatchObject({
       observation: 'deployed api',
@@ -122,7 +101,7 @@ describe('approvals', () => {
     const { waiting, hash, deps, ran, model } = await untilApproval()
     const decided = decide(waiting, { argsHash: hash, decision: 'deny', reason: 'not today' })
     if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, deps, unlimited)
+    const out = await runSlice(decided.state, deps, UNLIMITED)
     expect(ran).toEqual([])
     expect(out.state.steps[0]!.calls[0]).toMatchObject({ kind: 'denied', status: 'done' })
     expect(model.requests[1]!.messages.at(-1)).toEqual({
@@ -169,7 +148,7 @@ describe('approvals', () => {
       reason: 'expired',
     })
     clock.advance(TTL_S * 1000)
-    const out = await runSlice(expired, deps, unlimited)
+    const out = await runSlice(expired, deps, UNLIMITED)
     expect(ran).toEqual([])
     expect(model.requests[1]!.messages.at(-1)!.content).toBe(
       '[ToolError] deploy was not run: the approval request expired with no decision. Use read-only tools instead, or ask the user for permission.',
@@ -194,7 +173,7 @@ describe('approvals', () => {
     clock.advance(30 * 60_000) // half an hour, far past the 60 s budget
     const decided = decide(waiting, { argsHash: hash, now: clock.now() })
     if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, deps, unlimited)
+    const out = await runSlice(decided.state, deps, UNLIMITED)
     expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
     expect(ran).toHaveLength(1)
     expect(out.state.activeMs - before).toBe(1000) // the second model call only

@@ -11,10 +11,11 @@ import {
   type DispatchContext,
   type ToolCallRequest,
 } from '../../src/kernel/index'
+import { deployTool, recordingTool, type Ran } from './harness'
 
-const runs: { name: string; args: unknown; callId: string }[] = []
+const runs: Ran = []
 
-const lookup = defineTool({
+const lookup = recordingTool(runs, {
   name: 'lookup',
   description: 'Look a word up.',
   params: z.strictObject({
@@ -22,23 +23,10 @@ const lookup = defineTool({
     limit: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(10))),
   }),
   returns: 'The entry.',
-  handler: (args, ctx) => {
-    runs.push({ name: 'lookup', args, callId: ctx.callId })
-    return `entry for ${args.q}`
-  },
+  answer: (args) => `entry for ${args.q}`,
 })
 
-const deploy = defineTool({
-  name: 'deploy',
-  description: 'Deploy a service.',
-  params: z.object({ service: z.string() }),
-  returns: 'Deployment id.',
-  sideEffect: true,
-  handler: (args, ctx) => {
-    runs.push({ name: 'deploy', args, callId: ctx.callId })
-    return `deployed ${args.service}`
-  },
-})
+const deploy = deployTool(runs)
 
 const seen: { signal?: AbortSignal } = {}
 const slow = defineTool({

@@ -1,7 +1,6 @@
 import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {
-  defineTool,
   ModelError,
   react,
   TEXT_PROTOCOL_FORMAT,
@@ -16,31 +15,18 @@ import {
   textAction,
   textFinish,
 } from '../fakes/scripted-model'
+import { deployTool, recordingTool, type Ran } from './harness'
 
 function fixtures() {
-  const ran: { name: string; args: unknown; callId: string }[] = []
-  const lookup = defineTool({
+  const ran: Ran = []
+  const lookup = recordingTool(ran, {
     name: 'lookup',
     description: 'Look a word up in the dictionary.',
     params: z.object({ q: z.string() }),
     returns: 'The entry.',
-    handler: (args, ctx) => {
-      ran.push({ name: 'lookup', args, callId: ctx.callId })
-      return `entry for ${args.q}`
-    },
+    answer: (args) => `entry for ${args.q}`,
   })
-  const deploy = defineTool({
-    name: 'deploy',
-    description: 'Deploy a service.',
-    params: z.object({ service: z.string() }),
-    returns: 'Deployment id.',
-    sideEffect: true,
-    handler: (args, ctx) => {
-      ran.push({ name: 'deploy', args, callId: ctx.callId })
-      return 'deployed'
-    },
-  })
-  return { ran, tools: [lookup, deploy] }
+  return { ran, tools: [lookup, deployTool(ran, () => 'deployed')] }
 }
 
 describe('native protocol', () => {

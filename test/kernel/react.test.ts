@@ -78,7 +78,7 @@ describe('react()', () => {
     [
       false,
       ['add'],
-      '[ToolError] notify was denied by the approver. Use read-only tools instead, or ask the user for permission.',
+      '[ToolError] notify was not run: it was denied by confirm hook. Use read-only tools instead, or ask the user for permission.',
     ],
   ])(
     'asks a confirm function (says %s) for each side effect only',

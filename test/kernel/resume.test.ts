@@ -2,14 +2,10 @@ import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {
   createRunState,
-  defineTool,
-  MemoryObservationStore,
   parseRunState,
   runSlice,
   toRunResult,
-  ToolRegistry,
   transition,
-  type AdvanceDeps,
   type Protocol,
   type RunState,
 } from '../../src/kernel/index'
@@ -22,8 +18,7 @@ import {
   textAction,
   textFinish,
 } from '../fakes/scripted-model'
-
-const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
+import { recordingTool, sliceDeps, UNLIMITED, type Ran } from './harness'
 
 /** What storage gives back: JSON, validated. */
 function roundTrip(state: RunState): RunState {
@@ -34,28 +29,22 @@ function roundTrip(state: RunState): RunState {
 
 function setup(protocol: Protocol, idempotent = false) {
   const clock = fakeClock()
-  const ran: { name: string; args: unknown; callId: string }[] = []
-  const lookup = defineTool({
+  const ran: Ran = []
+  const lookup = recordingTool(ran, {
     name: 'lookup',
     description: 'Look a service up.',
     params: z.object({ q: z.string() }),
     returns: 'Its status.',
-    handler: (args, ctx) => {
-      ran.push({ name: 'lookup', args, callId: ctx.callId })
-      return `status of ${args.q}: degraded`
-    },
+    answer: (args) => `status of ${args.q}: degraded`,
   })
-  const restart = defineTool({
+  const restart = recordingTool(ran, {
     name: 'restart',
     description: 'Restart a service.',
     params: z.object({ service: z.string() }),
     returns: 'Done.',
     sideEffect: true,
     idempotent,
-    handler: (args, ctx) => {
-      ran.push({ name: 'restart', args, callId: ctx.callId })
-      return `restarted ${args.service}`
-    },
+    answer: (args) => `restarted ${args.service}`,
   })
   const turns =
     protocol === 'native'
@@ -70,12 +59,7 @@ function setup(protocol: Protocol, idempotent = false) {
           textFinish('api restarted'),
         ]
   const model = new ScriptedModel(turns)
-  const deps: AdvanceDeps = {
-    model,
-    registry: new ToolRegistry([lookup, restart]),
-    observations: new MemoryObservationStore(),
-    now: clock.now,
-  }
+  const deps = sliceDeps(model, [lookup, restart], clock.now)
   const state = createRunState({
     id: 'run_r',
     task: 'fix api',
@@ -90,7 +74,7 @@ function setup(protocol: Protocol, idempotent = false) {
 describe.each<Protocol>(['native', 'text'])('%s protocol: resume from storage', (protocol) => {
   it('continuing from a JSON round-trip after every transition gives the same result', async () => {
     const straight = setup(protocol)
-    const expected = await runSlice(straight.state, straight.deps, unlimited)
+    const expected = await runSlice(straight.state, straight.deps, UNLIMITED)
 
     const resumed = setup(protocol)
     let stored = roundTrip(resumed.state)
@@ -98,7 +82,7 @@ describe.each<Protocol>(['native', 'text'])('%s protocol: resume from storage', 
     // One transition per invocation (as if each alarm were evicted right after its write). A
     // started side effect runs in the same invocation as its start record, as runSlice ensures.
     while (stored.phase !== 'done') {
-      const out = await runSlice(stored, resumed.deps, { ...unlimited, maxTransitions: 1 }, (s) => {
+      const out = await runSlice(stored, resumed.deps, { ...UNLIMITED, maxTransitions: 1 }, (s) => {
         stored = roundTrip(s)
       })
       stored = roundTrip(out.state)
@@ -146,7 +130,7 @@ describe.each<Protocol>(['native', 'text'])('%s protocol: resume from storage', 
     expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
     expect(s.ran.map((r) => r.name)).toEqual(['lookup'])
 
-    const out = await runSlice(state, s.deps, unlimited)
+    const out = await runSlice(state, s.deps, UNLIMITED)
     const call = out.state.steps[1]!.calls[0]!
     expect(toRunResult(out.state)).toMatchObject({ ok: true })
     if (idempotent) {

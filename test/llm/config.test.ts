@@ -1,16 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createModel, modelConfigFromEnv } from '../../src/llm/config'
 import { DEMO_MODEL_NAME } from '../../src/llm/demo-script'
 import { OpenAIModel } from '../../src/llm/openai-model'
 import { ScriptedModel } from '../../src/llm/scripted-model'
-import {
-  FAKE_OPENAI_BASE_URL,
-  FAKE_OPENAI_HOST,
-  FAKE_OPENAI_KEY,
-  FakeOpenAI,
-  reply,
-} from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { FAKE_OPENAI_BASE_URL, FAKE_OPENAI_KEY, reply } from '../fakes/fake-openai'
+import { useWire } from '../integration/harness'
 
 describe('modelConfigFromEnv', () => {
   it('has defaults that need no configuration', () => {
@@ -88,13 +82,7 @@ describe('modelConfigFromEnv', () => {
 })
 
 describe('createModel', () => {
-  let outbound: Outbound
-  let api: FakeOpenAI
-  beforeEach(() => {
-    api = new FakeOpenAI()
-    outbound = new Outbound().on(FAKE_OPENAI_HOST, api.handler).install()
-  })
-  afterEach(() => outbound.restore())
+  const wire = useWire()
 
   const withKey = (extra: Record<string, string> = {}) =>
     modelConfigFromEnv({
@@ -116,7 +104,7 @@ describe('createModel', () => {
     [undefined, 'gpt-test'],
     ['gpt-big', 'gpt-big'],
   ])('with a key and run model %s talks to the provider as %s', async (override, sent) => {
-    api.enqueue(reply.text('hello'))
+    wire.api.enqueue(reply.text('hello'))
     const model = createModel(withKey(), { model: override })
     expect(model).toBeInstanceOf(OpenAIModel)
     const res = await model.complete({
@@ -125,12 +113,12 @@ describe('createModel', () => {
       timeoutMs: 2_000,
     })
     expect(res.text).toBe('hello')
-    expect(api.lastBody()).toMatchObject({ model: sent, temperature: 0.3 })
+    expect(wire.api.lastBody()).toMatchObject({ model: sent, temperature: 0.3 })
   })
 
   it('passes the given fetch to the adapter', async () => {
     let calls = 0
-    api.enqueue(reply.text('hello'))
+    wire.api.enqueue(reply.text('hello'))
     const model = createModel(withKey(), { fetch: (input, init) => (calls++, fetch(input, init)) })
     await model.complete({
       protocol: 'text',

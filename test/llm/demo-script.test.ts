@@ -1,15 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ChatMessage, ModelResponse } from '../../src/kernel/model'
 import { demoModel } from '../../src/llm/demo-script'
 import { OpenAIModel } from '../../src/llm/openai-model'
-import {
-  FAKE_OPENAI_BASE_URL,
-  FAKE_OPENAI_HOST,
-  FAKE_OPENAI_KEY,
-  FakeOpenAI,
-  reply,
-} from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { FAKE_OPENAI_BASE_URL, FAKE_OPENAI_KEY, reply } from '../fakes/fake-openai'
+import { useWire } from '../integration/harness'
 
 /** Plays the demo like the kernel would: every call gets an observation, the rollback `rollback`. */
 async function play(rollback: string) {
@@ -127,25 +121,19 @@ describe('demo script', () => {
   })
 
   describe('on the wire', () => {
-    let outbound: Outbound
-    let api: FakeOpenAI
-    beforeEach(() => {
-      api = new FakeOpenAI()
-      outbound = new Outbound().on(FAKE_OPENAI_HOST, api.handler).install()
-    })
-    afterEach(() => outbound.restore())
+    const wire = useWire()
 
     it('its conversation is one the real API accepts (tool_call_id pairing and order)', async () => {
       const { messages } = await play('[ToolError] denied')
-      api.enqueue(reply.text('ok'))
+      wire.api.enqueue(reply.text('ok'))
       const model = new OpenAIModel({
         baseURL: FAKE_OPENAI_BASE_URL,
         apiKey: FAKE_OPENAI_KEY,
         model: 'gpt-test',
       })
       await model.complete({ protocol: 'text', messages, timeoutMs: 2_000 })
-      expect(api.violations).toEqual([])
-      expect(api.lastBody().messages).toEqual(messages)
+      expect(wire.api.violations).toEqual([])
+      expect(wire.api.lastBody().messages).toEqual(messages)
     })
   })
 })

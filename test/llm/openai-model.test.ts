@@ -1,37 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ModelError } from '../../src/kernel/errors'
 import type { ChatMessage, ModelRequest, ToolSchema } from '../../src/kernel/model'
-import { OpenAIModel, type OpenAIModelOptions } from '../../src/llm/openai-model'
-import {
-  FAKE_OPENAI_BASE_URL,
-  FAKE_OPENAI_HOST,
-  FAKE_OPENAI_KEY,
-  FakeOpenAI,
-  reply,
-} from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { FAKE_OPENAI_BASE_URL, reply } from '../fakes/fake-openai'
+import { useWire } from '../integration/harness'
 
-let api: FakeOpenAI
-let outbound: Outbound
-let delays: number[]
-
-beforeEach(() => {
-  api = new FakeOpenAI()
-  outbound = new Outbound().on(FAKE_OPENAI_HOST, api.handler).install()
-  delays = []
-})
-afterEach(() => outbound.restore())
-
-function model(options: Partial<OpenAIModelOptions> = {}): OpenAIModel {
-  return new OpenAIModel({
-    baseURL: FAKE_OPENAI_BASE_URL,
-    apiKey: FAKE_OPENAI_KEY,
-    model: 'gpt-test',
-    sleep: async (ms) => void delays.push(ms),
-    random: () => 0.5,
-    ...options,
-  })
-}
+const wire = useWire()
 
 const TOOLS: ToolSchema[] = [
   {
@@ -92,9 +65,9 @@ describe('request body', () => {
     ['text with tools given', { protocol: 'text' as const }, false],
     ['native', { protocol: 'native' as const }, true],
   ])('%s: sends tools only for the native protocol', async (_name, overrides, withTools) => {
-    api.enqueue(reply.text('ok'))
-    await model().complete(request({ ...overrides, messages: PAIRED }))
-    const body = api.lastBody()
+    wire.api.enqueue(reply.text('ok'))
+    await wire.model().complete(request({ ...overrides, messages: PAIRED }))
+    const body = wire.api.lastBody()
     expect(body.model).toBe('gpt-test')
     expect(body.temperature).toBe(0)
     expect(body.messages).toEqual(PAIRED)
@@ -106,39 +79,44 @@ describe('request body', () => {
       expect('tools' in body).toBe(false)
       expect('tool_choice' in body).toBe(false)
     }
-    expect(api.violations).toEqual([])
+    expect(wire.api.violations).toEqual([])
   })
 
   it('sends max_tokens and temperature when configured, and the other model after withModel', async () => {
-    api.enqueue(reply.text('ok'))
-    const other = model({ maxTokens: 256, temperature: 0.7 }).withModel('gpt-other')
+    wire.api.enqueue(reply.text('ok'))
+    const other = wire.model({ maxTokens: 256, temperature: 0.7 }).withModel('gpt-other')
     expect(other.name).toBe('api.openai.test/gpt-other')
     await other.complete(request())
-    expect(api.lastBody()).toMatchObject({ model: 'gpt-other', max_tokens: 256, temperature: 0.7 })
+    expect(wire.api.lastBody()).toMatchObject({
+      model: 'gpt-other',
+      max_tokens: 256,
+      temperature: 0.7,
+    })
   })
 
   it('uses the fetch given in the options, looked up at call time', async () => {
     const seen: string[] = []
-    api.enqueue(reply.text('ok'))
-    await model({
+    wire.api.enqueue(reply.text('ok'))
+    const model = wire.model({
       fetch: (input, init) => (seen.push(String(input)), fetch(input, init)),
-    }).complete(request())
+    })
+    await model.complete(request())
     expect(seen).toEqual([`${FAKE_OPENAI_BASE_URL}/chat/completions`])
   })
 
   it('a mispaired tool message is rejected by the fake like the real API (400, not retried)', async () => {
-    api.enqueue(reply.text('never'))
+    wire.api.enqueue(reply.text('never'))
     const messages = [PAIRED[0]!, PAIRED[1]!, PAIRED[2]!, PAIRED[4]!, PAIRED[3]!]
-    const err = await failure(model().complete(request({ messages })))
+    const err = await failure(wire.model().complete(request({ messages })))
     expect(err.options).toMatchObject({ status: 400, code: 'http' })
     expect(err.message).toContain('call_a does not answer the next pending tool call (call_b)')
-    expect(api.bodies).toHaveLength(1)
+    expect(wire.api.bodies).toHaveLength(1)
   })
 })
 
 describe('response mapping', () => {
   it('maps several tool calls with ids, names and raw argument strings', async () => {
-    api.enqueue(
+    wire.api.enqueue(
       reply.toolCalls(
         [
           { id: 'call_1', name: 'query_metrics', arguments: '{"service":"order"}' },
@@ -147,7 +125,7 @@ describe('response mapping', () => {
         { content: 'Looking.', usage: { prompt_tokens: 120, completion_tokens: 30 } },
       ),
     )
-    const res = await model().complete(request())
+    const res = await wire.model().complete(request())
     expect(res).toEqual({
       text: 'Looking.',
       toolCalls: [
@@ -172,8 +150,8 @@ describe('response mapping', () => {
     ['', ''],
     [null, null],
   ])('keeps empty content %j as %j', async (content, text) => {
-    api.enqueue(reply.text(content))
-    const res = await model().complete(request())
+    wire.api.enqueue(reply.text(content))
+    const res = await wire.model().complete(request())
     expect(res.text).toBe(text)
     expect(res.toolCalls).toBeUndefined()
   })
@@ -184,26 +162,26 @@ describe('response mapping', () => {
     ['content_filter', 'content_filter'],
     ['function_call', 'tool_calls'],
     ['something_new', 'stop'],
-  ])('finish_reason %s → %s', async (wire, mapped) => {
-    api.enqueue(reply.text('x', { finishReason: wire }))
-    expect((await model().complete(request())).finishReason).toBe(mapped)
+  ])('finish_reason %s → %s', async (sent, mapped) => {
+    wire.api.enqueue(reply.text('x', { finishReason: sent }))
+    expect((await wire.model().complete(request())).finishReason).toBe(mapped)
   })
 
   it('has no usage field when the provider reports none', async () => {
-    api.enqueue(reply.text('x', { usage: null, model: 'gpt-test-2026' }))
-    const res = await model().complete(request())
+    wire.api.enqueue(reply.text('x', { usage: null, model: 'gpt-test-2026' }))
+    const res = await wire.model().complete(request())
     expect('usage' in res).toBe(false)
     expect(res.model).toBe('gpt-test-2026')
   })
 
   it('a response without choices is a bad_response, not retried', async () => {
-    api.enqueue(
+    wire.api.enqueue(
       reply.raw({ id: 'x', object: 'chat.completion', created: 1, model: 'gpt-test', choices: [] }),
     )
-    const err = await failure(model().complete(request()))
+    const err = await failure(wire.model().complete(request()))
     expect(err.options.code).toBe('bad_response')
     expect(err.message).toContain('without choices')
-    expect(delays).toEqual([])
+    expect(wire.delays).toEqual([])
   })
 })
 
@@ -213,16 +191,15 @@ describe('retries', () => {
     ['retry-after-ms', { 'retry-after-ms': '1500', 'retry-after': '9' }, 1500],
     ['Retry-After HTTP date', { 'retry-after': 'Thu, 01 Jan 2026 00:00:03 GMT' }, 3000],
   ])('429 with %s is honoured', async (_name, headers, wait) => {
-    api.enqueue(
+    wire.api.enqueue(
       reply.error(429, 'Rate limit reached', headers, { code: 'rate_limit_exceeded' }),
       reply.text('ok'),
     )
-    const res = await model({ now: () => Date.parse('2026-01-01T00:00:00Z') }).complete(
-      request({ timeoutMs: 60_000 }),
-    )
+    const model = wire.model({ now: () => Date.parse('2026-01-01T00:00:00Z') })
+    const res = await model.complete(request({ timeoutMs: 60_000 }))
     expect(res.text).toBe('ok')
-    expect(delays).toEqual([wait])
-    expect(api.bodies).toHaveLength(2)
+    expect(wire.delays).toEqual([wait])
+    expect(wire.api.bodies).toHaveLength(2)
   })
 
   it.each([
@@ -230,51 +207,53 @@ describe('retries', () => {
     ['503', reply.error(503, 'Overloaded')],
     ['network error', reply.networkError()],
   ])('%s then success: retried after a jittered backoff', async (_name, first) => {
-    api.enqueue(first, reply.text('ok'))
-    expect((await model().complete(request())).text).toBe('ok')
-    expect(delays).toEqual([250]) // random 0.5 × 500 ms base
+    wire.api.enqueue(first, reply.text('ok'))
+    expect((await wire.model().complete(request())).text).toBe('ok')
+    expect(wire.delays).toEqual([250]) // random 0.5 × 500 ms base
   })
 
   it('a timeout then success: each attempt is bounded, the retry gets the rest of the budget', async () => {
-    api.enqueue(reply.hang(), reply.text('ok'))
-    const res = await model({ attemptTimeoutMs: 30 }).complete(request({ timeoutMs: 3_000 }))
+    wire.api.enqueue(reply.hang(), reply.text('ok'))
+    const res = await wire.model({ attemptTimeoutMs: 30 }).complete(request({ timeoutMs: 3_000 }))
     expect(res.text).toBe('ok')
-    expect(delays).toHaveLength(1)
+    expect(wire.delays).toHaveLength(1)
   })
 
   it('a hang that uses the whole budget ends with a timeout error', async () => {
-    api.enqueue(reply.hang(), reply.text('never'))
-    const err = await failure(model().complete(request({ timeoutMs: 40 })))
+    wire.api.enqueue(reply.hang(), reply.text('never'))
+    const err = await failure(wire.model().complete(request({ timeoutMs: 40 })))
     expect(err.options.code).toBe('timeout')
     expect(err.message).toMatch(/no answer within \d+ ms/)
-    expect(api.pending).toBe(1)
+    expect(wire.api.pending).toBe(1)
   })
 
   it('a permanent failure throws ModelError with status and provider message after maxRetries', async () => {
-    api.enqueue(
+    wire.api.enqueue(
       ...Array.from({ length: 4 }, () =>
         reply.error(500, 'The server had an error processing your request'),
       ),
     )
-    const err = await failure(model().complete(request()))
+    const err = await failure(wire.model().complete(request()))
     expect(err.options).toEqual({ status: 500, code: 'http' })
     expect(err.message).toContain('after 4 attempts')
     expect(err.message).toContain('500')
     expect(err.message).toContain('The server had an error processing your request')
     // Exponential with full jitter (random 0.5): 250, 500, 1000 ms.
-    expect(delays).toEqual([250, 500, 1000])
+    expect(wire.delays).toEqual([250, 500, 1000])
   })
 
   it('backoff is capped at 8 s', async () => {
-    api.enqueue(...Array.from({ length: 7 }, () => reply.error(502, 'Bad gateway')))
+    wire.api.enqueue(...Array.from({ length: 7 }, () => reply.error(502, 'Bad gateway')))
     await failure(
-      model({ maxRetries: 6, random: () => 0.999999 }).complete(request({ timeoutMs: 600_000 })),
+      wire
+        .model({ maxRetries: 6, random: () => 0.999999 })
+        .complete(request({ timeoutMs: 600_000 })),
     )
-    expect(delays).toEqual([499, 999, 1999, 3999, 7999, 7999])
+    expect(wire.delays).toEqual([499, 999, 1999, 3999, 7999, 7999])
   })
 
   it('never sleeps past the remaining budget: a long Retry-After fails at once', async () => {
-    api.enqueue(
+    wire.api.enqueue(
       reply.error(
         429,
         'Rate limit reached',
@@ -282,8 +261,8 @@ describe('retries', () => {
         { code: 'rate_limit_exceeded' },
       ),
     )
-    const err = await failure(model().complete(request({ timeoutMs: 1_000 })))
-    expect(delays).toEqual([])
+    const err = await failure(wire.model().complete(request({ timeoutMs: 1_000 })))
+    expect(wire.delays).toEqual([])
     expect(err.options).toEqual({ status: 429, code: 'http' })
     expect(err.message).toContain('rate_limit_exceeded')
     expect(err.message).toContain('would exceed the remaining')
@@ -295,21 +274,21 @@ describe('retries', () => {
     [404, 'The model `gpt-nope` does not exist'],
     [422, 'Unprocessable'],
   ])('a %i is not retried', async (status, message) => {
-    api.enqueue(reply.error(status, message), reply.text('never'))
-    const err = await failure(model().complete(request()))
+    wire.api.enqueue(reply.error(status, message), reply.text('never'))
+    const err = await failure(wire.model().complete(request()))
     expect(err.options).toEqual({ status, code: 'http' })
     expect(err.message).toContain(message)
-    expect(delays).toEqual([])
-    expect(api.pending).toBe(1)
+    expect(wire.delays).toEqual([])
+    expect(wire.api.pending).toBe(1)
   })
 
   it('a cancelled run stops waiting and is not retried', async () => {
-    api.enqueue(reply.hang(), reply.text('never'))
+    wire.api.enqueue(reply.hang(), reply.text('never'))
     const controller = new AbortController()
-    const pending = model().complete(request({ signal: controller.signal }))
+    const pending = wire.model().complete(request({ signal: controller.signal }))
     setTimeout(() => controller.abort(new Error('run cancelled')), 5)
     await expect(pending).rejects.toThrow('run cancelled')
-    expect(api.pending).toBe(1)
+    expect(wire.api.pending).toBe(1)
   })
 })
 
@@ -319,7 +298,7 @@ describe('errors', () => {
     ['a provider token', 'gsk_live_provider_token_998877'],
   ])('the API key (%s) never appears in the error message', async (_name, key) => {
     // The fake answers 401 "Incorrect API key provided: <key>", echoing what it got.
-    const err = await failure(model({ apiKey: key }).complete(request()))
+    const err = await failure(wire.model({ apiKey: key }).complete(request()))
     expect(err.options.status).toBe(401)
     expect(err.message).not.toContain(key)
     expect(err.message).toContain('[redacted]')
@@ -327,8 +306,8 @@ describe('errors', () => {
   })
 
   it('redacts other sk- keys a provider echoes', async () => {
-    api.enqueue(reply.error(400, 'key sk-otherkey1234567890 is not valid for org'))
-    const err = await failure(model().complete(request()))
+    wire.api.enqueue(reply.error(400, 'key sk-otherkey1234567890 is not valid for org'))
+    const err = await failure(wire.model().complete(request()))
     expect(err.message).not.toContain('sk-otherkey')
   })
 
@@ -348,8 +327,8 @@ describe('errors', () => {
     ],
     [400, 'Unsupported parameter', { code: 'unsupported_parameter', param: 'tools' }],
   ])('native %i "%s" → tools_unsupported', async (status, message, details) => {
-    api.enqueue(reply.error(status, message, {}, details))
-    const err = await failure(model().complete(request()))
+    wire.api.enqueue(reply.error(status, message, {}, details))
+    const err = await failure(wire.model().complete(request()))
     expect(err.options).toEqual({ status, code: 'tools_unsupported' })
     expect(err.message).toContain('MODEL_PROTOCOL=text')
   })
@@ -362,8 +341,8 @@ describe('errors', () => {
     ],
     ['text protocol', 'text' as const, 'llama2 does not support tools'],
   ])('%s is not tools_unsupported', async (_name, protocol, message) => {
-    api.enqueue(reply.error(400, message))
-    const err = await failure(model().complete(request({ protocol })))
+    wire.api.enqueue(reply.error(400, message))
+    const err = await failure(wire.model().complete(request({ protocol })))
     expect(err.options.code).toBe('http')
   })
 })

@@ -2,39 +2,24 @@
  * Every route answers bad input with a 4xx JSON `{ error: { code, message } }` (issue 3, DESIGN
  * §6), never a 5xx; authentication by bearer token or by a signed webhook body.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { describe, expect, it } from 'vitest'
+import { reply } from '../fakes/fake-openai'
 import {
   api,
   AUTH,
-  captureLogs,
   decide,
   drainAlarms,
   getRun,
   JSON_AUTH,
-  RECEIVER,
   startRun,
-  TestClock,
   WEBHOOK_SECRET,
+  useServiceFakes,
+  hmacHex,
+  receiverPost,
+  startAwaitingApproval,
 } from './harness'
 
-let clock: TestClock
-let ai: FakeOpenAI
-let outbound: Outbound
-
-beforeEach(() => {
-  clock = new TestClock()
-  captureLogs()
-  ai = new FakeOpenAI()
-  outbound = new Outbound().on(FAKE_OPENAI_HOST, ai.handler).install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
-})
+const fakes = useServiceFakes({ receiver: false })
 
 /** A run waiting for approval of `call_post`, one whose `call_post` is decided, one finished. */
 interface Runs {
@@ -44,20 +29,15 @@ interface Runs {
 }
 
 async function makeRuns(): Promise<Runs> {
-  const post = () =>
-    reply.toolCalls([
-      { id: 'call_post', name: 'http_post', arguments: { url: `https://${RECEIVER}/x`, body: {} } },
-    ])
-  ai.enqueue(
-    post(),
-    post(),
+  fakes.ai.enqueue(
+    reply.toolCalls([receiverPost()]),
+    reply.toolCalls([receiverPost()]),
     reply.toolCalls([{ id: 'call_calc', name: 'calculator', arguments: { expression: '1 + 1' } }]),
     reply.text('Done.'),
   )
   const awaiting = async () => {
-    const id = await startRun({ task: 'Post', tools: ['http_post'] })
-    await drainAlarms(id)
-    return { id, hash: (await getRun(id)).pendingApprovals[0]!.argsHash }
+    const { id, argsHash } = await startAwaitingApproval()
+    return { id, hash: argsHash }
   }
   const pending = await awaiting()
   const decided = await awaiting()
@@ -79,19 +59,7 @@ const postRun = (body: unknown, headers: Record<string, string> = {}) =>
 
 /** `v1=<hex HMAC-SHA256 of "{timestamp}.{body}">`, computed here independently of src/. */
 async function signature(secret: string, timestamp: number, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    'raw',
-    new TextEncoder().encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  )
-  const mac = await crypto.subtle.sign(
-    'HMAC',
-    key,
-    new TextEncoder().encode(`${timestamp}.${body}`),
-  )
-  return `v1=${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')}`
+  return `v1=${await hmacHex(secret, `${timestamp}.${body}`)}`
 }
 
 async function signedPost(

@@ -1,69 +1,35 @@
 /** The signed callback (issue 3 §7): delivered once the run ends, retried with backoff. */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { RunResult } from '../../src/kernel/result'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { reply } from '../fakes/fake-openai'
 import {
-  captureLogs,
   drainAlarms,
   getRun,
-  Receiver,
   RECEIVER,
   runAlarm,
   startRun,
-  TestClock,
   WEBHOOK_SECRET,
+  useServiceFakes,
+  hmacHex,
 } from './harness'
 
-let clock: TestClock
-let ai: FakeOpenAI
-let receiver: Receiver
-let outbound: Outbound
-
-beforeEach(() => {
-  clock = new TestClock()
-  captureLogs()
-  ai = new FakeOpenAI()
-  receiver = new Receiver()
-  outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, ai.handler)
-    .on(RECEIVER, receiver.handler)
-    .install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
-})
-
-async function hmacHex(secret: string, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    'raw',
-    new TextEncoder().encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  )
-  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message))
-  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')
-}
+const fakes = useServiceFakes()
 
 const CALLBACK = `https://${RECEIVER}/hooks/edgeloop`
 
 describe('callback_url', () => {
   it('POSTs the RunResult, signed with WEBHOOK_SECRET, once', async () => {
-    ai.enqueue(reply.text('All good.'))
+    fakes.ai.enqueue(reply.text('All good.'))
     const id = await startRun({ task: 'Check', tools: ['calculator'], callback_url: CALLBACK })
     await drainAlarms(id)
 
-    expect(receiver.hits).toHaveLength(1)
-    const hit = receiver.hits[0]!
+    expect(fakes.receiver.hits).toHaveLength(1)
+    const hit = fakes.receiver.hits[0]!
     expect(hit.path).toBe('/hooks/edgeloop')
     expect(hit.headers.get('content-type')).toBe('application/json')
     expect(hit.headers.get('x-edgeloop-run-id')).toBe(id)
     const ts = hit.headers.get('x-edgeloop-timestamp')!
-    expect(Number(ts)).toBe(Math.floor(clock.now() / 1000))
+    expect(Number(ts)).toBe(Math.floor(fakes.clock.now() / 1000))
     expect(hit.headers.get('x-edgeloop-signature')).toBe(
       `v1=${await hmacHex(WEBHOOK_SECRET, `${ts}.${hit.body}`)}`,
     )
@@ -81,28 +47,28 @@ describe('callback_url', () => {
     ])
     // Duplicated alarms never deliver twice.
     await runAlarm(id)
-    expect(receiver.hits).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
   })
 
   it('retries a failing receiver with growing delays until it answers 2xx', async () => {
-    ai.enqueue(reply.text('All good.'))
-    receiver.answer(500, 503, 500)
+    fakes.ai.enqueue(reply.text('All good.'))
+    fakes.receiver.answer(500, 503, 500)
     const id = await startRun({ task: 'Check', tools: ['calculator'], callback_url: CALLBACK })
     await drainAlarms(id)
-    expect(receiver.hits).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
 
     const delays: number[] = []
     for (let attempt = 2; attempt <= 4; attempt++) {
       const before = (await getRun(id)).deliveries[0]!
       expect(before).toMatchObject({ status: 'pending', attempts: attempt - 1 })
       expect(before.lastError).toMatch(/callback to receiver\.test answered HTTP 5\d\d/)
-      delays.push(before.nextAt - clock.now())
+      delays.push(before.nextAt - fakes.clock.now())
       // Not due yet: an early alarm does not deliver.
       await runAlarm(id)
-      expect(receiver.hits).toHaveLength(attempt - 1)
-      clock.advance(before.nextAt - clock.now())
+      expect(fakes.receiver.hits).toHaveLength(attempt - 1)
+      fakes.clock.advance(before.nextAt - fakes.clock.now())
       expect(await drainAlarms(id)).toBe(1)
-      expect(receiver.hits).toHaveLength(attempt)
+      expect(fakes.receiver.hits).toHaveLength(attempt)
     }
     // Exponential backoff with jitter: each wait within [base·2ⁿ⁻¹/2, base·2ⁿ⁻¹].
     expect(delays[0]).toBeGreaterThanOrEqual(1_000)
@@ -116,9 +82,9 @@ describe('callback_url', () => {
     expect(view.deliveries[0]).toMatchObject({ status: 'delivered', attempts: 4 })
     expect(view.deliveries[0]!.lastError).toBeUndefined()
     // Every attempt carried the same run result and a fresh, valid signature.
-    const bodies = new Set(receiver.hits.map((h) => h.body))
+    const bodies = new Set(fakes.receiver.hits.map((h) => h.body))
     expect(bodies.size).toBe(1)
-    for (const hit of receiver.hits) {
+    for (const hit of fakes.receiver.hits) {
       const ts = hit.headers.get('x-edgeloop-timestamp')!
       expect(hit.headers.get('x-edgeloop-signature')).toBe(
         `v1=${await hmacHex(WEBHOOK_SECRET, `${ts}.${hit.body}`)}`,
@@ -128,11 +94,11 @@ describe('callback_url', () => {
   })
 
   it('a failed run is delivered too', async () => {
-    ai.enqueue(reply.error(400, 'bad request from the provider'))
+    fakes.ai.enqueue(reply.error(400, 'bad request from the provider'))
     const id = await startRun({ task: 'Check', tools: ['calculator'], callback_url: CALLBACK })
     await drainAlarms(id)
-    expect(receiver.hits).toHaveLength(1)
-    expect(JSON.parse(receiver.hits[0]!.body)).toMatchObject({
+    expect(fakes.receiver.hits).toHaveLength(1)
+    expect(JSON.parse(fakes.receiver.hits[0]!.body)).toMatchObject({
       ok: false,
       stopReason: 'model_error',
       answer: '',

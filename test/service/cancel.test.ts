@@ -1,29 +1,23 @@
 /** `POST /v1/runs/:id/cancel` (issue 3): the run stops at its next transition as `cancelled`. */
 import { env } from 'cloudflare:workers'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { DEFAULT_BUDGET } from '../../src/kernel/budget'
 import { runStub } from '../../src/runs/types'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
 import { FakeSlack } from '../fakes/fake-slack'
 import {
-  captureLogs,
   decide,
   drainAlarms,
   gate,
   getRun,
   postJson,
-  Receiver,
-  RECEIVER,
   runAlarm,
   startRun,
-  TestClock,
+  useServiceFakes,
+  receiverPost,
+  startAwaitingApproval,
 } from './harness'
 
-let clock: TestClock
-let ai: FakeOpenAI
-let receiver: Receiver
-let outbound: Outbound
 /** When set, the model's next request waits for it (and fails like fetch when aborted). */
 let modelHold: { promise: Promise<void>; arrived: () => void } | undefined
 let slack: FakeSlack
@@ -31,15 +25,14 @@ let slack: FakeSlack
 let slackHold: { nth: number; promise: Promise<void>; arrived: () => void } | undefined
 
 beforeEach(() => {
-  clock = new TestClock()
-  captureLogs()
-  ai = new FakeOpenAI()
-  receiver = new Receiver()
   modelHold = undefined
   slack = new FakeSlack({ token: 'xoxb-test-token' })
   slackHold = undefined
-  outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, async (req) => {
+})
+
+const fakes = useServiceFakes({
+  hosts: ({ ai }) => ({
+    [FAKE_OPENAI_HOST]: async (req) => {
       const hold = modelHold
       if (hold) {
         modelHold = undefined
@@ -55,9 +48,8 @@ beforeEach(() => {
         ])
       }
       return ai.handler(req)
-    })
-    .on(RECEIVER, receiver.handler)
-    .on('slack.test', async (req) => {
+    },
+    'slack.test': async (req) => {
       const hold = slackHold
       if (hold && slack.calls.length + 1 === hold.nth) {
         slackHold = undefined
@@ -65,14 +57,8 @@ beforeEach(() => {
         await hold.promise
       }
       return slack.handler(req)
-    })
-    .install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
+    },
+  }),
 })
 
 const cancel = (id: string, body: unknown = { by: 'carol', reason: 'wrong task' }) =>
@@ -87,7 +73,7 @@ describe('cancel', () => {
     await drainAlarms(id)
     const view = await getRun(id)
     expect(view.result).toMatchObject({ ok: false, answer: '', stopReason: 'cancelled' })
-    expect(ai.bodies).toHaveLength(0)
+    expect(fakes.ai.bodies).toHaveLength(0)
   })
 
   it('while the model is thinking: the call is abandoned and the run ends cancelled', async () => {
@@ -109,18 +95,8 @@ describe('cancel', () => {
   })
 
   it('while awaiting approval: closes the pending approval, nothing runs', async () => {
-    ai.enqueue(
-      reply.toolCalls([
-        {
-          id: 'call_post',
-          name: 'http_post',
-          arguments: { url: `https://${RECEIVER}/x`, body: {} },
-        },
-      ]),
-    )
-    const id = await startRun({ task: 'Post', tools: ['http_post'] })
-    await drainAlarms(id)
-    const { argsHash } = (await getRun(id)).pendingApprovals[0]!
+    fakes.ai.enqueue(reply.toolCalls([receiverPost()]))
+    const { id, argsHash } = await startAwaitingApproval()
     expect((await cancel(id)).status).toBe(202)
     await drainAlarms(id)
     const view = await getRun(id)
@@ -135,29 +111,19 @@ describe('cancel', () => {
     // A stale approval button cannot run it any more.
     const late = await decide(id, 'call_post', { decision: 'approve', args_hash: argsHash })
     expect(late.status).toBe(409)
-    expect(receiver.hits).toHaveLength(0)
-    expect(ai.bodies).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(0)
+    expect(fakes.ai.bodies).toHaveLength(1)
   })
 
   it('while an approved side effect runs: it completes and is recorded, then the run stops', async () => {
-    ai.enqueue(
-      reply.toolCalls([
-        {
-          id: 'call_post',
-          name: 'http_post',
-          arguments: { url: `https://${RECEIVER}/x`, body: {} },
-        },
-      ]),
-    )
-    const id = await startRun({ task: 'Post', tools: ['http_post'] })
-    await drainAlarms(id)
-    const { argsHash } = (await getRun(id)).pendingApprovals[0]!
+    fakes.ai.enqueue(reply.toolCalls([receiverPost()]))
+    const { id, argsHash } = await startAwaitingApproval()
     await decide(id, 'call_post', { decision: 'approve', args_hash: argsHash })
-    const arrived = receiver.hold()
+    const arrived = fakes.receiver.hold()
     const alarm = runAlarm(id)
     await arrived
     expect((await cancel(id)).status).toBe(202)
-    receiver.release()
+    fakes.receiver.release()
     await alarm
     await drainAlarms(id)
     const view = await getRun(id)
@@ -166,20 +132,12 @@ describe('cancel', () => {
     const call = view.result.steps[0]!.calls[0]!
     expect(call).toMatchObject({ status: 'done', kind: 'ok' })
     expect(call.observation).toContain('HTTP 200')
-    expect(receiver.hits).toHaveLength(1)
-    expect(ai.bodies).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
+    expect(fakes.ai.bodies).toHaveLength(1)
   })
 
   it('while the approval message is being posted to Slack: the next alarm is due at once', async () => {
-    ai.enqueue(
-      reply.toolCalls([
-        {
-          id: 'call_post',
-          name: 'http_post',
-          arguments: { url: `https://${RECEIVER}/x`, body: {} },
-        },
-      ]),
-    )
+    fakes.ai.enqueue(reply.toolCalls([receiverPost()]))
     const id = `run_${'5'.repeat(32)}`
     await runStub(env.RUNS, id).start({
       id,
@@ -206,11 +164,11 @@ describe('cancel', () => {
     const view = await getRun(id)
     expect(view.result).toMatchObject({ ok: false, stopReason: 'cancelled' })
     expect(view.pendingApprovals).toEqual([])
-    expect(receiver.hits).toHaveLength(0)
+    expect(fakes.receiver.hits).toHaveLength(0)
   })
 
   it('after the run finished: 409 run_finished', async () => {
-    ai.enqueue(reply.text('Done.'))
+    fakes.ai.enqueue(reply.text('Done.'))
     const id = await startRun({ task: 'Anything', tools: ['calculator'] })
     await drainAlarms(id)
     const res = await cancel(id, {})

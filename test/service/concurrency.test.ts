@@ -3,45 +3,23 @@
  * of 50 simultaneous approvals exactly one wins and the call runs once.
  */
 import { runInDurableObject } from 'cloudflare:test'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { runStub } from '../../src/runs/types'
 import { env } from 'cloudflare:workers'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { reply } from '../fakes/fake-openai'
 import {
-  captureLogs,
   decide,
   drainAlarms,
   getRun,
-  Receiver,
-  RECEIVER,
   runAlarm,
   startRun,
   stubOf,
-  TestClock,
+  useServiceFakes,
+  receiverPost,
+  startAwaitingApproval,
 } from './harness'
 
-let clock: TestClock
-let ai: FakeOpenAI
-let receiver: Receiver
-let outbound: Outbound
-
-beforeEach(() => {
-  clock = new TestClock()
-  captureLogs()
-  ai = new FakeOpenAI()
-  receiver = new Receiver()
-  outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, ai.handler)
-    .on(RECEIVER, receiver.handler)
-    .install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
-})
+const fakes = useServiceFakes()
 
 /** The alarm handler invoked again, as the platform may (alarms are at-least-once). */
 function duplicateAlarm(id: string): Promise<void> {
@@ -51,11 +29,9 @@ function duplicateAlarm(id: string): Promise<void> {
 }
 
 function script(): void {
-  ai.enqueue(
+  fakes.ai.enqueue(
     reply.toolCalls([{ id: 'call_calc', name: 'calculator', arguments: { expression: '2 + 2' } }]),
-    reply.toolCalls([
-      { id: 'call_post', name: 'http_post', arguments: { url: `https://${RECEIVER}/x`, body: {} } },
-    ]),
+    reply.toolCalls([receiverPost()]),
     reply.text('Done.'),
   )
 }
@@ -78,7 +54,7 @@ describe('a duplicated alarm', () => {
     await duplicateAlarm(id)
     await duplicateAlarm(id)
     expect(await stub.storageStats()).toEqual(before)
-    expect(ai.bodies).toHaveLength(2)
+    expect(fakes.ai.bodies).toHaveLength(2)
 
     await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
     await advance()
@@ -91,27 +67,16 @@ describe('a duplicated alarm', () => {
 
     expect(await stub.storageStats()).toEqual(written)
     expect(await getRun(id)).toEqual(done)
-    expect(ai.bodies).toHaveLength(3)
+    expect(fakes.ai.bodies).toHaveLength(3)
     expect(done.result.steps.map((s) => s.i)).toEqual([0, 1, 2])
-    expect(receiver.hits).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
   })
 })
 
 describe('50 concurrent approvals of one call', () => {
   it('one 200, 49 × 409 naming the first decider, one execution', async () => {
-    ai.enqueue(
-      reply.toolCalls([
-        {
-          id: 'call_post',
-          name: 'http_post',
-          arguments: { url: `https://${RECEIVER}/x`, body: {} },
-        },
-      ]),
-      reply.text('Done.'),
-    )
-    const id = await startRun({ task: 'Post', tools: ['http_post'] })
-    await drainAlarms(id)
-    const { argsHash } = (await getRun(id)).pendingApprovals[0]!
+    fakes.ai.enqueue(reply.toolCalls([receiverPost()]), reply.text('Done.'))
+    const { id, argsHash } = await startAwaitingApproval()
 
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -143,6 +108,6 @@ describe('50 concurrent approvals of one call', () => {
     await drainAlarms(id)
     const call = (await getRun(id)).result.steps[0]!.calls[0]!
     expect(call.approval?.decidedBy).toBe(winner.decidedBy)
-    expect(receiver.hits).toHaveLength(winner.decision === 'approved' ? 1 : 0)
+    expect(fakes.receiver.hits).toHaveLength(winner.decision === 'approved' ? 1 : 0)
   })
 })

@@ -8,9 +8,11 @@
  */
 import { env, exports } from 'cloudflare:workers'
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
-import { expect, vi } from 'vitest'
+import { afterEach, beforeEach, expect, vi } from 'vitest'
+import type { RunResult } from '../../src/kernel/result'
 import type { RunView } from '../../src/runs/types'
-import type { FakeHandler } from '../fakes/outbound'
+import { FakeOpenAI, FAKE_OPENAI_HOST } from '../fakes/fake-openai'
+import { Outbound, type FakeHandler } from '../fakes/outbound'
 
 export const ORIGIN = 'https://edgeloop.test'
 export const API_TOKEN = 'test-token'
@@ -54,6 +56,13 @@ export function stubOf(id: string): DurableObjectStub {
   return env.RUNS.get(env.RUNS.idFromName(id))
 }
 
+/** `GET /v1/runs/:id/trace`: the run's RunResult (asserts the 200). */
+export async function getTrace(id: string): Promise<RunResult> {
+  const res = await api(`/v1/runs/${id}/trace`, { headers: AUTH })
+  expect(res.status).toBe(200)
+  return (await res.json()) as RunResult
+}
+
 /** Runs the scheduled alarm once, as the platform would when it is due. */
 export function runAlarm(id: string): Promise<boolean> {
   return runDurableObjectAlarm(stubOf(id))
@@ -80,6 +89,38 @@ export function decide(
   body: { decision: 'approve' | 'deny'; args_hash: string; by?: string; reason?: string },
 ) {
   return postJson(`/v1/runs/${id}/approvals/${callId}`, body)
+}
+
+/** The model's `call_post`: an `http_post` of `body` to the fake receiver at `path`. */
+export function receiverPost(path = '/x', body: Record<string, unknown> = {}) {
+  return {
+    id: 'call_post',
+    name: 'http_post',
+    arguments: { url: `https://${RECEIVER}${path}`, body },
+  }
+}
+
+/**
+ * Starts a run with `http_post` whose scripted model has already asked for `call_post` (enqueue
+ * it first), runs it to the approval and returns the pending call's args hash.
+ */
+export async function startAwaitingApproval(): Promise<{ id: string; argsHash: string }> {
+  const id = await startRun({ task: 'Post', tools: ['http_post'] })
+  await drainAlarms(id)
+  return { id, argsHash: (await getRun(id)).pendingApprovals[0]!.argsHash }
+}
+
+/** Hex HMAC-SHA256, computed here independently of src/ (webhook and callback signatures). */
+export async function hmacHex(secret: string, message: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  )
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message))
+  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')
 }
 
 /** `Date.now` under the test's control (the Durable Objects share the test's isolate). */
@@ -186,4 +227,72 @@ export function logLines(spy: { mock: { calls: unknown[][] } }): Record<string, 
 /** Silences (and records) the Worker's structured log lines. */
 export function captureLogs() {
   return vi.spyOn(console, 'log').mockImplementation(() => {})
+}
+
+/** One test's fakes, installed by `useServiceFakes`. */
+export interface ServiceFakes {
+  readonly clock: TestClock
+  readonly logs: ReturnType<typeof captureLogs>
+  readonly ai: FakeOpenAI
+  readonly receiver: Receiver
+  readonly outbound: Outbound
+}
+
+export interface ServiceFakesOptions {
+  /** Route `api.openai.test` to the FakeOpenAI (default true); false leaves that host unknown. */
+  openai?: boolean
+  /** Route `receiver.test` to the Receiver (default true); false leaves that host unknown. */
+  receiver?: boolean
+  /** More fake hosts (or replacements for the defaults), built per test from its fakes. */
+  hosts?: (fakes: Pick<ServiceFakes, 'ai' | 'receiver'>) => Record<string, FakeHandler>
+}
+
+/**
+ * Gives every test of the file a fresh TestClock, silenced logs, a FakeOpenAI and a Receiver
+ * behind a strict Outbound, and checks and restores them after it. The returned object reads the
+ * current test's fakes, so it is only usable inside tests and hooks.
+ */
+export function useServiceFakes(options: ServiceFakesOptions = {}): ServiceFakes {
+  let current: ServiceFakes | undefined
+  beforeEach(() => {
+    const clock = new TestClock()
+    const logs = captureLogs()
+    const ai = new FakeOpenAI()
+    const receiver = new Receiver()
+    const outbound = new Outbound()
+    if (options.openai ?? true) outbound.on(FAKE_OPENAI_HOST, ai.handler)
+    if (options.receiver ?? true) outbound.on(RECEIVER, receiver.handler)
+    for (const [host, handler] of Object.entries(options.hosts?.({ ai, receiver }) ?? {})) {
+      outbound.on(host, handler)
+    }
+    current = { clock, logs, ai, receiver, outbound: outbound.install() }
+  })
+  afterEach(() => {
+    const fakes = current
+    current = undefined
+    fakes?.outbound.restore()
+    fakes?.clock.restore()
+    vi.restoreAllMocks()
+  })
+  const now = (): ServiceFakes => {
+    if (!current) throw new Error('useServiceFakes: the fakes exist only inside a test or hook')
+    return current
+  }
+  return {
+    get clock() {
+      return now().clock
+    },
+    get logs() {
+      return now().logs
+    },
+    get ai() {
+      return now().ai
+    },
+    get receiver() {
+      return now().receiver
+    },
+    get outbound() {
+      return now().outbound
+    },
+  }
 }

@@ -1,9 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test'
-import { afterEach, beforeEach, expect, it, vi } from 'vitest'
-import type { RunResult } from '../../src/kernel/result'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
-import { api, AUTH, captureLogs, drainAlarms, startRun, stubOf, TestClock } from './harness'
+import { expect, it } from 'vitest'
+import { reply } from '../fakes/fake-openai'
+import { drainAlarms, getTrace, startRun, stubOf, useServiceFakes } from './harness'
 
 // A page much longer than the run's observation limit, with a marker every 100 characters so a
 // missing or repeated slice would show.
@@ -12,29 +10,16 @@ const PAGE = Array.from(
   (_, i) => `line ${String(i).padStart(4, '0')} `.padEnd(99, '.') + '\n',
 ).join('')
 
-let clock: TestClock
-let ai: FakeOpenAI
-let outbound: Outbound
-
-beforeEach(() => {
-  clock = new TestClock()
-  captureLogs()
-  ai = new FakeOpenAI()
-  outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, ai.handler)
-    .on('api.allowed.test', () => new Response(PAGE, { headers: { 'content-type': 'text/plain' } }))
-    .install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
+const fakes = useServiceFakes({
+  receiver: false,
+  hosts: () => ({
+    'api.allowed.test': () => new Response(PAGE, { headers: { 'content-type': 'text/plain' } }),
+  }),
 })
 
 it('keeps a truncated observation whole in the Durable Object and serves it in slices', async () => {
   const slices = [0, 4000, 8000, 12_000]
-  ai.enqueue(
+  fakes.ai.enqueue(
     reply.toolCalls([
       { id: 'call_get', name: 'http_get', arguments: { url: 'https://api.allowed.test/page' } },
     ]),
@@ -56,8 +41,7 @@ it('keeps a truncated observation whole in the Durable Object and serves it in s
   })
   await drainAlarms(id)
 
-  const res = await api(`/v1/runs/${id}/trace`, { headers: AUTH })
-  const trace = (await res.json()) as RunResult
+  const trace = await getTrace(id)
   expect(trace.ok).toBe(true)
   const first = trace.steps[0]!.calls[0]!
   expect(first.truncated).toBe(true)

@@ -1,42 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { RunResult } from '../../src/kernel/result'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { describe, expect, it } from 'vitest'
+import { reply } from '../fakes/fake-openai'
 import {
   api,
   AUTH,
-  captureLogs,
   decide,
   drainAlarms,
   getRun,
-  Receiver,
+  getTrace,
   runAlarm,
   RECEIVER,
   startRun,
-  TestClock,
+  useServiceFakes,
 } from './harness'
 
-let clock: TestClock
-let ai: FakeOpenAI
-let receiver: Receiver
-let outbound: Outbound
-
-beforeEach(() => {
-  clock = new TestClock()
-  captureLogs()
-  ai = new FakeOpenAI()
-  receiver = new Receiver()
-  outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, ai.handler)
-    .on(RECEIVER, receiver.handler)
-    .install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
-})
+const fakes = useServiceFakes()
 
 const postCall = (body: Record<string, unknown> = { service: 'order' }) => ({
   id: 'call_post',
@@ -44,15 +21,9 @@ const postCall = (body: Record<string, unknown> = { service: 'order' }) => ({
   arguments: { url: `https://${RECEIVER}/deploys`, body },
 })
 
-async function trace(id: string): Promise<RunResult> {
-  const res = await api(`/v1/runs/${id}/trace`, { headers: AUTH })
-  expect(res.status).toBe(200)
-  return (await res.json()) as RunResult
-}
-
 describe('a run from POST /v1/runs to its trace', () => {
   it('answers 202 at once, then advances only in alarms', async () => {
-    ai.enqueue(
+    fakes.ai.enqueue(
       reply.toolCalls(
         [{ id: 'call_calc', name: 'calculator', arguments: { expression: '6 * 7' } }],
         {
@@ -79,7 +50,7 @@ describe('a run from POST /v1/runs to its trace', () => {
       approvals: `${self}/approvals`,
     })
     // The request did not wait on the model.
-    expect(ai.bodies).toHaveLength(0)
+    expect(fakes.ai.bodies).toHaveLength(0)
     expect((await getRun(created.id)).stepCount).toBe(0)
 
     expect(await drainAlarms(created.id)).toBeGreaterThan(0)
@@ -91,7 +62,7 @@ describe('a run from POST /v1/runs to its trace', () => {
       completionTokens: 18,
       modelCalls: 2,
     })
-    const result = await trace(created.id)
+    const result = await getTrace(created.id)
     expect(result).toMatchObject({ ok: true, answer: 'The answer is 42.', stopReason: 'finish' })
     expect(result.steps[0]!.calls[0]).toMatchObject({
       name: 'calculator',
@@ -100,20 +71,20 @@ describe('a run from POST /v1/runs to its trace', () => {
     })
     expect(result.steps[0]!.calls[0]!.observation).toContain('42')
     // What the model was sent: the task, then the call and its paired observation.
-    expect(ai.bodies).toHaveLength(2)
-    expect(ai.bodies[0]!.model).toBe('gpt-test')
-    expect(ai.bodies[0]!.tools!.map((t) => t.function.name)).toContain('calculator')
-    expect(JSON.stringify(ai.bodies[0]!.messages)).toContain('What is 6 * 7?')
-    const last = ai.bodies[1]!.messages.at(-1)!
+    expect(fakes.ai.bodies).toHaveLength(2)
+    expect(fakes.ai.bodies[0]!.model).toBe('gpt-test')
+    expect(fakes.ai.bodies[0]!.tools!.map((t) => t.function.name)).toContain('calculator')
+    expect(JSON.stringify(fakes.ai.bodies[0]!.messages)).toContain('What is 6 * 7?')
+    const last = fakes.ai.bodies[1]!.messages.at(-1)!
     expect(last).toMatchObject({ role: 'tool', tool_call_id: 'call_calc' })
     expect(last.content).toContain('42')
-    expect(ai.violations).toEqual([])
+    expect(fakes.ai.violations).toEqual([])
   })
 })
 
 describe('a run with an approval (http_post under ask)', () => {
   async function awaitingRun() {
-    ai.enqueue(reply.toolCalls([postCall()], { content: 'Record the deploy.' }))
+    fakes.ai.enqueue(reply.toolCalls([postCall()], { content: 'Record the deploy.' }))
     const id = await startRun({ task: 'Record the deploy', tools: ['http_post'] })
     await drainAlarms(id)
     const view = await getRun(id)
@@ -128,13 +99,13 @@ describe('a run with an approval (http_post under ask)', () => {
       requestedBy: 'api',
     })
     expect(pending.argsHash).toMatch(/^[0-9a-f]{64}$/)
-    expect(receiver.hits).toHaveLength(0)
+    expect(fakes.receiver.hits).toHaveLength(0)
     return { id, hash: pending.argsHash }
   }
 
   it('approved: runs exactly once, keyed by run and call id (Idempotency-Key)', async () => {
     const { id, hash } = await awaitingRun()
-    ai.enqueue(reply.text('Recorded.'))
+    fakes.ai.enqueue(reply.text('Recorded.'))
     const res = await decide(id, 'call_post', { decision: 'approve', args_hash: hash, by: 'alice' })
     expect(res.status).toBe(200)
     expect(await res.json()).toMatchObject({
@@ -143,11 +114,11 @@ describe('a run with an approval (http_post under ask)', () => {
       decidedBy: 'api:alice',
     })
     await drainAlarms(id)
-    expect(receiver.hits).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
     // Unique per run and call: a retry of this call reuses it, nothing else does.
-    expect(receiver.hits[0]!.key).toBe(`${id}:call_post`)
-    expect(JSON.parse(receiver.hits[0]!.body)).toEqual({ service: 'order' })
-    const result = await trace(id)
+    expect(fakes.receiver.hits[0]!.key).toBe(`${id}:call_post`)
+    expect(JSON.parse(fakes.receiver.hits[0]!.body)).toEqual({ service: 'order' })
+    const result = await getTrace(id)
     expect(result).toMatchObject({ ok: true, answer: 'Recorded.', stopReason: 'finish' })
     expect(result.steps[0]!.calls[0]).toMatchObject({
       status: 'done',
@@ -159,7 +130,7 @@ describe('a run with an approval (http_post under ask)', () => {
 
   it('denied: never runs, and the model reads why', async () => {
     const { id, hash } = await awaitingRun()
-    ai.enqueue(reply.text('I did not record it.'))
+    fakes.ai.enqueue(reply.text('I did not record it.'))
     const res = await decide(id, 'call_post', {
       decision: 'deny',
       args_hash: hash,
@@ -168,17 +139,17 @@ describe('a run with an approval (http_post under ask)', () => {
     })
     expect(res.status).toBe(200)
     await drainAlarms(id)
-    expect(receiver.hits).toHaveLength(0)
-    const call = (await trace(id)).steps[0]!.calls[0]!
+    expect(fakes.receiver.hits).toHaveLength(0)
+    const call = (await getTrace(id)).steps[0]!.calls[0]!
     expect(call.kind).toBe('denied')
     expect(call.observation).toMatch(
       /^\[ToolError\] http_post was not run: it was denied by api:bob/,
     )
-    expect(ai.lastBody().messages.at(-1)!.content).toBe(call.observation)
+    expect(fakes.ai.lastBody().messages.at(-1)!.content).toBe(call.observation)
   })
 
   it('expired: the alarm at the expiry denies it with reason expired', async () => {
-    ai.enqueue(reply.toolCalls([postCall()], { content: 'Record the deploy.' }))
+    fakes.ai.enqueue(reply.toolCalls([postCall()], { content: 'Record the deploy.' }))
     const id = await startRun({
       task: 'Record the deploy',
       tools: ['http_post'],
@@ -186,16 +157,16 @@ describe('a run with an approval (http_post under ask)', () => {
     })
     await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
-    expect(Date.parse(pending.expiresAt) - clock.now()).toBe(60_000)
+    expect(Date.parse(pending.expiresAt) - fakes.clock.now()).toBe(60_000)
     // An early alarm (a retry) changes nothing.
     expect(await runAlarm(id)).toBe(true)
     expect((await getRun(id)).status).toBe('awaiting_approval')
 
-    clock.advance(60_000)
-    ai.enqueue(reply.text('Nobody approved it.'))
+    fakes.clock.advance(60_000)
+    fakes.ai.enqueue(reply.text('Nobody approved it.'))
     expect(await runAlarm(id)).toBe(true)
-    expect(receiver.hits).toHaveLength(0)
-    const result = await trace(id)
+    expect(fakes.receiver.hits).toHaveLength(0)
+    const result = await getTrace(id)
     expect(result.stopReason).toBe('finish')
     const call = result.steps[0]!.calls[0]!
     expect(call.approval).toMatchObject({
@@ -214,11 +185,11 @@ describe('a run with an approval (http_post under ask)', () => {
 
   it('does not charge the time waiting for a person to maxSeconds', async () => {
     const { id, hash } = await awaitingRun()
-    clock.advance(2 * 3600_000) // two hours, far beyond the 300 s budget
-    ai.enqueue(reply.text('Recorded.'))
+    fakes.clock.advance(2 * 3600_000) // two hours, far beyond the 300 s budget
+    fakes.ai.enqueue(reply.text('Recorded.'))
     await decide(id, 'call_post', { decision: 'approve', args_hash: hash })
     await drainAlarms(id)
-    const result = await trace(id)
+    const result = await getTrace(id)
     expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
     expect(result.usage.activeMs).toBeLessThan(300_000)
   })
@@ -229,21 +200,21 @@ describe('per-run settings', () => {
     ['dry_run', /^\[DryRun\]/],
     ['deny', /^\[ToolError\]/],
   ])('confirm narrowed to %s: http_post never reaches the receiver', async (mode, observation) => {
-    ai.enqueue(reply.toolCalls([postCall()]), reply.text('Nothing was posted.'))
+    fakes.ai.enqueue(reply.toolCalls([postCall()]), reply.text('Nothing was posted.'))
     const id = await startRun({ task: 'Post', tools: ['http_post'], confirm: { mode } })
     await drainAlarms(id)
-    const result = await trace(id)
+    const result = await getTrace(id)
     expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
     expect(result.steps[0]!.calls[0]!.observation).toMatch(observation)
-    expect(receiver.hits).toHaveLength(0)
+    expect(fakes.receiver.hits).toHaveLength(0)
   })
 
   it('a model from the allowlist is the one asked', async () => {
-    ai.enqueue(reply.text('Hi.'))
+    fakes.ai.enqueue(reply.text('Hi.'))
     const id = await startRun({ task: 'Greet', tools: ['calculator'], model: 'gpt-test-large' })
     await drainAlarms(id)
-    expect(ai.lastBody().model).toBe('gpt-test-large')
-    expect((await trace(id)).model).toBe('gpt-test-large')
+    expect(fakes.ai.lastBody().model).toBe('gpt-test-large')
+    expect((await getTrace(id)).model).toBe('gpt-test-large')
   })
 
   it('metadata comes back on the run', async () => {

@@ -14,42 +14,29 @@
  * call) did happen.
  */
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { RunResult } from '../../src/kernel/result'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { reply } from '../fakes/fake-openai'
 import {
-  api,
-  AUTH,
-  captureLogs,
   decide,
   drainAlarms,
   runAlarm,
   getRun,
-  Receiver,
+  getTrace,
   RECEIVER,
   startRun,
   stubOf,
-  TestClock,
+  useServiceFakes,
 } from './harness'
 
 type Kill = 'evict' | 'abort'
 
-let clock: TestClock
-let ai: FakeOpenAI
-let receiver: Receiver
-let outbound: Outbound
-let logs: ReturnType<typeof captureLogs>
+const fakes = useServiceFakes()
 /** Called with each transition log line, in order (see `onTransition`). */
 let hooks: { match: (l: Record<string, unknown>) => boolean; run: () => void; done: boolean }[]
 
 beforeEach(() => {
-  clock = new TestClock()
-  ai = new FakeOpenAI()
-  receiver = new Receiver()
   hooks = []
-  logs = captureLogs()
-  logs.mockImplementation((line: unknown) => {
+  fakes.logs.mockImplementation((line: unknown) => {
     if (typeof line !== 'string') return
     const parsed = JSON.parse(line) as Record<string, unknown>
     if (parsed.msg !== 'transition') return
@@ -59,16 +46,6 @@ beforeEach(() => {
       hook.run()
     }
   })
-  outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, ai.handler)
-    .on(RECEIVER, receiver.handler)
-    .install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
 })
 
 /** Runs `run` (once) inside the log call of the first transition `match` accepts. */
@@ -84,7 +61,7 @@ function onTransition(match: (l: Record<string, unknown>) => boolean, run: () =>
  * comes after the transition was timed, so it is not charged to the run.
  */
 function stopAfter(match: (l: Record<string, unknown>) => boolean) {
-  return onTransition(match, () => clock.advance(10 * 60_000))
+  return onTransition(match, () => fakes.clock.advance(10 * 60_000))
 }
 
 type Rows = { run: { k: string; v: string }[]; step: { i: number; json: string }[] }
@@ -139,17 +116,11 @@ async function kill(id: string, how: Kill): Promise<void> {
   expect(marker, 'the object was not restarted').toBeUndefined()
 }
 
-async function trace(id: string): Promise<RunResult> {
-  const res = await api(`/v1/runs/${id}/trace`, { headers: AUTH })
-  expect(res.status).toBe(200)
-  return (await res.json()) as RunResult
-}
-
 const TASK = { task: 'Compute and record', tools: ['calculator', 'http_post'] }
 
 /** Step 0: calculator (read-only); step 1: http_post (approval); step 2: the answer. */
 function scriptModel(): void {
-  ai.enqueue(
+  fakes.ai.enqueue(
     reply.toolCalls([{ id: 'call_calc', name: 'calculator', arguments: { expression: '6 * 7' } }]),
     reply.toolCalls(
       [
@@ -166,18 +137,18 @@ function scriptModel(): void {
 }
 
 async function expectFinishedOnce(id: string, options: { modelRequests?: number } = {}) {
-  const result = await trace(id)
+  const result = await getTrace(id)
   expect(result).toMatchObject({ ok: true, answer: 'Recorded 42.', stopReason: 'finish' })
   expect(result.steps.map((s) => s.i)).toEqual([0, 1, 2])
   // One answered model call per step; a request killed in flight is the only extra one.
-  expect(ai.bodies).toHaveLength(options.modelRequests ?? 3)
-  expect(ai.pending).toBe(0)
+  expect(fakes.ai.bodies).toHaveLength(options.modelRequests ?? 3)
+  expect(fakes.ai.pending).toBe(0)
   expect(result.usage.modelCalls).toBe(3)
-  expect(receiver.executions()).toBe(1)
-  expect(new Set(receiver.hits.map((h) => h.key))).toEqual(new Set([`${id}:call_post`]))
+  expect(fakes.receiver.executions()).toBe(1)
+  expect(new Set(fakes.receiver.hits.map((h) => h.key))).toEqual(new Set([`${id}:call_post`]))
   const kinds = result.steps.flatMap((s) => s.calls.map((c) => c.kind))
   expect(kinds).toEqual(['ok', 'ok'])
-  expect(ai.violations).toEqual([])
+  expect(fakes.ai.violations).toEqual([])
   return result
 }
 
@@ -236,7 +207,7 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     expect(res.status).toBe(200)
     await advance()
     expect(killed).toBe(true)
-    expect(receiver.hits).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
     await expectFinishedOnce(id)
   })
 
@@ -249,13 +220,13 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await kill(id, how)
     expect((await getRun(id)).status).toBe('running')
     await drainAlarms(id)
-    expect(receiver.hits).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
     await expectFinishedOnce(id)
   })
 
   it('between the model call and its record: asks again for that step only', async () => {
     scriptModel()
-    ai.enqueue(reply.text('Recorded 42.')) // the answer the dead object never recorded is asked again
+    fakes.ai.enqueue(reply.text('Recorded 42.')) // the answer the dead object never recorded is asked again
     const id = await startRun(TASK)
     await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
@@ -278,19 +249,19 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     const started = await snapshotAt(id, (l) => l.action === 'start_call')
     stopAfter((l) => l.action === 'run_call' && l.tool === 'http_post')
     await runAlarm(id) // started, sent, result recorded: then storage goes back to "started"
-    expect(receiver.hits).toHaveLength(1)
+    expect(fakes.receiver.hits).toHaveLength(1)
     await started.restore()
     await kill(id, how)
-    const call = (await trace(id)).steps[1]!.calls[0]!
+    const call = (await getTrace(id)).steps[1]!.calls[0]!
     expect(call).toMatchObject({ id: 'call_post', status: 'started', observation: '' })
     await drainAlarms(id)
     // Sent twice with one key: a deduplicating server performs it once.
-    expect(receiver.hits.map((h) => h.key)).toEqual([`${id}:call_post`, `${id}:call_post`])
+    expect(fakes.receiver.hits.map((h) => h.key)).toEqual([`${id}:call_post`, `${id}:call_post`])
     await expectFinishedOnce(id)
   })
 
   it('between started and the result of rollback_deploy (not idempotent): outcome unknown', async () => {
-    ai.enqueue(
+    fakes.ai.enqueue(
       reply.toolCalls([
         {
           id: 'call_rollback',
@@ -312,7 +283,7 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await kill(id, how)
     await drainAlarms(id)
 
-    const result = await trace(id)
+    const result = await getTrace(id)
     expect(result).toMatchObject({ ok: true, stopReason: 'finish' })
     const call = result.steps[0]!.calls[0]!
     expect(call.kind).toBe('outcome_unknown')
@@ -321,8 +292,8 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     )
     expect(call.observation).toContain('It was not run again')
     // The model was told, once per step.
-    expect(ai.bodies).toHaveLength(2)
-    expect(ai.bodies[1]!.messages.at(-1)).toMatchObject({
+    expect(fakes.ai.bodies).toHaveLength(2)
+    expect(fakes.ai.bodies[1]!.messages.at(-1)).toMatchObject({
       role: 'tool',
       tool_call_id: 'call_rollback',
       content: call.observation,
@@ -330,7 +301,7 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
   })
 
   it('rollback_deploy with no death between started and result: its result, never unknown', async () => {
-    ai.enqueue(
+    fakes.ai.enqueue(
       reply.toolCalls([
         {
           id: 'call_rollback',
@@ -349,7 +320,7 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     const started = stopAfter((l) => l.action === 'start_call')
     await drainAlarms(id)
     expect(started.fired()).toBe(true)
-    const call = (await trace(id)).steps[0]!.calls[0]!
+    const call = (await getTrace(id)).steps[0]!.calls[0]!
     expect(call.kind).toBe('ok')
     expect(call.observation).toContain('rolled back order from v2.14.0 to v2.13.2')
   })

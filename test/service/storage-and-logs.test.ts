@@ -3,55 +3,31 @@
  * line per transition carries ids and timings, never secrets or tool arguments (issue 3).
  */
 import { env } from 'cloudflare:workers'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { runStub } from '../../src/runs/types'
-import { FakeOpenAI, FAKE_OPENAI_HOST, reply } from '../fakes/fake-openai'
-import { Outbound } from '../fakes/outbound'
+import { reply } from '../fakes/fake-openai'
 import {
   API_TOKEN,
-  captureLogs,
   decide,
   drainAlarms,
   getRun,
   logLines,
   OPENAI_KEY,
-  Receiver,
   RECEIVER,
   runAlarm,
   startRun,
-  TestClock,
   transitionLines,
   WEBHOOK_SECRET,
+  useServiceFakes,
 } from './harness'
 
-let clock: TestClock
-let ai: FakeOpenAI
-let receiver: Receiver
-let outbound: Outbound
-let logs: ReturnType<typeof captureLogs>
-
-beforeEach(() => {
-  clock = new TestClock()
-  logs = captureLogs()
-  ai = new FakeOpenAI()
-  receiver = new Receiver()
-  outbound = new Outbound()
-    .on(FAKE_OPENAI_HOST, ai.handler)
-    .on(RECEIVER, receiver.handler)
-    .install()
-})
-
-afterEach(() => {
-  outbound.restore()
-  clock.restore()
-  vi.restoreAllMocks()
-})
+const fakes = useServiceFakes()
 
 describe('storage', () => {
   it('writes as many bytes for step 45 as for step 10', async () => {
     const steps = 48
     for (let i = 0; i < steps; i++) {
-      ai.enqueue(
+      fakes.ai.enqueue(
         reply.toolCalls([
           {
             id: `call_${1000 + i}`,
@@ -61,13 +37,13 @@ describe('storage', () => {
         ]),
       )
     }
-    ai.enqueue(reply.text('Done.'))
+    fakes.ai.enqueue(reply.text('Done.'))
     const id = await startRun({ task: 'Count', tools: ['calculator'], budget: { maxSteps: 50 } })
     const stub = runStub(env.RUNS, id)
     // One step per alarm: the slice ends after each step's tool call.
-    logs.mockImplementation((line: unknown) => {
+    fakes.logs.mockImplementation((line: unknown) => {
       const l = typeof line === 'string' ? (JSON.parse(line) as Record<string, unknown>) : {}
-      if (l.msg === 'transition' && l.action === 'run_call') clock.advance(10 * 60_000)
+      if (l.msg === 'transition' && l.action === 'run_call') fakes.clock.advance(10 * 60_000)
     })
     const perStep: number[] = []
     let last = (await stub.storageStats()).bytesWritten
@@ -90,7 +66,7 @@ describe('storage', () => {
 describe('logs', () => {
   it('one line per transition with run id, step, phase and ms, and no secrets or arguments', async () => {
     const canary = 'arg-canary-7f3a9c'
-    ai.enqueue(
+    fakes.ai.enqueue(
       reply.toolCalls([
         {
           id: 'call_post',
@@ -109,7 +85,7 @@ describe('logs', () => {
     await drainAlarms(id)
     expect((await getRun(id)).result.ok).toBe(true)
 
-    const lines = transitionLines(logs)
+    const lines = transitionLines(fakes.logs)
     expect(lines.map((l) => l.action)).toEqual([
       'think',
       'classify',
@@ -127,24 +103,24 @@ describe('logs', () => {
     expect(lines[3]).toMatchObject({ step: 0, tool: 'http_post', callId: 'call_post' })
     expect(lines.at(-1)).toMatchObject({ step: 1, phase: 'done', stopReason: 'finish' })
 
-    const everything = [...logs.mock.calls, ...errors.mock.calls, ...warns.mock.calls]
+    const everything = [...fakes.logs.mock.calls, ...errors.mock.calls, ...warns.mock.calls]
       .flat()
       .map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
       .join('\n')
-    expect(logLines(logs).length).toBeGreaterThan(lines.length)
+    expect(logLines(fakes.logs).length).toBeGreaterThan(lines.length)
     for (const secret of [API_TOKEN, WEBHOOK_SECRET, OPENAI_KEY, canary]) {
       expect(everything).not.toContain(secret)
     }
   })
 
   it('a provider error that echoes the API key: the trace and the logs never show it', async () => {
-    ai.enqueue(reply.error(401, `Incorrect API key provided: ${OPENAI_KEY}.`))
+    fakes.ai.enqueue(reply.error(401, `Incorrect API key provided: ${OPENAI_KEY}.`))
     const id = await startRun({ task: 'Anything', tools: ['calculator'] })
     await drainAlarms(id)
     const view = await getRun(id)
     expect(view.result).toMatchObject({ ok: false, stopReason: 'model_error' })
     expect(JSON.stringify(view)).not.toContain(OPENAI_KEY)
-    const printed = logs.mock.calls.flat().map(String).join('\n')
+    const printed = fakes.logs.mock.calls.flat().map(String).join('\n')
     expect(printed).toContain(id)
     expect(printed).not.toContain(OPENAI_KEY)
   })
