@@ -88,7 +88,7 @@ export function openApiDocument(): unknown {
               description: 'Already started with this Idempotency-Key',
               ...json('CreatedRun'),
             },
-            ...errors(400, 401, 413, 415),
+            ...errors(400, 401, 409, 413, 415),
           },
         },
       },

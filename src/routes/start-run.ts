@@ -1,5 +1,6 @@
 import type { Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
+import { canonicalJson } from '../kernel/canonical'
 import { toHex } from '../security/hmac'
 import { loadConfig, type ServiceConfig } from '../config'
 import type { Env } from '../env'
@@ -50,7 +51,7 @@ export async function startRun(
   const protocol = config.model.apiKey ? (req.protocol ?? config.model.protocol) : 'native'
   const id = req.idempotencyKey ? await idFromKey(req.idempotencyKey) : newRunId()
   const stub = runStub(env.RUNS, id)
-  return stub.start({
+  const out = await stub.start({
     id,
     task: req.task,
     tools,
@@ -62,7 +63,24 @@ export async function startRun(
     ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
     ...(req.metadata ? { metadata: req.metadata } : {}),
     ...(req.slack ? { slack: req.slack } : {}),
+    ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),
   })
+  if (out.conflict) {
+    throw new ApiError(
+      409,
+      'idempotency_key_reused',
+      `Idempotency-Key was already used for run ${id} with a different request; use a new key`,
+      { runId: id },
+    )
+  }
+  return out
+}
+
+/** What makes two requests "the same" for an idempotency key: everything the caller asked. */
+async function requestHash(req: StartRunRequest): Promise<string> {
+  const { idempotencyKey: _key, ...asked } = req
+  const bytes = new TextEncoder().encode(canonicalJson(asked))
+  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)))
 }
 
 function resolveTools(config: ServiceConfig, requested: string[] | undefined): string[] {

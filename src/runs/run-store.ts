@@ -49,8 +49,11 @@ export class RunStore extends DurableObject<Env> {
   }
 
   /** Creates the run (idempotent: the same id returns the existing run) and arms the alarm. */
-  async start(input: StartInput): Promise<{ created: boolean; view: RunView }> {
-    if (this.#state) return { created: false, view: this.#view() }
+  async start(input: StartInput): Promise<{ created: boolean; conflict?: boolean; view: RunView }> {
+    if (this.#state) {
+      const conflict = !!input.requestHash && input.requestHash !== this.#info?.requestHash
+      return { created: false, ...(conflict ? { conflict } : {}), view: this.#view() }
+    }
     const now = Date.now()
     const state = createRunState({
       id: input.id,
@@ -63,6 +66,7 @@ export class RunStore extends DurableObject<Env> {
     })
     const info: RunInfo = {
       requestedBy: input.requestedBy,
+      ...(input.requestHash ? { requestHash: input.requestHash } : {}),
       ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
       ...(input.metadata ? { metadata: input.metadata } : {}),
       ...(input.model ? { model: input.model } : {}),

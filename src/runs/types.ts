@@ -26,11 +26,14 @@ export interface StartInput {
   /** `api`, `webhook`, or `slack:<user id>`. */
   requestedBy: string
   slack?: SlackOrigin
+  /** Hash of what was asked; a reused idempotency key with a different request is refused. */
+  requestHash?: string
 }
 
 /** Stored beside the state: who asked and where to report. */
 export interface RunInfo {
   requestedBy: string
+  requestHash?: string
   callbackUrl?: string
   metadata?: Record<string, unknown>
   model?: string
@@ -91,7 +94,7 @@ export type DecideResponse =
  * `unknown`-typed fields such as metadata to `never`, so callers use this instead.)
  */
 export interface RunStoreApi {
-  start(input: StartInput): Promise<{ created: boolean; view: RunView }>
+  start(input: StartInput): Promise<{ created: boolean; conflict?: boolean; view: RunView }>
   get(): Promise<RunView | null>
   decide(input: {
     callId: string

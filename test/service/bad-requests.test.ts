@@ -462,4 +462,15 @@ describe('idempotent starts', () => {
     const a = (await first.json()) as { id: string }
     expect(await again.json()).toMatchObject({ id: a.id, created: false })
   })
+
+  it('the same Idempotency-Key with a different request is a 409 that names the run', async () => {
+    const first = await postRun({ task: 'Once' }, { 'Idempotency-Key': 'deploy-43' })
+    const { id } = (await first.json()) as { id: string }
+    const other = await postRun({ task: 'Something else' }, { 'Idempotency-Key': 'deploy-43' })
+    expect(other.status).toBe(409)
+    expect(await other.json()).toMatchObject({
+      error: { code: 'idempotency_key_reused', details: { runId: id } },
+    })
+    expect((await getRun(id)).task).toBe('Once')
+  })
 })
