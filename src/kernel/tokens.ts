@@ -1,20 +1,17 @@
 /** Token estimates and observation truncation (issue 2, item 4). */
 
 // CJK ideographs, kana, hangul and full-width forms: about one token per character.
-const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/g
+const NON_ASCII = /[\u0080-\uffff]/
 
 /** Rough token count: CJK ≈ 1 token per character, everything else ≈ 4 characters per token. */
 export function approxTokens(text: string): number {
+  // Most observations are ASCII: one regex scan instead of a loop over every character.
+  if (!NON_ASCII.test(text)) return Math.ceil(text.length / 4)
   let cjk = 0
-  let other = 0
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    // Fast path: ASCII is never CJK.
-    if (code < 0x3040) other++
-    else if (CJK.test(text[i]!)) cjk++
-    else other++
-  }
-  return cjk + Math.ceil(other / 4)
+  CJK.lastIndex = 0
+  while (CJK.exec(text)) cjk++
+  return cjk + Math.ceil((text.length - cjk) / 4)
 }
 
 export interface Truncated {
