@@ -51,6 +51,10 @@ export class RunStore extends DurableObject<Env> {
   /** Creates the run (idempotent: the same id returns the existing run) and arms the alarm. */
   async start(input: StartInput): Promise<{ created: boolean; conflict?: boolean; view: RunView }> {
     if (this.#state) {
+      // A retried start also repairs a lost alarm (e.g. the first setAlarm never landed).
+      if (this.#state.phase !== 'done' && (await this.ctx.storage.getAlarm()) === null) {
+        await this.#schedule()
+      }
       const conflict = !!input.requestHash && input.requestHash !== this.#info?.requestHash
       return { created: false, ...(conflict ? { conflict } : {}), view: this.#view() }
     }
