@@ -10,6 +10,8 @@ const common = {
   ENABLED_TOOLS:
     'calculator,http_get,http_post,query_metrics,search_logs,read_repo_file,rollback_deploy',
   HTTP_ALLOWLIST: 'api.allowed.test,receiver.test',
+  // The fake receiver deduplicates by Idempotency-Key, so http_post may be retried after a crash.
+  HTTP_POST_IDEMPOTENT: 'true',
   SLACK_SIGNING_SECRET: 'test-signing-secret',
   SLACK_BOT_TOKEN: 'xoxb-test-token',
   SLACK_API_URL: 'https://slack.test/api',

@@ -9,6 +9,7 @@ export interface ServiceConfig {
   policy: ConfirmPolicy
   enabledTools: string[]
   httpAllowlist: string[]
+  httpPostIdempotent: boolean
   /** Server maxima: a run may ask for less, never more. */
   maxBudget: Budget
   /** Defaults for runs that ask for nothing. */
@@ -65,10 +66,11 @@ function parseConfig(env: Env): ServiceConfig {
     )
   }
   const httpAllowlist = parseToolList(env.HTTP_ALLOWLIST)
+  const httpPostIdempotent = bool(env, 'HTTP_POST_IDEMPOTENT')
   try {
     // Build once here so a bad tool setting (e.g. http_get with no HTTP_ALLOWLIST) is a
     // configuration error at the first request, not a failure inside a run.
-    buildToolset({ enabled: enabledTools, httpAllowlist })
+    buildToolset({ enabled: enabledTools, httpAllowlist, httpPostIdempotent })
   } catch (err) {
     throw new ConfigError(`ENABLED_TOOLS / HTTP_ALLOWLIST: ${(err as Error).message}`)
   }
@@ -96,6 +98,15 @@ function parseConfig(env: Env): ServiceConfig {
   } catch (err) {
     throw new ConfigError((err as Error).message)
   }
+  if (
+    maxBudget.maxCostUsd !== undefined &&
+    model.pricePromptPer1kUsd === undefined &&
+    model.priceCompletionPer1kUsd === undefined
+  ) {
+    throw new ConfigError(
+      'MAX_COST_USD needs PRICE_PROMPT_PER_1K_USD and/or PRICE_COMPLETION_PER_1K_USD: without prices no cost is known',
+    )
+  }
   const apiUrl = env.SLACK_API_URL?.trim() || 'https://slack.com/api'
   if (!/^https?:\/\//.test(apiUrl))
     throw new ConfigError(`SLACK_API_URL must be an http(s) URL; got "${apiUrl}"`)
@@ -107,6 +118,7 @@ function parseConfig(env: Env): ServiceConfig {
     policy,
     enabledTools,
     httpAllowlist,
+    httpPostIdempotent,
     maxBudget,
     defaultBudget,
     slice: sliceForCpuMs(int(env, 'CPU_MS', 30_000, 1_000, 300_000)),

@@ -23,6 +23,7 @@ export interface Env {
   CONFIRM_ALLOWLIST?: string
   ENABLED_TOOLS?: string
   HTTP_ALLOWLIST?: string
+  HTTP_POST_IDEMPOTENT?: string
   MAX_STEPS?: string
   MAX_SECONDS?: string
   MAX_PROMPT_TOKENS?: string

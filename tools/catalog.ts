@@ -8,6 +8,8 @@ import { createHttpPostTool } from './http-post'
 export interface ToolsetConfig {
   enabled: string[]
   httpAllowlist: string[]
+  /** Every allowlisted host deduplicates POSTs by Idempotency-Key (HTTP_POST_IDEMPOTENT). */
+  httpPostIdempotent?: boolean
 }
 
 // Factories, so that a tool is only built (and its options checked) when it is enabled:
@@ -15,7 +17,8 @@ export interface ToolsetConfig {
 const CATALOG: Record<string, (config: ToolsetConfig) => Tool> = {
   calculator: () => calculator,
   http_get: (c) => createHttpGetTool({ allowlist: c.httpAllowlist }),
-  http_post: (c) => createHttpPostTool({ allowlist: c.httpAllowlist }),
+  http_post: (c) =>
+    createHttpPostTool({ allowlist: c.httpAllowlist, idempotent: c.httpPostIdempotent ?? false }),
   query_metrics: () => queryMetrics,
   search_logs: () => searchLogs,
   read_repo_file: () => readRepoFile,

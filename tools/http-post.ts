@@ -7,11 +7,20 @@ import { describeResponse } from './http-response'
 
 /**
  * POSTs a JSON body to an allowlisted host. It changes the world, so the confirm policy decides
- * before it runs; it sends `<run id>:<call id>` as `Idempotency-Key`, so a retry after a crash (the
- * kernel retries idempotent tools with the same call id) is deduplicated by the server.
+ * before it runs; it sends `<run id>:<call id>` as `Idempotency-Key`, so that a server that
+ * deduplicates by it can make a retry harmless (see `idempotent`).
  * Redirects are reported, never followed: re-sending a POST elsewhere is a new side effect.
  */
-export function createHttpPostTool(options: HttpToolOptions): Tool {
+export function createHttpPostTool(
+  options: HttpToolOptions & {
+    /**
+     * Declare it idempotent only when every allowlisted host deduplicates by `Idempotency-Key`:
+     * then a POST interrupted by a crash is sent again with the same key. Otherwise (the default)
+     * the resumed run reports its outcome as unknown and does not send it twice.
+     */
+    idempotent?: boolean
+  },
+): Tool {
   const { allowlist, maxBytes, timeoutMs } = resolveHttpOptions('http_post', options)
   return defineTool({
     name: 'http_post',
@@ -31,7 +40,7 @@ export function createHttpPostTool(options: HttpToolOptions): Tool {
       'The status line and content type, e.g. "HTTP 201 Created (application/json)", then a ' +
       'blank line and the response body as text.',
     sideEffect: true,
-    idempotent: true,
+    idempotent: options.idempotent ?? false,
     timeoutMs,
     handler: async ({ url, body }, ctx) => {
       const target = checkUrl(allowlist, url)

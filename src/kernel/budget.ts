@@ -12,6 +12,8 @@ export const STOP_REASONS = [
   'cancelled',
   'model_error',
   'content_filter',
+  // The service could not advance the run (storage failure, a tool set no longer buildable).
+  'internal_error',
 ] as const
 export type StopReason = (typeof STOP_REASONS)[number]
 

@@ -31,7 +31,7 @@ export interface DispatchContext {
   now?: () => number
 }
 
-export type DispatchKind = 'ok' | 'tool_error' | 'dry_run'
+export type DispatchKind = 'ok' | 'tool_error' | 'dry_run' | 'outcome_unknown'
 
 export interface DispatchResult {
   observation: string
@@ -182,6 +182,15 @@ async function invoke(
     const result = await Promise.race([pending, timeout])
     if (result === TIMED_OUT) {
       abort(new Error(`${tool.name} timed out after ${tool.timeoutMs}ms`))
+      if (tool.sideEffect) {
+        // The request may have landed before the timeout: never invite a blind retry.
+        return {
+          text:
+            `[ToolError] ${tool.name} timed out after ${tool.timeoutMs}ms; its outcome is unknown ` +
+            '(it may have taken effect). Check its effect before retrying.',
+          kind: 'outcome_unknown',
+        }
+      }
       return toolError(`${tool.name} timed out after ${tool.timeoutMs}ms`)
     }
     return rendered(tool, result)

@@ -3,7 +3,7 @@ import { act } from './act'
 import { READ_OBSERVATION, readObservationTool } from './read-observation'
 import { ToolRegistry } from './registry'
 import type { RunState } from './state'
-import { cancelApprovals, stop } from './stop'
+import { cancelApprovals, cancelMessage, stop } from './stop'
 import { think } from './think'
 import type { AdvanceDeps, Deps, Result, TransitionEvent } from './transition-types'
 
@@ -61,7 +61,7 @@ function fullDeps(deps: AdvanceDeps): Deps {
 function step(state: RunState, deps: Deps): Result | Promise<Result> {
   if (state.phase === 'done') return { state, event: { action: 'noop', bytes: 0 } }
   if (state.cancelRequested || deps.signal?.aborted)
-    return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, 'the run was cancelled')
+    return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, cancelMessage(state, deps))
   switch (state.phase) {
     case 'think':
       return think(state, deps)

@@ -117,6 +117,8 @@ export const RunStateSchema = z.object({
   consecutiveErrors: z.number(),
   consecutiveFormatErrors: z.number(),
   cancelRequested: z.boolean(),
+  /** Who cancelled and why, for the trace (`cancelled by api:alice: wrong incident`). */
+  cancelReason: z.optional(z.string()),
   createdAt: z.number(),
   model: z.optional(z.string()),
   result: z.optional(

@@ -46,3 +46,11 @@ export function stop(
     event: { action: 'stop', stopReason: reason, bytes: 0 },
   }
 }
+
+/** What a cancelled run says about why: the recorded reason, or the abort's. */
+export function cancelMessage(state: RunState, deps: Deps): string {
+  if (state.cancelReason) return state.cancelReason
+  const reason: unknown = deps.signal?.reason
+  if (reason instanceof Error && reason.message) return reason.message
+  return 'the run was cancelled'
+}

@@ -5,7 +5,7 @@ import { parseArgsStrict, parseArgsTolerant } from './json-loose'
 import type { ModelResponse, NativeToolCall } from './model'
 import { FINISH, parseOutput, TEXT_PROTOCOL_FORMAT, UNPARSABLE } from './parse-output'
 import type { Call, RunState, Step } from './state'
-import { cancelApprovals, stop } from './stop'
+import { cancelApprovals, cancelMessage, stop } from './stop'
 import { approxTokens } from './tokens'
 import type { Deps, Result } from './transition-types'
 
@@ -52,7 +52,7 @@ export async function think(state: RunState, deps: Deps): Promise<Result> {
   } catch (err) {
     // A cancel surfaces as the abort reason thrown by the adapter: that is not a model error.
     if (deps.signal?.aborted) {
-      return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, 'the run was cancelled')
+      return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, cancelMessage(state, deps))
     }
     const code = err instanceof ModelError ? err.options.code : undefined
     if (
@@ -126,7 +126,7 @@ export async function think(state: RunState, deps: Deps): Promise<Result> {
   }
   const interpreted =
     state.protocol === 'native'
-      ? interpretNative(response, base.i, deps)
+      ? interpretNative(response, base.i, deps, state.steps)
       : interpretText(text, base.i, deps)
   if (response.finishReason === 'length') {
     // A cut-off reply is never an answer, and its tool arguments may be cut off too.
@@ -245,7 +245,12 @@ function interpretText(text: string, i: number, deps: Deps): Interpreted {
   return { kind: 'action', thought: parsed.thought, calls: [call] }
 }
 
-function interpretNative(response: ModelResponse, i: number, deps: Deps): Interpreted {
+function interpretNative(
+  response: ModelResponse,
+  i: number,
+  deps: Deps,
+  earlier: Step[],
+): Interpreted {
   const thought = (response.text ?? '').trim()
   const toolCalls = response.toolCalls ?? []
   if (!toolCalls.length) {
@@ -253,7 +258,10 @@ function interpretNative(response: ModelResponse, i: number, deps: Deps): Interp
       return { kind: 'format_error', thought, problem: 'your reply had no text and no tool call.' }
     return { kind: 'finish', thought: '', answer: thought }
   }
+  // Call ids key observation handles, idempotency keys and approvals for the whole run, so they
+  // must be unique in the run, not just in this reply.
   const seen = new Set<string>()
+  for (const step of earlier) for (const c of step.calls) seen.add(c.id)
   const calls = toolCalls.map((tc, k) => {
     // Some providers send empty or repeated ids; each result must pair with exactly one call.
     const id = tc.id && !seen.has(tc.id) ? tc.id : `s${i}c${k}`

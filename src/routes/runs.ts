@@ -1,6 +1,7 @@
 import { Hono } from 'hono'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
+import { SIGNATURE_HEADER } from '../security/hmac'
 import { requireAuth } from './auth'
 import { parseJsonBody } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
@@ -12,9 +13,26 @@ export const runsRoutes = new Hono<AppEnv>()
 
 runsRoutes.use('*', requireAuth())
 
+// A webhook signature proves who sent a body, not who may decide: signed webhooks may start
+// runs, and only the API token may read, approve or cancel them.
+runsRoutes.use('*', async (c, next) => {
+  const startsRun = c.req.method === 'POST' && /^\/v1\/runs\/?$/.test(c.req.path)
+  if (c.var.principal === 'webhook' && !startsRun) {
+    throw new ApiError(
+      403,
+      'forbidden',
+      'a webhook signature may only start runs (POST /v1/runs); use Authorization: Bearer <API_TOKEN>',
+    )
+  }
+  await next()
+})
+
 runsRoutes.post('/', async (c) => {
   const body = parseJsonBody(c.var.rawBody, CreateRunBody, c.req.header('Content-Type') ?? null)
-  const key = c.req.header('Idempotency-Key')
+  // A replayed signed webhook (same signature, inside the replay window) returns the same run.
+  const key =
+    c.req.header('Idempotency-Key') ??
+    (c.var.principal === 'webhook' ? `webhook:${c.req.header(SIGNATURE_HEADER)}` : undefined)
   if (key !== undefined && (key.length < 1 || key.length > 200)) {
     throw new ApiError(
       400,
@@ -82,7 +100,10 @@ runsRoutes.post('/:id/cancel', async (c) => {
   const body = parseJsonBody(c.var.rawBody, CancelBody, c.req.header('Content-Type') ?? null, {
     emptyAs: {},
   })
-  const out = await stubFor(c.env, id).cancel(`${c.var.principal}:${body.by ?? 'anonymous'}`)
+  const out = await stubFor(c.env, id).cancel(
+    `${c.var.principal}:${body.by ?? 'anonymous'}`,
+    body.reason,
+  )
   if (out.ok) return c.json({ id, status: 'cancelling', message: out.message }, 202)
   if (out.code === 'no_run') throw new ApiError(404, 'run_not_found', `no run ${id}`)
   throw new ApiError(409, out.code ?? 'conflict', out.message)

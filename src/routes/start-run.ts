@@ -39,7 +39,26 @@ export async function startRun(
       `model "${req.model}" is not allowed; choose one of ${config.model.allowlist.join(', ')}`,
     )
   }
-  if (req.callbackUrl) checkCallbackUrl(config, req.callbackUrl)
+  if (req.callbackUrl) {
+    if (!env.WEBHOOK_SECRET) {
+      throw new ApiError(
+        400,
+        'callback_unsigned',
+        'callback_url needs WEBHOOK_SECRET configured on the server, so deliveries can be signed',
+      )
+    }
+    checkCallbackUrl(config, req.callbackUrl)
+  }
+  const priced =
+    config.model.pricePromptPer1kUsd !== undefined ||
+    config.model.priceCompletionPer1kUsd !== undefined
+  if (req.budget?.maxCostUsd !== undefined && !priced) {
+    throw new ApiError(
+      400,
+      'cost_budget_unavailable',
+      'budget.maxCostUsd needs PRICE_PROMPT_PER_1K_USD / PRICE_COMPLETION_PER_1K_USD configured',
+    )
+  }
   if (req.metadata && JSON.stringify(req.metadata).length > 4096) {
     throw new ApiError(
       400,

@@ -8,12 +8,12 @@ import {
 import { createRunState } from '../kernel/create-run'
 import { runRegistry, type AdvanceDeps, type TransitionEvent } from '../kernel/machine'
 import { ToolRegistry } from '../kernel/registry'
-import { toRunResult } from '../kernel/result'
 import { runSlice } from '../kernel/run-slice'
 import type { RunState } from '../kernel/state'
 import { createModel } from '../llm/config'
 import { buildToolset } from '../../tools/index'
-import { loadConfig } from '../config'
+import { loadConfig, type ServiceConfig } from '../config'
+import { narrowPolicy } from '../kernel/confirm'
 import type { Env } from '../env'
 import { deliver } from './deliver'
 import { logTransition, logEvent } from './log'
@@ -21,6 +21,9 @@ import { Outbox } from './outbox'
 import { RunStorage } from './storage'
 import type { DecideResponse, RunInfo, RunView, StartInput } from './types'
 import { toRunView } from './view'
+
+/** How long a run waits before looking at a bad configuration again. */
+const CONFIG_RETRY_MS = 5 * 60_000
 
 /**
  * One Durable Object per run (DESIGN §2–§4). HTTP-facing methods only record intent and arm the
@@ -39,6 +42,8 @@ export class RunStore extends DurableObject<Env> {
   /** A cancel that arrived while a side effect was in flight: applied once it is recorded. */
   #deferredCancel: string | undefined
   #deps: AdvanceDeps | undefined
+  /** Set while a configuration error keeps the run from advancing: when to look again. */
+  #notBefore: number | undefined
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
@@ -104,6 +109,13 @@ export class RunStore extends DurableObject<Env> {
   }): Promise<DecideResponse> {
     const state = this.#state
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
+    if (state.phase !== 'done' && (state.cancelRequested || this.#storage.getValue('cancel'))) {
+      return {
+        ok: false,
+        code: 'run_cancelling',
+        message: `run ${state.id} is being cancelled; its pending calls will not run`,
+      }
+    }
     const now = Date.now()
     const out = decideApproval(state, { ...input, now })
     if (!out.ok) return out
@@ -137,7 +149,10 @@ export class RunStore extends DurableObject<Env> {
   }
 
   /** Asks the run to stop; it ends at the next transition with `cancelled`. */
-  async cancel(by: string): Promise<{ ok: boolean; code?: string; message: string }> {
+  async cancel(
+    by: string,
+    reason?: string,
+  ): Promise<{ ok: boolean; code?: string; message: string }> {
     const state = this.#state
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
     if (state.phase === 'done') {
@@ -147,15 +162,16 @@ export class RunStore extends DurableObject<Env> {
         message: `run ${state.id} already finished (${state.result?.stopReason})`,
       }
     }
-    this.#storage.setValue('cancel', { by, at: Date.now() })
+    const why = `cancelled by ${by}${reason ? `: ${reason}` : ''}`
+    this.#storage.setValue('cancel', { by, reason: why, at: Date.now() })
     if (this.#running) {
       // The slice in flight sees the aborted signal and stops at its next transition. A side
       // effect already started is not cut off halfway (its outcome would be unknown): the
       // abort waits until its result is recorded.
-      if (this.#sideEffectInFlight) this.#deferredCancel = by
-      else this.#abort?.abort(new Error(`cancelled by ${by}`))
+      if (this.#sideEffectInFlight) this.#deferredCancel = why
+      else this.#abort?.abort(new Error(why))
     } else {
-      this.#state = { ...state, cancelRequested: true }
+      this.#state = { ...state, cancelRequested: true, cancelReason: why }
       this.#storage.saveState(this.#state)
     }
     logEvent('run_cancel_requested', { runId: state.id, by })
@@ -179,10 +195,25 @@ export class RunStore extends DurableObject<Env> {
 
   async #runSlice(): Promise<void> {
     let state = this.#state!
-    if (this.#storage.getValue('cancel') && !state.cancelRequested) {
-      state = { ...state, cancelRequested: true }
+    const cancel = this.#storage.getValue<{ reason: string }>('cancel')
+    if (cancel && !state.cancelRequested) {
+      state = { ...state, cancelRequested: true, cancelReason: cancel.reason }
     }
-    const config = loadConfig(this.env)
+    let config: ServiceConfig
+    try {
+      config = loadConfig(this.env)
+      this.#notBefore = undefined
+    } catch (err) {
+      // An operator fixes a bad setting; the run waits for it instead of failing.
+      this.#notBefore = Date.now() + CONFIG_RETRY_MS
+      logEvent('run_waiting_for_config', { runId: state.id, error: (err as Error).message })
+      return
+    }
+    // A stricter policy deployed while the run was going applies at once (a read-only rollout
+    // must reach runs in flight); a looser one never widens what the run asked for.
+    if ('error' in narrowPolicy(config.policy, state.policy)) {
+      state = { ...state, policy: config.policy }
+    }
     this.#running = true
     this.#abort = new AbortController()
     try {
@@ -191,13 +222,13 @@ export class RunStore extends DurableObject<Env> {
         this.#persist(next, event)
         this.#sideEffectInFlight = event.action === 'start_call'
         if (!this.#sideEffectInFlight && this.#deferredCancel !== undefined) {
-          this.#abort?.abort(new Error(`cancelled by ${this.#deferredCancel}`))
+          this.#abort?.abort(new Error(this.#deferredCancel))
         }
       })
       this.#state = out.state
     } catch (err) {
-      // Configuration or storage failures: record them on the run instead of crashing the alarm
-      // into endless retries.
+      // Storage failures or a tool set that can no longer be built: record them on the run
+      // instead of crashing the alarm into endless retries.
       const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
       logEvent('run_slice_failed', { runId: state.id, error: message })
       const failed: RunState = {
@@ -206,7 +237,7 @@ export class RunStore extends DurableObject<Env> {
         result: {
           ok: false,
           answer: '',
-          stopReason: 'model_error',
+          stopReason: 'internal_error',
           error: message,
           finishedAt: Date.now(),
         },
@@ -217,7 +248,7 @@ export class RunStore extends DurableObject<Env> {
         action: 'stop',
         ms: 0,
         bytes: 0,
-        stopReason: 'model_error',
+        stopReason: 'internal_error',
       })
       this.#state = failed
     } finally {
@@ -307,7 +338,9 @@ export class RunStore extends DurableObject<Env> {
     const cancelling =
       state.phase !== 'done' &&
       (state.cancelRequested || this.#storage.getValue('cancel') !== undefined)
-    if (state.phase === 'think' || state.phase === 'act' || cancelling) times.push(Date.now())
+    if (state.phase === 'think' || state.phase === 'act' || cancelling) {
+      times.push(this.#notBefore ?? Date.now())
+    }
     const expiry = state.phase === 'await_approval' ? nextApprovalExpiry(state) : undefined
     if (expiry !== undefined) times.push(expiry)
     const delivery = this.#outbox.nextDue()
@@ -320,7 +353,11 @@ export class RunStore extends DurableObject<Env> {
     if (this.#deps) return this.#deps
     const config = loadConfig(this.env)
     const all = new ToolRegistry(
-      buildToolset({ enabled: config.enabledTools, httpAllowlist: config.httpAllowlist }),
+      buildToolset({
+        enabled: config.enabledTools,
+        httpAllowlist: config.httpAllowlist,
+        httpPostIdempotent: config.httpPostIdempotent,
+      }),
     )
     const registry = runRegistry(all.subset(state.tools.filter((t) => all.get(t))))
     const storage = this.#storage
@@ -343,5 +380,3 @@ export class RunStore extends DurableObject<Env> {
     return toRunView(this.#state!, this.#info!, this.#outbox.list())
   }
 }
-
-export { toRunResult }

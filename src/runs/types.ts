@@ -84,6 +84,7 @@ export type DecideResponse =
         | 'not_pending'
         | 'run_finished'
         | 'no_run'
+        | 'run_cancelling'
       message: string
       decidedBy?: string
       decision?: string
@@ -103,7 +104,7 @@ export interface RunStoreApi {
     by: string
     reason?: string
   }): Promise<DecideResponse>
-  cancel(by: string): Promise<{ ok: boolean; code?: string; message: string }>
+  cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
   storageStats(): Promise<{ bytesWritten: number; steps: number }>
 }
 

@@ -155,6 +155,12 @@ const table: Row[] = [
     'budget_over_maximum',
   ],
   [
+    'POST /v1/runs cost budget without prices configured',
+    () => postRun({ task: 'x', budget: { maxCostUsd: 1 } }),
+    400,
+    'cost_budget_unavailable',
+  ],
+  [
     'POST /v1/runs approval TTL above the maximum',
     () => postRun({ task: 'x', budget: { approvalTtlSeconds: 86_401 } }),
     400,
@@ -444,6 +450,47 @@ describe('webhook signatures', () => {
     const { id } = (await res.json()) as { id: string }
     expect((await getRun(id)).requestedBy).toBe('webhook')
   })
+
+  it('a replayed signed request returns the same run instead of starting another', async () => {
+    const body = JSON.stringify({ task: 'Replayed webhook' })
+    const ts = Math.floor(Date.now() / 1000)
+    const first = await signedPost(body, { ts })
+    const replay = await signedPost(body, { ts })
+    expect([first.status, replay.status]).toEqual([202, 200])
+    const a = (await first.json()) as { id: string }
+    expect(await replay.json()).toMatchObject({ id: a.id, created: false })
+  })
+
+  it.each([
+    ['GET /v1/runs/:id', 'GET', (id: string) => `/v1/runs/${id}`, ''],
+    ['GET /v1/runs/:id/trace', 'GET', (id: string) => `/v1/runs/${id}/trace`, ''],
+    ['POST /v1/runs/:id/cancel', 'POST', (id: string) => `/v1/runs/${id}/cancel`, ''],
+    [
+      'POST /v1/runs/:id/approvals/:callId',
+      'POST',
+      (id: string) => `/v1/runs/${id}/approvals/call_x`,
+      JSON.stringify({ decision: 'approve', args_hash: 'a'.repeat(64) }),
+    ],
+  ])(
+    '%s is refused to a webhook signature (403): only the API token reads and decides',
+    async (_label, method, path, body) => {
+      const started = await signedPost(JSON.stringify({ task: 'Scope' }))
+      const { id } = (await started.json()) as { id: string }
+      const ts = Math.floor(Date.now() / 1000)
+      const res = await api(path(id), {
+        method,
+        headers: {
+          'content-type': 'application/json',
+          'X-Edgeloop-Timestamp': String(ts),
+          'X-Edgeloop-Signature': await signature(WEBHOOK_SECRET, ts, body),
+        },
+        ...(method === 'POST' ? { body } : {}),
+      })
+      expect(res.status).toBe(403)
+      expect(await res.json()).toMatchObject({ error: { code: 'forbidden' } })
+      expect((await getRun(id)).status).not.toBe('failed')
+    },
+  )
 
   it('a valid signature is accepted for the whole 5-minute window', async () => {
     const res = await signedPost(JSON.stringify({ task: 'Late but valid' }), {

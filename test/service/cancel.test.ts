@@ -100,7 +100,11 @@ describe('cancel', () => {
     expect((await cancel(id)).status).toBe(202)
     await drainAlarms(id)
     const view = await getRun(id)
-    expect(view.result).toMatchObject({ ok: false, stopReason: 'cancelled' })
+    expect(view.result).toMatchObject({
+      ok: false,
+      stopReason: 'cancelled',
+      error: 'cancelled by api:carol: wrong task',
+    })
     expect(view.pendingApprovals).toEqual([])
     const call = view.result.steps[0]!.calls[0]!
     expect(call.approval).toMatchObject({
@@ -113,6 +117,18 @@ describe('cancel', () => {
     expect(late.status).toBe(409)
     expect(fakes.receiver.hits).toHaveLength(0)
     expect(fakes.ai.bodies).toHaveLength(1)
+  })
+
+  it('a decision sent after the cancel, before the run stopped, is refused with 409', async () => {
+    fakes.ai.enqueue(reply.toolCalls([receiverPost()]))
+    const { id, argsHash } = await startAwaitingApproval()
+    expect((await cancel(id)).status).toBe(202)
+    const late = await decide(id, 'call_post', { decision: 'approve', args_hash: argsHash })
+    expect(late.status).toBe(409)
+    expect(await late.json()).toMatchObject({ error: { code: 'run_cancelling' } })
+    await drainAlarms(id)
+    expect((await getRun(id)).result.stopReason).toBe('cancelled')
+    expect(fakes.receiver.hits).toHaveLength(0)
   })
 
   it('while an approved side effect runs: it completes and is recorded, then the run stops', async () => {

@@ -130,12 +130,15 @@ describe('http_post', () => {
       .on('hooks.allowed.test', () => new Promise<Response>(() => {}))
       .install()
     expect(await post({ url: 'https://hooks.allowed.test/slow', body: {} })).toBe(
-      '[ToolError] http_post timed out after 50ms',
+      '[ToolError] http_post timed out after 50ms; its outcome is unknown (it may have taken ' +
+        'effect). Check its effect before retrying.',
     )
   })
 
-  it('declares itself side-effecting and idempotent', () => {
-    const tool = createHttpPostTool({ allowlist: ALLOW })
-    expect([tool.sideEffect, tool.idempotent]).toEqual([true, true])
+  it('is side-effecting, and idempotent only when the deployment says the hosts deduplicate', () => {
+    const plain = createHttpPostTool({ allowlist: ALLOW })
+    expect([plain.sideEffect, plain.idempotent]).toEqual([true, false])
+    const deduplicated = createHttpPostTool({ allowlist: ALLOW, idempotent: true })
+    expect([deduplicated.sideEffect, deduplicated.idempotent]).toEqual([true, true])
   })
 })

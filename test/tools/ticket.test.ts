@@ -75,7 +75,7 @@ describe('create_ticket', () => {
     )
   })
 
-  it('gives up after its timeout and aborts the request', async () => {
+  it('gives up after its timeout, aborts the request and says the outcome is unknown', async () => {
     let request: Request | undefined
     outbound = new Outbound()
       .on('tickets.test', (req) => {
@@ -83,8 +83,10 @@ describe('create_ticket', () => {
         return new Promise<Response>(() => {}) // never answers
       })
       .install()
+    // The request may have reached the tracker: the model is told not to retry blindly.
     expect(await dispatch({ id: 'call_4', name: 'create_ticket', args }, context())).toBe(
-      '[ToolError] create_ticket timed out after 50ms',
+      '[ToolError] create_ticket timed out after 50ms; its outcome is unknown (it may have ' +
+        'taken effect). Check its effect before retrying.',
     )
     expect(request?.signal.aborted).toBe(true)
   })
