@@ -74,7 +74,7 @@ export async function bytesPerStep(
     policy: { mode: 'allow' },
     budget: {
       maxSteps: steps + 1,
-      maxObservationTokens: 100_000,
+      maxObservationTokens: 20_000,
       loopGuardWindow: 0,
       maxPromptTokens: 1e9,
     },

@@ -3,6 +3,7 @@ import { DEFAULT_BUDGET, sliceForCpuMs, type Budget, type EdgeSlice } from './ke
 import { modelConfigFromEnv, type ModelConfig } from './llm/config'
 import { buildToolset, KNOWN_TOOLS, parseToolList } from '../tools/index'
 import type { Env } from './env'
+import { parseApprovers } from './slack/approvers'
 
 /** Everything the service reads from its environment, validated once. */
 export interface ServiceConfig {
@@ -110,10 +111,12 @@ function parseConfig(env: Env): ServiceConfig {
   const apiUrl = env.SLACK_API_URL?.trim() || 'https://slack.com/api'
   if (!/^https?:\/\//.test(apiUrl))
     throw new ConfigError(`SLACK_API_URL must be an http(s) URL; got "${apiUrl}"`)
-  const approvers = parseToolList(env.SLACK_APPROVERS)
-  const badApprover = approvers.find((a) => !/^[UW][A-Z0-9]{2,}$/.test(a))
-  if (badApprover)
-    throw new ConfigError(`SLACK_APPROVERS must be Slack user ids (U…/W…); got "${badApprover}"`)
+  let approvers: string[]
+  try {
+    approvers = parseApprovers(env.SLACK_APPROVERS)
+  } catch (err) {
+    throw new ConfigError((err as Error).message)
+  }
   return {
     policy,
     enabledTools,

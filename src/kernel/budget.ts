@@ -27,7 +27,8 @@ export const BudgetSchema = z.object({
   /** Consecutive failed steps (all calls errored, or unparsable output) before giving up. */
   maxConsecutiveErrors: z.number().check(z.int(), z.minimum(1), z.maximum(100)),
   /** Observations above this are truncated (and kept whole by handle). */
-  maxObservationTokens: z.number().check(z.int(), z.minimum(50), z.maximum(100_000)),
+  // At most 20 000: a step's row holds its observations and must stay well under 2 MB.
+  maxObservationTokens: z.number().check(z.int(), z.minimum(50), z.maximum(20_000)),
   /** The loop guard looks this many steps back for an identical call. */
   loopGuardWindow: z.number().check(z.int(), z.minimum(0), z.maximum(50)),
   /** Spend limit in USD; needs prices configured for the model. */

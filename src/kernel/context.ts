@@ -107,7 +107,7 @@ export interface BuiltRequest {
   bytes: number
 }
 
-const headCache = new WeakMap<ToolRegistry, Map<string, { tokens: number; bytes: number }>>()
+const headCache = new WeakMap<ToolRegistry, Map<string, number>>()
 
 /** The request for the next think (DESIGN §3, §5). */
 export function buildRequest(state: RunState, registry: ToolRegistry): BuiltRequest {
@@ -133,13 +133,12 @@ function headTokens(registry: ToolRegistry, protocol: Protocol, head: ChatMessag
   let byProtocol = headCache.get(registry)
   if (!byProtocol) headCache.set(registry, (byProtocol = new Map()))
   const task = head[1]!.content ?? ''
-  const key = protocol
-  let cached = byProtocol.get(key)
-  if (!cached) {
-    let tokens = messageTokens(head[0]!)
-    if (protocol === 'native') tokens += approxTokens(JSON.stringify(registry.openaiTools()))
-    cached = { tokens, bytes: tokens * 4 }
-    byProtocol.set(key, cached)
+  let system = byProtocol.get(protocol)
+  if (system === undefined) {
+    // The system prompt (and, natively, the tool schemas) is the same for every step.
+    system = messageTokens(head[0]!)
+    if (protocol === 'native') system += approxTokens(JSON.stringify(registry.openaiTools()))
+    byProtocol.set(protocol, system)
   }
-  return cached.tokens + approxTokens(task as string) + 4
+  return system + approxTokens(task as string) + 4
 }

@@ -245,6 +245,9 @@ function interpretText(text: string, i: number, deps: Deps): Interpreted {
   return { kind: 'action', thought: parsed.thought, calls: [call] }
 }
 
+/** Calls run per model turn; the rest are answered with a [ToolError]. */
+export const MAX_CALLS_PER_STEP = 16
+
 function interpretNative(
   response: ModelResponse,
   i: number,
@@ -274,6 +277,10 @@ function interpretNative(
     const call = newCall(id, tc.function.name, parsed.ok ? parsed.value : {})
     call.rawArgs = tc.function.arguments
     if (!parsed.ok) call.argsError = parsed.error
+    if (k >= MAX_CALLS_PER_STEP) {
+      // A step is stored as one row (2 MB at most): extra calls are answered, never run.
+      call.argsError = `too many calls in one turn (at most ${MAX_CALLS_PER_STEP}); send the rest in the next turn.`
+    }
     return call
   })
   return { kind: 'action', thought, calls }

@@ -13,7 +13,7 @@ export const BudgetOverrides = z.strictObject({
   maxPromptTokens: z.optional(z.number().check(z.int(), z.minimum(1))),
   maxCostUsd: z.optional(z.number().check(z.positive())),
   maxConsecutiveErrors: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(100))),
-  maxObservationTokens: z.optional(z.number().check(z.int(), z.minimum(50), z.maximum(100_000))),
+  maxObservationTokens: z.optional(z.number().check(z.int(), z.minimum(50), z.maximum(20_000))),
   loopGuardWindow: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(50))),
   approvalTtlSeconds: z.optional(z.number().check(z.int(), z.minimum(1))),
 })

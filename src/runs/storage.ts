@@ -39,10 +39,6 @@ export class RunStorage {
     this.#ready = true
   }
 
-  get exists(): boolean {
-    return this.#ready
-  }
-
   getValue<T>(key: string): T | undefined {
     if (!this.#ready) return undefined
     const row = this.sql.exec<{ v: string }>('SELECT v FROM run WHERE k = ?', key).toArray()[0]

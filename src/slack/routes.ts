@@ -5,6 +5,7 @@ import { runStub, type DecideResponse, type RunView } from '../runs/types'
 import type { AppEnv } from '../routes/app-env'
 import { ApiError } from '../routes/api-error'
 import { readRawBody } from '../routes/body'
+import { RUN_ID_PATTERN } from '../routes/schemas'
 import { startRun } from '../routes/start-run'
 import { APPROVE_ACTION_ID, DENY_ACTION_ID, parseButtonValue } from './approval-message'
 import { canApprove } from './approvers'
@@ -120,7 +121,7 @@ slackRoutes.post('/interactions', async (c) => {
   const userId = payload.user.id
   const tell = (text: string) =>
     notifyUser(c, payload.channel.id, userId, payload.message.thread_ts, text)
-  if (!/^run_[0-9a-f]{32}$/.test(runId))
+  if (!RUN_ID_PATTERN.test(runId))
     throw new ApiError(400, 'invalid_slack_payload', 'unknown run in button')
   const stub = runStub(c.env.RUNS, runId)
   const view = await stub.get()

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini'
 import { expect, it } from 'vitest'
-import { defineTool, react } from '../../src/kernel/index'
+import { defineTool, MAX_CALLS_PER_STEP, react } from '../../src/kernel/index'
 import { nativeAnswer, nativeCall, nativeCalls, ScriptedModel } from '../fakes/scripted-model'
 
 const echo = defineTool({
@@ -28,4 +28,19 @@ it('a call id the provider repeats in a later step is made unique for the run', 
     ['call_1', 'n=1'],
     ['s1c0', 'n=2'],
   ])
+})
+
+it('runs at most MAX_CALLS_PER_STEP calls of one turn and answers the rest with a [ToolError]', async () => {
+  const calls = Array.from({ length: MAX_CALLS_PER_STEP + 2 }, (_, n) =>
+    nativeCall('echo', { n }, `c${n}`),
+  )
+  const model = new ScriptedModel([nativeCalls(calls), nativeAnswer('done')])
+  const result = await react('t', [echo], { model, budget: { loopGuardWindow: 0 } })
+  const observations = result.steps[0]!.calls.map((c) => c.observation)
+  expect(observations.slice(0, MAX_CALLS_PER_STEP)).toEqual(
+    Array.from({ length: MAX_CALLS_PER_STEP }, (_, n) => `n=${n}`),
+  )
+  for (const extra of observations.slice(MAX_CALLS_PER_STEP)) {
+    expect(extra).toMatch(/^\[ToolError\] echo: too many calls in one turn \(at most 16\)/)
+  }
 })
