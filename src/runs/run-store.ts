@@ -122,14 +122,7 @@ export class RunStore extends DurableObject<Env> {
     // Synchronous from here to the write: no other request can interleave (one decision wins).
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(out.state)
-      if (this.#info?.slack) {
-        this.#outbox.enqueue(
-          `slack.decision:${input.callId}`,
-          'slack.decision',
-          { callId: input.callId },
-          now,
-        )
-      }
+      this.#enqueueDecisions(state, out.state, now)
     })
     this.#state = out.state
     logEvent('approval_decided', {
@@ -259,6 +252,19 @@ export class RunStore extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Queues the Slack update for each call of the last step whose decision is new in `next`:
+   * approvals, denials, expiries and cancellations all replace the buttons, once.
+   */
+  #enqueueDecisions(prev: RunState | undefined, next: RunState, now: number): void {
+    if (!this.#info?.slack) return
+    const before = new Map(prev?.steps.at(-1)?.calls.map((c) => [c.id, c.approval?.decision]))
+    for (const call of next.steps.at(-1)?.calls ?? []) {
+      if (!call.approval?.decision || before.get(call.id) === call.approval.decision) continue
+      this.#outbox.enqueue(`slack.decision:${call.id}`, 'slack.decision', { callId: call.id }, now)
+    }
+  }
+
   /** Saves one transition and queues the notifications it causes, in one transaction. */
   #persist(next: RunState, event: TransitionEvent): void {
     const prev = this.#state
@@ -279,19 +285,7 @@ export class RunStore extends DurableObject<Env> {
           )
         }
       }
-      if (this.#info?.slack) {
-        // Decisions, expiries and cancellations all replace the buttons once.
-        for (const call of next.steps.at(-1)?.calls ?? []) {
-          if (call.approval?.decision) {
-            this.#outbox.enqueue(
-              `slack.decision:${call.id}`,
-              'slack.decision',
-              { callId: call.id },
-              now,
-            )
-          }
-        }
-      }
+      this.#enqueueDecisions(prev, next, now)
       if (next.phase === 'done') {
         if (this.#info?.callbackUrl) this.#outbox.enqueue('callback', 'callback', {}, now)
         if (this.#info?.slack) this.#outbox.enqueue('slack.final', 'slack.final', {}, now)
