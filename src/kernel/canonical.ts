@@ -15,6 +15,32 @@ function sortKeys(value: unknown): unknown {
   return value
 }
 
+/**
+ * Whether two JSON values are equal, object keys in any order: what `canonicalJson` strings
+ * would say, without building them (the loop guard runs it on every call).
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const ra = a as Record<string, unknown>
+  const rb = b as Record<string, unknown>
+  let count = 0
+  for (const key in ra) {
+    if (!Object.hasOwn(ra, key)) continue
+    if (ra[key] === undefined) continue
+    count++
+    if (!Object.hasOwn(rb, key) || !sameJson(ra[key], rb[key])) return false
+  }
+  for (const key in rb) if (Object.hasOwn(rb, key) && rb[key] !== undefined) count--
+  return count === 0
+}
+
 /** Hex SHA-256 of the canonical JSON of a tool call: what an approval is bound to. */
 export async function argsHash(name: string, args: Record<string, unknown>): Promise<string> {
   const bytes = new TextEncoder().encode(canonicalJson({ name, args }))

@@ -16,13 +16,6 @@ const TEXT_SYSTEM_HEAD =
 
 // Built once per registry: the tool block is the same for every step of every run using it.
 const systemCache = new WeakMap<ToolRegistry, { text: string; native: string }>()
-// Each finished step renders to the same messages every time: build them (and count their
-// tokens) once, so a step's cost does not grow with the length of the run.
-const stepCache = new WeakMap<
-  Step,
-  { protocol: Protocol; messages: ChatMessage[]; tokens: number }
->()
-
 function systemPrompts(registry: ToolRegistry): { text: string; native: string } {
   let cached = systemCache.get(registry)
   if (!cached) {
@@ -40,14 +33,71 @@ export function stepMessages(
   step: Step,
   protocol: Protocol,
 ): { messages: ChatMessage[]; tokens: number } {
-  const cached = stepCache.get(step)
-  if (cached && cached.protocol === protocol) return cached
   const messages = protocol === 'native' ? nativeStep(step) : textStep(step)
   let tokens = 0
   for (const m of messages) tokens += messageTokens(m)
-  const entry = { protocol, messages, tokens }
-  stepCache.set(step, entry)
-  return entry
+  return { messages, tokens }
+}
+
+/**
+ * Each step renders to the same messages in every later request, so a run's request is kept
+ * here between thinks (one cache per deps object: one per slice in the Durable Object) and only
+ * steps that are new or changed are rendered. Steps are copy-on-write, so identity is enough.
+ * Not a WeakMap keyed by step: an entry per step costs more CPU than the step (npm run bench).
+ */
+export class RenderCache {
+  #key: { protocol: Protocol; registry: ToolRegistry; task: string } | undefined
+  /** The steps rendered, in order. */
+  #steps: Step[] = []
+  /** Where step i's messages start in #messages, and the tokens before it. */
+  #starts: number[] = []
+  #tokensBefore: number[] = []
+  /** The head (system prompt and task) and every rendered step's messages. */
+  #messages: ChatMessage[] = []
+  #tokens = 0
+
+  /** The messages of a request for `state` (a fresh array) and their estimated tokens. */
+  build(state: RunState, registry: ToolRegistry): { messages: ChatMessage[]; tokens: number } {
+    const { protocol, task, steps } = state
+    const key = this.#key
+    if (!key || key.protocol !== protocol || key.registry !== registry || key.task !== task) {
+      this.#reset(protocol, registry, task)
+    }
+    const cached = this.#steps
+    let i = 0
+    while (i < steps.length && i < cached.length && steps[i] === cached[i]) i++
+    if (i < cached.length) {
+      // Steps from i on changed (or the state is another run's): drop their renderings.
+      this.#messages.length = this.#starts[i]!
+      this.#tokens = this.#tokensBefore[i]!
+      cached.length = this.#starts.length = this.#tokensBefore.length = i
+    }
+    for (; i < steps.length; i++) {
+      const step = steps[i]!
+      const rendered = stepMessages(step, protocol)
+      cached.push(step)
+      this.#starts.push(this.#messages.length)
+      this.#tokensBefore.push(this.#tokens)
+      for (const m of rendered.messages) this.#messages.push(m)
+      this.#tokens += rendered.tokens
+    }
+    // A copy: the model may keep the request, and the next build appends to ours.
+    return { messages: this.#messages.slice(), tokens: this.#tokens }
+  }
+
+  #reset(protocol: Protocol, registry: ToolRegistry, task: string): void {
+    this.#key = { protocol, registry, task }
+    const system = systemPrompts(registry)
+    const head: ChatMessage[] = [
+      { role: 'system', content: protocol === 'native' ? system.native : system.text },
+      { role: 'user', content: `Task: ${task}` },
+    ]
+    this.#messages = head
+    this.#tokens = headTokens(registry, protocol, head)
+    this.#steps = []
+    this.#starts = []
+    this.#tokensBefore = []
+  }
 }
 
 function nativeStep(step: Step): ChatMessage[] {
@@ -110,19 +160,13 @@ export interface BuiltRequest {
 const headCache = new WeakMap<ToolRegistry, Map<string, number>>()
 
 /** The request for the next think (DESIGN §3, §5). */
-export function buildRequest(state: RunState, registry: ToolRegistry): BuiltRequest {
+export function buildRequest(
+  state: RunState,
+  registry: ToolRegistry,
+  cache: RenderCache = new RenderCache(),
+): BuiltRequest {
   const protocol = state.protocol
-  const system = systemPrompts(registry)
-  const messages: ChatMessage[] = [
-    { role: 'system', content: protocol === 'native' ? system.native : system.text },
-    { role: 'user', content: `Task: ${state.task}` },
-  ]
-  let tokens = headTokens(registry, protocol, messages)
-  for (const step of state.steps) {
-    const rendered = stepMessages(step, protocol)
-    for (const m of rendered.messages) messages.push(m)
-    tokens += rendered.tokens
-  }
+  const { messages, tokens } = cache.build(state, registry)
   const request: BuiltRequest['request'] = { protocol, messages }
   if (protocol === 'native') request.tools = registry.openaiTools()
   // About 4 bytes a token: close enough for a CPU bound, and free to compute.

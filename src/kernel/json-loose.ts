@@ -35,7 +35,7 @@ export function parseArgsTolerant(raw: string): TolerantArgs {
     }
   }
   const strict = parseArgsStrict(raw)
-  if (strict.ok) return { ...strict, repaired: false }
+  if (strict.ok) return { ok: true, value: strict.value, repaired: false }
   const direct = tryJson(raw)
   if (direct.ok && typeof direct.value !== 'string') return strict // valid JSON, wrong kind
   if (direct.ok) {

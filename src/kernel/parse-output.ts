@@ -224,7 +224,7 @@ function finishCall(answer: string): ParsedCall {
 }
 
 function markRepaired(call: ParsedCall, repaired: boolean | undefined): ParsedCall {
-  return repaired ? { ...call, repaired: true } : call
+  return repaired ? Object.assign({}, call, { repaired: true }) : call
 }
 
 function thoughtKey(obj: Record<string, unknown>): string {

@@ -1,5 +1,6 @@
 import type { EdgeSlice } from './budget'
-import { transition, type AdvanceDeps, type TransitionEvent } from './machine'
+import { isThenable } from './dispatch'
+import { prepareDeps, transitionWith, type AdvanceDeps, type TransitionEvent } from './machine'
 import type { RunState } from './state'
 
 export type SliceEnd = 'done' | 'awaiting_approval' | 'max_transitions' | 'max_wall' | 'max_bytes'
@@ -21,14 +22,17 @@ export async function runSlice(
   slice: EdgeSlice,
   persist: (state: RunState, event: TransitionEvent) => void | Promise<void> = () => {},
 ): Promise<SliceResult> {
-  const now = deps.now ?? Date.now
+  const full = prepareDeps(deps)
+  const now = full.now
   const started = now()
   let state = initial
   let transitions = 0
   let bytes = 0
   for (;;) {
     if (state.phase === 'done') return { state, end: 'done', transitions, bytes }
-    const out = await transition(state, deps)
+    // Synchronous transitions (most of the act phase) cost no promise (npm run bench).
+    const pending = transitionWith(state, full)
+    const out = isThenable(pending) ? await pending : pending
     transitions++
     bytes += out.event.bytes
     if (out.state === state) {
@@ -36,7 +40,8 @@ export async function runSlice(
       return { state, end: 'awaiting_approval', transitions, bytes }
     }
     state = out.state
-    await persist(state, out.event)
+    const persisted = persist(state, out.event)
+    if (isThenable(persisted)) await persisted
     // A started side effect must run in this same invocation: stopping here would make the
     // next one see it as interrupted and report an unknown outcome.
     if (out.event.action === 'start_call') continue

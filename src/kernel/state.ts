@@ -134,6 +134,41 @@ export const RunStateSchema = z.object({
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
 
+/**
+ * A copy of `call` with `changes` applied (an undefined change keeps the call's value), built as
+ * one literal in schema order. Not a spread or `Object.assign`: on V8 those cost 10 to 50 times
+ * more when keys are added, and a call is copied three times a step (npm run bench).
+ */
+export function updateCall(call: Call, changes: Partial<Call>): Call {
+  const next: Call = {
+    id: call.id,
+    name: call.name,
+    args: changes.args ?? call.args,
+    status: changes.status ?? call.status,
+  }
+  const rawArgs = changes.rawArgs ?? call.rawArgs
+  if (rawArgs !== undefined) next.rawArgs = rawArgs
+  const argsError = changes.argsError ?? call.argsError
+  if (argsError !== undefined) next.argsError = argsError
+  const approval = changes.approval ?? call.approval
+  if (approval !== undefined) next.approval = approval
+  const observation = changes.observation ?? call.observation
+  if (observation !== undefined) next.observation = observation
+  const kind = changes.kind ?? call.kind
+  if (kind !== undefined) next.kind = kind
+  const originalSize = changes.originalSize ?? call.originalSize
+  if (originalSize !== undefined) next.originalSize = originalSize
+  const truncated = changes.truncated ?? call.truncated
+  if (truncated !== undefined) next.truncated = truncated
+  const handle = changes.handle ?? call.handle
+  if (handle !== undefined) next.handle = handle
+  const ms = changes.ms ?? call.ms
+  if (ms !== undefined) next.ms = ms
+  const attempts = changes.attempts ?? call.attempts
+  if (attempts !== undefined) next.attempts = attempts
+  return next
+}
+
 /** Validates persisted or received state; the error lists each problem. */
 export function parseRunState(
   value: unknown,

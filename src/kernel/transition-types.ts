@@ -1,5 +1,6 @@
 import type { StopReason } from './budget'
 import type { ConfirmHook } from './confirm'
+import type { RenderCache } from './context'
 import type { Model } from './model'
 import type { ToolRegistry } from './registry'
 import type { RunState } from './state'
@@ -37,8 +38,11 @@ export interface TransitionEvent {
   bytes: number
 }
 
-/** Deps with defaults applied (the registry includes `read_observation`). */
-export type Deps = AdvanceDeps & { now: () => number }
+/**
+ * Deps with defaults applied (the registry includes `read_observation`), plus what the kernel
+ * keeps between transitions that use the same deps object.
+ */
+export type Deps = AdvanceDeps & { now: () => number; render: RenderCache }
 
 /** What one transition returns before `transition` adds run id, phase and time. */
 export type Result = { state: RunState; event: Omit<TransitionEvent, 'runId' | 'phase' | 'ms'> }

@@ -160,19 +160,13 @@ const afterTransitions: [
 ][] = [
   ['think (step 0)', (l) => l.action === 'think' && l.step === 0, { phase: 'act', stepCount: 1 }],
   [
-    'classify (step 0, read-only)',
-    (l) => l.action === 'classify' && l.step === 0,
-    { phase: 'act', stepCount: 1 },
-  ],
-  [
     'run_call calculator',
     (l) => l.action === 'run_call' && l.tool === 'calculator',
     { phase: 'think', stepCount: 1 },
   ],
-  ['think (step 1)', (l) => l.action === 'think' && l.step === 1, { phase: 'act', stepCount: 2 }],
   [
-    'classify → await_approval',
-    (l) => l.action === 'classify' && l.step === 1,
+    'think (step 1) → await_approval',
+    (l) => l.action === 'think' && l.step === 1,
     { phase: 'await_approval', stepCount: 2 },
   ],
   [

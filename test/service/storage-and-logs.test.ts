@@ -86,21 +86,21 @@ describe('logs', () => {
     expect((await getRun(id)).result.ok).toBe(true)
 
     const lines = transitionLines(fakes.logs)
-    expect(lines.map((l) => l.action)).toEqual([
-      'think',
-      'classify',
-      'start_call',
-      'run_call',
-      'think',
-    ])
+    // think also classifies the calls and requests the approval.
+    expect(lines.map((l) => l.action)).toEqual(['think', 'start_call', 'run_call', 'think'])
     for (const line of lines) {
       expect(line).toMatchObject({ level: 'info', runId: id })
       expect(line.step).toBeTypeOf('number')
       expect(line.phase).toBeTypeOf('string')
       expect(line.ms).toBeTypeOf('number')
     }
-    expect(lines[0]).toMatchObject({ step: 0, phase: 'act', tool: 'http_post', promptTokens: 10 })
-    expect(lines[3]).toMatchObject({ step: 0, tool: 'http_post', callId: 'call_post' })
+    expect(lines[0]).toMatchObject({
+      step: 0,
+      phase: 'await_approval',
+      tool: 'http_post',
+      promptTokens: 10,
+    })
+    expect(lines[2]).toMatchObject({ step: 0, tool: 'http_post', callId: 'call_post' })
     expect(lines.at(-1)).toMatchObject({ step: 1, phase: 'done', stopReason: 'finish' })
 
     const everything = [...fakes.logs.mock.calls, ...errors.mock.calls, ...warns.mock.calls]
