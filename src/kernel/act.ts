@@ -138,6 +138,7 @@ function recordResult(
     kind: result.kind,
     observation: result.observation,
     originalSize: result.originalSize,
+    tokens: result.tokens,
     ms: result.ms,
   }
   if (result.truncated) changes.truncated = true

@@ -1,7 +1,7 @@
-import type { ChatMessage, ModelRequest, Protocol } from './model'
+import type { ChatMessage, ModelRequest, NativeToolCall, Protocol } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse-output'
 import type { ToolRegistry } from './registry'
-import type { RunState, Step } from './state'
+import type { Call, RunState, Step } from './state'
 import { approxTokens } from './tokens'
 
 const NATIVE_SYSTEM =
@@ -28,15 +28,11 @@ function systemPrompts(registry: ToolRegistry): { text: string; native: string }
   return cached
 }
 
-/** The messages one step contributes to every later request. */
-export function stepMessages(
-  step: Step,
-  protocol: Protocol,
-): { messages: ChatMessage[]; tokens: number } {
-  const messages = protocol === 'native' ? nativeStep(step) : textStep(step)
-  let tokens = 0
-  for (const m of messages) tokens += messageTokens(m)
-  return { messages, tokens }
+type Rendered = { messages: ChatMessage[]; tokens: number }
+
+/** The messages one step contributes to every later request, and their estimated tokens. */
+export function stepMessages(step: Step, protocol: Protocol): Rendered {
+  return protocol === 'native' ? nativeStep(step) : textStep(step)
 }
 
 /**
@@ -100,52 +96,72 @@ export class RenderCache {
   }
 }
 
-function nativeStep(step: Step): ChatMessage[] {
+function nativeStep(step: Step): Rendered {
   if (step.kind === 'format_error') {
-    return [
-      { role: 'assistant', content: step.text ?? '' },
-      { role: 'user', content: step.formatError ?? '[FormatError]' },
-    ]
+    return said(step.text ?? '', step.formatError ?? '[FormatError]')
   }
-  if (step.kind === 'finish') return [{ role: 'assistant', content: step.answer ?? '' }]
-  const out: ChatMessage[] = [
-    {
-      role: 'assistant',
-      content: step.thought || null,
-      tool_calls: step.calls.map((c) => ({
-        id: c.id,
-        type: 'function' as const,
-        function: { name: c.name, arguments: c.rawArgs ?? JSON.stringify(c.args) },
-      })),
-    },
+  if (step.kind === 'finish') return said(step.answer ?? '')
+  let tokens = FRAMING + approxTokens(step.thought)
+  const toolCalls: NativeToolCall[] = []
+  for (const c of step.calls) {
+    const args = c.rawArgs ?? JSON.stringify(c.args)
+    toolCalls.push({ id: c.id, type: 'function', function: { name: c.name, arguments: args } })
+    tokens += approxTokens(args) + approxTokens(c.name) + FRAMING
+  }
+  const messages: ChatMessage[] = [
+    { role: 'assistant', content: step.thought || null, tool_calls: toolCalls },
   ]
   for (const c of step.calls) {
-    out.push({ role: 'tool', tool_call_id: c.id, content: c.observation ?? '' })
+    messages.push({ role: 'tool', tool_call_id: c.id, content: c.observation ?? '' })
+    tokens += FRAMING + observationTokens(c)
   }
-  return out
+  return { messages, tokens }
 }
 
-function textStep(step: Step): ChatMessage[] {
-  const said: ChatMessage = { role: 'assistant', content: step.text ?? step.thought }
-  if (step.kind === 'format_error') {
-    return [said, { role: 'user', content: step.formatError ?? '[FormatError]' }]
+function textStep(step: Step): Rendered {
+  const text = step.text ?? step.thought
+  if (step.kind === 'format_error') return said(text, step.formatError ?? '[FormatError]')
+  if (step.kind === 'finish') return said(text)
+  const several = step.calls.length > 1
+  let content = ''
+  let tokens = 2 * FRAMING + approxTokens(text)
+  for (const c of step.calls) {
+    const label = several ? `Observation (${c.name}):\n` : 'Observation:\n'
+    const sep = content ? '\n\n' : ''
+    content += sep + label + (c.observation ?? '')
+    tokens += approxTokens(sep) + approxTokens(label) + observationTokens(c)
   }
-  if (step.kind === 'finish') return [said]
-  const observations = step.calls.map((c) =>
-    step.calls.length > 1
-      ? `Observation (${c.name}):\n${c.observation ?? ''}`
-      : `Observation:\n${c.observation ?? ''}`,
-  )
-  return [said, { role: 'user', content: observations.join('\n\n') }]
+  return {
+    messages: [
+      { role: 'assistant', content: text },
+      { role: 'user', content },
+    ],
+    tokens,
+  }
+}
+
+/** An assistant message, and the user's answer to it (a format error) when there is one. */
+function said(text: string, reply?: string): Rendered {
+  const messages: ChatMessage[] = [{ role: 'assistant', content: text }]
+  let tokens = FRAMING + approxTokens(text)
+  if (reply !== undefined) {
+    messages.push({ role: 'user', content: reply })
+    tokens += FRAMING + approxTokens(reply)
+  }
+  return { messages, tokens }
+}
+
+// Role and framing tokens per message (and per native tool call).
+const FRAMING = 4
+
+/** Counted once when the call finished; older states count it here. */
+function observationTokens(c: Call): number {
+  return c.tokens ?? approxTokens(c.observation ?? '')
 }
 
 function messageTokens(m: ChatMessage): number {
-  let n = 4 // role and framing
+  let n = FRAMING
   if (m.content) n += approxTokens(m.content)
-  if (m.role === 'assistant' && m.tool_calls) {
-    for (const c of m.tool_calls)
-      n += approxTokens(c.function.arguments) + approxTokens(c.function.name) + 4
-  }
   return n
 }
 

@@ -4,7 +4,7 @@ import { verdictFor, type ConfirmHook, type ConfirmPolicy } from './confirm'
 import { describeIssues } from './describe-issues'
 import type { ToolRegistry } from './registry'
 import type { ObservationStore, Tool, ToolContext } from './tool'
-import { truncateObservation } from './tokens'
+import { approxTokens, truncateObservation } from './tokens'
 
 /** A call as the step machine hands it to `dispatch`. */
 export interface ToolCallRequest {
@@ -38,6 +38,8 @@ export interface DispatchResult {
   kind: DispatchKind
   /** Characters in the observation before truncation. */
   originalSize: number
+  /** Estimated tokens of `observation`. */
+  tokens: number
   truncated: boolean
   /** Set when the whole observation was stored for `read_observation`. */
   handle?: string
@@ -290,16 +292,18 @@ function finishObservation(
     observation: cut.text,
     kind: outcome.kind,
     originalSize: cut.originalSize,
+    tokens: cut.tokens,
     truncated: cut.truncated,
     ms,
   }
   if (!cut.truncated) return result
   const handle = `obs_${call.id}`
   const stored = () => {
-    result.observation =
-      cut.text +
+    const note =
       `\n[observation truncated: ${cut.originalSize} characters in all; handle "${handle}". ` +
       'Call read_observation with this handle, an offset and a length to read the rest.]'
+    result.observation = cut.text + note
+    result.tokens = cut.tokens + approxTokens(note)
     result.handle = handle
     return result
   }

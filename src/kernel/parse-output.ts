@@ -70,6 +70,9 @@ interface Candidate {
  */
 export function parseOutput(text: string): ParsedOutput {
   try {
+    const canonical = canonicalReply(text)
+    if (canonical) return canonical
+
     const { spans, unclosedAt } = scanJson(text)
     const found = [
       jsonAction(text, spans, unclosedAt),
@@ -83,6 +86,31 @@ export function parseOutput(text: string): ParsedOutput {
     // Parsing must never end a run (DESIGN §1.2); anything unforeseen is a format error.
   }
   return { thought: text.trim(), call: { name: UNPARSABLE, args: {} } }
+}
+
+const FENCE_OPEN = '```json\n'
+const FENCE_CLOSE = '\n```'
+
+/**
+ * The reply TEXT_PROTOCOL_FORMAT asks for, exactly: one fenced JSON action object and nothing
+ * else. Read with one JSON.parse; it gives what the general scan below would, and anything else
+ * (prose, repairs, several objects) takes the general path.
+ */
+function canonicalReply(text: string): ParsedOutput | undefined {
+  const t = text.trim()
+  if (!t.startsWith(FENCE_OPEN) || !t.endsWith(FENCE_CLOSE)) return undefined
+  const body = t.slice(FENCE_OPEN.length, t.length - FENCE_CLOSE.length)
+  if (body.includes('```')) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(body)
+  } catch {
+    return undefined
+  }
+  if (!isPlainObject(value)) return undefined
+  const call = callFromObject(value, 0)
+  if (!call || call.repaired) return undefined
+  return { thought: thoughtKey(value), call }
 }
 
 function jsonAction(text: string, spans: JsonSpan[], unclosedAt: number): Candidate | undefined {

@@ -54,6 +54,8 @@ export const CallSchema = z.object({
   kind: z.optional(z.enum(OBSERVATION_KINDS)),
   /** Characters of the observation before truncation. */
   originalSize: z.optional(z.number()),
+  /** Estimated tokens of the observation, counted once when it is recorded. */
+  tokens: z.optional(z.number()),
   truncated: z.optional(z.boolean()),
   handle: z.optional(z.string()),
   ms: z.optional(z.number()),
@@ -158,6 +160,8 @@ export function updateCall(call: Call, changes: Partial<Call>): Call {
   if (kind !== undefined) next.kind = kind
   const originalSize = changes.originalSize ?? call.originalSize
   if (originalSize !== undefined) next.originalSize = originalSize
+  const tokens = changes.tokens ?? call.tokens
+  if (tokens !== undefined) next.tokens = tokens
   const truncated = changes.truncated ?? call.truncated
   if (truncated !== undefined) next.truncated = truncated
   const handle = changes.handle ?? call.handle

@@ -21,6 +21,8 @@ export interface Truncated {
   truncated: boolean
   /** Estimated tokens left out (0 when not truncated). */
   omittedTokens: number
+  /** Estimated tokens of `text` as returned, so nothing counts them again. */
+  tokens: number
 }
 
 /**
@@ -30,7 +32,7 @@ export interface Truncated {
 export function truncateObservation(text: string, maxTokens: number): Truncated {
   const total = approxTokens(text)
   if (total <= maxTokens) {
-    return { text, originalSize: text.length, truncated: false, omittedTokens: 0 }
+    return { text, originalSize: text.length, truncated: false, omittedTokens: 0, tokens: total }
   }
   // Characters per token in this text, so CJK and ASCII both land near the budget.
   const charsPerToken = text.length / total
@@ -40,11 +42,13 @@ export function truncateObservation(text: string, maxTokens: number): Truncated 
   if (isLowSurrogate(text.charCodeAt(headEnd))) headEnd--
   if (isLowSurrogate(text.charCodeAt(tailStart))) tailStart++
   const omitted = approxTokens(text.slice(headEnd, tailStart))
+  const cut = `${text.slice(0, headEnd)}\n…[truncated about ${omitted} tokens]…\n${text.slice(tailStart)}`
   return {
-    text: `${text.slice(0, headEnd)}\n…[truncated about ${omitted} tokens]…\n${text.slice(tailStart)}`,
+    text: cut,
     originalSize: text.length,
     truncated: true,
     omittedTokens: omitted,
+    tokens: approxTokens(cut),
   }
 }
 

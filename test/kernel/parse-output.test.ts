@@ -267,6 +267,46 @@ describe('parseOutput', () => {
   })
 })
 
+describe('parseOutput on the exact requested format (its fast path)', () => {
+  // A reply that is exactly one fenced object is read with one JSON.parse; the same object bare
+  // goes through the general scan. Both must read the same.
+  it.each([
+    '{"thought": "read page 3", "action": "fetch_page", "args": {"page": 3}}',
+    '{"thought": "done", "action": "finish", "args": {"answer": "all read"}}',
+    '{"action": "Final Answer", "args": {"answer": "42"}}',
+    '{"final_answer": "just this"}',
+    '{"reasoning": "r", "tool": "search", "arguments": "{\\"q\\": \\"x\\"}"}',
+    '{"function": {"name": "search", "arguments": {"q": "x"}}}',
+    '{"thought": "t", "action": "search", "args": ["a", "b"]}',
+    '{"thought": "t", "action": "search", "args": "plain words"}',
+    '{"thought": "braces } { and ``` in a string", "action": "search", "args": {}}',
+    '  {"action": "search", "args": {"q": "padded"}}  ',
+  ])('%s', (body) => {
+    expect(parseOutput(fence(body))).toEqual(parseOutput(body))
+    expect(parseOutput(`\n ${fence(body)}\n`)).toEqual(parseOutput(body))
+  })
+
+  it('leaves two objects, trailing text, repairs and non-actions to the general path', () => {
+    for (const body of [
+      '{"thought": "no action here", "args": {"q": "x"}}',
+      '{"thought": "t", "action": "", "args": {}}',
+    ]) {
+      expect(parseOutput(fence(body))).toEqual(unparsable(fence(body)))
+    }
+    expect(
+      parseOutput(fence('{"action": "a", "args": {}} {"action": "b", "args": {}}')).call,
+    ).toEqual({ name: 'a', args: {} })
+    expect(parseOutput(fence("{'action': 'search', 'args': {'q': 'x'}}")).call).toEqual({
+      name: 'search',
+      args: { q: 'x' },
+      repaired: true,
+    })
+    expect(
+      parseOutput(fence('{"action": "search", "args": {}}') + '\nFinal Answer: no').call.name,
+    ).toBe('search')
+  })
+})
+
 describe('TEXT_PROTOCOL_FORMAT', () => {
   it('shows a tool call and a finish that parseOutput reads back', () => {
     const blocks = [...TEXT_PROTOCOL_FORMAT.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => m[1]!)

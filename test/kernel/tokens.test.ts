@@ -2,6 +2,7 @@ import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {
   approxTokens,
+  buildRequest,
   defineTool,
   dispatchCall,
   MemoryObservationStore,
@@ -9,8 +10,17 @@ import {
   readObservationTool,
   ToolRegistry,
   truncateObservation,
+  type Protocol,
+  type RunState,
 } from '../../src/kernel/index'
-import { nativeAnswer, nativeCall, nativeCalls, ScriptedModel } from '../fakes/scripted-model'
+import {
+  nativeAnswer,
+  nativeCall,
+  nativeCalls,
+  ScriptedModel,
+  textAction,
+  textFinish,
+} from '../fakes/scripted-model'
 
 describe('approxTokens', () => {
   it.each([
@@ -35,6 +45,7 @@ describe('truncateObservation', () => {
       originalSize: 5,
       truncated: false,
       omittedTokens: 0,
+      tokens: 2,
     })
   })
 
@@ -51,6 +62,7 @@ describe('truncateObservation', () => {
     const m = MARKER.exec(out.text)!
     expect(m).not.toBeNull()
     expect(Number(m[1])).toBe(out.omittedTokens)
+    expect(out.tokens).toBe(approxTokens(out.text))
     const kept = out.text.replace(MARKER, '')
     // What was kept plus what was left out accounts for the whole text.
     expect(
@@ -97,6 +109,7 @@ describe('large observations', () => {
     })
     expect(result.observation).toMatch(MARKER)
     expect(result.observation).toContain(`${text.length} characters in all; handle "obs_c9"`)
+    expect(result.tokens).toBe(approxTokens(result.observation))
     expect(store.get('obs_c9')).toBe(text)
   })
 
@@ -156,4 +169,39 @@ describe('large observations', () => {
     expect(slices.length).toBeGreaterThan(1)
     expect(slices.join('')).toBe(text)
   })
+})
+
+describe('observation tokens are counted once', () => {
+  const tools = [dump('small', big(50, 'row')), dump('large', big(3000, '漢字の行'))]
+
+  it.each<Protocol>(['native', 'text'])(
+    '%s: recorded with the call, and requests estimate the same as counting the text again',
+    async (protocol) => {
+      const states: RunState[] = []
+      const model = new ScriptedModel(
+        protocol === 'native'
+          ? [
+              nativeCalls([nativeCall('small', {}, 'c1'), nativeCall('large', {}, 'c2')]),
+              nativeAnswer('done'),
+            ]
+          : [textAction('small', {}), textAction('large', {}), textFinish('done')],
+      )
+      const result = await react('read both', tools, {
+        model,
+        protocol,
+        budget: { maxObservationTokens: 500, maxPromptTokens: 10_000_000 },
+        onState: (s) => states.push(s),
+      })
+      expect(result.stopReason).toBe('finish')
+      const last = states.at(-1)!
+      const calls = last.steps.flatMap((s) => s.calls)
+      expect(calls.map((c) => c.truncated ?? false)).toEqual([false, true])
+      for (const c of calls) expect(c.tokens).toBe(approxTokens(c.observation!))
+      // A state saved before calls carried their tokens is estimated the same way.
+      const recount = structuredClone(last)
+      for (const step of recount.steps) for (const c of step.calls) delete c.tokens
+      const registry = new ToolRegistry(tools)
+      expect(buildRequest(last, registry).tokens).toBe(buildRequest(recount, registry).tokens)
+    },
+  )
 })
