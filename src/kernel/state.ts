@@ -173,6 +173,35 @@ export function updateCall(call: Call, changes: Partial<Call>): Call {
   return next
 }
 
+/**
+ * A shallow copy of `state` built as one literal in schema order, for a transition that adds
+ * keys (a result, a model name): on V8 a spread that adds keys costs about 1 µs a key.
+ */
+export function copyState(state: RunState): RunState {
+  const next: RunState = {
+    v: state.v,
+    id: state.id,
+    task: state.task,
+    protocol: state.protocol,
+    protocolSetting: state.protocolSetting,
+    tools: state.tools,
+    budget: state.budget,
+    policy: state.policy,
+    phase: state.phase,
+    steps: state.steps,
+    usage: state.usage,
+    activeMs: state.activeMs,
+    consecutiveErrors: state.consecutiveErrors,
+    consecutiveFormatErrors: state.consecutiveFormatErrors,
+    cancelRequested: state.cancelRequested,
+    createdAt: state.createdAt,
+  }
+  if (state.cancelReason !== undefined) next.cancelReason = state.cancelReason
+  if (state.model !== undefined) next.model = state.model
+  if (state.result !== undefined) next.result = state.result
+  return next
+}
+
 /** Validates persisted or received state; the error lists each problem. */
 export function parseRunState(
   value: unknown,

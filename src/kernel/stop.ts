@@ -1,6 +1,6 @@
 import { pendingApprovals, replaceCall } from './approvals'
 import type { StopReason } from './budget'
-import type { RunState } from './state'
+import { copyState, type RunState } from './state'
 import type { Deps, Result } from './transition-types'
 
 /** Pending approvals of a cancelled run are closed as denied, so no stale button can run them. */
@@ -30,21 +30,18 @@ export function stop(
   answer = '',
 ): Result {
   const ok = reason === 'finish'
-  return {
-    state: {
-      ...state,
-      phase: 'done',
-      result: {
-        ok,
-        // Failure is explicit: never a half answer that looks like success (DESIGN §1.4).
-        answer: ok ? answer : '',
-        stopReason: reason,
-        ...(error ? { error } : {}),
-        finishedAt: deps.now(),
-      },
-    },
-    event: { action: 'stop', stopReason: reason, bytes: 0 },
+  const result: NonNullable<RunState['result']> = {
+    ok,
+    // Failure is explicit: never a half answer that looks like success (DESIGN §1.4).
+    answer: ok ? answer : '',
+    stopReason: reason,
+    finishedAt: deps.now(),
   }
+  if (error) result.error = error
+  const next = copyState(state)
+  next.phase = 'done'
+  next.result = result
+  return { state: next, event: { action: 'stop', stopReason: reason, bytes: 0 } }
 }
 
 /** What a cancelled run says about why: the recorded reason, or the abort's. */

@@ -1,17 +1,22 @@
 import { classifyStep } from './act'
 import { ModelError } from './errors'
-import { buildRequest } from './context'
+import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown, isThenable } from './dispatch'
 import { parseArgsStrict, parseArgsTolerant } from './json-loose'
 import type { ModelRequest, ModelResponse, NativeToolCall } from './model'
 import { FINISH, parseOutput, TEXT_PROTOCOL_FORMAT, UNPARSABLE } from './parse-output'
-import type { Call, RunState, Step } from './state'
+import { copyState, type Call, type RunState, type Step } from './state'
 import { cancelApprovals, cancelMessage, stop } from './stop'
 import { approxTokens } from './tokens'
+import type { StopReason } from './budget'
 import type { Deps, Result } from './transition-types'
 
-/** The think phase (DESIGN §3): check budgets, ask the model once, record the step. */
-export async function think(state: RunState, deps: Deps): Promise<Result> {
+/**
+ * The think phase (DESIGN §3): check budgets, ask the model once, record the step. Not `async`:
+ * an async function's frame holds every register of its body, and this one is large; a `then`
+ * on the model's promise costs a fraction of that (npm run bench).
+ */
+export function think(state: RunState, deps: Deps): Result | Promise<Result> {
   const { budget } = state
   if (state.steps.length >= budget.maxSteps) {
     return stop(
@@ -43,43 +48,66 @@ export async function think(state: RunState, deps: Deps): Promise<Result> {
   }
   const remainingMs = budget.maxSeconds * 1000 - state.activeMs
   const startedAt = deps.now()
-  let response: ModelResponse
-  try {
-    // Built field by field: on V8, a spread that adds keys costs about 1 µs a key (npm run bench).
-    const request: ModelRequest = {
-      protocol: built.request.protocol,
-      messages: built.request.messages,
-      timeoutMs: remainingMs,
-    }
-    if (built.request.tools) request.tools = built.request.tools
-    if (deps.signal) request.signal = deps.signal
-    response = await deps.model.complete(request)
-  } catch (err) {
-    // A cancel surfaces as the abort reason thrown by the adapter: that is not a model error.
-    if (deps.signal?.aborted) {
-      return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, cancelMessage(state, deps))
-    }
-    const code = err instanceof ModelError ? err.options.code : undefined
-    if (
-      code === 'tools_unsupported' &&
-      state.protocolSetting === 'auto' &&
-      state.protocol === 'native'
-    ) {
-      return {
-        state: { ...state, protocol: 'text' },
-        event: { action: 'fallback', bytes: built.bytes },
-      }
-    }
-    if (deps.now() - startedAt >= remainingMs) {
-      return stop(
-        state,
-        'timeout',
-        deps,
-        `the model call used the rest of the ${budget.maxSeconds}s budget`,
-      )
-    }
-    return stop(state, 'model_error', deps, describeThrown(err))
+  // Built field by field: on V8, a spread that adds keys costs about 1 µs a key (npm run bench).
+  const request: ModelRequest = {
+    protocol: built.request.protocol,
+    messages: built.request.messages,
+    timeoutMs: remainingMs,
   }
+  if (built.request.tools) request.tools = built.request.tools
+  if (deps.signal) request.signal = deps.signal
+  let pending: Promise<ModelResponse>
+  try {
+    pending = Promise.resolve(deps.model.complete(request))
+  } catch (err) {
+    return modelFailed(state, deps, built.bytes, startedAt, remainingMs, err)
+  }
+  return pending.then(
+    (response) => recordResponse(state, deps, built, startedAt, response),
+    (err: unknown) => modelFailed(state, deps, built.bytes, startedAt, remainingMs, err),
+  )
+}
+
+/** The model call threw: a cancel, a protocol fallback, the time budget, or a model error. */
+function modelFailed(
+  state: RunState,
+  deps: Deps,
+  bytes: number,
+  startedAt: number,
+  remainingMs: number,
+  err: unknown,
+): Result {
+  // A cancel surfaces as the abort reason thrown by the adapter: that is not a model error.
+  if (deps.signal?.aborted) {
+    return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, cancelMessage(state, deps))
+  }
+  const code = err instanceof ModelError ? err.options.code : undefined
+  if (
+    code === 'tools_unsupported' &&
+    state.protocolSetting === 'auto' &&
+    state.protocol === 'native'
+  ) {
+    return { state: { ...state, protocol: 'text' }, event: { action: 'fallback', bytes } }
+  }
+  if (deps.now() - startedAt >= remainingMs) {
+    return stop(
+      state,
+      'timeout',
+      deps,
+      `the model call used the rest of the ${state.budget.maxSeconds}s budget`,
+    )
+  }
+  return stop(state, 'model_error', deps, describeThrown(err))
+}
+
+/** The model answered: record the step, and classify its calls. */
+function recordResponse(
+  state: RunState,
+  deps: Deps,
+  built: BuiltRequest,
+  startedAt: number,
+  response: ModelResponse,
+): Result | Promise<Result> {
   const modelMs = Math.max(0, deps.now() - startedAt)
   const text = response.text ?? ''
   const usage = response.usage
@@ -102,16 +130,14 @@ export async function think(state: RunState, deps: Deps): Promise<Result> {
   }
   if (costUsd !== undefined) base.costUsd = costUsd
   if (text) base.text = text
-  const next: RunState = {
-    ...state,
-    // The trace names who answered: the provider's model name, else the Model's own name.
-    model: response.model ?? state.model ?? deps.model.name,
-    usage: {
-      promptTokens: state.usage.promptTokens + promptTokens,
-      completionTokens: state.usage.completionTokens + completionTokens,
-      estimated: state.usage.estimated || !usage,
-      modelCalls: state.usage.modelCalls + 1,
-    },
+  const next = copyState(state)
+  // The trace names who answered: the provider's model name, else the Model's own name.
+  next.model = response.model ?? state.model ?? deps.model.name
+  next.usage = {
+    promptTokens: state.usage.promptTokens + promptTokens,
+    completionTokens: state.usage.completionTokens + completionTokens,
+    estimated: state.usage.estimated || !usage,
+    modelCalls: state.usage.modelCalls + 1,
   }
   if (costUsd !== undefined || state.usage.costUsd !== undefined) {
     next.usage.costUsd = (state.usage.costUsd ?? 0) + (costUsd ?? 0)
@@ -126,7 +152,11 @@ export async function think(state: RunState, deps: Deps): Promise<Result> {
   }
 
   if (response.finishReason === 'content_filter') {
-    const recorded = withStep(next, { ...base, kind: 'format_error', thought: text, calls: [] })
+    const step = base as Step
+    step.kind = 'format_error'
+    step.thought = text
+    step.calls = []
+    const recorded = withStep(next, step)
     const out = stop(
       recorded,
       'content_filter',
@@ -156,13 +186,12 @@ export async function think(state: RunState, deps: Deps): Promise<Result> {
     return formatError(next, base, interpreted.thought, interpreted.problem, state, deps, event)
   }
   if (interpreted.kind === 'finish') {
-    const recorded = withStep(next, {
-      ...base,
-      kind: 'finish',
-      thought: interpreted.thought,
-      calls: [],
-      answer: interpreted.answer,
-    })
+    const finishStep = base as Step
+    finishStep.kind = 'finish'
+    finishStep.thought = interpreted.thought
+    finishStep.calls = []
+    finishStep.answer = interpreted.answer
+    const recorded = withStep(next, finishStep)
     const out = stop(recorded, 'finish', deps, undefined, interpreted.answer)
     out.state.consecutiveFormatErrors = 0
     event.stopReason = 'finish'
@@ -177,8 +206,15 @@ export async function think(state: RunState, deps: Deps): Promise<Result> {
   next.steps = appendStep(state.steps, actionStep)
   next.consecutiveFormatErrors = 0
   event.tool = callNames(interpreted.calls)
-  const pending = classifyStep(next, base.i, deps)
-  const classified = isThenable(pending) ? await pending : pending
+  const classified = classifyStep(next, base.i, deps)
+  if (isThenable(classified)) return classified.then((c) => classifiedResult(c, event))
+  return classifiedResult(classified, event)
+}
+
+function classifiedResult(
+  classified: { state: RunState; stopReason?: StopReason },
+  event: Result['event'],
+): Result {
   if (classified.stopReason) event.stopReason = classified.stopReason
   return { state: classified.state, event }
 }
@@ -197,16 +233,15 @@ function formatError(
       ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
       : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
   const streak = state.consecutiveFormatErrors + 1
-  const recorded: RunState = {
-    ...withStep(next, {
-      ...base,
-      kind: 'format_error',
-      thought,
-      calls: [],
-      formatError: formatErrorText,
-    }),
-    consecutiveFormatErrors: streak,
-  }
+  const step = base as Step
+  step.kind = 'format_error'
+  step.thought = thought
+  step.calls = []
+  step.formatError = formatErrorText
+  // `next` is this transition's own copy.
+  next.steps = appendStep(next.steps, step)
+  next.consecutiveFormatErrors = streak
+  const recorded = next
   if (streak >= state.budget.maxConsecutiveErrors) {
     const out = stop(
       recorded,
