@@ -1,4 +1,4 @@
-import { Hono } from 'hono'
+import { Hono } from 'hono/tiny'
 import { ConfigError } from '../config'
 import { logEvent } from '../runs/log'
 import { slackRoutes } from '../slack/routes'

@@ -1,4 +1,4 @@
-import { Hono } from 'hono'
+import { Hono } from 'hono/tiny'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { SIGNATURE_HEADER } from '../security/hmac'

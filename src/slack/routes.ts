@@ -1,4 +1,5 @@
-import { Hono, type Context } from 'hono'
+import { Hono } from 'hono/tiny'
+import type { Context } from 'hono'
 import { loadConfig } from '../config'
 import { logEvent } from '../runs/log'
 import { runStub, type DecideResponse, type RunView } from '../runs/types'
