@@ -124,13 +124,12 @@ function textStep(step: Step): Rendered {
   if (step.kind === 'finish') return said(text)
   const several = step.calls.length > 1
   let content = ''
-  let tokens = 2 * FRAMING + approxTokens(text)
   for (const c of step.calls) {
     const label = several ? `Observation (${c.name}):\n` : 'Observation:\n'
-    const sep = content ? '\n\n' : ''
-    content += sep + label + (c.observation ?? '')
-    tokens += approxTokens(sep) + approxTokens(label) + observationTokens(c)
+    content += (content ? '\n\n' : '') + label + (c.observation ?? '')
   }
+  // Counted whole: summing rounded counts of the pieces would drift from counting the message.
+  const tokens = 2 * FRAMING + approxTokens(text) + approxTokens(content)
   return {
     messages: [
       { role: 'assistant', content: text },
@@ -154,7 +153,7 @@ function said(text: string, reply?: string): Rendered {
 // Role and framing tokens per message (and per native tool call).
 const FRAMING = 4
 
-/** Counted once when the call finished; older states count it here. */
+/** Counted once when the call finished (native tool messages are the observation itself). */
 function observationTokens(c: Call): number {
   return c.tokens ?? approxTokens(c.observation ?? '')
 }

@@ -218,8 +218,9 @@ class CallContext implements ToolContext {
     return this.#controller.signal
   }
 
-  abort(reason: unknown): void {
-    this.#controller?.abort(reason)
+  /** Aborts a handler's signal (its timeout, or the run's cancel); not a method handlers see. */
+  static abort(ctx: CallContext, reason: unknown): void {
+    ctx.#controller?.abort(reason)
   }
 }
 
@@ -230,7 +231,7 @@ async function settle(
   toolCtx: CallContext,
   ctx: DispatchContext,
 ): Promise<Outcome> {
-  const onRunAbort = () => toolCtx.abort(ctx.signal?.reason)
+  const onRunAbort = () => CallContext.abort(toolCtx, ctx.signal?.reason)
   ctx.signal?.addEventListener('abort', onRunAbort, { once: true })
   let timer: ReturnType<typeof setTimeout> | undefined
   const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
@@ -239,7 +240,7 @@ async function settle(
   try {
     const result = await Promise.race([pending, timeout])
     if (result === TIMED_OUT) {
-      toolCtx.abort(new Error(`${tool.name} timed out after ${tool.timeoutMs}ms`))
+      CallContext.abort(toolCtx, new Error(`${tool.name} timed out after ${tool.timeoutMs}ms`))
       if (tool.sideEffect) {
         // The request may have landed before the timeout: never invite a blind retry.
         return {
@@ -303,7 +304,7 @@ function finishObservation(
       `\n[observation truncated: ${cut.originalSize} characters in all; handle "${handle}". ` +
       'Call read_observation with this handle, an offset and a length to read the rest.]'
     result.observation = cut.text + note
-    result.tokens = cut.tokens + approxTokens(note)
+    result.tokens = approxTokens(result.observation)
     result.handle = handle
     return result
   }

@@ -1,4 +1,10 @@
-import { isPlainObject, parseJsonObjectLoose, scanJsonObjects, stripFence } from './json-loose'
+import {
+  isPlainObject,
+  MAX_LOOSE_JSON_CHARS,
+  parseJsonObjectLoose,
+  scanJsonObjects,
+  stripFence,
+} from './json-loose'
 import { scanJson, type JsonSpan } from './json-scan'
 
 /** The call name `parseOutput` returns when the text holds no usable action. */
@@ -100,6 +106,9 @@ function canonicalReply(text: string): ParsedOutput | undefined {
   const t = text.trim()
   if (!t.startsWith(FENCE_OPEN) || !t.endsWith(FENCE_CLOSE)) return undefined
   const body = t.slice(FENCE_OPEN.length, t.length - FENCE_CLOSE.length)
+  // The general path's limits: no action key written in the raw text (an escaped `\u0061ction`
+  // is data), or more than the repair limit, and it reads no action.
+  if (body.length > MAX_LOOSE_JSON_CHARS || !MAY_BE_ACTION.test(body)) return undefined
   if (body.includes('```')) return undefined
   let value: unknown
   try {

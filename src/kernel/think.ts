@@ -205,9 +205,31 @@ function recordResponse(
   // same transition (loop guard, validation, approvals), so a step is saved once, ready to act.
   next.steps = appendStep(state.steps, actionStep)
   next.consecutiveFormatErrors = 0
+  next.phase = 'act'
   event.tool = callNames(interpreted.calls)
-  const classified = classifyStep(next, base.i, deps)
-  if (isThenable(classified)) return classified.then((c) => classifiedResult(c, event))
+  // Cancelled while the model was answering: record the reply, ask nobody about its calls.
+  if (deps.signal?.aborted) {
+    const out = stop(next, 'cancelled', deps, cancelMessage(next, deps))
+    event.stopReason = 'cancelled'
+    return { state: out.state, event }
+  }
+  // If classifying fails (a tool schema that throws, hashing), the reply is still recorded with
+  // its calls pending: the next transition classifies them, and a lasting fault ends the run
+  // with the step and its usage in the trace.
+  const unclassified = () => {
+    next.steps[base.i] = actionStep
+    next.phase = 'act'
+    return { state: next, event }
+  }
+  let classified: ReturnType<typeof classifyStep>
+  try {
+    classified = classifyStep(next, base.i, deps)
+  } catch {
+    return unclassified()
+  }
+  if (isThenable(classified)) {
+    return classified.then((c) => classifiedResult(c, event), unclassified)
+  }
   return classifiedResult(classified, event)
 }
 

@@ -1,6 +1,9 @@
 import type * as zc from 'zod/v4/core'
 
-/** What a tool handler receives besides its validated arguments. */
+/**
+ * What a tool handler receives besides its validated arguments. Read its fields by name:
+ * `signal` is made on first use, so a spread or `Object.assign` copy does not carry it.
+ */
 export interface ToolContext {
   runId: string
   /** The model's call id (unique within the run; ids from text-protocol runs repeat across runs). */

@@ -10,6 +10,13 @@ import { runsRoutes } from './runs'
 /** The Worker's HTTP surface (DESIGN §6). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
 
+// hono/tiny (the smallest router, for the bundle budget) would also match every path with a
+// trailing slash; routes are exact, as with the default router.
+app.use('*', async (c, next) => {
+  const path = c.req.path
+  if (path.length > 1 && path.endsWith('/')) return c.notFound()
+  await next()
+})
 app.get('/healthz', (c) => c.json({ ok: true, service: 'edgeloop' }))
 app.get('/openapi.json', (c) => c.json(openApiDocument() as object))
 app.route('/v1/runs', runsRoutes)

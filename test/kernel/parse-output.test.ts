@@ -290,6 +290,8 @@ describe('parseOutput on the exact requested format (its fast path)', () => {
     for (const body of [
       '{"thought": "no action here", "args": {"q": "x"}}',
       '{"thought": "t", "action": "", "args": {}}',
+      // An escaped key is not an action key the general scan recognises.
+      '{"\\u0061ction": "search", "args": {"q": "x"}}',
     ]) {
       expect(parseOutput(fence(body))).toEqual(unparsable(fence(body)))
     }

@@ -1,6 +1,15 @@
 import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
-import { defineTool, react, type ConfirmHook, type RunState } from '../../src/kernel/index'
+import {
+  advance,
+  createRunState,
+  defineTool,
+  MemoryObservationStore,
+  react,
+  ToolRegistry,
+  type ConfirmHook,
+  type RunState,
+} from '../../src/kernel/index'
 import { nativeAnswer, nativeCall, nativeCalls, ScriptedModel } from '../fakes/scripted-model'
 
 function fixtures() {
@@ -104,5 +113,59 @@ describe('react()', () => {
     const result = await react('t', tools, { model, confirm: async () => true })
     expect(ran).toEqual(['add', 'notify:sum is 5'])
     expect(result.ok).toBe(true)
+  })
+})
+
+describe('think classifies the calls of the reply it records', () => {
+  it('a run cancelled while the model answered asks the confirm hook nothing', async () => {
+    const { ran, tools } = fixtures()
+    const controller = new AbortController()
+    const model = new ScriptedModel(() => {
+      controller.abort(new Error('stopped by the user'))
+      return nativeCalls([nativeCall('notify', { text: 'too late' }, 'c_late')])
+    })
+    let asked = 0
+    const result = await react('tell the team', tools, {
+      model,
+      confirm: () => {
+        asked++
+        return true
+      },
+      signal: controller.signal,
+    })
+    expect(result).toMatchObject({ ok: false, stopReason: 'cancelled' })
+    expect(result.error).toBe('stopped by the user')
+    expect(asked).toBe(0)
+    expect(ran).toEqual([])
+    // The reply is in the trace, its call never decided and never run.
+    expect(result.steps[0]!.calls[0]).toMatchObject({ id: 'c_late', name: 'notify' })
+    expect(result.steps[0]!.calls[0]!.approval).toBeUndefined()
+    expect(result.usage.modelCalls).toBe(1)
+  })
+
+  it('a failure while classifying keeps the reply and its usage, calls pending', async () => {
+    const broken = defineTool({
+      name: 'deploy',
+      description: 'Deploy.',
+      params: z.object({ service: z.string() }).check(
+        z.refine(() => {
+          throw new Error('schema bug')
+        }),
+      ),
+      returns: 'Deployed.',
+      sideEffect: true,
+      handler: () => 'deployed',
+    })
+    const state = createRunState({ task: 'deploy api', tools: ['deploy'], policy: { mode: 'ask' } })
+    const next = await advance(state, {
+      model: new ScriptedModel([nativeCalls([nativeCall('deploy', { service: 'api' }, 'c1')])]),
+      registry: new ToolRegistry([broken]),
+      observations: new MemoryObservationStore(),
+    })
+    expect(next.phase).toBe('act')
+    expect(next.steps).toHaveLength(1)
+    expect(next.steps[0]!.calls[0]).toMatchObject({ id: 'c1', status: 'pending' })
+    expect(next.usage.modelCalls).toBe(1)
+    expect(state.steps).toHaveLength(0)
   })
 })

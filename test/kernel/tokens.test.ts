@@ -172,6 +172,41 @@ describe('large observations', () => {
 })
 
 describe('observation tokens are counted once', () => {
+  it('a stored observation counts its note too', async () => {
+    // Rounded counts of pieces do not add up to the count of the whole: it is counted whole.
+    for (let n = 1990; n < 2010; n++) {
+      const text = 'ab'.repeat(n) + '漢漢漢漢漢'
+      const result = await dispatchCall(
+        { id: `c${n}`, name: 'dump', args: {} },
+        {
+          registry: new ToolRegistry([dump('dump', text)]),
+          runId: 'r',
+          observations: new MemoryObservationStore(),
+          policy: { mode: 'deny' },
+          maxObservationTokens: 100,
+        },
+      )
+      expect(result.truncated).toBe(true)
+      expect(result.tokens).toBe(approxTokens(result.observation))
+    }
+  })
+
+  it('a text-protocol request is estimated message by message, each counted whole', async () => {
+    const states: RunState[] = []
+    await react('read both', [dump('small', big(50, 'row')), dump('cjk', big(40, '漢字'))], {
+      model: new ScriptedModel([textAction('small', {}), textAction('cjk', {}), textFinish('ok')]),
+      protocol: 'text',
+      onState: (s) => states.push(s),
+    })
+    const registry = new ToolRegistry([dump('small', ''), dump('cjk', '')])
+    const built = buildRequest(states.at(-1)!, registry)
+    const expected = built.request.messages.reduce(
+      (n, m) => n + 4 + approxTokens(m.content ?? ''),
+      0,
+    )
+    expect(built.tokens).toBe(expected)
+  })
+
   const tools = [dump('small', big(50, 'row')), dump('large', big(3000, '漢字の行'))]
 
   it.each<Protocol>(['native', 'text'])(

@@ -220,6 +220,20 @@ const table: Row[] = [
     400,
     'invalid_idempotency_key',
   ],
+  // Paths are exact: a trailing slash is another path.
+  ['GET /healthz/ (trailing slash)', () => api('/healthz/'), 404, 'not_found'],
+  [
+    'POST /v1/runs/ (trailing slash)',
+    () => api('/v1/runs/', { method: 'POST', headers: AUTH, body: '{"task":"x"}' }),
+    404,
+    'not_found',
+  ],
+  [
+    'GET /v1/runs/:id/ (trailing slash)',
+    () => api(`/v1/runs/${UNKNOWN_RUN}/`, { headers: AUTH }),
+    404,
+    'not_found',
+  ],
   // GET /v1/runs/:id and /trace
   [
     'GET /v1/runs/:id unknown run',
