@@ -2,7 +2,7 @@ import type { ChatMessage, ModelRequest, NativeToolCall, Protocol } from './mode
 import { TEXT_PROTOCOL_FORMAT } from './parse-output'
 import type { ToolRegistry } from './registry'
 import type { Call, RunState, Step } from './state'
-import { approxTokens } from './tokens'
+import { approxTokens, approxTokensJoined } from './tokens'
 
 const NATIVE_SYSTEM =
   'You are an agent that solves the task step by step. Think briefly, then call tools to gather ' +
@@ -51,6 +51,16 @@ export class RenderCache {
   /** The head (system prompt and task) and every rendered step's messages. */
   #messages: ChatMessage[] = []
   #tokens = 0
+  /** The call ids of the rendered steps (ids must be unique in a run). */
+  #ids = new Set<string>()
+
+  /** The call ids of `steps` when they are exactly the steps rendered last, else undefined. */
+  callIds(steps: Step[]): ReadonlySet<string> | undefined {
+    const cached = this.#steps
+    if (cached.length !== steps.length) return undefined
+    for (let i = 0; i < steps.length; i++) if (steps[i] !== cached[i]) return undefined
+    return this.#ids
+  }
 
   /** The messages of a request for `state` (a fresh array) and their estimated tokens. */
   build(state: RunState, registry: ToolRegistry): { messages: ChatMessage[]; tokens: number } {
@@ -67,6 +77,8 @@ export class RenderCache {
       this.#messages.length = this.#starts[i]!
       this.#tokens = this.#tokensBefore[i]!
       cached.length = this.#starts.length = this.#tokensBefore.length = i
+      this.#ids = new Set()
+      for (const step of cached) for (const c of step.calls) this.#ids.add(c.id)
     }
     for (; i < steps.length; i++) {
       const step = steps[i]!
@@ -76,6 +88,7 @@ export class RenderCache {
       this.#tokensBefore.push(this.#tokens)
       for (const m of rendered.messages) this.#messages.push(m)
       this.#tokens += rendered.tokens
+      for (const c of step.calls) this.#ids.add(c.id)
     }
     // A copy: the model may keep the request, and the next build appends to ours.
     return { messages: this.#messages.slice(), tokens: this.#tokens }
@@ -93,6 +106,7 @@ export class RenderCache {
     this.#steps = []
     this.#starts = []
     this.#tokensBefore = []
+    this.#ids = new Set()
   }
 }
 
@@ -123,13 +137,15 @@ function textStep(step: Step): Rendered {
   if (step.kind === 'format_error') return said(text, step.formatError ?? '[FormatError]')
   if (step.kind === 'finish') return said(text)
   const several = step.calls.length > 1
-  let content = ''
+  const pieces: string[] = []
   for (const c of step.calls) {
-    const label = several ? `Observation (${c.name}):\n` : 'Observation:\n'
-    content += (content ? '\n\n' : '') + label + (c.observation ?? '')
+    if (pieces.length) pieces.push('\n\n')
+    pieces.push(several ? `Observation (${c.name}):\n` : 'Observation:\n', c.observation ?? '')
   }
-  // Counted whole: summing rounded counts of the pieces would drift from counting the message.
-  const tokens = 2 * FRAMING + approxTokens(text) + approxTokens(content)
+  const content = pieces.join('')
+  // Counted whole (summing rounded counts of pieces would drift), but without a scan of the
+  // joined text: it is a new string, and reading it would copy the observations once more.
+  const tokens = 2 * FRAMING + approxTokens(text) + approxTokensJoined(pieces)
   return {
     messages: [
       { role: 'assistant', content: text },

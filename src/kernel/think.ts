@@ -331,10 +331,11 @@ function interpretNative(
   // Call ids key observation handles, idempotency keys and approvals for the whole run, so they
   // must be unique in the run, not just in this reply.
   const calls: Call[] = []
+  const known = deps.render.callIds(earlier)
   for (let k = 0; k < toolCalls.length; k++) {
     const tc = toolCalls[k]!
     // Some providers send empty or repeated ids; each result must pair with exactly one call.
-    const id = tc.id && !idTaken(tc.id, earlier, calls) ? tc.id : `s${i}c${k}`
+    const id = tc.id && !idTaken(tc.id, earlier, calls, known) ? tc.id : `s${i}c${k}`
     const tool = deps.registry.get(tc.function.name)
     // Side effects parse strictly: a repaired argument object never becomes a side effect.
     const parsed = tool?.sideEffect
@@ -352,9 +353,15 @@ function interpretNative(
   return { kind: 'action', thought, calls }
 }
 
-/** Whether a call id is already used in the run (a scan, not a Set: ids are few per step). */
-function idTaken(id: string, earlier: Step[], current: Call[]): boolean {
+/** Whether a call id is already used in the run: the render cache's set, else a scan. */
+function idTaken(
+  id: string,
+  earlier: Step[],
+  current: Call[],
+  known?: ReadonlySet<string>,
+): boolean {
   for (const c of current) if (c.id === id) return true
+  if (known) return known.has(id)
   for (let s = earlier.length - 1; s >= 0; s--) {
     for (const c of earlier[s]!.calls) if (c.id === id) return true
   }
