@@ -138,13 +138,15 @@ function textStep(step: Step): Rendered {
   if (step.kind === 'finish') return said(text)
   const several = step.calls.length > 1
   const pieces: string[] = []
+  let content = ''
   for (const c of step.calls) {
     if (pieces.length) pieces.push('\n\n')
     pieces.push(several ? `Observation (${c.name}):\n` : 'Observation:\n', c.observation ?? '')
   }
-  const content = pieces.join('')
-  // Counted whole (summing rounded counts of pieces would drift), but without a scan of the
-  // joined text: it is a new string, and reading it would copy the observations once more.
+  // Concatenated, not joined: V8 keeps a concatenation as a rope until something reads it, so
+  // the observations are copied once, when the request is serialized.
+  for (const piece of pieces) content += piece
+  // Counted whole (summing rounded counts of pieces would drift), without reading the rope.
   const tokens = 2 * FRAMING + approxTokens(text) + approxTokensJoined(pieces)
   return {
     messages: [
