@@ -1,4 +1,5 @@
 import { classifyStep } from './act'
+import type { StopReason } from './budget'
 import { ModelError } from './errors'
 import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown, isThenable } from './dispatch'
@@ -8,7 +9,6 @@ import { FINISH, parseOutput, TEXT_PROTOCOL_FORMAT, UNPARSABLE } from './parse-o
 import { copyState, type Call, type RunState, type Step } from './state'
 import { cancelApprovals, cancelMessage, stop } from './stop'
 import { approxTokens } from './tokens'
-import type { StopReason } from './budget'
 import type { Deps, Result } from './transition-types'
 
 /**
