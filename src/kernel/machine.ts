@@ -34,23 +34,15 @@ export async function transition(
   state: RunState,
   deps: AdvanceDeps,
 ): Promise<{ state: RunState; event: TransitionEvent }> {
-  return transitionNow(state, deps)
+  return transitionWith(state, cachedDeps(deps))
 }
 
 type Transitioned = { state: RunState; event: TransitionEvent }
 
 /**
- * `transition` without a promise when the transition is synchronous (running a synchronous
- * tool, recording an approval wait).
+ * One transition with deps already completed by `prepareDeps`, without a promise when the
+ * transition is synchronous (running a synchronous tool): runSlice's hot path.
  */
-export function transitionNow(
-  state: RunState,
-  deps: AdvanceDeps,
-): Transitioned | Promise<Transitioned> {
-  return transitionWith(state, cachedDeps(deps))
-}
-
-/** One transition with deps already completed by `prepareDeps`: runSlice's hot path. */
 export function transitionWith(state: RunState, deps: Deps): Transitioned | Promise<Transitioned> {
   const started = deps.now()
   const result = step(state, deps)
@@ -58,34 +50,17 @@ export function transitionWith(state: RunState, deps: Deps): Transitioned | Prom
   return finish(state, result, deps.now() - started)
 }
 
+/** Adds run id, phase and time to the transition's own event (a literal each transition makes). */
 function finish(state: RunState, result: Result, elapsed: number): Transitioned {
   const ms = Math.max(0, elapsed)
   // A changed state is always a fresh object made by this transition, so it may be finished in
   // place. Only active work is charged to maxSeconds; waiting for a person is not a transition.
   if (result.state !== state) result.state.activeMs += ms
-  return { state: result.state, event: describe(state.id, result, ms) }
-}
-
-/**
- * The transition's event with run id, phase and time, built as one literal: on V8, adding keys
- * to an object made by a spread costs about 1 µs a key (npm run bench).
- */
-function describe(runId: string, result: Result, ms: number): TransitionEvent {
-  const e = result.event
-  const event: TransitionEvent = {
-    runId,
-    phase: result.state.phase,
-    action: e.action,
-    ms,
-    bytes: e.bytes,
-  }
-  if (e.step !== undefined) event.step = e.step
-  if (e.tool !== undefined) event.tool = e.tool
-  if (e.callId !== undefined) event.callId = e.callId
-  if (e.promptTokens !== undefined) event.promptTokens = e.promptTokens
-  if (e.completionTokens !== undefined) event.completionTokens = e.completionTokens
-  if (e.stopReason !== undefined) event.stopReason = e.stopReason
-  return event
+  const event = result.event as TransitionEvent
+  event.runId = state.id
+  event.phase = result.state.phase
+  event.ms = ms
+  return result as Transitioned
 }
 
 /**

@@ -118,7 +118,7 @@ function recordResponse(
     ? (promptTokens * deps.pricing.promptPer1K + completionTokens * deps.pricing.completionPer1K) /
       1000
     : undefined
-  const base: Omit<Step, 'kind' | 'thought' | 'calls'> = {
+  const base: StepBase = {
     i: state.steps.length,
     finishReason: response.finishReason,
     promptTokens,
@@ -152,13 +152,9 @@ function recordResponse(
   }
 
   if (response.finishReason === 'content_filter') {
-    const step = base as Step
-    step.kind = 'format_error'
-    step.thought = text
-    step.calls = []
-    const recorded = withStep(next, step)
+    recordStep(next, base, 'format_error', text, [])
     const out = stop(
-      recorded,
+      next,
       'content_filter',
       deps,
       'the provider withheld the answer (content_filter)',
@@ -186,24 +182,15 @@ function recordResponse(
     return formatError(next, base, interpreted.thought, interpreted.problem, state, deps, event)
   }
   if (interpreted.kind === 'finish') {
-    const finishStep = base as Step
-    finishStep.kind = 'finish'
-    finishStep.thought = interpreted.thought
-    finishStep.calls = []
-    finishStep.answer = interpreted.answer
-    const recorded = withStep(next, finishStep)
-    const out = stop(recorded, 'finish', deps, undefined, interpreted.answer)
+    recordStep(next, base, 'finish', interpreted.thought, []).answer = interpreted.answer
+    const out = stop(next, 'finish', deps, undefined, interpreted.answer)
     out.state.consecutiveFormatErrors = 0
     event.stopReason = 'finish'
     return { state: out.state, event }
   }
-  const actionStep = base as Step
-  actionStep.kind = 'action'
-  actionStep.thought = interpreted.thought
-  actionStep.calls = interpreted.calls
-  // `next` is this transition's own copy: finish it in place. The calls are classified in this
-  // same transition (loop guard, validation, approvals), so a step is saved once, ready to act.
-  next.steps = appendStep(state.steps, actionStep)
+  // The calls are classified in this same transition (loop guard, validation, approvals), so a
+  // step is saved once, ready to act.
+  const actionStep = recordStep(next, base, 'action', interpreted.thought, interpreted.calls)
   next.consecutiveFormatErrors = 0
   next.phase = 'act'
   event.tool = callNames(interpreted.calls)
@@ -243,7 +230,7 @@ function classifiedResult(
 
 function formatError(
   next: RunState,
-  base: Omit<Step, 'kind' | 'thought' | 'calls'>,
+  base: StepBase,
   thought: string,
   problem: string,
   state: RunState,
@@ -255,18 +242,11 @@ function formatError(
       ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
       : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
   const streak = state.consecutiveFormatErrors + 1
-  const step = base as Step
-  step.kind = 'format_error'
-  step.thought = thought
-  step.calls = []
-  step.formatError = formatErrorText
-  // `next` is this transition's own copy.
-  next.steps = appendStep(next.steps, step)
+  recordStep(next, base, 'format_error', thought, []).formatError = formatErrorText
   next.consecutiveFormatErrors = streak
-  const recorded = next
   if (streak >= state.budget.maxConsecutiveErrors) {
     const out = stop(
-      recorded,
+      next,
       'unparsable_exhausted',
       deps,
       `${streak} unusable replies in a row: ${problem}`,
@@ -274,7 +254,7 @@ function formatError(
     event.stopReason = 'unparsable_exhausted'
     return { state: out.state, event }
   }
-  return { state: recorded, event }
+  return { state: next, event }
 }
 
 type Interpreted =
@@ -372,8 +352,26 @@ function newCall(id: string, name: string, args: Record<string, unknown>): Call 
   return { id, name, args, status: 'pending' }
 }
 
-function withStep(state: RunState, step: Step): RunState {
-  return { ...state, steps: appendStep(state.steps, step) }
+/** What think knows of a step before it reads the reply. */
+type StepBase = Omit<Step, 'kind' | 'thought' | 'calls'>
+
+/**
+ * Completes the step this think started (`base`) and appends it to `next`, this transition's
+ * own copy of the state.
+ */
+function recordStep(
+  next: RunState,
+  base: StepBase,
+  kind: Step['kind'],
+  thought: string,
+  calls: Call[],
+): Step {
+  const step = base as Step
+  step.kind = kind
+  step.thought = thought
+  step.calls = calls
+  next.steps = appendStep(next.steps, step)
+  return step
 }
 
 function appendStep(steps: Step[], step: Step): Step[] {
