@@ -2,7 +2,7 @@ import { CONFIRM_MODES, type ConfirmMode, type ConfirmPolicy } from './kernel/co
 import { DEFAULT_BUDGET, sliceForCpuMs, type Budget, type EdgeSlice } from './kernel/budget'
 import { modelConfigFromEnv, type ModelConfig } from './llm/config'
 import { buildToolset, KNOWN_TOOLS, parseToolList } from '../tools/index'
-import type { Env } from './env'
+import type { EnvVars } from './env-vars'
 import { parseApprovers } from './slack/approvers'
 
 /** Everything the service reads from its environment, validated once. */
@@ -43,7 +43,7 @@ export const DEFAULT_TOOLS = [
 const cache = new WeakMap<object, ServiceConfig>()
 
 /** Parses and caches the configuration for this env object. Throws ConfigError. */
-export function loadConfig(env: Env): ServiceConfig {
+export function loadConfig(env: EnvVars): ServiceConfig {
   let config = cache.get(env)
   if (!config) {
     config = parseConfig(env)
@@ -52,7 +52,7 @@ export function loadConfig(env: Env): ServiceConfig {
   return config
 }
 
-function parseConfig(env: Env): ServiceConfig {
+function parseConfig(env: EnvVars): ServiceConfig {
   const mode = (env.CONFIRM_POLICY ?? 'ask').trim() as ConfirmMode
   if (!CONFIRM_MODES.includes(mode)) {
     throw new ConfigError(
@@ -135,12 +135,12 @@ function parseConfig(env: Env): ServiceConfig {
   }
 }
 
-function raw(env: Env, name: keyof Env): string | undefined {
+function raw(env: EnvVars, name: keyof EnvVars): string | undefined {
   const v = env[name]
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined
 }
 
-function num(env: Env, name: keyof Env, min: number, max: number): number {
+function num(env: EnvVars, name: keyof EnvVars, min: number, max: number): number {
   const v = raw(env, name)!
   const n = Number(v)
   if (!Number.isFinite(n) || n < min || n > max) {
@@ -149,7 +149,13 @@ function num(env: Env, name: keyof Env, min: number, max: number): number {
   return n
 }
 
-function int(env: Env, name: keyof Env, fallback: number, min: number, max: number): number {
+function int(
+  env: EnvVars,
+  name: keyof EnvVars,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const v = raw(env, name)
   if (v === undefined) return fallback
   const n = Number(v)
@@ -159,7 +165,7 @@ function int(env: Env, name: keyof Env, fallback: number, min: number, max: numb
   return n
 }
 
-function bool(env: Env, name: keyof Env): boolean {
+function bool(env: EnvVars, name: keyof EnvVars): boolean {
   const v = raw(env, name)
   if (v === undefined) return false
   if (/^(1|true|yes)$/i.test(v)) return true

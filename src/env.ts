@@ -1,37 +1,7 @@
+import type { EnvVars } from './env-vars'
 import type { RunStore } from './runs/run-store'
 
-/** Bindings, vars and secrets of the Worker. Every one is documented in README "Configuration". */
-export interface Env {
+/** Bindings, vars and secrets of the Worker: the run Durable Objects plus every setting. */
+export interface Env extends EnvVars {
   RUNS: DurableObjectNamespace<RunStore>
-  // Secrets (wrangler secret put / .dev.vars)
-  API_TOKEN?: string
-  WEBHOOK_SECRET?: string
-  OPENAI_API_KEY?: string
-  SLACK_SIGNING_SECRET?: string
-  SLACK_BOT_TOKEN?: string
-  // Vars (wrangler.toml [vars])
-  OPENAI_BASE_URL?: string
-  MODEL?: string
-  MODEL_TEMPERATURE?: string
-  MODEL_MAX_TOKENS?: string
-  MODEL_ALLOWLIST?: string
-  MODEL_PROTOCOL?: string
-  MODEL_MAX_RETRIES?: string
-  PRICE_PROMPT_PER_1K_USD?: string
-  PRICE_COMPLETION_PER_1K_USD?: string
-  CONFIRM_POLICY?: string
-  CONFIRM_ALLOWLIST?: string
-  ENABLED_TOOLS?: string
-  HTTP_ALLOWLIST?: string
-  HTTP_POST_IDEMPOTENT?: string
-  MAX_STEPS?: string
-  MAX_SECONDS?: string
-  MAX_PROMPT_TOKENS?: string
-  MAX_COST_USD?: string
-  APPROVAL_TTL_SECONDS?: string
-  CPU_MS?: string
-  CALLBACK_ALLOWLIST?: string
-  SLACK_API_URL?: string
-  SLACK_APPROVERS?: string
-  SLACK_FORBID_SELF_APPROVAL?: string
 }

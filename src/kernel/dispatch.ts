@@ -1,7 +1,7 @@
 import { safeParse } from 'zod/v4/core'
 import { canonicalJson } from './canonical'
 import { verdictFor, type ConfirmHook, type ConfirmPolicy } from './confirm'
-import { describeIssues } from './describe-issues'
+import { describeIssues } from '../validation/describe-issues'
 import type { ToolRegistry } from './registry'
 import type { ObservationStore, Tool, ToolContext } from './tool'
 import { approxTokens, truncateObservation } from './tokens'

@@ -1,7 +1,7 @@
 import { Hono } from 'hono/tiny'
 import { ConfigError } from '../config'
 import { logEvent } from '../runs/log'
-import { slackRoutes } from '../slack/routes'
+import { slackRoutes } from './slack'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { openApiDocument } from './openapi'

@@ -1,6 +1,6 @@
 import type * as zc from 'zod/v4/core'
 import { safeParse } from 'zod/v4/core'
-import { describeIssues } from '../kernel/describe-issues'
+import { describeIssues } from '../validation/describe-issues'
 import { ApiError } from './api-error'
 
 export const MAX_BODY_BYTES = 64 * 1024

@@ -1,18 +1,8 @@
 import { toRunResult } from '../kernel/result'
-import type { RunState } from '../kernel/state'
-import type { Env } from '../env'
-import { deliverSlack } from '../slack/notify'
 import { deliverCallback } from './callback'
-import { DeliveryError, type Outbox, type OutboxEntry } from './outbox'
-import type { RunInfo } from './types'
-
-export interface DeliveryContext {
-  env: Env
-  state: RunState
-  info: RunInfo
-  outbox: Outbox
-  now: number
-}
+import type { DeliveryContext } from './delivery-context'
+import { DeliveryError, type OutboxEntry } from './outbox'
+import { deliverSlack } from './slack-delivery'
 
 /** Delivers one outbox entry; throws DeliveryError to be retried later. */
 export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {

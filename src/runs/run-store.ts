@@ -14,7 +14,7 @@ import { createModel } from '../llm/config'
 import { buildToolset } from '../../tools/index'
 import { loadConfig, type ServiceConfig } from '../config'
 import { narrowPolicy } from '../kernel/confirm'
-import type { Env } from '../env'
+import type { EnvVars } from '../env-vars'
 import { deliver } from './deliver'
 import { logTransition, logEvent } from './log'
 import { Outbox } from './outbox'
@@ -30,7 +30,7 @@ const CONFIG_RETRY_MS = 5 * 60_000
  * alarm; the run advances in `alarm()`, one slice per invocation, persisting after every
  * transition, so eviction, redeploys and alarm retries resume at the right sub-step.
  */
-export class RunStore extends DurableObject<Env> {
+export class RunStore extends DurableObject<EnvVars> {
   readonly #storage: RunStorage
   readonly #outbox: Outbox
   #state: RunState | undefined
@@ -45,7 +45,7 @@ export class RunStore extends DurableObject<Env> {
   /** Set while a configuration error keeps the run from advancing: when to look again. */
   #notBefore: number | undefined
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: EnvVars) {
     super(ctx, env)
     this.#storage = new RunStorage(ctx.storage.sql)
     this.#outbox = new Outbox(ctx.storage.sql)

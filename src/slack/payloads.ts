@@ -4,7 +4,7 @@
  * reads is required. Parsers take the raw (already verified) body and never throw.
  */
 import * as z from 'zod/mini'
-import { describeIssues } from '../kernel/describe-issues'
+import { describeIssues } from '../validation/describe-issues'
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string }
 

@@ -1,112 +1,21 @@
-import { Hono } from 'hono/tiny'
 import type { Context } from 'hono'
 import { loadConfig } from '../config'
 import { logEvent } from '../runs/log'
 import { runStub, type DecideResponse, type RunView } from '../runs/types'
-import type { AppEnv } from '../routes/app-env'
-import { ApiError } from '../routes/api-error'
-import { readRawBody } from '../routes/body'
-import { RUN_ID_PATTERN } from '../routes/schemas'
-import { startRun } from '../routes/start-run'
-import { APPROVE_ACTION_ID, DENY_ACTION_ID, parseButtonValue } from './approval-message'
-import { canApprove } from './approvers'
-import { userRef } from './mrkdwn'
-import { parseBlockActions, parseEventBody, parseSlashCommand, stripMention } from './payloads'
-import { verifySlackRequest } from './verify'
-import { SlackClient } from './web-api'
-
-/**
- * `/slack/*` (DESIGN §7): every request is verified before anything is parsed or recorded, and
- * acknowledged well inside Slack's 3 seconds; runs advance in their Durable Objects.
- */
-export const slackRoutes = new Hono<AppEnv>()
+import { APPROVE_ACTION_ID, DENY_ACTION_ID, parseButtonValue } from '../slack/approval-message'
+import { canApprove } from '../slack/approvers'
+import { userRef } from '../slack/mrkdwn'
+import { parseBlockActions } from '../slack/payloads'
+import { SlackClient } from '../slack/web-api'
+import type { AppEnv } from './app-env'
+import { ApiError } from './api-error'
+import { RUN_ID_PATTERN } from './schemas'
 
 // An ephemeral note is a courtesy; the click's answer must stay well inside Slack's 3 s.
 const EPHEMERAL_TIMEOUT_MS = 1_500
 
-slackRoutes.use('*', async (c, next) => {
-  const secret = c.env.SLACK_SIGNING_SECRET
-  if (!secret)
-    throw new ApiError(
-      401,
-      'auth_not_configured',
-      'this server has no SLACK_SIGNING_SECRET configured',
-    )
-  const raw = await readRawBody(c.req.raw)
-  const verified = await verifySlackRequest({
-    signingSecret: secret,
-    timestamp: c.req.header('X-Slack-Request-Timestamp') ?? null,
-    signature: c.req.header('X-Slack-Signature') ?? null,
-    rawBody: raw,
-    nowSeconds: Math.floor(Date.now() / 1000),
-  })
-  if (!verified.ok) throw new ApiError(401, 'invalid_slack_signature', verified.reason)
-  c.set('rawBody', raw)
-  await next()
-})
-
-slackRoutes.post('/commands', async (c) => {
-  const parsed = parseSlashCommand(c.var.rawBody)
-  if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
-  const cmd = parsed.value
-  const task = cmd.text.trim()
-  if (!task)
-    return ephemeral(
-      c,
-      `Usage: ${cmd.command} <task>, e.g. ${cmd.command} why is the order service failing?`,
-    )
-  try {
-    const { view } = await startRun(c.env, {
-      task,
-      requestedBy: `slack:${cmd.user_id}`,
-      slack: { channel: cmd.channel_id, userId: cmd.user_id, teamId: cmd.team_id },
-      idempotencyKey: `slack-command:${cmd.team_id}:${cmd.trigger_id}`,
-    })
-    return ephemeral(c, `Started run \`${view.id}\`. I'll answer in a thread in this channel.`)
-  } catch (err) {
-    if (err instanceof ApiError && err.status < 500)
-      return ephemeral(c, `Could not start the run: ${err.message}`)
-    throw err
-  }
-})
-
-slackRoutes.post('/events', async (c) => {
-  const parsed = parseEventBody(c.var.rawBody)
-  if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
-  const body = parsed.value
-  if (body.kind === 'url_verification') return c.json({ challenge: body.challenge })
-  if (body.kind === 'ignored') return c.json({ ok: true, ignored: body.reason })
-  const { event } = body
-  const task = stripMention(event.text).trim()
-  if (!task) return c.json({ ok: true, ignored: 'empty mention' })
-  // Slack retries (X-Slack-Retry-Num) carry the same event_id: the same run id, never a second run.
-  const { created, view } = await startRun(c.env, {
-    task,
-    requestedBy: `slack:${event.user}`,
-    slack: {
-      channel: event.channel,
-      threadTs: event.thread_ts ?? event.ts,
-      userId: event.user,
-      ...(body.teamId ? { teamId: body.teamId } : {}),
-    },
-    idempotencyKey: `slack-event:${body.teamId ?? ''}:${body.eventId}`,
-  }).catch((err) => {
-    // A bad request from Slack's side must still be acknowledged, or Slack retries it.
-    if (err instanceof ApiError && err.status < 500) {
-      logEvent('slack_event_rejected', { eventId: body.eventId, code: err.code })
-      return { created: false, view: undefined }
-    }
-    throw err
-  })
-  return c.json({
-    ok: true,
-    runId: view?.id ?? null,
-    created,
-    retry: c.req.header('X-Slack-Retry-Num') ?? null,
-  })
-})
-
-slackRoutes.post('/interactions', async (c) => {
+/** `POST /slack/interactions`: an Approve or Deny click, decided in the run's Durable Object. */
+export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
   const parsed = parseBlockActions(c.var.rawBody)
   if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
   const payload = parsed.value
@@ -148,7 +57,7 @@ slackRoutes.post('/interactions', async (c) => {
   if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))
   // The run's outbox replaces the buttons with chat.update once the decision is stored.
   return c.body(null, 200)
-})
+}
 
 /** What a clicker is told when the run refused the decision. */
 function refusalText(
@@ -178,10 +87,6 @@ function closedReason(view: RunView, callId: string): string | undefined {
     if (call) return call.approval?.decidedBy === 'system' ? call.approval.reason : undefined
   }
   return undefined
-}
-
-function ephemeral(c: Context<AppEnv>, text: string) {
-  return c.json({ response_type: 'ephemeral', text })
 }
 
 /** An ephemeral note to one user; a Slack failure here is logged, never an error for Slack. */

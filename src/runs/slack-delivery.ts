@@ -1,11 +1,15 @@
-import type { OutboxEntry } from '../runs/outbox'
-import { DeliveryError } from '../runs/outbox'
-import type { DeliveryContext } from '../runs/deliver'
 import { loadConfig } from '../config'
-import { approvalBlocks, decisionBlocks, runFinishedText, runStartedText } from './approval-message'
-import { escapeMrkdwn, truncateText } from './mrkdwn'
-import { SlackApiError } from './slack-api-error'
-import { SlackClient } from './web-api'
+import {
+  approvalBlocks,
+  decisionBlocks,
+  runFinishedText,
+  runStartedText,
+} from '../slack/approval-message'
+import { escapeMrkdwn, truncateText } from '../slack/mrkdwn'
+import { SlackApiError } from '../slack/slack-api-error'
+import { SlackClient } from '../slack/web-api'
+import type { DeliveryContext } from './delivery-context'
+import { DeliveryError, type OutboxEntry } from './outbox'
 
 /** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
 export const SLACK_CALL_TIMEOUT_MS = 10_000

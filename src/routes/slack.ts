@@ -1,0 +1,104 @@
+import { Hono } from 'hono/tiny'
+import type { Context } from 'hono'
+import { logEvent } from '../runs/log'
+import { parseEventBody, parseSlashCommand, stripMention } from '../slack/payloads'
+import { verifySlackRequest } from '../slack/verify'
+import type { AppEnv } from './app-env'
+import { ApiError } from './api-error'
+import { readRawBody } from './body'
+import { slackInteraction } from './slack-interactions'
+import { startRun } from './start-run'
+
+/**
+ * `/slack/*` (DESIGN §7): every request is verified before anything is parsed or recorded, and
+ * acknowledged well inside Slack's 3 seconds; runs advance in their Durable Objects.
+ */
+export const slackRoutes = new Hono<AppEnv>()
+
+slackRoutes.use('*', async (c, next) => {
+  const secret = c.env.SLACK_SIGNING_SECRET
+  if (!secret)
+    throw new ApiError(
+      401,
+      'auth_not_configured',
+      'this server has no SLACK_SIGNING_SECRET configured',
+    )
+  const raw = await readRawBody(c.req.raw)
+  const verified = await verifySlackRequest({
+    signingSecret: secret,
+    timestamp: c.req.header('X-Slack-Request-Timestamp') ?? null,
+    signature: c.req.header('X-Slack-Signature') ?? null,
+    rawBody: raw,
+    nowSeconds: Math.floor(Date.now() / 1000),
+  })
+  if (!verified.ok) throw new ApiError(401, 'invalid_slack_signature', verified.reason)
+  c.set('rawBody', raw)
+  await next()
+})
+
+slackRoutes.post('/commands', async (c) => {
+  const parsed = parseSlashCommand(c.var.rawBody)
+  if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
+  const cmd = parsed.value
+  const task = cmd.text.trim()
+  if (!task)
+    return ephemeral(
+      c,
+      `Usage: ${cmd.command} <task>, e.g. ${cmd.command} why is the order service failing?`,
+    )
+  try {
+    const { view } = await startRun(c.env, {
+      task,
+      requestedBy: `slack:${cmd.user_id}`,
+      slack: { channel: cmd.channel_id, userId: cmd.user_id, teamId: cmd.team_id },
+      idempotencyKey: `slack-command:${cmd.team_id}:${cmd.trigger_id}`,
+    })
+    return ephemeral(c, `Started run \`${view.id}\`. I'll answer in a thread in this channel.`)
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500)
+      return ephemeral(c, `Could not start the run: ${err.message}`)
+    throw err
+  }
+})
+
+slackRoutes.post('/events', async (c) => {
+  const parsed = parseEventBody(c.var.rawBody)
+  if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
+  const body = parsed.value
+  if (body.kind === 'url_verification') return c.json({ challenge: body.challenge })
+  if (body.kind === 'ignored') return c.json({ ok: true, ignored: body.reason })
+  const { event } = body
+  const task = stripMention(event.text).trim()
+  if (!task) return c.json({ ok: true, ignored: 'empty mention' })
+  // Slack retries (X-Slack-Retry-Num) carry the same event_id: the same run id, never a second run.
+  const { created, view } = await startRun(c.env, {
+    task,
+    requestedBy: `slack:${event.user}`,
+    slack: {
+      channel: event.channel,
+      threadTs: event.thread_ts ?? event.ts,
+      userId: event.user,
+      ...(body.teamId ? { teamId: body.teamId } : {}),
+    },
+    idempotencyKey: `slack-event:${body.teamId ?? ''}:${body.eventId}`,
+  }).catch((err) => {
+    // A bad request from Slack's side must still be acknowledged, or Slack retries it.
+    if (err instanceof ApiError && err.status < 500) {
+      logEvent('slack_event_rejected', { eventId: body.eventId, code: err.code })
+      return { created: false, view: undefined }
+    }
+    throw err
+  })
+  return c.json({
+    ok: true,
+    runId: view?.id ?? null,
+    created,
+    retry: c.req.header('X-Slack-Retry-Num') ?? null,
+  })
+})
+
+slackRoutes.post('/interactions', slackInteraction)
+
+function ephemeral(c: Context<AppEnv>, text: string) {
+  return c.json({ response_type: 'ephemeral', text })
+}

@@ -1,0 +1,13 @@
+import type { RunState } from '../kernel/state'
+import type { EnvVars } from '../env-vars'
+import type { Outbox } from './outbox'
+import type { RunInfo } from './types'
+
+/** What every delivery (callback, Slack) is given: the run as it now is, and its outbox. */
+export interface DeliveryContext {
+  env: EnvVars
+  state: RunState
+  info: RunInfo
+  outbox: Outbox
+  now: number
+}

@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest'
+import {
+  importCycles,
+  importEdges,
+  layerViolations,
+  parseImports,
+  type Layer,
+} from './import-graph'
+
+/**
+ * The layer map of docs/architecture.md#layers: which group may import which (a group may always
+ * import its own files) and which packages it may use. A group is a folder of src/ (`src/kernel`
+ * → `kernel`), a top-level file of src/ by name (`src/config.ts` → `config`), or `tools/`.
+ * Change this map only together with the document.
+ */
+export const LAYERS: Record<string, Layer> = {
+  index: { imports: ['routes', 'runs', 'env'], packages: [] },
+  routes: {
+    imports: ['env', 'runs', 'config', 'kernel', 'slack', 'security', 'validation', 'errors'],
+    packages: ['hono', 'zod'],
+  },
+  env: { imports: ['runs', 'env-vars'], packages: [] },
+  runs: {
+    imports: ['config', 'kernel', 'llm', 'tools', 'slack', 'security', 'errors', 'env-vars'],
+    packages: ['cloudflare:workers', 'zod'],
+  },
+  config: { imports: ['kernel', 'llm', 'tools', 'slack', 'errors', 'env-vars'], packages: [] },
+  llm: { imports: ['kernel', 'errors'], packages: ['openai', 'zod'] },
+  tools: { imports: ['kernel', 'errors'], packages: ['zod'] },
+  kernel: { imports: ['validation', 'errors'], packages: ['zod'] },
+  slack: { imports: ['security', 'validation', 'errors'], packages: ['zod'] },
+  security: { imports: ['errors'], packages: [] },
+  validation: { imports: [], packages: ['zod'] },
+  errors: { imports: [], packages: [] },
+  'env-vars': { imports: [], packages: [] },
+}
+
+/** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */
+export function groupOf(path: string): string {
+  const parts = path.split('/')
+  if (parts[0] === 'tools') return 'tools'
+  if (parts.length === 2) return parts[1]!.replace(/\.ts$/, '')
+  return parts[1]!
+}
+
+// Every module of the Worker and of the tools, as text (Vite's glob; paths from the repo root).
+const sources: Record<string, string> = Object.fromEntries(
+  Object.entries(
+    import.meta.glob(['/src/**/*.ts', '/tools/**/*.ts'], {
+      query: '?raw',
+      import: 'default',
+      eager: true,
+    }),
+  ).map(([path, source]) => [path.slice(1), source as string]),
+)
+
+describe('the import graph of src/ and tools/', () => {
+  it('reads every module', () => {
+    expect(Object.keys(sources)).toEqual(
+      expect.arrayContaining(['src/index.ts', 'src/kernel/index.ts', 'tools/index.ts']),
+    )
+    expect(Object.keys(sources).length).toBeGreaterThan(80)
+    expect(importEdges(sources).length).toBeGreaterThan(150)
+  })
+
+  it('has no import cycle, type-only imports included', () => {
+    expect(importCycles(sources)).toEqual([])
+  })
+
+  it('points every import down the layers', () => {
+    expect(layerViolations(sources, LAYERS, groupOf)).toEqual([])
+  })
+
+  it('has a layer map without cycles of its own', () => {
+    const fake = Object.fromEntries(
+      Object.entries(LAYERS).map(([group, layer]) => [
+        `${group}.ts`,
+        layer.imports.map((to) => `import '../${to}'`).join('\n'),
+      ]),
+    )
+    const asFiles = Object.fromEntries(
+      Object.entries(fake).map(([path, source]) => [`g/${path}`, source.replaceAll("'../", "'./")]),
+    )
+    expect(importCycles(asFiles)).toEqual([])
+  })
+})
+
+describe('the import-graph checker', () => {
+  it('reads single-line, multi-line, type-only, re-export, side-effect and dynamic imports', () => {
+    const source = [
+      "import { a } from './a'",
+      "import type { B } from '../b'",
+      'import {',
+      '  c,',
+      '  type D,',
+      "} from './c'",
+      "export { e } from './e'",
+      "export type * from './f'",
+      "import './g'",
+      "const h = await import('./h')",
+      "// import { nope } from './comment'",
+      "const text = 'import x from y'",
+      "import * as z from 'zod/mini'",
+    ].join('\n')
+    expect(parseImports(source)).toEqual([
+      { line: 1, specifier: './a' },
+      { line: 2, specifier: '../b' },
+      { line: 3, specifier: './c' },
+      { line: 7, specifier: './e' },
+      { line: 8, specifier: './f' },
+      { line: 9, specifier: './g' },
+      { line: 10, specifier: './h' },
+      { line: 13, specifier: 'zod/mini' },
+    ])
+  })
+
+  const good = {
+    'src/kernel/machine.ts': "import { step } from './step'\nimport * as z from 'zod/mini'",
+    'src/kernel/step.ts': "import { ModelError } from '../errors/model-error'",
+    'src/errors/model-error.ts': 'export class ModelError extends Error {}',
+    'src/runs/run-store.ts': "import { step } from '../kernel/step'",
+    'tools/calculator.ts': "import { defineTool } from '../src/kernel/index'",
+    'src/kernel/index.ts': "export { step } from './step'",
+  }
+
+  it('passes a graph that follows the layers', () => {
+    expect(layerViolations(good, LAYERS, groupOf)).toEqual([])
+    expect(importCycles(good)).toEqual([])
+  })
+
+  it('names an upward import, its line, and what the layer may import instead', () => {
+    const bad = {
+      ...good,
+      'src/kernel/step.ts': "import x from './x'\nimport { log } from '../runs/log'",
+    }
+    expect(
+      layerViolations({ ...bad, 'src/kernel/x.ts': '', 'src/runs/log.ts': '' }, LAYERS, groupOf),
+    ).toEqual([
+      'src/kernel/step.ts:2 imports src/runs/log.ts: kernel may not import runs ' +
+        '(kernel may import validation, errors)',
+    ])
+  })
+
+  it('names a sideways import between leaves and a package a layer may not use', () => {
+    const bad = {
+      'src/slack/verify.ts':
+        "import { toHex } from '../kernel/canonical'\nimport { Hono } from 'hono'",
+      'src/kernel/canonical.ts': "import { DurableObject } from 'cloudflare:workers'",
+    }
+    expect(layerViolations(bad, LAYERS, groupOf)).toEqual([
+      'src/slack/verify.ts:1 imports src/kernel/canonical.ts: slack may not import kernel ' +
+        '(slack may import security, validation, errors)',
+      "src/slack/verify.ts:2 imports package 'hono', which slack may not use (slack may use zod)",
+      "src/kernel/canonical.ts:1 imports package 'cloudflare:workers', which kernel may not use " +
+        '(kernel may use zod)',
+    ])
+  })
+
+  it('names a file in no layer and an import of no file', () => {
+    const bad = { 'src/helpers/misc.ts': '', 'src/kernel/a.ts': "import { b } from './b'" }
+    expect(layerViolations(bad, LAYERS, groupOf)).toEqual([
+      'src/helpers/misc.ts is in no layer ("helpers"); add it to LAYERS',
+      "src/kernel/a.ts:1 imports './b', which is no file in the graph",
+    ])
+  })
+
+  it('finds a cycle made of type-only imports, and a self-import', () => {
+    const cyclic = {
+      ...good,
+      'src/runs/deliver.ts': "import type { Ctx } from './slack-delivery'",
+      'src/runs/slack-delivery.ts': "import type { Outbox } from './outbox'",
+      'src/runs/outbox.ts': "import type { Ctx } from './deliver'",
+      'src/kernel/self.ts': "import type { Self } from './self'",
+    }
+    expect(importCycles(cyclic)).toEqual([
+      'src/kernel/self.ts → src/kernel/self.ts',
+      'src/runs/deliver.ts → src/runs/slack-delivery.ts → src/runs/outbox.ts → src/runs/deliver.ts',
+    ])
+  })
+})
