@@ -6,6 +6,7 @@ import { requireAuth } from './auth'
 import { parseJsonBody } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
 import { startRun } from './start-run'
+import { streamEvents } from './events'
 import { runStub } from '../runs/types'
 
 /** `/v1/runs`: start, read, trace, decide approvals, cancel (DESIGN §6). */
@@ -49,6 +50,7 @@ runsRoutes.post('/', async (c) => {
     ...(body.confirm ? { confirm: body.confirm } : {}),
     ...(body.model ? { model: body.model } : {}),
     ...(body.callback_url ? { callbackUrl: body.callback_url } : {}),
+    ...(body.callback_events ? { callbackEvents: body.callback_events } : {}),
     ...(body.metadata ? { metadata: body.metadata } : {}),
     ...(key ? { idempotencyKey: key } : {}),
   })
@@ -70,6 +72,8 @@ runsRoutes.post('/', async (c) => {
 })
 
 runsRoutes.get('/:id', async (c) => c.json(await loadRun(c.env, c.req.param('id'))))
+
+runsRoutes.get('/:id/events', streamEvents)
 
 runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c.env, c.req.param('id'))).result))
 

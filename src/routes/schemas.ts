@@ -34,6 +34,8 @@ export const CreateRunBody = z.strictObject({
   model: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   /** Receives the final RunResult, signed with WEBHOOK_SECRET. */
   callback_url: z.optional(z.string().check(z.url(), z.maxLength(2000))),
+  /** `all`: callback_url also receives every run event; `final` (default): only the result. */
+  callback_events: z.optional(z.enum(['final', 'all'])),
   metadata: z.optional(z.record(z.string(), z.unknown())),
 })
 

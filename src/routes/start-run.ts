@@ -4,7 +4,7 @@ import { canonicalJson } from '../kernel/canonical'
 import { toHex } from '../security/hmac'
 import { loadConfig, type ServiceConfig } from '../config'
 import type { Env } from '../env'
-import { runStub, type RunView, type SlackOrigin } from '../runs/types'
+import { runStub, type CallbackEvents, type RunView, type SlackOrigin } from '../runs/types'
 import { ApiError } from './api-error'
 
 export interface StartRunRequest {
@@ -15,6 +15,7 @@ export interface StartRunRequest {
   confirm?: ConfirmPolicy
   model?: string
   callbackUrl?: string
+  callbackEvents?: CallbackEvents
   metadata?: Record<string, unknown>
   requestedBy: string
   slack?: SlackOrigin
@@ -38,6 +39,9 @@ export async function startRun(
       'model_not_allowed',
       `model "${req.model}" is not allowed; choose one of ${config.model.allowlist.join(', ')}`,
     )
+  }
+  if (req.callbackEvents && !req.callbackUrl) {
+    throw new ApiError(400, 'invalid_request', 'callback_events needs a callback_url')
   }
   if (req.callbackUrl) {
     if (!env.WEBHOOK_SECRET) {
@@ -80,6 +84,7 @@ export async function startRun(
     requestedBy: req.requestedBy,
     ...(req.model ? { model: req.model } : {}),
     ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+    ...(req.callbackEvents ? { callbackEvents: req.callbackEvents } : {}),
     ...(req.metadata ? { metadata: req.metadata } : {}),
     ...(req.slack ? { slack: req.slack } : {}),
     ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),

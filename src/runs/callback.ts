@@ -14,6 +14,8 @@ export async function deliverCallback(input: {
   body: unknown
   secret: string | undefined
   nowMs: number
+  /** For run events (`callback_events: "all"`): sent as X-Edgeloop-Event. */
+  eventType?: string
 }): Promise<{ status: number }> {
   const body = JSON.stringify(input.body)
   const timestamp = Math.floor(input.nowMs / 1000)
@@ -24,6 +26,7 @@ export async function deliverCallback(input: {
     'X-Edgeloop-Delivery': input.deliveryId,
     [TIMESTAMP_HEADER]: String(timestamp),
   }
+  if (input.eventType) headers['X-Edgeloop-Event'] = input.eventType
   if (input.secret) headers[SIGNATURE_HEADER] = await signBody(input.secret, timestamp, body)
   let res: Response
   try {

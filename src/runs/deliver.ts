@@ -17,6 +17,22 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
       nowMs: ctx.now,
     })
   }
+  if (entry.kind === 'callback.event') {
+    const seq = (entry.payload as { seq: number }).seq
+    const event = ctx.events?.get(seq)
+    if (!ctx.info.callbackUrl || !event) {
+      throw new DeliveryError(`run ${ctx.state.id} has no callback_url or no event ${seq}`, false)
+    }
+    return deliverCallback({
+      url: ctx.info.callbackUrl,
+      runId: ctx.state.id,
+      deliveryId: `${ctx.state.id}:event:${seq}`,
+      body: event,
+      secret: ctx.env.WEBHOOK_SECRET,
+      nowMs: ctx.now,
+      eventType: event.type,
+    })
+  }
   if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
   throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, false)
 }

@@ -1,5 +1,6 @@
 import type { RunState } from '../kernel/state'
 import type { EnvVars } from '../env-vars'
+import type { EventLog } from './event-log'
 import type { Outbox } from './outbox'
 import type { RunInfo } from './types'
 
@@ -9,5 +10,7 @@ export interface DeliveryContext {
   state: RunState
   info: RunInfo
   outbox: Outbox
+  /** The run's events, for `callback_events: "all"` deliveries. */
+  events?: EventLog
   now: number
 }

@@ -16,6 +16,9 @@ import { loadConfig, type ServiceConfig } from '../config'
 import { narrowPolicy } from '../kernel/confirm'
 import type { EnvVars } from '../env-vars'
 import { deliver } from './deliver'
+import { EventLog } from './event-log'
+import { EventHub } from './event-stream'
+import { eventsBetween } from './events'
 import { logTransition, logEvent } from './log'
 import { Outbox } from './outbox'
 import { RunStorage } from './storage'
@@ -33,6 +36,8 @@ const CONFIG_RETRY_MS = 5 * 60_000
 export class RunStore extends DurableObject<EnvVars> {
   readonly #storage: RunStorage
   readonly #outbox: Outbox
+  readonly #events: EventLog
+  readonly #hub: EventHub
   #state: RunState | undefined
   #info: RunInfo | undefined
   #running = false
@@ -49,6 +54,8 @@ export class RunStore extends DurableObject<EnvVars> {
     super(ctx, env)
     this.#storage = new RunStorage(ctx.storage.sql)
     this.#outbox = new Outbox(ctx.storage.sql)
+    this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
+    this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
     this.#state = this.#storage.loadState()
     this.#info = this.#storage.getValue<RunInfo>('info')
   }
@@ -77,6 +84,7 @@ export class RunStore extends DurableObject<EnvVars> {
       requestedBy: input.requestedBy,
       ...(input.requestHash ? { requestHash: input.requestHash } : {}),
       ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+      ...(input.callbackEvents ? { callbackEvents: input.callbackEvents } : {}),
       ...(input.metadata ? { metadata: input.metadata } : {}),
       ...(input.model ? { model: input.model } : {}),
       ...(input.slack ? { slack: input.slack } : {}),
@@ -86,6 +94,7 @@ export class RunStore extends DurableObject<EnvVars> {
       this.#storage.setValue('info', info)
       this.#storage.saveState(state)
       if (info.slack) this.#outbox.enqueue('slack.started', 'slack.started', {}, now)
+      this.#recordEvents(undefined, state, info, now)
     })
     this.#state = state
     this.#info = info
@@ -123,8 +132,10 @@ export class RunStore extends DurableObject<EnvVars> {
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(out.state)
       this.#enqueueDecisions(state, out.state, now)
+      this.#recordEvents(state, out.state, this.#info!, now)
     })
     this.#state = out.state
+    this.#hub.publish()
     logEvent('approval_decided', {
       runId: state.id,
       callId: input.callId,
@@ -170,6 +181,14 @@ export class RunStore extends DurableObject<EnvVars> {
     logEvent('run_cancel_requested', { runId: state.id, by })
     await this.ctx.storage.setAlarm(Date.now())
     return { ok: true, message: `run ${state.id} will stop at its next transition` }
+  }
+
+  /**
+   * The run's events after sequence number `after` as `text/event-stream` bytes, then live ones
+   * until the run finishes; null when no run has this id.
+   */
+  async events(after: number): Promise<ReadableStream<Uint8Array> | null> {
+    return this.#state ? this.#hub.subscribe(after) : null
   }
 
   /** Test and benchmark hook: bytes written to storage by state saves so far. */
@@ -290,9 +309,23 @@ export class RunStore extends DurableObject<EnvVars> {
         if (this.#info?.callbackUrl) this.#outbox.enqueue('callback', 'callback', {}, now)
         if (this.#info?.slack) this.#outbox.enqueue('slack.final', 'slack.final', {}, now)
       }
+      this.#recordEvents(prev, next, this.#info!, now)
     })
     this.#state = next
+    this.#hub.publish()
     logTransition(event, next)
+  }
+
+  /** Stores the events of a change (inside its transaction) and queues their callbacks. */
+  #recordEvents(prev: RunState | undefined, next: RunState, info: RunInfo, now: number): void {
+    const events = eventsBetween(prev, next)
+    if (!events.length) return
+    const last = this.#events.append(events, now)
+    if (info.callbackUrl && info.callbackEvents === 'all') {
+      for (let seq = last - events.length + 1; seq <= last; seq++) {
+        this.#outbox.enqueue(`event:${seq}`, 'callback.event', { seq }, now)
+      }
+    }
   }
 
   async #deliverDue(): Promise<void> {
@@ -304,6 +337,7 @@ export class RunStore extends DurableObject<EnvVars> {
           state: this.#state!,
           info: this.#info!,
           outbox: this.#outbox,
+          events: this.#events,
           now,
         })
         this.#outbox.delivered(entry.id, Date.now(), result)

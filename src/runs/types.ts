@@ -22,6 +22,8 @@ export interface StartInput {
   policy: ConfirmPolicy
   model?: string
   callbackUrl?: string
+  /** `all`: every run event goes to callbackUrl too, not only the final result. */
+  callbackEvents?: CallbackEvents
   metadata?: Record<string, unknown>
   /** `api`, `webhook`, or `slack:<user id>`. */
   requestedBy: string
@@ -35,10 +37,13 @@ export interface RunInfo {
   requestedBy: string
   requestHash?: string
   callbackUrl?: string
+  callbackEvents?: CallbackEvents
   metadata?: Record<string, unknown>
   model?: string
   slack?: SlackOrigin
 }
+
+export type CallbackEvents = 'final' | 'all'
 
 export type RunStatus = 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
 
@@ -105,6 +110,7 @@ export interface RunStoreApi {
     reason?: string
   }): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
+  events(after: number): Promise<ReadableStream<Uint8Array> | null>
   storageStats(): Promise<{ bytesWritten: number; steps: number }>
 }
 

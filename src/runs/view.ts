@@ -28,7 +28,10 @@ export function toRunView(state: RunState, info: RunInfo, deliveries: OutboxEntr
       expiresAt: new Date(call.approval!.expiresAt).toISOString(),
     })),
     result: toRunResult(state),
-    deliveries: deliveries.map(({ payload: _p, result: _r, ...rest }) => rest),
+    // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event.
+    deliveries: deliveries
+      .filter((d) => d.kind !== 'callback.event' || d.status !== 'delivered')
+      .map(({ payload: _p, result: _r, ...rest }) => rest),
   }
 }
 

@@ -1,0 +1,40 @@
+import type { Context } from 'hono'
+import { runStub } from '../runs/types'
+import type { AppEnv } from './app-env'
+import { ApiError } from './api-error'
+import { RUN_ID_PATTERN } from './schemas'
+
+/**
+ * `GET /v1/runs/:id/events`: the run's events as `text/event-stream` (DESIGN §8). Resumes after
+ * `Last-Event-ID` (what EventSource sends on reconnect) or `?after=N`; ends after `run_finished`.
+ */
+export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
+  const id = c.req.param('id') ?? ''
+  const after = resumePoint(c.req.header('Last-Event-ID'), c.req.query('after'))
+  if (!RUN_ID_PATTERN.test(id))
+    throw new ApiError(404, 'run_not_found', `no run ${id.slice(0, 100)}`)
+  const stream = await runStub(c.env.RUNS, id).events(after)
+  if (!stream) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  return new Response(stream, {
+    headers: {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      // Proxies such as nginx would otherwise buffer the stream.
+      'X-Accel-Buffering': 'no',
+    },
+  })
+}
+
+/** The sequence number to resume after: the header wins (it is the newer of the two). */
+function resumePoint(header: string | undefined, query: string | undefined): number {
+  const value = header?.trim() || query
+  if (value === undefined || value === '') return 0
+  if (!/^\d{1,15}$/.test(value)) {
+    throw new ApiError(
+      400,
+      'invalid_after',
+      `${header?.trim() ? 'Last-Event-ID' : 'after'} must be an event sequence number (a non-negative integer), got "${value.slice(0, 40)}"`,
+    )
+  }
+  return Number(value)
+}

@@ -1,0 +1,78 @@
+import type { NewRunEvent, RunEvent } from './events'
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS event (
+  seq INTEGER PRIMARY KEY, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`
+
+type Row = { seq: number; type: string; data: string; at: number }
+
+/**
+ * The run's events, one SQLite row each (DESIGN §8). `append` runs inside the transaction that
+ * saves the transition, so an event exists exactly when its transition does, whichever instance
+ * of the object later serves the stream.
+ */
+export class EventLog {
+  #ready: boolean
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly runId: () => string,
+  ) {
+    // Reading an unknown run must not create tables.
+    this.#ready =
+      sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'event'`).toArray()
+        .length > 0
+  }
+
+  /** Stores events after the last one; returns the last sequence number. */
+  append(events: NewRunEvent[], now: number): number {
+    if (!this.#ready) {
+      this.sql.exec(SCHEMA)
+      this.#ready = true
+    }
+    let seq = this.lastSeq()
+    for (const event of events) {
+      seq++
+      this.sql.exec(
+        'INSERT INTO event (seq, type, data, at) VALUES (?, ?, ?, ?)',
+        seq,
+        event.type,
+        JSON.stringify(event.data),
+        now,
+      )
+    }
+    return seq
+  }
+
+  /**
+   * The sequence number of the newest event, 0 before the first. Read from the table, not
+   * cached: a transaction that rolls back must not leave a gap in the numbering.
+   */
+  lastSeq(): number {
+    if (!this.#ready) return 0
+    const row = this.sql.exec<{ n: number | null }>('SELECT MAX(seq) AS n FROM event').toArray()[0]
+    return row?.n ?? 0
+  }
+
+  /** Events with `seq > after`, oldest first, at most `limit`. */
+  after(after: number, limit = 1_000): RunEvent[] {
+    if (!this.#ready) return []
+    return this.sql
+      .exec<Row>('SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?', after, limit)
+      .toArray()
+      .map(
+        (r) =>
+          ({
+            seq: r.seq,
+            runId: this.runId(),
+            type: r.type,
+            at: new Date(r.at).toISOString(),
+            data: JSON.parse(r.data),
+          }) as RunEvent,
+      )
+  }
+
+  /** One event by sequence number (callback deliveries). */
+  get(seq: number): RunEvent | undefined {
+    return this.after(seq - 1, 1)[0]
+  }
+}

@@ -1,0 +1,197 @@
+import type { StopReason } from '../kernel/budget'
+import type { Call, RunState, Step, Usage } from '../kernel/state'
+
+/**
+ * What a run's event stream says (DESIGN §8): derived from the states before and after each
+ * persisted change, so the events follow the stored run, not whichever code path changed it.
+ */
+
+/** Characters of an observation an event carries; the rest is read from the trace by handle. */
+export const EVENT_OBSERVATION_CHARS = 2_000
+/** Characters of a thought an event carries (the trace has all of it). */
+export const EVENT_THOUGHT_CHARS = 8_000
+
+export const RUN_EVENT_TYPES = [
+  'step_started',
+  'model_replied',
+  'call_started',
+  'call_finished',
+  'approval_requested',
+  'approval_decided',
+  'run_finished',
+] as const
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number]
+
+export interface RunEventData {
+  /** The model is asked for step `step` (0-based). */
+  step_started: { step: number }
+  model_replied: {
+    step: number
+    kind: Step['kind']
+    thought: string
+    calls: { id: string; tool: string; args: Record<string, unknown> }[]
+    answer?: string
+    formatError?: string
+    promptTokens: number
+    completionTokens: number
+    costUsd?: number
+    modelMs: number
+  }
+  call_started: { step: number; callId: string; tool: string; args: Record<string, unknown> }
+  call_finished: {
+    step: number
+    callId: string
+    tool: string
+    kind: NonNullable<Call['kind']>
+    /** At most EVENT_OBSERVATION_CHARS of the observation the model saw. */
+    observation: string
+    /** True when the event or the model saw less than the tool returned. */
+    truncated: boolean
+    /** Characters the tool returned. */
+    originalSize: number
+    /** Reads the whole output (`read_observation`), when the kernel stored it. */
+    handle?: string
+    ms: number
+  }
+  approval_requested: {
+    step: number
+    callId: string
+    tool: string
+    args: Record<string, unknown>
+    argsHash: string
+    /** The model's thought for the step that made the call. */
+    reason: string
+    expiresAt: string
+  }
+  approval_decided: {
+    step: number
+    callId: string
+    tool: string
+    decision: 'approved' | 'denied'
+    by: string
+    /** `expired`, `cancelled`, or the decider's words. */
+    reason?: string
+  }
+  /** The RunResult's summary; the whole trace is at /v1/runs/:id/trace. */
+  run_finished: {
+    ok: boolean
+    answer: string
+    stopReason: StopReason
+    error?: string
+    stepCount: number
+    usage: Usage & { activeMs: number }
+  }
+}
+
+/** An event before it is stored (it gets its sequence number and time from the log). */
+export type NewRunEvent = {
+  [T in RunEventType]: { type: T; data: RunEventData[T] }
+}[RunEventType]
+
+/** An event as stored and streamed: `seq` is its position in the run, from 1. */
+export type RunEvent = NewRunEvent & { seq: number; runId: string; at: string }
+
+/** The events that take a run from `prev` (undefined: not created yet) to `next`. */
+export function eventsBetween(prev: RunState | undefined, next: RunState): NewRunEvent[] {
+  const events: NewRunEvent[] = []
+  const before = prev?.steps ?? []
+  // The kernel changes only the last step, and adds at most one; look from the last old one.
+  for (let s = Math.max(0, before.length - 1); s < next.steps.length; s++) {
+    const step = next.steps[s]!
+    const old = before[s]
+    if (old === step) continue
+    if (!old) events.push(modelReplied(step))
+    callEvents(old, step, events)
+  }
+  const newStep = next.steps.length > before.length
+  if (next.phase === 'think' && (prev?.phase !== 'think' || newStep)) {
+    events.push({ type: 'step_started', data: { step: next.steps.length } })
+  }
+  if (next.phase === 'done' && prev?.phase !== 'done' && next.result) {
+    const r = next.result
+    events.push({
+      type: 'run_finished',
+      data: {
+        ok: r.ok,
+        answer: r.ok ? r.answer : '',
+        stopReason: r.stopReason,
+        ...(r.error ? { error: r.error } : {}),
+        stepCount: next.steps.length,
+        usage: { ...next.usage, activeMs: next.activeMs },
+      },
+    })
+  }
+  return events
+}
+
+function modelReplied(step: Step): NewRunEvent {
+  return {
+    type: 'model_replied',
+    data: {
+      step: step.i,
+      kind: step.kind,
+      thought: step.thought.slice(0, EVENT_THOUGHT_CHARS),
+      calls: step.calls.map((c) => ({ id: c.id, tool: c.name, args: c.args })),
+      ...(step.answer !== undefined ? { answer: step.answer } : {}),
+      ...(step.formatError ? { formatError: step.formatError } : {}),
+      promptTokens: step.promptTokens,
+      completionTokens: step.completionTokens,
+      ...(step.costUsd !== undefined ? { costUsd: step.costUsd } : {}),
+      modelMs: step.modelMs,
+    },
+  }
+}
+
+/**
+ * A call's moves, in the order they happen: asked for approval, decided, started, finished.
+ * Read-only calls have no stored `started` record (they run inside the transition that records
+ * their result), so their call_started comes with their call_finished; calls refused before
+ * running (review failures, denials, unknown outcomes) have no call_started.
+ */
+function callEvents(old: Step | undefined, step: Step, events: NewRunEvent[]): void {
+  for (const call of step.calls) {
+    const was = old?.calls.find((c) => c.id === call.id)
+    if (was === call) continue
+    const ids = { step: step.i, callId: call.id, tool: call.name }
+    if (call.status === 'awaiting_approval' && was?.status !== 'awaiting_approval') {
+      events.push({
+        type: 'approval_requested',
+        data: {
+          ...ids,
+          args: call.args,
+          argsHash: call.approval!.hash,
+          reason: step.thought.slice(0, EVENT_THOUGHT_CHARS),
+          expiresAt: new Date(call.approval!.expiresAt).toISOString(),
+        },
+      })
+    }
+    const decision = call.approval?.decision
+    if (decision && !was?.approval?.decision) {
+      const { decidedBy, reason } = call.approval!
+      events.push({
+        type: 'approval_decided',
+        data: { ...ids, decision, by: decidedBy ?? 'unknown', ...(reason ? { reason } : {}) },
+      })
+    }
+    const ran = was?.status === 'ready' || was?.status === 'approved'
+    const startedNow = call.status === 'started' && was?.status !== 'started'
+    if (startedNow || (call.status === 'done' && ran)) {
+      events.push({ type: 'call_started', data: { ...ids, args: call.args } })
+    }
+    if (call.status === 'done' && was?.status !== 'done') {
+      const observation = call.observation ?? ''
+      events.push({
+        type: 'call_finished',
+        data: {
+          ...ids,
+          kind: call.kind ?? 'ok',
+          observation: observation.slice(0, EVENT_OBSERVATION_CHARS),
+          truncated: !!call.truncated || observation.length > EVENT_OBSERVATION_CHARS,
+          originalSize: call.originalSize ?? observation.length,
+          ...(call.handle ? { handle: call.handle } : {}),
+          ms: call.ms ?? 0,
+        },
+      })
+    }
+  }
+}
