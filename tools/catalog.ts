@@ -1,50 +1,72 @@
 import type { Tool } from '../src/kernel/tool'
+import { ConfigError } from '../src/settings/config-error'
+import { readSettings, splitList, type EnvRecord } from '../src/settings/setting'
 import { calculator } from './calculator'
+import type { CatalogEntry } from './configured-tool'
 import { queryMetrics, readRepoFile, rollbackDeploy, searchLogs } from './demo'
-import { createHttpGetTool } from './http-get'
-import { createHttpPostTool } from './http-post'
+import { httpGet } from './http-get'
+import { httpPost } from './http-post'
 
-/** What the catalog needs to build tools: which ones, and the hosts the HTTP tools may reach. */
-export interface ToolsetConfig {
-  enabled: string[]
-  httpAllowlist: string[]
-  /** Every allowlisted host deduplicates POSTs by Idempotency-Key (HTTP_POST_IDEMPOTENT). */
-  httpPostIdempotent?: boolean
-}
-
-// Factories, so that a tool is only built (and its options checked) when it is enabled:
-// an empty allowlist is an error for http_get, not for a deployment that doesn't use it.
-const CATALOG: Record<string, (config: ToolsetConfig) => Tool> = {
-  calculator: () => calculator,
-  http_get: (c) => createHttpGetTool({ allowlist: c.httpAllowlist }),
-  http_post: (c) =>
-    createHttpPostTool({ allowlist: c.httpAllowlist, idempotent: c.httpPostIdempotent ?? false }),
-  query_metrics: () => queryMetrics,
-  search_logs: () => searchLogs,
-  read_repo_file: () => readRepoFile,
-  rollback_deploy: () => rollbackDeploy,
-}
+/** Every tool a deployment can enable. Adding a tool: its file in tools/, and one line here. */
+export const CATALOG: readonly CatalogEntry[] = [
+  calculator,
+  httpGet,
+  httpPost,
+  queryMetrics,
+  searchLogs,
+  readRepoFile,
+  rollbackDeploy,
+]
 
 /** Every tool name `buildToolset` knows. */
-export const KNOWN_TOOLS: readonly string[] = Object.freeze(Object.keys(CATALOG))
+export const KNOWN_TOOLS: readonly string[] = Object.freeze(CATALOG.map((e) => e.name))
 
-/** The enabled tools, in the order named (duplicates dropped); unknown names are a TypeError. */
-export function buildToolset(config: ToolsetConfig): Tool[] {
-  const names = [...new Set(config.enabled)]
-  const unknown = names.filter((n) => !Object.hasOwn(CATALOG, n))
+/**
+ * The tools named in `enabled`, in that order (duplicates dropped), each built from the settings
+ * it declares. Only enabled tools read their settings: HTTP_ALLOWLIST is required by http_get,
+ * not by a deployment that does not use it. Throws a ConfigError naming the variable to fix.
+ */
+export function buildToolset(
+  enabled: readonly string[],
+  env: EnvRecord,
+  catalog: readonly CatalogEntry[] = CATALOG,
+): Tool[] {
+  const names = [...new Set(enabled)]
+  const byName = new Map(catalog.map((e) => [e.name, e]))
+  const unknown = names.filter((n) => !byName.has(n))
   if (unknown.length) {
-    throw new TypeError(
-      `unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} ` +
-        `in the enabled list; known tools: ${KNOWN_TOOLS.join(', ')}`,
+    throw new ConfigError(
+      'ENABLED_TOOLS',
+      `ENABLED_TOOLS names unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; ` +
+        `known: ${[...byName.keys()].join(', ')}`,
     )
   }
-  return names.map((n) => CATALOG[n]!(config))
+  return names.map((name) => build(byName.get(name)!, env))
+}
+
+function build(entry: CatalogEntry, env: EnvRecord): Tool {
+  if (!('build' in entry)) return entry
+  let values
+  try {
+    values = readSettings(env, entry.settings)
+  } catch (err) {
+    const e = err as ConfigError
+    throw new ConfigError(e.variable, `${e.message} (needed by the enabled tool ${entry.name})`)
+  }
+  const variables = Object.keys(entry.settings).join(', ')
+  let tool: Tool
+  try {
+    tool = entry.build(values)
+  } catch (err) {
+    throw new ConfigError(variables, `${(err as Error).message} (check ${variables})`, {
+      cause: err,
+    })
+  }
+  if (tool.name !== entry.name) {
+    throw new TypeError(`catalog entry "${entry.name}" built a tool named "${tool.name}"`)
+  }
+  return tool
 }
 
 /** A comma-separated tool list (e.g. the ENABLED_TOOLS var) as names: trimmed, empties dropped. */
-export function parseToolList(csv: string | undefined): string[] {
-  return (csv ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0)
-}
+export const parseToolList = splitList

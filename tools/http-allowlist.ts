@@ -3,6 +3,7 @@
  * `localhost:8787`: compared with the URL's host, port included) or `*.example.com`, which
  * matches any subdomain of example.com on the default port but not example.com itself.
  */
+import { parsedBy, splitList } from '../src/settings/setting'
 
 export interface HostAllowlist {
   /** The entries as configured, for error messages. */
@@ -68,3 +69,15 @@ export function checkUrl(allowlist: HostAllowlist, raw: string, base?: URL): URL
   }
   return url
 }
+
+/** `HTTP_ALLOWLIST`, the hosts http_get and http_post may reach; each entry checked when read. */
+export const HTTP_ALLOWLIST = parsedBy((raw) => {
+  const entries = splitList(raw)
+  if (entries.length === 0) {
+    throw new Error(
+      'is required: list the hosts the HTTP tools may reach, e.g. "docs.example.com,*.example.org"',
+    )
+  }
+  compileAllowlist('HTTP_ALLOWLIST', entries)
+  return entries
+})

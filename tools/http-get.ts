@@ -1,6 +1,7 @@
 import * as z from 'zod/mini'
 import { defineTool, type Tool } from '../src/kernel/tool'
-import { checkUrl } from './http-allowlist'
+import { defineConfiguredTool } from './configured-tool'
+import { checkUrl, HTTP_ALLOWLIST } from './http-allowlist'
 import { resolveHttpOptions, type HttpToolOptions } from './http-options'
 import { sendRequest } from './http-request'
 import { describeResponse } from './http-response'
@@ -66,3 +67,10 @@ export function createHttpGetTool(options: HttpToolOptions): Tool {
     }
   }
 }
+
+/** http_get as the catalog builds it: the hosts come from HTTP_ALLOWLIST. */
+export const httpGet = defineConfiguredTool({
+  name: 'http_get',
+  settings: { HTTP_ALLOWLIST },
+  build: (s) => createHttpGetTool({ allowlist: s.HTTP_ALLOWLIST }),
+})

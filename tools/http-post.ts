@@ -1,6 +1,8 @@
 import * as z from 'zod/mini'
 import { defineTool, type Tool } from '../src/kernel/tool'
-import { checkUrl } from './http-allowlist'
+import { flag } from '../src/settings/setting'
+import { defineConfiguredTool } from './configured-tool'
+import { checkUrl, HTTP_ALLOWLIST } from './http-allowlist'
 import { resolveHttpOptions, type HttpToolOptions } from './http-options'
 import { sendRequest } from './http-request'
 import { describeResponse } from './http-response'
@@ -76,3 +78,14 @@ function absolute(location: string, base: URL): string {
     return location // shown to the model as sent; nothing is requested with it
   }
 }
+
+/**
+ * http_post as the catalog builds it: the hosts come from HTTP_ALLOWLIST, and it is declared
+ * idempotent only with HTTP_POST_IDEMPOTENT=true.
+ */
+export const httpPost = defineConfiguredTool({
+  name: 'http_post',
+  settings: { HTTP_ALLOWLIST, HTTP_POST_IDEMPOTENT: flag() },
+  build: (s) =>
+    createHttpPostTool({ allowlist: s.HTTP_ALLOWLIST, idempotent: s.HTTP_POST_IDEMPOTENT }),
+})

@@ -10,8 +10,7 @@ import { runRegistry, type AdvanceDeps, type TransitionEvent } from '../kernel/m
 import { ToolRegistry } from '../kernel/registry'
 import { runSlice } from '../kernel/run-slice'
 import type { RunState } from '../kernel/state'
-import { createModel } from '../llm/config'
-import { buildToolset } from '../../tools/index'
+import { createModel } from '../llm/create-model'
 import { loadConfig, type ServiceConfig } from '../config'
 import { narrowPolicy } from '../kernel/confirm'
 import type { EnvVars } from '../env-vars'
@@ -380,13 +379,7 @@ export class RunStore extends DurableObject<EnvVars> {
   #dependencies(state: RunState): AdvanceDeps {
     if (this.#deps) return this.#deps
     const config = loadConfig(this.env)
-    const all = new ToolRegistry(
-      buildToolset({
-        enabled: config.enabledTools,
-        httpAllowlist: config.httpAllowlist,
-        httpPostIdempotent: config.httpPostIdempotent,
-      }),
-    )
+    const all = new ToolRegistry(config.tools)
     const registry = runRegistry(all.subset(state.tools.filter((t) => all.get(t))))
     const storage = this.#storage
     const { pricePromptPer1kUsd: p, priceCompletionPer1kUsd: c } = config.model

@@ -3,7 +3,8 @@ import readme from '../../README.md?raw'
 import ticketTest from '../tools/ticket.test.ts?raw'
 import wranglerToml from '../../wrangler.toml?raw'
 import ticketTool from '../../tools/examples/ticket.ts?raw'
-import { KNOWN_TOOLS } from '../../tools/index'
+import { CATALOG } from '../../tools/index'
+import { settingsOf } from '../../tools/configured-tool'
 import { DEFAULT_TOOLS } from '../../src/config'
 import type { Env } from '../../src/env'
 
@@ -56,8 +57,25 @@ describe('README', () => {
     expect(readme).toContain(`\`${name}\``)
   })
 
-  it.each(KNOWN_TOOLS)('lists the tool %s', (tool) => {
+  // The tools edgeloop ships; a tool you add is documented where you deploy it.
+  const SHIPPED = [
+    'calculator',
+    'http_get',
+    'http_post',
+    'query_metrics',
+    'search_logs',
+    'read_repo_file',
+    'rollback_deploy',
+  ]
+  it.each(SHIPPED)('lists the tool %s', (tool) => {
     expect(readme).toContain(`\`${tool}\``)
+  })
+
+  const shippedSettings = CATALOG.filter((e) => SHIPPED.includes(e.name)).flatMap((e) =>
+    Object.keys(settingsOf(e)),
+  )
+  it.each([...new Set(shippedSettings)])('documents the tool setting %s', (name) => {
+    expect(readme).toContain(`\`${name}\``)
   })
 
   it('has the two commands', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createModel, modelConfigFromEnv } from '../../src/llm/config'
+import { ConfigError, modelConfigFromEnv } from '../../src/config'
+import { createModel } from '../../src/llm/create-model'
 import { DEMO_MODEL_NAME } from '../../src/llm/demo-script'
 import { OpenAIModel } from '../../src/llm/openai-model'
 import { ScriptedModel } from '../../src/llm/scripted-model'
@@ -75,7 +76,7 @@ describe('modelConfigFromEnv', () => {
     ['PRICE_COMPLETION_PER_1K_USD', 'free', 'a number >= 0'],
   ])('%s=%j is rejected naming the variable and what is allowed', (name, value, allowed) => {
     const parse = () => modelConfigFromEnv({ [name]: value })
-    expect(parse).toThrow(TypeError)
+    expect(parse).toThrow(ConfigError)
     expect(parse).toThrow(name)
     expect(parse).toThrow(allowed)
   })

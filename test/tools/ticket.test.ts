@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { dispatch, type DispatchContext } from '../../src/kernel/dispatch'
 import { ToolRegistry } from '../../src/kernel/registry'
-import { createTicketTool } from '../../tools/examples/ticket'
+import { ConfigError } from '../../src/config'
+import { buildToolset, CATALOG } from '../../tools'
+import { createTicketTool, ticket } from '../../tools/examples/ticket'
 import { Outbound } from '../fakes/outbound'
 
 const args = { title: 'order 5xx after v2.14.0', body: 'db pool pinned at 10/10', severity: 'high' }
@@ -106,4 +108,27 @@ it.each([
   ['ftp://tickets.test/', 'baseUrl must be http(s), got ftp:'],
 ])('refuses baseUrl %j when built', (baseUrl, message) => {
   expect(() => createTicketTool({ baseUrl })).toThrow(message)
+})
+
+describe('create_ticket in the catalog', () => {
+  // The catalog with the tool's line added, as tools/catalog.ts has it once you add yours.
+  const build = (env: Record<string, string>) =>
+    buildToolset(['create_ticket'], env, [...CATALOG, ticket])
+
+  it('is built from TICKETS_URL and TICKETS_TIMEOUT_MS', () => {
+    const [tool] = build({ TICKETS_URL: 'https://tickets.test/api', TICKETS_TIMEOUT_MS: '2000' })
+    expect(tool).toMatchObject({ name: 'create_ticket', sideEffect: true, timeoutMs: 2000 })
+  })
+
+  it.each([
+    [{}, 'TICKETS_URL is required: the ticket service API, e.g. https://tickets.example.com/api'],
+    [{ TICKETS_URL: 'tickets.test/api' }, 'TICKETS_URL must be an http(s) URL'],
+    [
+      { TICKETS_URL: 'https://tickets.test/api', TICKETS_TIMEOUT_MS: 'soon' },
+      'TICKETS_TIMEOUT_MS must be an integer from 100 to 60000; got "soon"',
+    ],
+  ])('a bad setting is a ConfigError that names it (%j)', (env, message) => {
+    expect(() => build(env)).toThrow(ConfigError)
+    expect(() => build(env)).toThrow(message)
+  })
 })

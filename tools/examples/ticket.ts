@@ -1,5 +1,7 @@
 import * as z from 'zod/mini'
+import { httpUrl, number, required } from '../../src/settings/setting'
 import { defineTool, type Tool } from '../../src/kernel/tool'
+import { defineConfiguredTool } from '../configured-tool'
 
 /** Where the ticket service lives, and how long one call may take. */
 export interface TicketToolOptions {
@@ -7,6 +9,22 @@ export interface TicketToolOptions {
   baseUrl: string
   timeoutMs?: number
 }
+
+/**
+ * The tool as the catalog builds it: the settings it reads, checked when the tool is enabled
+ * (a missing TICKETS_URL is a 503 that names TICKETS_URL), and how they become options.
+ */
+export const ticket = defineConfiguredTool({
+  name: 'create_ticket',
+  settings: {
+    TICKETS_URL: required(
+      httpUrl(),
+      'the ticket service API, e.g. https://tickets.example.com/api',
+    ),
+    TICKETS_TIMEOUT_MS: number({ min: 100, max: 60_000, integer: true, fallback: 5_000 }),
+  },
+  build: (s) => createTicketTool({ baseUrl: s.TICKETS_URL, timeoutMs: s.TICKETS_TIMEOUT_MS }),
+})
 
 /**
  * EXAMPLE (README, "Adding a tool"): opens a ticket in an issue tracker. It changes the world, so

@@ -1,0 +1,10 @@
+export { ConfigError } from '../settings/config-error'
+export { DEFAULT_TOOLS, loadConfig, type ServiceConfig } from './load-config'
+export { modelConfigFromEnv } from './model'
+export {
+  readSetting,
+  readSettings,
+  type EnvRecord,
+  type Setting,
+  type Settings,
+} from '../settings/setting'

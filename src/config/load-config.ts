@@ -1,0 +1,132 @@
+import { DEFAULT_BUDGET, sliceForCpuMs, type Budget, type EdgeSlice } from '../kernel/budget'
+import { CONFIRM_MODES, type ConfirmPolicy } from '../kernel/confirm'
+import type { Tool } from '../kernel/tool'
+import type { ModelConfig } from '../llm/create-model'
+import { parseApprovers } from '../slack/approvers'
+import { buildToolset } from '../../tools/catalog'
+import type { EnvVars } from '../env-vars'
+import { ConfigError } from '../settings/config-error'
+import { modelConfigFromEnv } from './model'
+import * as setting from '../settings/setting'
+import { readSettings, type EnvRecord } from '../settings/setting'
+
+/** Everything the service reads from its environment, validated once. */
+export interface ServiceConfig {
+  policy: ConfirmPolicy
+  /** Names of the tools this deployment offers (ENABLED_TOOLS), in order. */
+  enabledTools: string[]
+  /** Those tools, built once from the catalog with their own settings. */
+  tools: readonly Tool[]
+  /** Server maxima: a run may ask for less, never more. */
+  maxBudget: Budget
+  /** Defaults for runs that ask for nothing. */
+  defaultBudget: Budget
+  slice: EdgeSlice
+  model: ModelConfig
+  /** Hosts a run's callback_url may point to; empty = any https host. */
+  callbackAllowlist: string[]
+  slack: {
+    apiUrl: string
+    approvers: string[]
+    forbidSelfApproval: boolean
+  }
+}
+
+/** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
+export const DEFAULT_TOOLS = [
+  'calculator',
+  'query_metrics',
+  'search_logs',
+  'read_repo_file',
+  'rollback_deploy',
+]
+
+/**
+ * The service's own settings. A new one is a line here (or, for a part with several, a file of
+ * its own in src/config/ declaring them the same way) and a row in README "Configuration".
+ */
+const SERVICE_SETTINGS = {
+  CONFIRM_POLICY: setting.oneOf(CONFIRM_MODES, 'ask'),
+  CONFIRM_ALLOWLIST: setting.list(),
+  ENABLED_TOOLS: setting.parsedBy((raw) => setting.splitList(raw ?? DEFAULT_TOOLS.join(','))),
+  MAX_STEPS: setting.number({ min: 1, max: 1000, integer: true, fallback: 50 }),
+  MAX_SECONDS: setting.number({ min: 1, max: 86_400, integer: true, fallback: 900 }),
+  MAX_PROMPT_TOKENS: setting.number({ min: 1, max: 1e8, integer: true, fallback: 500_000 }),
+  MAX_COST_USD: setting.number({ min: 0 }),
+  APPROVAL_TTL_SECONDS: setting.number({
+    min: 1,
+    max: 30 * 86_400,
+    integer: true,
+    fallback: 86_400,
+  }),
+  CPU_MS: setting.number({ min: 1_000, max: 300_000, integer: true, fallback: 30_000 }),
+  CALLBACK_ALLOWLIST: setting.list(),
+  SLACK_API_URL: setting.httpUrl('https://slack.com/api'),
+  SLACK_APPROVERS: setting.parsedBy(parseApprovers),
+  SLACK_FORBID_SELF_APPROVAL: setting.flag(),
+}
+
+const cache = new WeakMap<object, ServiceConfig>()
+
+/** Parses and caches the configuration for this env object. Throws ConfigError. */
+export function loadConfig(env: EnvVars): ServiceConfig {
+  let config = cache.get(env)
+  if (!config) {
+    config = parseConfig(env as EnvRecord)
+    cache.set(env, config)
+  }
+  return config
+}
+
+function parseConfig(env: EnvRecord): ServiceConfig {
+  const s = readSettings(env, SERVICE_SETTINGS)
+  // Built here, once, so a bad tool setting (http_get with no HTTP_ALLOWLIST) is a configuration
+  // error at the first request, not a failure inside a run.
+  const tools = buildToolset(s.ENABLED_TOOLS, env)
+  const policy: ConfirmPolicy =
+    s.CONFIRM_POLICY === 'allowlist'
+      ? { mode: 'allowlist', tools: s.CONFIRM_ALLOWLIST }
+      : { mode: s.CONFIRM_POLICY }
+  const maxBudget: Budget = {
+    ...DEFAULT_BUDGET,
+    maxSteps: s.MAX_STEPS,
+    maxSeconds: s.MAX_SECONDS,
+    maxPromptTokens: s.MAX_PROMPT_TOKENS,
+    approvalTtlSeconds: s.APPROVAL_TTL_SECONDS,
+    ...(s.MAX_COST_USD !== undefined ? { maxCostUsd: s.MAX_COST_USD } : {}),
+  }
+  const defaultBudget: Budget = {
+    ...DEFAULT_BUDGET,
+    maxSteps: Math.min(DEFAULT_BUDGET.maxSteps, maxBudget.maxSteps),
+    maxSeconds: Math.min(DEFAULT_BUDGET.maxSeconds, maxBudget.maxSeconds),
+    maxPromptTokens: Math.min(DEFAULT_BUDGET.maxPromptTokens, maxBudget.maxPromptTokens),
+    approvalTtlSeconds: maxBudget.approvalTtlSeconds,
+    ...(maxBudget.maxCostUsd !== undefined ? { maxCostUsd: maxBudget.maxCostUsd } : {}),
+  }
+  const model = modelConfigFromEnv(env)
+  if (
+    maxBudget.maxCostUsd !== undefined &&
+    model.pricePromptPer1kUsd === undefined &&
+    model.priceCompletionPer1kUsd === undefined
+  ) {
+    throw new ConfigError(
+      'MAX_COST_USD',
+      'MAX_COST_USD needs PRICE_PROMPT_PER_1K_USD and/or PRICE_COMPLETION_PER_1K_USD: without prices no cost is known',
+    )
+  }
+  return {
+    policy,
+    enabledTools: tools.map((t) => t.name),
+    tools,
+    maxBudget,
+    defaultBudget,
+    slice: sliceForCpuMs(s.CPU_MS),
+    model,
+    callbackAllowlist: s.CALLBACK_ALLOWLIST,
+    slack: {
+      apiUrl: s.SLACK_API_URL,
+      approvers: s.SLACK_APPROVERS,
+      forbidSelfApproval: s.SLACK_FORBID_SELF_APPROVAL,
+    },
+  }
+}
