@@ -2,4 +2,7 @@
 import { importTs } from './import-ts.mjs'
 
 const { benchKernel } = await importTs('./kernel.bench.ts')
-console.log(await benchKernel())
+const report = await benchKernel()
+console.log(report)
+// A missed goal fails the command, so scripts and CI can rely on it.
+if (/^FAIL /m.test(report)) process.exitCode = 1

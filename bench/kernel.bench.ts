@@ -16,6 +16,7 @@ import {
   type ModelResponse,
   type Protocol,
 } from '../src/kernel/index'
+import { benchParse } from './parse.bench'
 
 const SIZES = [20, 100] as const
 const OBSERVATION = 'x'.repeat(1024)
@@ -260,6 +261,7 @@ export async function benchKernel(): Promise<string> {
       `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} ${protocol}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
     )
   }
-  lines.push('', ...verdicts)
+  const parse = benchParse()
+  lines.push(...parse.lines, '', ...verdicts, ...parse.verdicts)
   return lines.join('\n')
 }

@@ -13,7 +13,10 @@ const section = (name) => !only || only === name
 
 if (section('kernel')) {
   const { benchKernel } = await importTs('./kernel.bench.ts')
-  console.log(await benchKernel(), '\n')
+  const report = await benchKernel()
+  console.log(report, '\n')
+  // A missed goal fails the command, so scripts and CI can rely on it.
+  if (/^FAIL /m.test(report)) process.exitCode = 1
 }
 if (section('storage')) {
   const { benchStorage } = await importTs('./storage.bench.ts')

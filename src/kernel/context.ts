@@ -1,5 +1,5 @@
 import type { ChatMessage, ModelRequest, NativeToolCall, Protocol } from './model'
-import { TEXT_PROTOCOL_FORMAT } from './parse-output'
+import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import type { ToolRegistry } from './registry'
 import type { Call, RunState, Step } from './state'
 import { approxTokens, approxTokensJoined } from './tokens'

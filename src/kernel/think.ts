@@ -3,12 +3,13 @@ import type { StopReason } from './budget'
 import { ModelError } from './errors'
 import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown, isThenable } from './dispatch'
-import { parseArgsStrict, parseArgsTolerant } from './json-loose'
+import { parseArgsStrict, parseArgsTolerant } from './parse/index'
 import type { ModelRequest, ModelResponse, NativeToolCall } from './model'
-import { FINISH, parseOutput, TEXT_PROTOCOL_FORMAT, UNPARSABLE } from './parse-output'
+import { FINISH, parseOutput, TEXT_PROTOCOL_FORMAT, UNPARSABLE } from './parse/index'
 import { copyState, type Call, type RunState, type Step } from './state'
 import { cancelApprovals, cancelMessage, stop } from './stop'
 import { approxTokens } from './tokens'
+import { toolShapesOf } from './tool-shapes'
 import type { Deps, Result } from './transition-types'
 
 /**
@@ -263,7 +264,7 @@ type Interpreted =
   | { kind: 'format_error'; thought: string; problem: string }
 
 function interpretText(text: string, i: number, deps: Deps): Interpreted {
-  const parsed = parseOutput(text)
+  const parsed = parseOutput(text, { tools: toolShapesOf(deps.registry) })
   const { name, args } = parsed.call
   if (name === UNPARSABLE) {
     return {

@@ -4,7 +4,7 @@ import {
   parseArgsStrict,
   parseArgsTolerant,
   scanJsonObjects,
-} from '../../src/kernel/json-loose'
+} from '../../../src/kernel/parse/json-loose'
 
 // Generous: test workers share CPUs. Quadratic work on these inputs would take minutes.
 const LINEAR_BOUND_MS = 1000
@@ -23,7 +23,10 @@ describe('scanJsonObjects', () => {
     ['stray closing brace', '} oops {"a": 1}', ['{"a": 1}']],
     ['loose object with bare key', "{a: 'b'}", ["{a: 'b'}"]],
     ['empty object', 'use {} here', ['{}']],
-    ['inner object of a truncated one', '{"a": {"b": 1}', ['{"b": 1}']],
+    // A cut-off object's members are not objects of their own.
+    ['inner object of a truncated one', '{"a": {"b": 1}', []],
+    ['second draft after a broken first', '{"a": 1 "b"}\n{"c": 2}', ['{"c": 2}']],
+    ['full-width braces', '｛"a"：1｝', ['｛"a"：1｝']],
     ['truncated object', '{"a": {"b": 1', []],
     ['nothing', 'no braces at all', []],
   ])('%s', (_name, text, expected) => {
@@ -85,16 +88,14 @@ describe('parseArgsTolerant', () => {
     ['unquoted keys', '{a: 1, b_c: {d: "e"}}', { a: 1, b_c: { d: 'e' } }, true],
     ['python literals', "{'a': True, 'b': False, 'c': None}", { a: true, b: false, c: null }, true],
     ['raw newline in string', '{"a": "line1\nline2"}', { a: 'line1\nline2' }, true],
-    ['truncated object', '{"a": {"b": [1, 2', { a: { b: [1, 2] } }, true],
-    ['truncated string', '{"a": "hel', { a: 'hel' }, true],
-    ['truncated after key', '{"a": 1, "b":', { a: 1, b: null }, true],
-    ['truncated after comma', '{"a": 1,', { a: 1 }, true],
-    ['truncated with nested members', '{"f": {"a": 1}, "q": "x', { f: { a: 1 }, q: 'x' }, true],
     ['stray brace in prose before', 'use { then {"a": 1}', { a: 1 }, true],
-    ['truncated fence', '```json\n{"a": 1', { a: 1 }, true],
     ['double encoded', '"{\\"a\\": 1}"', { a: 1 }, true],
     ['string value with a colon', '{"url": "http://x.test/a"}', { url: 'http://x.test/a' }, false],
     ['words inside strings untouched', "{'a': 'True None'}", { a: 'True None' }, true],
+    ['smart quotes as syntax', '{“city”: “Paris”}', { city: 'Paris' }, true],
+    ['smart quotes inside a value kept', '{"q": "say “hi”"}', { q: 'say “hi”' }, false],
+    ['full-width punctuation', '｛"city"："北京"，"days"：3｝', { city: '北京', days: 3 }, true],
+    ['full-width comma in a value kept', '{"q": "北京，上海"}', { q: '北京，上海' }, false],
   ])('%s', (_name, raw, value, repaired) => {
     expect(parseArgsTolerant(raw)).toEqual({ ok: true, value, repaired })
   })
@@ -104,6 +105,12 @@ describe('parseArgsTolerant', () => {
     ['a plain string', '"hello"', /got string/],
     ['prose only', 'search for cats', /could not be repaired/],
     ['garbage inside braces', '{"a": 1 2 3}', /could not be repaired/],
+    ['a truncated object', '{"a": {"b": [1, 2', /never closes/],
+    ['a truncated string', '{"a": "hel', /never closes/],
+    ['a cut after a key', '{"a": 1, "b":', /never closes/],
+    ['a cut after a comma', '{"a": 1,', /never closes/],
+    ['a cut with nested members', '{"f": {"a": 1}, "q": "x', /never closes/],
+    ['a truncated fence', '```json\n{"a": 1', /never closes/],
   ])('refuses %s', (_name, raw, error) => {
     const result = parseArgsTolerant(raw)
     expect(result.ok).toBe(false)
@@ -126,11 +133,14 @@ describe('parseArgsTolerant', () => {
     expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
   })
 
-  it('repairs a large truncated object quickly', () => {
-    const raw = `{"items": [${'{"k": \'v\', },'.repeat(30_000)}`
-    const started = performance.now()
-    const result = parseArgsTolerant(raw)
+  it('repairs a large object quickly and refuses it cut off', () => {
+    const items = '{"k": \'v\', },'.repeat(30_000)
+    let started = performance.now()
+    const whole = parseArgsTolerant(`{"items": [${items}]}`)
     expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
-    expect(result.ok && (result.value.items as unknown[]).length).toBe(30_000)
+    expect(whole.ok && (whole.value.items as unknown[]).length).toBe(30_000)
+    started = performance.now()
+    expect(parseArgsTolerant(`{"items": [${items}`).ok).toBe(false)
+    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
   })
 })

@@ -5,11 +5,12 @@ import {
   UNPARSABLE,
   parseOutput,
   type ParsedOutput,
-} from '../../src/kernel/parse-output'
+} from '../../../src/kernel/parse/index'
 
 // Generous: test workers share CPUs. Quadratic work on these inputs would take minutes.
 const LINEAR_BOUND_MS = 1000
 
+const withoutFamily = ({ family: _family, ...rest }: ParsedOutput) => rest
 const fence = (json: string) => '```json\n' + json + '\n```'
 const unparsable = (thought: string): ParsedOutput => ({
   thought,
@@ -245,7 +246,7 @@ describe('parseOutput', () => {
       unparsable('Action: I will search the web'),
     ],
   ])('%s', (_name, text, expected) => {
-    expect(parseOutput(text)).toEqual(expected)
+    expect(withoutFamily(parseOutput(text))).toEqual(expected)
   })
 
   it('parses a megabyte of brace-heavy prose quickly', () => {
@@ -290,11 +291,14 @@ describe('parseOutput on the exact requested format (its fast path)', () => {
     for (const body of [
       '{"thought": "no action here", "args": {"q": "x"}}',
       '{"thought": "t", "action": "", "args": {}}',
-      // An escaped key is not an action key the general scan recognises.
-      '{"\\u0061ction": "search", "args": {"q": "x"}}',
     ]) {
       expect(parseOutput(fence(body))).toEqual(unparsable(fence(body)))
     }
+    // An escaped key is the same key once decoded; the general path reads it.
+    expect(parseOutput(fence('{"\\u0061ction": "search", "args": {"q": "x"}}')).call).toEqual({
+      name: 'search',
+      args: { q: 'x' },
+    })
     expect(
       parseOutput(fence('{"action": "a", "args": {}} {"action": "b", "args": {}}')).call,
     ).toEqual({ name: 'a', args: {} })
@@ -319,5 +323,56 @@ describe('TEXT_PROTOCOL_FORMAT', () => {
       name: FINISH,
       args: { answer: '<final answer>' },
     })
+  })
+})
+
+describe('parseOutput names the family it read', () => {
+  it.each<[string, string, string]>([
+    ['json', '{"action": "search", "args": {}}', 'search'],
+    ['hermes', '<tool_call>\n{"name": "search", "arguments": {}}\n</tool_call>', 'search'],
+    ['qwen3-coder', '<tool_call>\n<function=search>\n</function>\n</tool_call>', 'search'],
+    ['glm', '<tool_call>search\n</tool_call>', 'search'],
+    ['llama', '<|python_tag|>{"name": "search", "parameters": {}}', 'search'],
+    ['mistral', '[TOOL_CALLS]search{}', 'search'],
+    ['deepseek', '<｜tool▁call▁begin｜>search<｜tool▁sep｜>{}<｜tool▁call▁end｜>', 'search'],
+    ['kimi', '<|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>{}', 'search'],
+    ['harmony', '<|channel|>commentary to=functions.search<|message|>{}<|call|>', 'search'],
+    ['xml', '<invoke name="search"></invoke>', 'search'],
+    ['react', 'Action: search\nAction Input: {}', 'search'],
+    ['python', 'search()', 'search'],
+  ])('%s', (family, text, name) => {
+    const out = parseOutput(text)
+    expect(out.call.name).toBe(name)
+    expect(out.family).toBe(family)
+  })
+
+  it('keeps the thought from a think block and the prose before the call', () => {
+    const out = parseOutput('<think>plan {a}</think>\nI will look.\n[TOOL_CALLS]search{"q": "x"}')
+    expect(out).toEqual({
+      thought: 'plan {a}\nI will look.',
+      call: { name: 'search', args: { q: 'x' } },
+      family: 'mistral',
+    })
+  })
+
+  it('flags repaired arguments, and not Python syntax in a Python-style call', () => {
+    expect(parseOutput("{'action': 'a', 'args': {}}").call.repaired).toBe(true)
+    expect(parseOutput("lookup(q='x', exact=True)").call).toEqual({
+      name: 'lookup',
+      args: { q: 'x', exact: true },
+    })
+  })
+
+  it.each([
+    ['many unclosed <function= tags', '<function=f>\n<parameter=a>x\n'.repeat(40_000)],
+    ['many <tool_call> opens', '<tool_call>get\n<arg_key>'.repeat(40_000) + '</tool_call>'],
+    ['many pythonic line starts', 'f(x="\n'.repeat(100_000)],
+    ['many harmony headers', '<|channel|>commentary<|message|>x'.repeat(30_000)],
+    ['many Kimi begins', '<|tool_call_begin|>functions.f:0'.repeat(30_000)],
+    ['nested unclosed objects', '{"a": '.repeat(100_000) + '1' + '}'.repeat(99_999) + ' x'],
+  ])('stays fast on %s', (_name, text) => {
+    const started = performance.now()
+    parseOutput(text)
+    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
   })
 })

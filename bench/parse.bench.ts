@@ -1,0 +1,85 @@
+/**
+ * Output-parser benchmark (issue 11): CPU to read one long reply, at 10 KiB and 100 KiB, with the
+ * call at the very end so every family scans the whole text. Linear parsing shows as the same
+ * time per byte at both sizes. Printed by `npm run bench -- kernel`.
+ */
+import { parseOutput } from '../src/kernel/index'
+
+const SIZES_KIB = [10, 100] as const
+const REPEAT = 7
+const SAMPLE_MS = 40
+/** Time per byte at 100 KiB over the 10 KiB figure. */
+const GOAL_GROWTH = 1.5
+/** CPU for a whole 100 KiB reply. */
+const GOAL_100K_MS = 20
+
+// Prose the way long replies read: Markdown, braces and quotes in text, data objects, labels.
+const PARAGRAPH = [
+  'Thought: the report says the set {a, b} is "closed" under {x} — it isn\'t, though.',
+  'Here is a data sample: {"id": 7, "name": "Bob", "tags": ["a", "b"]} and a stray } or {.',
+  '```python\nprint(len(items))  # a call in a code block is not an action\n```',
+  '- Step 3: compare `f(x)` with g(y) and {"status": "ok"}; 5" screens, O\'Brien\'s notes.',
+  '',
+].join('\n')
+const CALL = '<tool_call>\n{"name": "search", "arguments": {"q": "last step"}}\n</tool_call>'
+
+function reply(kib: number): string {
+  const body = PARAGRAPH.repeat(Math.ceil((kib * 1024) / PARAGRAPH.length))
+  return body.slice(0, kib * 1024 - CALL.length) + CALL
+}
+
+function cpuMicros(): number {
+  const proc = (globalThis as { process?: { cpuUsage(): { user: number; system: number } } })
+    .process
+  if (!proc) throw new Error('benchParse needs Node: it reads process.cpuUsage()')
+  const u = proc.cpuUsage()
+  return u.user + u.system
+}
+
+/** CPU per parse: least of REPEAT batches of about SAMPLE_MS each, after a warm-up batch. */
+function measure(text: string): number {
+  const once = () => {
+    const out = parseOutput(text)
+    if (out.call.name !== 'search') throw new Error(`bench reply misread: ${out.call.name}`)
+  }
+  const warm = cpuMicros()
+  let runs = 0
+  while (cpuMicros() - warm < SAMPLE_MS * 1000) {
+    once()
+    runs++
+  }
+  let best = Infinity
+  for (let r = 0; r < REPEAT; r++) {
+    const start = cpuMicros()
+    for (let k = 0; k < runs; k++) once()
+    best = Math.min(best, (cpuMicros() - start) / runs)
+  }
+  return best
+}
+
+/** Report lines and PASS/FAIL verdicts for the parser. */
+export function benchParse(): { lines: string[]; verdicts: string[] } {
+  const lines = [
+    '',
+    'output parser: one reply, the call at its end (Hermes <tool_call>)',
+    'reply     µs/parse   ns/byte',
+  ]
+  const perByte: number[] = []
+  let us100 = 0
+  for (const kib of SIZES_KIB) {
+    const us = measure(reply(kib))
+    perByte.push((us * 1000) / (kib * 1024))
+    if (kib === 100) us100 = us
+    lines.push(
+      `${String(kib).padStart(4)} KiB ${us.toFixed(0).padStart(10)} ${perByte.at(-1)!.toFixed(2).padStart(9)}`,
+    )
+  }
+  const growth = perByte[1]! / perByte[0]!
+  return {
+    lines,
+    verdicts: [
+      `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} parse: ns/byte at 100 KiB is ${growth.toFixed(2)}x the 10 KiB figure (goal ≤ ${GOAL_GROWTH}x, linear)`,
+      `${us100 / 1000 <= GOAL_100K_MS ? 'PASS' : 'FAIL'} parse: a 100 KiB reply takes ${(us100 / 1000).toFixed(2)} ms CPU (goal ≤ ${GOAL_100K_MS} ms)`,
+    ],
+  }
+}

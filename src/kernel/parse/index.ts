@@ -1,0 +1,3 @@
+export * from './call'
+export * from './json-loose'
+export * from './parse-output'
