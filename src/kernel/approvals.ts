@@ -1,4 +1,22 @@
-import type { Call, RunState, Step } from './state'
+import { argsHash } from './canonical'
+import type { ConfirmHook } from './confirm'
+import { describeThrown } from './describe-thrown'
+import type { Outcome } from './outcome'
+import {
+  findCall,
+  replaceCall,
+  updateState,
+  type Approval,
+  type Call,
+  type RunState,
+} from './state'
+import type { Tool } from './tool'
+
+/**
+ * Approvals are scoped permissions: one run, one call id, a hash of the exact parsed arguments,
+ * an expiry. This file requests them, decides them (a person, or the in-memory hook), expires
+ * and cancels them; every way of closing one goes through `closeApproval`.
+ */
 
 export type Decision = 'approve' | 'deny'
 
@@ -12,15 +30,80 @@ export interface DecideInput {
   now: number
 }
 
-export type DecideOutcome =
-  | { ok: true; state: RunState; call: Call }
-  | {
-      ok: false
-      code: 'not_found' | 'hash_mismatch' | 'already_decided' | 'not_pending' | 'run_finished'
-      message: string
-      decidedBy?: string
-      decision?: 'approved' | 'denied'
-    }
+export interface DecideRefusal {
+  code: 'not_found' | 'hash_mismatch' | 'already_decided' | 'not_pending' | 'run_finished'
+  message: string
+  decidedBy?: string
+  decision?: 'approved' | 'denied'
+}
+
+export type DecideOutcome = Outcome<{ state: RunState; call: Call }, DecideRefusal>
+
+/** A call moved to `awaiting_approval`, bound to its arguments' hash, expiring after `ttl`. */
+export async function requestApproval(call: Call, now: number, ttlSeconds: number): Promise<Call> {
+  return {
+    ...call,
+    status: 'awaiting_approval',
+    approval: {
+      hash: await argsHash(call.name, call.args),
+      requestedAt: now,
+      expiresAt: now + ttlSeconds * 1000,
+      decision: null,
+      decidedBy: null,
+      decidedAt: null,
+      reason: null,
+    },
+  }
+}
+
+/** The answer of the in-memory confirm hook; a hook that throws refuses, and says why. */
+export async function askConfirmHook(
+  hook: ConfirmHook,
+  call: { id: string; name: string; args: Record<string, unknown> },
+  tool: Tool,
+): Promise<{ allowed: boolean; failure: string | null }> {
+  try {
+    const allowed = await hook({ id: call.id, name: call.name, args: call.args }, tool)
+    return { allowed, failure: null }
+  } catch (err) {
+    return { allowed: false, failure: describeThrown(err) }
+  }
+}
+
+/** In memory (react()): the hook decides at once, recorded like a person's decision. */
+export async function decideByHook(
+  call: Call,
+  tool: Tool,
+  hook: ConfirmHook,
+  now: number,
+): Promise<Call> {
+  const answer = await askConfirmHook(hook, call, tool)
+  const requested = await requestApproval(call, now, 0)
+  return closeApproval(requested, {
+    decision: answer.allowed ? 'approved' : 'denied',
+    by: 'confirm hook',
+    at: now,
+    reason: answer.failure ? `the confirm hook failed: ${answer.failure}` : null,
+  })
+}
+
+/** A pending approval decided: the call `approved` or `denied`, with who, when and why. */
+export function closeApproval(
+  call: Call,
+  close: { decision: 'approved' | 'denied'; by: string; at: number; reason: string | null },
+): Call {
+  return {
+    ...call,
+    status: close.decision,
+    approval: {
+      ...call.approval!,
+      decision: close.decision,
+      decidedBy: close.by,
+      decidedAt: close.at,
+      reason: close.reason,
+    },
+  }
+}
 
 /** Records the first decision on a pending approval; later ones are refused naming the first. */
 export function decideApproval(state: RunState, input: DecideInput): DecideOutcome {
@@ -29,13 +112,15 @@ export function decideApproval(state: RunState, input: DecideInput): DecideOutco
     return { ok: false, code: 'not_found', message: `run ${state.id} has no call ${input.callId}` }
   }
   const { call } = found
-  if (call.approval?.decision) {
+  const decided = call.approval?.decision
+  if (decided) {
+    const by = call.approval!.decidedBy ?? 'unknown'
     return {
       ok: false,
       code: 'already_decided',
-      message: `call ${call.id} was already ${call.approval.decision} by ${call.approval.decidedBy ?? 'unknown'}`,
-      decidedBy: call.approval.decidedBy,
-      decision: call.approval.decision,
+      message: `call ${call.id} was already ${decided} by ${by}`,
+      decidedBy: by,
+      decision: decided,
     }
   }
   if (state.phase === 'done') {
@@ -55,41 +140,45 @@ export function decideApproval(state: RunState, input: DecideInput): DecideOutco
       message: `the arguments hash does not match call ${call.id}'s pending approval; reload it and decide again`,
     }
   }
-  const decided: Call = {
-    ...call,
-    status: input.decision === 'approve' ? 'approved' : 'denied',
-    approval: {
-      ...call.approval,
-      decision: input.decision === 'approve' ? 'approved' : 'denied',
-      decidedBy: input.by,
-      decidedAt: input.now,
-      ...(input.reason ? { reason: input.reason } : {}),
-    },
-  }
-  const next = replaceCall(state, found.stepIndex, decided)
-  if (!pendingApprovals(next).length) next.phase = 'act'
-  return { ok: true, state: next, call: decided }
+  const closed = closeApproval(call, {
+    decision: input.decision === 'approve' ? 'approved' : 'denied',
+    by: input.by,
+    at: input.now,
+    reason: input.reason ?? null,
+  })
+  const next = replaceCall(state, found.stepIndex, closed)
+  return { ok: true, state: settled(next), call: closed }
 }
 
 /** Pending approvals that have expired become denials with reason `expired`. */
 export function expireApprovals(state: RunState, now: number): RunState {
+  return closeAll(state, now, 'expired', (call) => call.approval!.expiresAt <= now)
+}
+
+/** Pending approvals of a cancelled run are closed as denied, so no stale button can run them. */
+export function cancelApprovals(state: RunState, now: number): RunState {
+  return closeAll(state, now, 'cancelled', () => true)
+}
+
+function closeAll(
+  state: RunState,
+  now: number,
+  reason: 'expired' | 'cancelled',
+  which: (call: Call) => boolean,
+): RunState {
   let next = state
-  for (const pending of pendingApprovals(state)) {
-    if (pending.call.approval!.expiresAt > now) continue
-    next = replaceCall(next, pending.stepIndex, {
-      ...pending.call,
-      status: 'denied',
-      approval: {
-        ...pending.call.approval!,
-        decision: 'denied',
-        decidedBy: 'system',
-        decidedAt: now,
-        reason: 'expired',
-      },
-    })
+  for (const { stepIndex, call } of pendingApprovals(state)) {
+    if (!which(call)) continue
+    const closed = closeApproval(call, { decision: 'denied', by: 'system', at: now, reason })
+    next = replaceCall(next, stepIndex, closed)
   }
-  if (next !== state && !pendingApprovals(next).length) next.phase = 'act'
-  return next
+  return next === state ? state : settled(next)
+}
+
+/** A step waiting for decisions goes back to `act` once none is pending. */
+function settled(state: RunState): RunState {
+  if (state.phase !== 'await_approval' || pendingApprovals(state).length) return state
+  return updateState(state, { phase: 'act' })
 }
 
 /** Calls waiting for a person, with their step index. */
@@ -108,19 +197,4 @@ export function nextApprovalExpiry(state: RunState): number | undefined {
   return times.length ? Math.min(...times) : undefined
 }
 
-function findCall(state: RunState, callId: string): { stepIndex: number; call: Call } | undefined {
-  for (let s = state.steps.length - 1; s >= 0; s--) {
-    const call = state.steps[s]!.calls.find((c) => c.id === callId)
-    if (call) return { stepIndex: s, call }
-  }
-  return undefined
-}
-
-/** Copy-on-write: a new state whose step `stepIndex` has `call` replaced (by id). */
-export function replaceCall(state: RunState, stepIndex: number, call: Call): RunState {
-  const step = state.steps[stepIndex]!
-  const nextStep: Step = { ...step, calls: step.calls.map((c) => (c.id === call.id ? call : c)) }
-  const steps = state.steps.slice()
-  steps[stepIndex] = nextStep
-  return { ...state, steps }
-}
+export type { Approval }

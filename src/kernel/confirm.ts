@@ -1,7 +1,8 @@
+import type { Outcome } from './outcome'
 import type { Tool } from './tool'
 
 /**
- * Who may let a side effect run (DESIGN §3), from strictest to loosest. A run may narrow the
+ * Who may let a side effect run, from strictest to loosest. A run may narrow the
  * configured policy, never widen it (`narrowPolicy`).
  */
 export type ConfirmMode = 'deny' | 'dry_run' | 'ask' | 'allowlist' | 'allow'
@@ -44,18 +45,16 @@ export function verdictFor(policy: ConfirmPolicy, tool: Tool): ConfirmVerdict {
   }
 }
 
-/**
- * The stricter of the configured policy and what a run asks for. Returns an error message when
- * the request would widen the configured policy.
- */
+/** The policy a run asks for when it narrows the configured one; refused when it would widen it. */
 export function narrowPolicy(
   configured: ConfirmPolicy,
   requested: ConfirmPolicy | undefined,
-): { policy: ConfirmPolicy } | { error: string } {
-  if (!requested) return { policy: configured }
+): Outcome<{ policy: ConfirmPolicy }> {
+  if (!requested) return { ok: true, policy: configured }
   const rank = (m: ConfirmMode) => CONFIRM_MODES.indexOf(m)
   if (rank(requested.mode) > rank(configured.mode)) {
     return {
+      ok: false,
       error: `confirm policy "${requested.mode}" is looser than the configured "${configured.mode}"; a run may only narrow it`,
     }
   }
@@ -63,8 +62,8 @@ export function narrowPolicy(
     const allowed = configured.tools ?? []
     const extra = (requested.tools ?? []).filter((t) => !allowed.includes(t))
     if (extra.length) {
-      return { error: `tools ${extra.join(', ')} are not in the configured allowlist` }
+      return { ok: false, error: `tools ${extra.join(', ')} are not in the configured allowlist` }
     }
   }
-  return { policy: requested }
+  return { ok: true, policy: requested }
 }

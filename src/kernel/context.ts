@@ -37,7 +37,7 @@ export function stepMessages(step: Step, protocol: Protocol): Rendered {
 
 /**
  * Each step renders to the same messages in every later request, so a run's request is kept
- * here between thinks (one cache per deps object: one per slice in the Durable Object) and only
+ * here between thinks (one cache per slice: per Durable Object invocation) and only
  * steps that are new or changed are rendered. Steps are copy-on-write, so identity is enough.
  * Not a WeakMap keyed by step: an entry per step costs more CPU than the step (npm run bench).
  */
@@ -51,16 +51,6 @@ export class RenderCache {
   /** The head (system prompt and task) and every rendered step's messages. */
   #messages: ChatMessage[] = []
   #tokens = 0
-  /** The call ids of the rendered steps (ids must be unique in a run). */
-  #ids = new Set<string>()
-
-  /** The call ids of `steps` when they are exactly the steps rendered last, else undefined. */
-  callIds(steps: Step[]): ReadonlySet<string> | undefined {
-    const cached = this.#steps
-    if (cached.length !== steps.length) return undefined
-    for (let i = 0; i < steps.length; i++) if (steps[i] !== cached[i]) return undefined
-    return this.#ids
-  }
 
   /** The messages of a request for `state` (a fresh array) and their estimated tokens. */
   build(state: RunState, registry: ToolRegistry): { messages: ChatMessage[]; tokens: number } {
@@ -77,8 +67,6 @@ export class RenderCache {
       this.#messages.length = this.#starts[i]!
       this.#tokens = this.#tokensBefore[i]!
       cached.length = this.#starts.length = this.#tokensBefore.length = i
-      this.#ids = new Set()
-      for (const step of cached) for (const c of step.calls) this.#ids.add(c.id)
     }
     for (; i < steps.length; i++) {
       const step = steps[i]!
@@ -88,7 +76,6 @@ export class RenderCache {
       this.#tokensBefore.push(this.#tokens)
       for (const m of rendered.messages) this.#messages.push(m)
       this.#tokens += rendered.tokens
-      for (const c of step.calls) this.#ids.add(c.id)
     }
     // A copy: the model may keep the request, and the next build appends to ours.
     return { messages: this.#messages.slice(), tokens: this.#tokens }
@@ -106,7 +93,6 @@ export class RenderCache {
     this.#steps = []
     this.#starts = []
     this.#tokensBefore = []
-    this.#ids = new Set()
   }
 }
 

@@ -1,26 +1,20 @@
-import { safeParse } from 'zod/v4/core'
+import { askConfirmHook } from './approvals'
 import { canonicalJson } from './canonical'
 import { verdictFor, type ConfirmHook, type ConfirmPolicy } from './confirm'
-import { describeIssues } from '../validation/describe-issues'
+import { describeThrown } from './describe-thrown'
 import type { ToolRegistry } from './registry'
 import type { ObservationStore, Tool, ToolContext } from './tool'
 import { approxTokens, truncateObservation } from './tokens'
+import { checkCall, validateArgs, type ToolCallRequest } from './validate'
 
-/** A call as the step machine hands it to `dispatch`. */
-export interface ToolCallRequest {
-  id: string
-  name: string
-  args: Record<string, unknown>
-  /** Set when the model's argument text could not be turned into an object. */
-  argsError?: string
-}
+export type { ToolCallRequest } from './validate'
 
 export interface DispatchContext {
   registry: ToolRegistry
   runId: string
   observations: ObservationStore
   policy: ConfirmPolicy
-  /** Decides `ask` verdicts in memory when no human is waiting (react()). */
+  /** Decides `ask` verdicts in memory when no human is waiting (dispatch used on its own). */
   confirm?: ConfirmHook
   /** A person approved exactly this call (the step machine checked the argument hash). */
   approved?: boolean
@@ -33,7 +27,8 @@ export interface DispatchContext {
 
 export type DispatchKind = 'ok' | 'tool_error' | 'dry_run' | 'outcome_unknown'
 
-export interface DispatchResult {
+/** What one dispatched call gave: the observation the model sees, and what the trace records. */
+export interface Dispatched {
   observation: string
   kind: DispatchKind
   /** Characters in the observation before truncation. */
@@ -42,93 +37,51 @@ export interface DispatchResult {
   tokens: number
   truncated: boolean
   /** Set when the whole observation was stored for `read_observation`. */
-  handle?: string
+  handle: string | null
   ms: number
 }
 
-export const DEFAULT_MAX_OBSERVATION_TOKENS = 2000
+const DEFAULT_MAX_OBSERVATION_TOKENS = 2000
 
-/** Runs one tool call and returns what the model should see. Never throws (DESIGN §1.1). */
-export async function dispatch(call: ToolCallRequest, ctx: DispatchContext): Promise<string> {
-  return (await dispatchCall(call, ctx)).observation
-}
-
-/** `dispatch` with the details the trace records. Never throws. */
-export async function dispatchCall(
-  call: ToolCallRequest,
-  ctx: DispatchContext,
-): Promise<DispatchResult> {
-  return dispatchNow(call, ctx)
-}
-
-type Outcome = { text: string; kind: DispatchKind }
+type Observed = { text: string; kind: DispatchKind }
 
 /**
- * `dispatchCall` without a promise when nothing in the call is asynchronous (a synchronous
- * read-only tool): the step machine's hot path, where each promise layer is measurable
- * (npm run bench). Never throws, and a promise it returns never rejects.
+ * Runs one tool call and returns what the model should see: the security boundary. Permission
+ * (side effects), argument validation, the tool's check, its timeout, truncation and storage of
+ * the whole observation all happen here and nowhere else. Never throws: every failure is an
+ * observation starting with `[ToolError]`.
  */
-export function dispatchNow(
-  call: ToolCallRequest,
-  ctx: DispatchContext,
-): DispatchResult | Promise<DispatchResult> {
+export async function dispatch(call: ToolCallRequest, ctx: DispatchContext): Promise<Dispatched> {
   const now = ctx.now ?? Date.now
   const started = now()
-  let outcome: Outcome | Promise<Outcome>
+  let observed: Observed
   try {
-    outcome = runCall(call, ctx)
+    observed = await runCall(call, ctx)
   } catch (err) {
-    outcome = lastDefence(call, err)
+    // runCall already turns tool failures into observations; this is the last line of defence.
+    observed = toolError(`${call.name} failed: ${describeThrown(err)}`)
   }
-  if (isThenable(outcome)) {
-    return outcome.then(
-      (o) => finishObservation(call, o, Math.max(0, now() - started), ctx),
-      (err: unknown) =>
-        finishObservation(call, lastDefence(call, err), Math.max(0, now() - started), ctx),
-    )
-  }
-  return finishObservation(call, outcome, Math.max(0, now() - started), ctx)
+  const result = observation(observed, Math.max(0, now() - started), ctx)
+  return result.truncated ? storeWhole(call, observed, result, ctx) : result
 }
 
-// runCall already turns tool failures into observations; this is the last line of defence.
-function lastDefence(call: ToolCallRequest, err: unknown): Outcome {
-  return { text: `[ToolError] ${call.name} failed: ${describeThrown(err)}`, kind: 'tool_error' }
+function runCall(call: ToolCallRequest, ctx: DispatchContext): Observed | Promise<Observed> {
+  const valid = validateArgs(call, ctx.registry)
+  if (!valid.ok) return toolError(valid.error)
+  const { tool, args } = valid
+  const problem = checkCall(tool, args, { runId: ctx.runId, callId: call.id })
+  if (problem) return toolError(problem)
+  if (!tool.sideEffect) return invoke(tool, args, call, ctx)
+  return confirmSideEffect(call, tool, ctx).then(
+    (refusal) => refusal ?? invoke(tool, args, call, ctx),
+  )
 }
 
-function runCall(call: ToolCallRequest, ctx: DispatchContext): Outcome | Promise<Outcome> {
-  const tool = ctx.registry.get(call.name)
-  if (!tool) {
-    return toolError(
-      `unknown tool "${call.name}". Available tools: ${ctx.registry.names().join(', ')}`,
-    )
-  }
-  if (call.argsError) {
-    return toolError(
-      `${tool.name}: ${call.argsError}${tool.sideEffect ? ' The call was not executed.' : ''} ` +
-        `Send the arguments as one JSON object matching: ${JSON.stringify(ctx.registry.jsonSchema(tool.name))}`,
-    )
-  }
-  const parsed = safeParse(tool.params, call.args)
-  if (!parsed.success) {
-    const problems = describeIssues(parsed.error.issues, call.args)
-    return toolError(
-      `invalid arguments for ${tool.name}:\n${problems.map((p) => `- ${p}`).join('\n')}\n` +
-        `Schema: ${JSON.stringify(ctx.registry.jsonSchema(tool.name))}`,
-    )
-  }
-  if (!tool.sideEffect) return invoke(tool, parsed.data, call, ctx)
-  const refusal = confirmSideEffect(call, tool, ctx)
-  if (isThenable(refusal)) {
-    return refusal.then((r) => r ?? invoke(tool, parsed.data, call, ctx))
-  }
-  return refusal ?? invoke(tool, parsed.data, call, ctx)
-}
-
-function confirmSideEffect(
+async function confirmSideEffect(
   call: ToolCallRequest,
   tool: Tool,
   ctx: DispatchContext,
-): Outcome | undefined | Promise<Outcome | undefined> {
+): Promise<Observed | undefined> {
   const verdict = verdictFor(ctx.policy, tool)
   if (verdict === 'run') return undefined
   if (verdict === 'dry_run') {
@@ -139,28 +92,20 @@ function confirmSideEffect(
   }
   if (verdict === 'ask') {
     if (ctx.approved) return undefined
-    if (ctx.confirm) return askHook(call, tool, ctx.confirm)
+    if (ctx.confirm) {
+      const answer = await askConfirmHook(ctx.confirm, call, tool)
+      if (answer.allowed) return undefined
+      if (answer.failure) {
+        return toolError(`${tool.name}: the approval hook failed (${answer.failure}); not run.`)
+      }
+      return toolError(
+        `${tool.name} was denied by the approver. Use read-only tools instead, or ask the user for permission.`,
+      )
+    }
   }
   return toolError(
     `${tool.name} has side effects and is not permitted here (confirm policy "${ctx.policy.mode}"). ` +
       'Use read-only tools instead, or ask the user for permission.',
-  )
-}
-
-async function askHook(
-  call: ToolCallRequest,
-  tool: Tool,
-  confirm: ConfirmHook,
-): Promise<Outcome | undefined> {
-  let allowed = false
-  try {
-    allowed = await confirm({ id: call.id, name: call.name, args: call.args }, tool)
-  } catch (err) {
-    return toolError(`${tool.name}: the approval hook failed (${describeThrown(err)}); not run.`)
-  }
-  if (allowed) return undefined
-  return toolError(
-    `${tool.name} was denied by the approver. Use read-only tools instead, or ask the user for permission.`,
   )
 }
 
@@ -169,7 +114,7 @@ function invoke(
   args: unknown,
   call: ToolCallRequest,
   ctx: DispatchContext,
-): Outcome | Promise<Outcome> {
+): Observed | Promise<Observed> {
   if (ctx.signal?.aborted) return toolError(`${tool.name} was not run: the run was cancelled`)
   const toolCtx = new CallContext(
     ctx.runId,
@@ -184,10 +129,48 @@ function invoke(
   } catch (err) {
     return toolError(`${tool.name} failed: ${describeThrown(err)}`)
   }
-  // A synchronous result needs no timer and no promise: it is already here.
-  if (!isThenable(pending)) return rendered(tool, pending)
-  return settle(tool, pending, toolCtx, ctx)
+  // A synchronous result needs no timer: it is already here.
+  const thenable = typeof (pending as { then?: unknown } | null)?.then === 'function'
+  if (!thenable) return rendered(tool, pending)
+  return settle(tool, pending as PromiseLike<unknown>, toolCtx, ctx)
 }
+
+/** Waits for an asynchronous handler, within its timeout and the run's cancellation. */
+async function settle(
+  tool: Tool,
+  pending: PromiseLike<unknown>,
+  toolCtx: CallContext,
+  ctx: DispatchContext,
+): Promise<Observed> {
+  const onRunAbort = () => CallContext.abort(toolCtx, ctx.signal?.reason)
+  ctx.signal?.addEventListener('abort', onRunAbort, { once: true })
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), tool.timeoutMs)
+  })
+  try {
+    const result = await Promise.race([pending, timeout])
+    if (result !== TIMED_OUT) return rendered(tool, result)
+    CallContext.abort(toolCtx, new Error(`${tool.name} timed out after ${tool.timeoutMs}ms`))
+    if (tool.sideEffect) {
+      // The request may have landed before the timeout: never invite a blind retry.
+      return {
+        text:
+          `[ToolError] ${tool.name} timed out after ${tool.timeoutMs}ms; its outcome is unknown ` +
+          '(it may have taken effect). Check its effect before retrying.',
+        kind: 'outcome_unknown',
+      }
+    }
+    return toolError(`${tool.name} timed out after ${tool.timeoutMs}ms`)
+  } catch (err) {
+    return toolError(`${tool.name} failed: ${describeThrown(err)}`)
+  } finally {
+    if (timer !== undefined) clearTimeout(timer)
+    ctx.signal?.removeEventListener('abort', onRunAbort)
+  }
+}
+
+const TIMED_OUT: unique symbol = Symbol('timed out')
 
 /**
  * What a handler receives. A class, not an object literal with a getter: on V8 such a literal is
@@ -208,8 +191,7 @@ class CallContext implements ToolContext {
     this.#runSignal = runSignal
   }
 
-  // Made on first use: most read-only tools never look at it, and an AbortController per call
-  // is a measurable share of a step's CPU.
+  // Made on first use: most read-only tools never look at it.
   get signal(): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController()
@@ -224,54 +206,7 @@ class CallContext implements ToolContext {
   }
 }
 
-/** Waits for an asynchronous handler, within its timeout and the run's cancellation. */
-async function settle(
-  tool: Tool,
-  pending: PromiseLike<unknown>,
-  toolCtx: CallContext,
-  ctx: DispatchContext,
-): Promise<Outcome> {
-  const onRunAbort = () => CallContext.abort(toolCtx, ctx.signal?.reason)
-  ctx.signal?.addEventListener('abort', onRunAbort, { once: true })
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), tool.timeoutMs)
-  })
-  try {
-    const result = await Promise.race([pending, timeout])
-    if (result === TIMED_OUT) {
-      CallContext.abort(toolCtx, new Error(`${tool.name} timed out after ${tool.timeoutMs}ms`))
-      if (tool.sideEffect) {
-        // The request may have landed before the timeout: never invite a blind retry.
-        return {
-          text:
-            `[ToolError] ${tool.name} timed out after ${tool.timeoutMs}ms; its outcome is unknown ` +
-            '(it may have taken effect). Check its effect before retrying.',
-          kind: 'outcome_unknown',
-        }
-      }
-      return toolError(`${tool.name} timed out after ${tool.timeoutMs}ms`)
-    }
-    return rendered(tool, result)
-  } catch (err) {
-    return toolError(`${tool.name} failed: ${describeThrown(err)}`)
-  } finally {
-    if (timer !== undefined) clearTimeout(timer)
-    ctx.signal?.removeEventListener('abort', onRunAbort)
-  }
-}
-
-const TIMED_OUT: unique symbol = Symbol('timed out')
-
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  )
-}
-
-function rendered(tool: Tool, result: unknown): Outcome {
+function rendered(tool: Tool, result: unknown): Observed {
   try {
     return { text: render(result), kind: 'ok' }
   } catch (err) {
@@ -281,59 +216,50 @@ function rendered(tool: Tool, result: unknown): Outcome {
   }
 }
 
-function finishObservation(
-  call: ToolCallRequest,
-  outcome: Outcome,
-  ms: number,
-  ctx: DispatchContext,
-): DispatchResult | Promise<DispatchResult> {
-  const limit = ctx.maxObservationTokens ?? DEFAULT_MAX_OBSERVATION_TOKENS
-  const cut = truncateObservation(outcome.text, limit)
-  const result: DispatchResult = {
-    observation: cut.text,
-    kind: outcome.kind,
-    originalSize: cut.originalSize,
-    tokens: cut.tokens,
-    truncated: cut.truncated,
-    ms,
-  }
-  if (!cut.truncated) return result
-  const handle = `obs_${call.id}`
-  const stored = () => {
-    const note =
-      `\n[observation truncated: ${cut.originalSize} characters in all; handle "${handle}". ` +
-      'Call read_observation with this handle, an offset and a length to read the rest.]'
-    result.observation = cut.text + note
-    result.tokens = approxTokens(result.observation)
-    result.handle = handle
-    return result
-  }
-  // Storage failed: still tell the model the truth, without a handle it cannot use.
-  const unstored = () => result
-  try {
-    return Promise.resolve(ctx.observations.put(handle, outcome.text)).then(stored, unstored)
-  } catch {
-    return unstored()
-  }
-}
-
-function toolError(message: string): Outcome {
-  return { text: `[ToolError] ${message}`, kind: 'tool_error' }
-}
-
 function render(result: unknown): string {
   if (typeof result === 'string') return result
   if (result === undefined) return '(no output)'
   return JSON.stringify(result) ?? String(result)
 }
 
-/** `<Type>: <message>` for anything thrown (errors, strings, objects). */
-export function describeThrown(err: unknown): string {
-  if (err instanceof Error) return `${err.name || 'Error'}: ${err.message}`
-  if (typeof err === 'string') return `Error: ${err}`
-  try {
-    return `${typeof err}: ${JSON.stringify(err)}`
-  } catch {
-    return `${typeof err}: ${String(err)}`
+/** The observation cut to the run's limit, with what the trace records. */
+function observation(observed: Observed, ms: number, ctx: DispatchContext): Dispatched {
+  const cut = truncateObservation(
+    observed.text,
+    ctx.maxObservationTokens ?? DEFAULT_MAX_OBSERVATION_TOKENS,
+  )
+  return {
+    observation: cut.text,
+    kind: observed.kind,
+    originalSize: cut.originalSize,
+    tokens: cut.tokens,
+    truncated: cut.truncated,
+    handle: null,
+    ms,
   }
+}
+
+/** A truncated observation is stored whole, and the model told the handle to read it by. */
+async function storeWhole(
+  call: ToolCallRequest,
+  observed: Observed,
+  result: Dispatched,
+  ctx: DispatchContext,
+): Promise<Dispatched> {
+  const handle = `obs_${call.id}`
+  try {
+    await ctx.observations.put(handle, observed.text)
+  } catch {
+    // Storage failed: still tell the model the truth, without a handle it cannot use.
+    return result
+  }
+  const note =
+    `\n[observation truncated: ${result.originalSize} characters in all; handle "${handle}". ` +
+    'Call read_observation with this handle, an offset and a length to read the rest.]'
+  const text = result.observation + note
+  return { ...result, observation: text, tokens: approxTokens(text), handle }
+}
+
+function toolError(message: string): Observed {
+  return { text: `[ToolError] ${message}`, kind: 'tool_error' }
 }

@@ -1,20 +1,134 @@
-export * from './approvals'
-export * from './budget'
-export * from './canonical'
-export * from './confirm'
-export * from './context'
-export * from './create-run'
-export * from './dispatch'
-export * from './errors'
-export * from './machine'
-export * from './model'
-export * from './parse/index'
-export * from './react'
-export * from './read-observation'
-export * from './registry'
-export * from './result'
-export * from './run-slice'
-export * from './state'
-export * from './tokens'
-export { MAX_CALLS_PER_STEP } from './think'
-export * from './tool'
+// The kernel's public surface. Files inside src/kernel import each other directly.
+
+// Running a run
+export { react, type ReactOptions } from './react'
+export { advance, runSlice, transition, type SliceEnd, type SliceResult } from './machine'
+export {
+  Slice,
+  type Action,
+  type Deps,
+  type Pricing,
+  type Transition,
+  type TransitionEvent,
+} from './transition'
+export {
+  toRunResult,
+  type RunResult,
+  type TraceCall,
+  type TraceStep,
+  type TraceUsage,
+} from './trace'
+
+// State
+export {
+  createRunState,
+  findCall,
+  parseRunState,
+  RUN_STATE_VERSION,
+  type Approval,
+  type Call,
+  type NewRunInput,
+  type Phase,
+  type RunState,
+  type Step,
+  type Usage,
+} from './state'
+export type { Outcome } from './outcome'
+
+// Approvals and the confirm policy
+export {
+  decideApproval,
+  expireApprovals,
+  nextApprovalExpiry,
+  pendingApprovals,
+  type DecideInput,
+  type DecideOutcome,
+  type DecideRefusal,
+  type Decision,
+} from './approvals'
+export {
+  CONFIRM_MODES,
+  narrowPolicy,
+  verdictFor,
+  type ConfirmHook,
+  type ConfirmMode,
+  type ConfirmPolicy,
+  type ConfirmVerdict,
+} from './confirm'
+export { argsHash, canonicalJson, sameJson } from './canonical'
+
+// Budgets
+export {
+  BudgetSchema,
+  CPU_NS_PER_BYTE,
+  DEFAULT_BUDGET,
+  sliceForCpuMs,
+  STOP_REASONS,
+  type Budget,
+  type EdgeSlice,
+  type StopReason,
+} from './budget'
+
+// Tools
+export {
+  defineTool,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  type CheckContext,
+  type ObservationStore,
+  type ParamsSchema,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+} from './tool'
+export { ToolRegistry } from './registry'
+export {
+  dispatch,
+  type DispatchContext,
+  type Dispatched,
+  type DispatchKind,
+  type ToolCallRequest,
+} from './dispatch'
+export {
+  MAX_SLICE_CHARS,
+  MemoryObservationStore,
+  READ_OBSERVATION,
+  readObservationTool,
+} from './read-observation'
+export { MAX_CALLS_PER_STEP } from './reply'
+export { RUN_ID_PATTERN, TOOL_NAME_PATTERN } from './names'
+
+// Models and the prompt
+export type {
+  ChatMessage,
+  FinishReason,
+  Model,
+  ModelRequest,
+  ModelResponse,
+  ModelUsage,
+  NativeToolCall,
+  Protocol,
+  ToolSchema,
+} from './model'
+export { KernelUsageError, ModelError } from './errors'
+export { buildRequest, RenderCache, type BuiltRequest } from './context'
+export { approxTokens, truncateObservation, type Truncated } from './tokens'
+
+// Reading model output
+export {
+  FINISH,
+  MAX_LOOSE_JSON_CHARS,
+  parseArgsStrict,
+  parseArgsTolerant,
+  parseOutput,
+  scanJsonObjects,
+  TEXT_PROTOCOL_FORMAT,
+  toolShapes,
+  UNPARSABLE,
+  type ParsedCall,
+  type ParsedOutput,
+  type ParseOptions,
+  type StrictArgs,
+  type TolerantArgs,
+  type ToolShape,
+  type ToolShapes,
+} from './parse/index'

@@ -1,109 +1,120 @@
-import { expireApprovals, pendingApprovals } from './approvals'
 import { act } from './act'
-import { RenderCache } from './context'
-import { isThenable } from './dispatch'
-import { READ_OBSERVATION, readObservationTool } from './read-observation'
-import { ToolRegistry } from './registry'
-import type { RunState } from './state'
-import { cancelApprovals, cancelMessage, stop } from './stop'
+import { cancelApprovals, expireApprovals } from './approvals'
+import type { EdgeSlice } from './budget'
+import { updateState, type RunState } from './state'
 import { think } from './think'
-import type { AdvanceDeps, Deps, Result, TransitionEvent } from './transition-types'
-
-export type { AdvanceDeps, TransitionEvent } from './transition-types'
-
-const withBuiltins = new WeakMap<ToolRegistry, ToolRegistry>()
-
-/** The run's registry plus the built-in `read_observation`. */
-export function runRegistry(registry: ToolRegistry): ToolRegistry {
-  if (registry.get(READ_OBSERVATION)) return registry
-  let full = withBuiltins.get(registry)
-  if (!full) {
-    full = new ToolRegistry([...registry.list(), readObservationTool])
-    withBuiltins.set(registry, full)
-  }
-  return full
-}
-
-/** Performs exactly one transition of the step machine (DESIGN §3). Never throws on model output. */
-export async function advance(state: RunState, deps: AdvanceDeps): Promise<RunState> {
-  return (await transition(state, deps)).state
-}
-
-/** `advance` with a description of what it did. */
-export async function transition(
-  state: RunState,
-  deps: AdvanceDeps,
-): Promise<{ state: RunState; event: TransitionEvent }> {
-  return transitionWith(state, cachedDeps(deps))
-}
-
-type Transitioned = { state: RunState; event: TransitionEvent }
+import {
+  cancelMessage,
+  happened,
+  Slice,
+  stopped,
+  type Change,
+  type Deps,
+  type Transition,
+  type TransitionEvent,
+} from './transition'
 
 /**
- * One transition with deps already completed by `prepareDeps`, without a promise when the
- * transition is synchronous (running a synchronous tool): runSlice's hot path.
+ * The step machine (docs/architecture.md): `transition` performs exactly one transition of a
+ * run and never throws on model output; `runSlice` loops it for one Worker invocation.
  */
-export function transitionWith(state: RunState, deps: Deps): Transitioned | Promise<Transitioned> {
-  const started = deps.now()
-  const result = step(state, deps)
-  if (isThenable(result)) return result.then((r) => finish(state, r, deps.now() - started))
-  return finish(state, result, deps.now() - started)
-}
 
-/** Adds run id, phase and time to the transition's own event (a literal each transition makes). */
-function finish(state: RunState, result: Result, elapsed: number): Transitioned {
-  const ms = Math.max(0, elapsed)
-  // A changed state is always a fresh object made by this transition, so it may be finished in
-  // place. Only active work is charged to maxSeconds; waiting for a person is not a transition.
-  if (result.state !== state) result.state.activeMs += ms
-  const event = result.event as TransitionEvent
-  event.runId = state.id
-  event.phase = result.state.phase
-  event.ms = ms
-  return result as Transitioned
-}
-
-/**
- * Deps with defaults applied and a fresh render cache. A caller that runs many transitions
- * (runSlice) makes this once and passes it to `transitionWith`.
- */
-export function prepareDeps(deps: AdvanceDeps): Deps {
-  const full: Deps = {
-    model: deps.model,
-    registry: runRegistry(deps.registry),
-    observations: deps.observations,
-    now: deps.now ?? Date.now,
-    render: new RenderCache(),
+/** One transition; `slice` carries what the transitions of one invocation share. */
+export async function transition(state: RunState, slice: Slice): Promise<Transition> {
+  const started = slice.now()
+  const change = await phase(state, slice)
+  const ms = Math.max(0, slice.now() - started)
+  // Only active work is charged to maxSeconds; waiting for a person is not a transition.
+  const next =
+    change.state === state
+      ? state
+      : updateState(change.state, { activeMs: change.state.activeMs + ms })
+  const e = change.event
+  const event: TransitionEvent = {
+    runId: state.id,
+    phase: next.phase,
+    action: e.action,
+    step: e.step,
+    tool: e.tool,
+    callId: e.callId,
+    ms,
+    promptTokens: e.promptTokens,
+    completionTokens: e.completionTokens,
+    stopReason: e.stopReason,
+    bytes: e.bytes,
   }
-  if (deps.confirm) full.confirm = deps.confirm
-  if (deps.signal) full.signal = deps.signal
-  if (deps.pricing) full.pricing = deps.pricing
-  return full
+  return { state: next, event }
 }
 
-// `advance` and `transition` called one by one with the same deps share one prepared copy.
-const depsCache = new WeakMap<AdvanceDeps, Deps>()
-function cachedDeps(deps: AdvanceDeps): Deps {
-  let full = depsCache.get(deps)
-  if (!full) depsCache.set(deps, (full = prepareDeps(deps)))
-  return full
+/** `transition` in a slice of its own, returning the next state. */
+export async function advance(state: RunState, deps: Deps): Promise<RunState> {
+  return (await transition(state, new Slice(deps))).state
 }
 
-// Not `async`: most transitions finish synchronously, and each async layer costs a promise.
-function step(state: RunState, deps: Deps): Result | Promise<Result> {
-  if (state.phase === 'done') return { state, event: { action: 'noop', bytes: 0 } }
-  if (state.cancelRequested || deps.signal?.aborted)
-    return stop(cancelApprovals(state, deps.now()), 'cancelled', deps, cancelMessage(state, deps))
+function phase(state: RunState, slice: Slice): Promise<Change> | Change {
+  if (state.phase === 'done') return { state, event: happened('noop') }
+  if (state.cancelRequested || slice.deps.signal?.aborted) {
+    const cancelled = cancelApprovals(state, slice.now())
+    return stopped(cancelled, 'cancelled', slice, cancelMessage(state, slice))
+  }
   switch (state.phase) {
     case 'think':
-      return think(state, deps)
+      return think(state, slice)
     case 'act':
-      return act(state, deps)
+      return act(state, slice)
     case 'await_approval': {
-      const next = expireApprovals(state, deps.now())
-      return { state: next, event: { action: next === state ? 'await' : 'expire', bytes: 0 } }
+      const next = expireApprovals(state, slice.now())
+      return { state: next, event: happened(next === state ? 'await' : 'expire') }
     }
   }
 }
 
-export { pendingApprovals }
+export type SliceEnd = 'done' | 'awaiting_approval' | 'max_transitions' | 'max_wall' | 'max_bytes'
+
+export interface SliceResult {
+  state: RunState
+  end: SliceEnd
+  transitions: number
+  bytes: number
+}
+
+/**
+ * Advances a run until it finishes, waits for a person, or spends the invocation's slice.
+ * `persist` runs after every transition that changed the state, before the next.
+ */
+export async function runSlice(
+  initial: RunState,
+  deps: Deps,
+  limits: EdgeSlice,
+  persist: (state: RunState, event: TransitionEvent) => void | Promise<void> = () => {},
+): Promise<SliceResult> {
+  const slice = new Slice(deps)
+  const started = slice.now()
+  let state = initial
+  let transitions = 0
+  let bytes = 0
+  for (;;) {
+    if (state.phase === 'done') return { state, end: 'done', transitions, bytes }
+    const out = await transition(state, slice)
+    transitions++
+    bytes += out.event.bytes
+    if (out.state === state) {
+      // Nothing to do until a person decides (or an approval expires).
+      return { state, end: 'awaiting_approval', transitions, bytes }
+    }
+    state = out.state
+    const persisted = persist(state, out.event)
+    if (persisted) await persisted
+    // A started side effect must run in this same invocation: stopping here would make the
+    // next one see it as interrupted and report an unknown outcome.
+    if (out.event.action === 'start_call') continue
+    if (state.phase === 'done') return { state, end: 'done', transitions, bytes }
+    if (transitions >= limits.maxTransitions) {
+      return { state, end: 'max_transitions', transitions, bytes }
+    }
+    if (slice.now() - started >= limits.maxWallMs) {
+      return { state, end: 'max_wall', transitions, bytes }
+    }
+    if (bytes >= limits.maxBytes) return { state, end: 'max_bytes', transitions, bytes }
+  }
+}

@@ -1,14 +1,13 @@
 import type { Budget } from './budget'
 import type { ConfirmHook, ConfirmPolicy } from './confirm'
-import { createRunState } from './create-run'
-import { type AdvanceDeps } from './machine'
+import { runSlice } from './machine'
 import type { Model } from './model'
 import { MemoryObservationStore } from './read-observation'
 import { ToolRegistry } from './registry'
-import { toRunResult, type RunResult } from './result'
-import { runSlice } from './run-slice'
-import type { RunState } from './state'
+import { createRunState, type RunState } from './state'
 import type { Tool } from './tool'
+import { toRunResult, type RunResult } from './trace'
+import type { Deps, Pricing } from './transition'
 
 export interface ReactOptions {
   model: Model
@@ -18,7 +17,7 @@ export interface ReactOptions {
   protocol?: 'auto' | 'text' | 'native'
   now?: () => number
   signal?: AbortSignal
-  pricing?: AdvanceDeps['pricing']
+  pricing?: Pricing
   /** Called after every transition (for logs or checkpoints). */
   onState?: (state: RunState) => void
 }
@@ -44,7 +43,7 @@ export async function react(
     ...(options.budget ? { budget: options.budget } : {}),
     ...(options.now ? { now: options.now() } : {}),
   })
-  const deps: AdvanceDeps = {
+  const deps: Deps = {
     model: options.model,
     registry,
     observations: new MemoryObservationStore(),

@@ -1,5 +1,6 @@
 import { toJSONSchema } from 'zod/v4/core'
 import type { ToolSchema } from './model'
+import { READ_OBSERVATION, readObservationTool } from './read-observation'
 import type { Tool } from './tool'
 
 /** The tools one run may use, rendered for either protocol from the same zod schemas. */
@@ -8,6 +9,7 @@ export class ToolRegistry {
   readonly #schemas = new Map<string, Record<string, unknown>>()
   #textSpec: string | undefined
   #openaiTools: ToolSchema[] | undefined
+  #forRun: ToolRegistry | undefined
 
   constructor(tools: Iterable<Tool>) {
     for (const tool of tools) {
@@ -20,6 +22,13 @@ export class ToolRegistry {
 
   get(name: string): Tool | undefined {
     return this.#tools.get(name)
+  }
+
+  /** This registry plus the built-in `read_observation` (made once, then kept). */
+  forRun(): ToolRegistry {
+    if (this.#tools.has(READ_OBSERVATION)) return this
+    this.#forRun ??= new ToolRegistry([...this.#tools.values(), readObservationTool])
+    return this.#forRun
   }
 
   names(): string[] {

@@ -1,15 +1,19 @@
 import * as z from 'zod/mini'
-import { BudgetSchema, STOP_REASONS } from './budget'
-import { CONFIRM_MODES } from './confirm'
+import { BudgetSchema, DEFAULT_BUDGET, STOP_REASONS, type Budget } from './budget'
+import { CONFIRM_MODES, type ConfirmPolicy } from './confirm'
+import { migrateRunState } from './migrate'
+import type { Outcome } from './outcome'
 
 /**
- * The persisted shape of a run (DESIGN §3). Plain JSON; `v` is bumped on any incompatible change
- * and `parseRunState` migrates older versions.
+ * The persisted shape of a run (docs/architecture.md, "The run as a step machine"): plain JSON,
+ * and every record has a fixed set of keys, `null` when empty, so a transition updates it with
+ * a plain spread that never adds a key. `v` is bumped on any incompatible change, and
+ * `parseRunState` migrates older versions (src/kernel/migrate.ts).
  */
-export const RUN_STATE_VERSION = 1
+export const RUN_STATE_VERSION = 2
 
 export const CALL_STATUSES = [
-  'pending', // recorded from the model, not yet looked at
+  'pending', // recorded from the model, not yet reviewed
   'ready', // may run (read-only, or the policy decides inside dispatch)
   'awaiting_approval', // waits for a person
   'approved',
@@ -32,11 +36,11 @@ export const ApprovalSchema = z.object({
   hash: z.string(),
   requestedAt: z.number(),
   expiresAt: z.number(),
-  decision: z.optional(z.enum(['approved', 'denied'])),
-  decidedBy: z.optional(z.string()),
-  decidedAt: z.optional(z.number()),
+  decision: z.nullable(z.enum(['approved', 'denied'])),
+  decidedBy: z.nullable(z.string()),
+  decidedAt: z.nullable(z.number()),
   /** `expired`, `cancelled`, or the decider's words. */
-  reason: z.optional(z.string()),
+  reason: z.nullable(z.string()),
 })
 export type Approval = z.infer<typeof ApprovalSchema>
 
@@ -45,22 +49,22 @@ export const CallSchema = z.object({
   name: z.string(),
   args: z.record(z.string(), z.unknown()),
   /** Native protocol: the argument string exactly as the model sent it. */
-  rawArgs: z.optional(z.string()),
+  rawArgs: z.nullable(z.string()),
   /** Why the argument text could not be used (dispatch reports it). */
-  argsError: z.optional(z.string()),
+  argsError: z.nullable(z.string()),
   status: z.enum(CALL_STATUSES),
-  approval: z.optional(ApprovalSchema),
-  observation: z.optional(z.string()),
-  kind: z.optional(z.enum(OBSERVATION_KINDS)),
+  approval: z.nullable(ApprovalSchema),
+  observation: z.nullable(z.string()),
+  kind: z.nullable(z.enum(OBSERVATION_KINDS)),
   /** Characters of the observation before truncation. */
-  originalSize: z.optional(z.number()),
+  originalSize: z.nullable(z.number()),
   /** Estimated tokens of the observation, counted once when it is recorded. */
-  tokens: z.optional(z.number()),
-  truncated: z.optional(z.boolean()),
-  handle: z.optional(z.string()),
-  ms: z.optional(z.number()),
+  tokens: z.nullable(z.number()),
+  truncated: z.boolean(),
+  handle: z.nullable(z.string()),
+  ms: z.nullable(z.number()),
   /** Times a side effect was started (more than 1 only for idempotent tools after a crash). */
-  attempts: z.optional(z.number()),
+  attempts: z.number(),
 })
 export type Call = z.infer<typeof CallSchema>
 
@@ -69,17 +73,19 @@ export const StepSchema = z.object({
   kind: z.enum(['action', 'finish', 'format_error']),
   thought: z.string(),
   /** The model's text as sent (text protocol: replayed as the assistant message). */
-  text: z.optional(z.string()),
+  text: z.nullable(z.string()),
   calls: z.array(CallSchema),
-  answer: z.optional(z.string()),
+  answer: z.nullable(z.string()),
   /** For `format_error`: the observation shown to the model. */
-  formatError: z.optional(z.string()),
+  formatError: z.nullable(z.string()),
   finishReason: z.string(),
   promptTokens: z.number(),
   completionTokens: z.number(),
   /** True when the provider reported no usage and the kernel estimated it. */
   estimated: z.boolean(),
-  costUsd: z.optional(z.number()),
+  costUsd: z.nullable(z.number()),
+  /** Model calls for this step whose answers were lost to a crash (each made again). */
+  lostModelCalls: z.number(),
   /** Model call time plus tool time of this step. */
   ms: z.number(),
   modelMs: z.number(),
@@ -88,18 +94,43 @@ export const StepSchema = z.object({
 export type Step = z.infer<typeof StepSchema>
 
 export const UsageSchema = z.object({
+  /** Prompt tokens of every model call made, lost ones (estimated) included. */
   promptTokens: z.number(),
   completionTokens: z.number(),
-  /** True when any step's usage was estimated. */
+  /** True when any figure was estimated (no usage reported, or a call's answer was lost). */
   estimated: z.boolean(),
-  costUsd: z.optional(z.number()),
+  costUsd: z.nullable(z.number()),
+  /** Every model call made, lost ones included. */
   modelCalls: z.number(),
+  /** Model calls whose answers were lost to a crash, and the prompt tokens estimated for them. */
+  lostModelCalls: z.number(),
+  lostPromptTokens: z.number(),
 })
 export type Usage = z.infer<typeof UsageSchema>
 
 export const PolicySchema = z.object({
   mode: z.enum(CONFIRM_MODES),
   tools: z.optional(z.array(z.string())),
+})
+
+export const RunOutcomeSchema = z.object({
+  ok: z.boolean(),
+  answer: z.string(),
+  stopReason: z.enum(STOP_REASONS),
+  error: z.nullable(z.string()),
+  finishedAt: z.number(),
+})
+
+/**
+ * A model call about to be made, persisted before it is (like a side effect's `started`): a
+ * record read back from storage means the answer was lost, and the call is counted.
+ */
+export const ModelCallSchema = z.object({
+  /** The step the call is for. */
+  step: z.number(),
+  /** Estimated prompt tokens of the request. */
+  promptTokens: z.number(),
+  startedAt: z.number(),
 })
 
 export const RunStateSchema = z.object({
@@ -120,93 +151,144 @@ export const RunStateSchema = z.object({
   consecutiveFormatErrors: z.number(),
   cancelRequested: z.boolean(),
   /** Who cancelled and why, for the trace (`cancelled by api:alice: wrong incident`). */
-  cancelReason: z.optional(z.string()),
+  cancelReason: z.nullable(z.string()),
   createdAt: z.number(),
-  model: z.optional(z.string()),
-  result: z.optional(
-    z.object({
-      ok: z.boolean(),
-      answer: z.string(),
-      stopReason: z.enum(STOP_REASONS),
-      error: z.optional(z.string()),
-      finishedAt: z.number(),
-    }),
-  ),
+  model: z.nullable(z.string()),
+  modelCall: z.nullable(ModelCallSchema),
+  result: z.nullable(RunOutcomeSchema),
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
+export type ModelCall = z.infer<typeof ModelCallSchema>
 
-/**
- * A copy of `call` with `changes` applied (an undefined change keeps the call's value), built as
- * one literal in schema order. Not a spread or `Object.assign`: on V8 those cost 10 to 50 times
- * more when keys are added, and a call is copied three times a step (npm run bench).
- */
-export function updateCall(call: Call, changes: Partial<Call>): Call {
-  const next: Call = {
-    id: call.id,
-    name: call.name,
-    args: changes.args ?? call.args,
-    status: changes.status ?? call.status,
+export interface NewRunInput {
+  id?: string
+  task: string
+  tools: string[]
+  protocol?: 'auto' | 'text' | 'native'
+  budget?: Partial<Budget>
+  policy?: ConfirmPolicy
+  now?: number
+}
+
+/** A fresh run in the `think` phase. */
+export function createRunState(input: NewRunInput): RunState {
+  const protocolSetting = input.protocol ?? 'auto'
+  return {
+    v: RUN_STATE_VERSION,
+    id: input.id ?? crypto.randomUUID(),
+    task: input.task,
+    protocol: protocolSetting === 'text' ? 'text' : 'native',
+    protocolSetting,
+    tools: input.tools,
+    budget: { ...DEFAULT_BUDGET, ...input.budget },
+    policy: input.policy ?? { mode: 'ask' },
+    phase: 'think',
+    steps: [],
+    usage: {
+      promptTokens: 0,
+      completionTokens: 0,
+      estimated: false,
+      costUsd: null,
+      modelCalls: 0,
+      lostModelCalls: 0,
+      lostPromptTokens: 0,
+    },
+    activeMs: 0,
+    consecutiveErrors: 0,
+    consecutiveFormatErrors: 0,
+    cancelRequested: false,
+    cancelReason: null,
+    createdAt: input.now ?? Date.now(),
+    model: null,
+    modelCall: null,
+    result: null,
   }
-  const rawArgs = changes.rawArgs ?? call.rawArgs
-  if (rawArgs !== undefined) next.rawArgs = rawArgs
-  const argsError = changes.argsError ?? call.argsError
-  if (argsError !== undefined) next.argsError = argsError
-  const approval = changes.approval ?? call.approval
-  if (approval !== undefined) next.approval = approval
-  const observation = changes.observation ?? call.observation
-  if (observation !== undefined) next.observation = observation
-  const kind = changes.kind ?? call.kind
-  if (kind !== undefined) next.kind = kind
-  const originalSize = changes.originalSize ?? call.originalSize
-  if (originalSize !== undefined) next.originalSize = originalSize
-  const tokens = changes.tokens ?? call.tokens
-  if (tokens !== undefined) next.tokens = tokens
-  const truncated = changes.truncated ?? call.truncated
-  if (truncated !== undefined) next.truncated = truncated
-  const handle = changes.handle ?? call.handle
-  if (handle !== undefined) next.handle = handle
-  const ms = changes.ms ?? call.ms
-  if (ms !== undefined) next.ms = ms
-  const attempts = changes.attempts ?? call.attempts
-  if (attempts !== undefined) next.attempts = attempts
-  return next
+}
+
+/** A call as the model asked for it, before review. */
+export function newCall(id: string, name: string, args: Record<string, unknown>): Call {
+  return {
+    id,
+    name,
+    args,
+    rawArgs: null,
+    argsError: null,
+    status: 'pending',
+    approval: null,
+    observation: null,
+    kind: null,
+    originalSize: null,
+    tokens: null,
+    truncated: false,
+    handle: null,
+    ms: null,
+    attempts: 0,
+  }
+}
+
+/** A call answered without running: its observation, and nothing spent. */
+export function answeredCall(call: Call, kind: Call['kind'], observation: string): Call {
+  return { ...call, status: 'done', kind, observation, originalSize: observation.length, ms: 0 }
 }
 
 /**
- * A shallow copy of `state` built as one literal in schema order, for a transition that adds
- * keys (a result, a model name): on V8 a spread that adds keys costs about 1 µs a key.
+ * The call with this id and the index of its step, or null: in a run's state or in its trace.
+ * Ids are unique in a run.
  */
-export function copyState(state: RunState): RunState {
-  const next: RunState = {
+export function findCall<C extends { id: string }>(
+  run: { steps: readonly { calls: readonly C[] }[] },
+  callId: string,
+): { stepIndex: number; call: C } | null {
+  for (let s = run.steps.length - 1; s >= 0; s--) {
+    for (const call of run.steps[s]!.calls) if (call.id === callId) return { stepIndex: s, call }
+  }
+  return null
+}
+
+/**
+ * `state` with `changes` applied: what every transition uses to make its next state. Built as
+ * one literal, not a spread: on Node 20's V8 a spread of this 20-key record costs 150–300 ns
+ * against 60 ns for the literal, and a step makes about eight (npm run bench -- kernel: 12–14
+ * µs/step with spreads, see the commit that added this).
+ */
+export function updateState(state: RunState, changes: Partial<RunState>): RunState {
+  const c = changes
+  return {
     v: state.v,
     id: state.id,
     task: state.task,
-    protocol: state.protocol,
+    protocol: c.protocol ?? state.protocol,
     protocolSetting: state.protocolSetting,
     tools: state.tools,
     budget: state.budget,
-    policy: state.policy,
-    phase: state.phase,
-    steps: state.steps,
-    usage: state.usage,
-    activeMs: state.activeMs,
-    consecutiveErrors: state.consecutiveErrors,
-    consecutiveFormatErrors: state.consecutiveFormatErrors,
-    cancelRequested: state.cancelRequested,
+    policy: c.policy ?? state.policy,
+    phase: c.phase ?? state.phase,
+    steps: c.steps ?? state.steps,
+    usage: c.usage ?? state.usage,
+    activeMs: c.activeMs ?? state.activeMs,
+    consecutiveErrors: c.consecutiveErrors ?? state.consecutiveErrors,
+    consecutiveFormatErrors: c.consecutiveFormatErrors ?? state.consecutiveFormatErrors,
+    cancelRequested: c.cancelRequested ?? state.cancelRequested,
+    cancelReason: c.cancelReason !== undefined ? c.cancelReason : state.cancelReason,
     createdAt: state.createdAt,
+    model: c.model !== undefined ? c.model : state.model,
+    modelCall: c.modelCall !== undefined ? c.modelCall : state.modelCall,
+    result: c.result !== undefined ? c.result : state.result,
   }
-  if (state.cancelReason !== undefined) next.cancelReason = state.cancelReason
-  if (state.model !== undefined) next.model = state.model
-  if (state.result !== undefined) next.result = state.result
-  return next
 }
 
-/** Validates persisted or received state; the error lists each problem. */
-export function parseRunState(
-  value: unknown,
-): { ok: true; state: RunState } | { ok: false; error: string } {
-  const parsed = z.safeParse(RunStateSchema, value)
+/** Copy-on-write: a new state whose step `stepIndex` has `call` replaced (by id). */
+export function replaceCall(state: RunState, stepIndex: number, call: Call): RunState {
+  const step = state.steps[stepIndex]!
+  const steps = state.steps.slice()
+  steps[stepIndex] = { ...step, calls: step.calls.map((c) => (c.id === call.id ? call : c)) }
+  return updateState(state, { steps })
+}
+
+/** Validates persisted or received state, migrating older versions; the error lists problems. */
+export function parseRunState(value: unknown): Outcome<{ state: RunState }> {
+  const parsed = z.safeParse(RunStateSchema, migrateRunState(value))
   if (parsed.success) return { ok: true, state: parsed.data }
   const problems = parsed.error.issues
     .slice(0, 10)

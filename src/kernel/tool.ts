@@ -1,4 +1,5 @@
 import type * as zc from 'zod/v4/core'
+import { TOOL_NAME_PATTERN } from './names'
 
 /**
  * What a tool handler receives besides its validated arguments. Read its fields by name:
@@ -44,7 +45,20 @@ export interface ToolDefinition<P extends ParamsSchema = ParamsSchema> {
   idempotent?: boolean
   /** Per-tool timeout in ms (default 10 000). */
   timeoutMs?: number
+  /**
+   * A cheap check of the validated arguments that has no side effect (an allowlist, a range that
+   * depends on configuration): returns what is wrong, or undefined. It runs after the schema and
+   * before the confirm policy, so a call that fails it gets its `[ToolError]` at once and nobody
+   * is asked to approve it.
+   */
+  check?: (args: zc.output<P>, ctx: CheckContext) => string | undefined
   handler: (args: zc.output<P>, ctx: ToolContext) => unknown | Promise<unknown>
+}
+
+/** What a tool's `check` may look at besides the arguments. */
+export interface CheckContext {
+  runId: string
+  callId: string
 }
 
 /** A tool after `defineTool`: defaults applied, ready for a registry. */
@@ -55,13 +69,12 @@ export interface Tool<P extends ParamsSchema = ParamsSchema> extends ToolDefinit
 }
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 10_000
-const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/
 
 /** Declares a tool; checks the definition once so mistakes surface at startup, not mid-run. */
 export function defineTool<P extends ParamsSchema>(def: ToolDefinition<P>): Tool<P> {
-  if (!TOOL_NAME.test(def.name)) {
+  if (!TOOL_NAME_PATTERN.test(def.name)) {
     throw new TypeError(
-      `defineTool: name "${def.name}" must match ${TOOL_NAME} (letters, digits, _ and -, at most 64)`,
+      `defineTool: name "${def.name}" must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, at most 64)`,
     )
   }
   if (!def.description?.trim()) {
@@ -69,6 +82,9 @@ export function defineTool<P extends ParamsSchema>(def: ToolDefinition<P>): Tool
   }
   if (def.params?._zod?.def?.type !== 'object') {
     throw new TypeError(`defineTool(${def.name}): params must be a zod object schema`)
+  }
+  if (def.check !== undefined && typeof def.check !== 'function') {
+    throw new TypeError(`defineTool(${def.name}): check must be a function when given`)
   }
   if (typeof def.handler !== 'function') {
     throw new TypeError(`defineTool(${def.name}): handler must be a function`)

@@ -1,4 +1,5 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
+import { RUN_ID_PATTERN } from '../kernel/names'
 import {
   BudgetOverrides,
   CancelBody,
@@ -31,7 +32,7 @@ const runId = {
   name: 'id',
   in: 'path',
   required: true,
-  schema: { type: 'string', pattern: '^run_[0-9a-f]{32}$' },
+  schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
 }
 
 let cached: unknown

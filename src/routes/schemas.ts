@@ -1,22 +1,16 @@
 import * as z from 'zod/mini'
+import { BudgetSchema } from '../kernel/budget'
 import { CONFIRM_MODES } from '../kernel/confirm'
+import { TOOL_NAME_PATTERN } from '../kernel/names'
 
 /** Request and response schemas of the HTTP API: they validate requests and make /openapi.json. */
 
-export const RUN_ID_PATTERN = /^run_[0-9a-f]{32}$/
+export { RUN_ID_PATTERN } from '../kernel/names'
 
-const toolName = z.string().check(z.regex(/^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/))
+const toolName = z.string().check(z.regex(TOOL_NAME_PATTERN))
 
-export const BudgetOverrides = z.strictObject({
-  maxSteps: z.optional(z.number().check(z.int(), z.minimum(1))),
-  maxSeconds: z.optional(z.number().check(z.positive())),
-  maxPromptTokens: z.optional(z.number().check(z.int(), z.minimum(1))),
-  maxCostUsd: z.optional(z.number().check(z.positive())),
-  maxConsecutiveErrors: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(100))),
-  maxObservationTokens: z.optional(z.number().check(z.int(), z.minimum(50), z.maximum(20_000))),
-  loopGuardWindow: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(50))),
-  approvalTtlSeconds: z.optional(z.number().check(z.int(), z.minimum(1))),
-})
+/** Any of the budget's limits, each checked by the kernel's own schema (lower than the server's). */
+export const BudgetOverrides = z.partial(z.strictObject(BudgetSchema.def.shape))
 
 export const CreateRunBody = z.strictObject({
   /** What the agent should do. */

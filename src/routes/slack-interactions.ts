@@ -10,6 +10,7 @@ import { SlackClient } from '../slack/web-api'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { RUN_ID_PATTERN } from './schemas'
+import { findCall } from '../kernel/state'
 
 // An ephemeral note is a courtesy; the click's answer must stay well inside Slack's 3 s.
 const EPHEMERAL_TIMEOUT_MS = 1_500
@@ -82,11 +83,8 @@ function refusalText(
 
 /** Why the system closed call `callId` (`expired`, `cancelled`), as the run last showed it. */
 function closedReason(view: RunView, callId: string): string | undefined {
-  for (const step of view.result.steps) {
-    const call = step.calls.find((c) => c.id === callId)
-    if (call) return call.approval?.decidedBy === 'system' ? call.approval.reason : undefined
-  }
-  return undefined
+  const call = findCall(view.result, callId)?.call
+  return call?.approval?.decidedBy === 'system' ? (call.approval.reason ?? undefined) : undefined
 }
 
 /** An ephemeral note to one user; a Slack failure here is logged, never an error for Slack. */

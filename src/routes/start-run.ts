@@ -32,7 +32,7 @@ export async function startRun(
   const tools = resolveTools(config, req.tools)
   const budget = resolveBudget(config, req.budget)
   const narrowed = narrowPolicy(config.policy, req.confirm)
-  if ('error' in narrowed) throw new ApiError(400, 'policy_not_allowed', narrowed.error)
+  if (!narrowed.ok) throw new ApiError(400, 'policy_not_allowed', narrowed.error)
   if (req.model && !config.model.allowlist.includes(req.model)) {
     throw new ApiError(
       400,

@@ -1,4 +1,4 @@
-import { toRunResult } from '../kernel/result'
+import { toRunResult } from '../kernel/trace'
 import { deliverCallback } from './callback'
 import type { DeliveryContext } from './delivery-context'
 import { DeliveryError, type OutboxEntry } from './outbox'

@@ -1,5 +1,6 @@
 import type { StopReason } from '../kernel/budget'
-import type { Call, RunState, Step, Usage } from '../kernel/state'
+import type { Call, RunState, Step } from '../kernel/state'
+import { traceUsage, type TraceUsage } from '../kernel/trace'
 
 /**
  * What a run's event stream says (DESIGN §8): derived from the states before and after each
@@ -79,7 +80,7 @@ export interface RunEventData {
     stopReason: StopReason
     error?: string
     stepCount: number
-    usage: Usage & { activeMs: number }
+    usage: TraceUsage
   }
 }
 
@@ -117,7 +118,7 @@ export function eventsBetween(prev: RunState | undefined, next: RunState): NewRu
         stopReason: r.stopReason,
         ...(r.error ? { error: r.error } : {}),
         stepCount: next.steps.length,
-        usage: { ...next.usage, activeMs: next.activeMs },
+        usage: traceUsage(next),
       },
     })
   }
@@ -132,11 +133,11 @@ function modelReplied(step: Step): NewRunEvent {
       kind: step.kind,
       thought: step.thought.slice(0, EVENT_THOUGHT_CHARS),
       calls: step.calls.map((c) => ({ id: c.id, tool: c.name, args: c.args })),
-      ...(step.answer !== undefined ? { answer: step.answer } : {}),
+      ...(step.answer !== null ? { answer: step.answer } : {}),
       ...(step.formatError ? { formatError: step.formatError } : {}),
       promptTokens: step.promptTokens,
       completionTokens: step.completionTokens,
-      ...(step.costUsd !== undefined ? { costUsd: step.costUsd } : {}),
+      ...(step.costUsd !== null ? { costUsd: step.costUsd } : {}),
       modelMs: step.modelMs,
     },
   }

@@ -1,4 +1,4 @@
-import type { TransitionEvent } from '../kernel/machine'
+import type { TransitionEvent } from '../kernel/transition'
 import type { RunState } from '../kernel/state'
 
 /**
@@ -17,8 +17,8 @@ export function logTransition(event: TransitionEvent, state: RunState): void {
       ...(event.tool ? { tool: event.tool } : {}),
       ...(event.callId ? { callId: event.callId } : {}),
       ms: event.ms,
-      ...(event.promptTokens !== undefined ? { promptTokens: event.promptTokens } : {}),
-      ...(event.completionTokens !== undefined ? { completionTokens: event.completionTokens } : {}),
+      ...(event.promptTokens !== null ? { promptTokens: event.promptTokens } : {}),
+      ...(event.completionTokens !== null ? { completionTokens: event.completionTokens } : {}),
       ...(event.stopReason ? { stopReason: event.stopReason } : {}),
     }),
   )

@@ -5,11 +5,10 @@ import {
   pendingApprovals,
   type Decision,
 } from '../kernel/approvals'
-import { createRunState } from '../kernel/create-run'
-import { runRegistry, type AdvanceDeps, type TransitionEvent } from '../kernel/machine'
+import { runSlice } from '../kernel/machine'
 import { ToolRegistry } from '../kernel/registry'
-import { runSlice } from '../kernel/run-slice'
-import type { RunState } from '../kernel/state'
+import { createRunState, type RunState } from '../kernel/state'
+import { happened, type Deps, type TransitionEvent } from '../kernel/transition'
 import { createModel } from '../llm/create-model'
 import { loadConfig, type ServiceConfig } from '../config'
 import { narrowPolicy } from '../kernel/confirm'
@@ -45,7 +44,7 @@ export class RunStore extends DurableObject<EnvVars> {
   #sideEffectInFlight = false
   /** A cancel that arrived while a side effect was in flight: applied once it is recorded. */
   #deferredCancel: string | undefined
-  #deps: AdvanceDeps | undefined
+  #deps: Deps | undefined
   /** Set while a configuration error keeps the run from advancing: when to look again. */
   #notBefore: number | undefined
 
@@ -222,7 +221,7 @@ export class RunStore extends DurableObject<EnvVars> {
     }
     // A stricter policy deployed while the run was going applies at once (a read-only rollout
     // must reach runs in flight); a looser one never widens what the run asked for.
-    if ('error' in narrowPolicy(config.policy, state.policy)) {
+    if (!narrowPolicy(config.policy, state.policy).ok) {
       state = { ...state, policy: config.policy }
     }
     this.#running = true
@@ -245,6 +244,7 @@ export class RunStore extends DurableObject<EnvVars> {
       const failed: RunState = {
         ...this.#state!,
         phase: 'done',
+        modelCall: null,
         result: {
           ok: false,
           answer: '',
@@ -254,12 +254,10 @@ export class RunStore extends DurableObject<EnvVars> {
         },
       }
       this.#persist(failed, {
+        ...happened('stop', { stopReason: 'internal_error' }),
         runId: state.id,
         phase: 'done',
-        action: 'stop',
         ms: 0,
-        bytes: 0,
-        stopReason: 'internal_error',
       })
       this.#state = failed
     } finally {
@@ -376,11 +374,11 @@ export class RunStore extends DurableObject<EnvVars> {
     else await this.ctx.storage.deleteAlarm()
   }
 
-  #dependencies(state: RunState): AdvanceDeps {
+  #dependencies(state: RunState): Deps {
     if (this.#deps) return this.#deps
     const config = loadConfig(this.env)
     const all = new ToolRegistry(config.tools)
-    const registry = runRegistry(all.subset(state.tools.filter((t) => all.get(t))))
+    const registry = all.subset(state.tools.filter((t) => all.get(t))).forRun()
     const storage = this.#storage
     const { pricePromptPer1kUsd: p, priceCompletionPer1kUsd: c } = config.model
     this.#deps = {

@@ -10,6 +10,7 @@ import { SlackApiError } from '../slack/slack-api-error'
 import { SlackClient } from '../slack/web-api'
 import type { DeliveryContext } from './delivery-context'
 import { DeliveryError, type OutboxEntry } from './outbox'
+import { findCall } from '../kernel/state'
 
 /** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
 export const SLACK_CALL_TIMEOUT_MS = 10_000
@@ -71,7 +72,7 @@ async function send(
     }
     case 'slack.approval': {
       const callId = (entry.payload as { callId: string }).callId
-      const found = findCall(ctx, callId)
+      const found = callWithThought(ctx, callId)
       if (!found?.call.approval) throw new DeliveryError(`no approval for call ${callId}`, false)
       // Decided before the message went out (e.g. through the API): nothing to click.
       if (found.call.status !== 'awaiting_approval') return { skipped: 'already decided' }
@@ -102,7 +103,7 @@ async function send(
       if (posted.status === 'pending') waitFor(ctx, posted, 'the approval message')
       const ts = (posted.result as { ts?: string } | undefined)?.ts
       if (!ts) return { skipped: 'approval message was not posted (decided first)' }
-      const found = findCall(ctx, callId)
+      const found = callWithThought(ctx, callId)
       const approval = found?.call.approval
       if (!found || !approval?.decision)
         throw new DeliveryError(`call ${callId} is not decided`, false)
@@ -171,10 +172,9 @@ function waitFor(ctx: DeliveryContext, blocker: OutboxEntry, what: string): neve
   )
 }
 
-function findCall(ctx: DeliveryContext, callId: string) {
-  for (const step of ctx.state.steps) {
-    const call = step.calls.find((c) => c.id === callId)
-    if (call) return { call, thought: step.thought }
-  }
-  return undefined
+function callWithThought(ctx: DeliveryContext, callId: string) {
+  const found = findCall(ctx.state, callId)
+  return found
+    ? { call: found.call, thought: ctx.state.steps[found.stepIndex]!.thought }
+    : undefined
 }

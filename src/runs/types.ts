@@ -1,6 +1,6 @@
 import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
-import type { RunResult } from '../kernel/result'
+import type { RunResult } from '../kernel/trace'
 import type { OutboxEntry } from './outbox'
 
 /** Where a Slack-started run answers. */

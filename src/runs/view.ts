@@ -1,13 +1,15 @@
 import { pendingApprovals } from '../kernel/approvals'
-import { toRunResult } from '../kernel/result'
-import type { RunState } from '../kernel/state'
+import { toRunResult } from '../kernel/trace'
+import { findCall, type RunState } from '../kernel/state'
 import type { OutboxEntry } from './outbox'
 import type { RunInfo, RunStatus, RunView } from './types'
 
 /** The run as `GET /v1/runs/:id` shows it. */
 export function toRunView(state: RunState, info: RunInfo, deliveries: OutboxEntry[]): RunView {
-  const thoughtOf = (callId: string) =>
-    state.steps.find((s) => s.calls.some((c) => c.id === callId))?.thought ?? ''
+  const thoughtOf = (callId: string) => {
+    const found = findCall(state, callId)
+    return found ? state.steps[found.stepIndex]!.thought : ''
+  }
   return {
     id: state.id,
     status: statusOf(state),

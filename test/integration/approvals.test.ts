@@ -50,7 +50,7 @@ describe('several calls in one turn, one side-effecting, under policy "ask"', ()
       expect(paused.state.phase).toBe('await_approval')
       // The read-only call was classified but not run: every call of the step waits together.
       expect(callOf(paused.state, 'call_calc')).toMatchObject({ status: 'ready' })
-      expect(callOf(paused.state, 'call_calc').observation).toBeUndefined()
+      expect(callOf(paused.state, 'call_calc').observation).toBeNull()
       expect(callOf(paused.state, 'call_post')).toMatchObject({ status: 'awaiting_approval' })
       expect(pendingApprovals(paused.state).map((p) => p.call.id)).toEqual(['call_post'])
       expect(wire.outbound.to(RECEIVER_HOST)).toEqual([])
@@ -236,7 +236,7 @@ describe('a side-effecting call whose arguments fail its schema', () => {
 
     expect(out.end).toBe('done')
     expect(pendingApprovals(out.state)).toEqual([])
-    expect(out.state.steps[0]!.calls[0]!.approval).toBeUndefined()
+    expect(out.state.steps[0]!.calls[0]!.approval).toBeNull()
     expect(wire.outbound.to(RECEIVER_HOST)).toEqual([])
     const [[, content]] = toolMessages(wire.api.lastBody()) as [[string, string]]
     expect(content).toMatch(/^\[ToolError\] invalid arguments for http_post:/)

@@ -9,7 +9,7 @@ import {
   MemoryObservationStore,
   runSlice,
   ToolRegistry,
-  type AdvanceDeps,
+  type Deps,
   type NewRunInput,
   type RunState,
   type Tool,
@@ -105,10 +105,10 @@ export const created: FakeHandler = () =>
 /** A fresh run and the deps to advance it (no confirm hook: `ask` waits for `decideApproval`). */
 export function startRun(
   tools: Tool[],
-  model: AdvanceDeps['model'],
+  model: Deps['model'],
   input: Partial<NewRunInput> = {},
-  deps: Partial<AdvanceDeps> = {},
-): { state: RunState; deps: AdvanceDeps; registry: ToolRegistry } {
+  deps: Partial<Deps> = {},
+): { state: RunState; deps: Deps; registry: ToolRegistry } {
   const registry = new ToolRegistry(tools)
   const state = createRunState({
     id: 'run_int',
@@ -124,7 +124,7 @@ export function startRun(
 }
 
 /** Advances until the run is done or waits for a person. */
-export async function runUntilStill(state: RunState, deps: AdvanceDeps) {
+export async function runUntilStill(state: RunState, deps: Deps) {
   return runSlice(state, deps, UNLIMITED)
 }
 

@@ -62,7 +62,7 @@ describe('malformed tool-call arguments', () => {
     expect(out.end).toBe('done')
     expect(wire.outbound.to(RECEIVER_HOST)).toEqual([])
     const call = out.state.steps[0]!.calls[0]!
-    expect(call.approval).toBeUndefined()
+    expect(call.approval).toBeNull()
     expect(pendingApprovals(out.state)).toEqual([])
     expect(call).toMatchObject({ status: 'done', kind: 'tool_error' })
     const [[, content]] = toolMessages(wire.api.lastBody()) as [[string, string]]

@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { runSlice, toRunResult, transition, type TransitionEvent } from '../../src/kernel/index'
+import {
+  runSlice,
+  Slice,
+  toRunResult,
+  transition,
+  type TransitionEvent,
+} from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
 import { FAKE_OPENAI_KEY, reply, type FakeReply } from '../fakes/fake-openai'
 import { useWire, runUntilStill, startRun, UNLIMITED, type Wire } from './harness'
@@ -114,7 +120,7 @@ describe('permanent provider failure → model_error, and the key stays secret',
       wire.model({ attemptTimeoutMs: 20, maxRetries: 2 }),
       { protocol: 'native' },
     )
-    const { state: next } = await transition(state, deps)
+    const { state: next } = await transition(state, new Slice(deps))
     const trace = toRunResult(next)
     expect(trace.ok).toBe(false)
     expect(trace.stopReason).toBe('model_error')

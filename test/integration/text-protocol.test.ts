@@ -87,7 +87,7 @@ describe('text protocol through the real OpenAI client', () => {
 
     expect(out.end).toBe('done')
     expect(wire.outbound.to(RECEIVER_HOST)).toEqual([])
-    expect(out.state.steps[0]!.calls[0]!.approval).toBeUndefined()
+    expect(out.state.steps[0]!.calls[0]!.approval).toBeNull()
     const observation = wire.api.lastBody().messages.at(-1)!.content as string
     expect(observation).toMatch(
       /^Observation:\n\[ToolError\] http_post: the action was not valid JSON/,

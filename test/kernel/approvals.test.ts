@@ -7,6 +7,7 @@ import {
   nextApprovalExpiry,
   pendingApprovals,
   runSlice,
+  Slice,
   toRunResult,
   transition,
   type RunState,
@@ -158,11 +159,11 @@ describe('approvals', () => {
 
   it('a transition while waiting expires the approval once its time has come', async () => {
     const { waiting, deps, clock } = await untilApproval()
-    const early = await transition(waiting, deps)
+    const early = await transition(waiting, new Slice(deps))
     expect(early.state).toBe(waiting)
     expect(early.event.action).toBe('await')
     clock.advance(TTL_S * 1000)
-    const late = await transition(waiting, deps)
+    const late = await transition(waiting, new Slice(deps))
     expect(late.event.action).toBe('expire')
     expect(late.state.steps[0]!.calls[0]!.status).toBe('denied')
   })
@@ -181,7 +182,7 @@ describe('approvals', () => {
 
   it('a cancelled run closes its pending approvals as denied', async () => {
     const { waiting, deps, hash } = await untilApproval()
-    const out = await transition({ ...waiting, cancelRequested: true }, deps)
+    const out = await transition({ ...waiting, cancelRequested: true }, new Slice(deps))
     expect(out.state.result).toMatchObject({ ok: false, stopReason: 'cancelled', answer: '' })
     expect(out.state.steps[0]!.calls[0]!.approval).toMatchObject({
       decision: 'denied',

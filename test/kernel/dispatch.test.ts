@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest'
 import {
   defineTool,
   dispatch,
-  dispatchCall,
   MemoryObservationStore,
   ToolRegistry,
   type ConfirmHook,
@@ -92,7 +91,7 @@ const SCHEMA_LOOKUP = JSON.stringify(registry.jsonSchema('lookup'))
 describe('dispatch', () => {
   it('names the available tools for an unknown tool', async () => {
     runs.length = 0
-    const out = await dispatch(call('lookpu', { q: 'x' }), ctx())
+    const out = (await dispatch(call('lookpu', { q: 'x' }), ctx())).observation
     expect(out).toBe(
       `[ToolError] unknown tool "lookpu". Available tools: ${registry.names().join(', ')}`,
     )
@@ -107,7 +106,7 @@ describe('dispatch', () => {
     ['unknown key on a strict object', { q: 'x', colour: 'red' }, 'unknown argument colour'],
   ])('lists a validation problem (%s) with the schema', async (_label, args, problem) => {
     runs.length = 0
-    const out = await dispatch(call('lookup', args), ctx())
+    const out = (await dispatch(call('lookup', args), ctx())).observation
     expect(out.startsWith('[ToolError] invalid arguments for lookup:\n- ')).toBe(true)
     expect(out).toContain(problem)
     expect(out).toContain(`Schema: ${SCHEMA_LOOKUP}`)
@@ -115,7 +114,7 @@ describe('dispatch', () => {
   })
 
   it('lists every problem of one call, one per line', async () => {
-    const out = await dispatch(call('lookup', { limit: 0, extra: 1 }), ctx())
+    const out = (await dispatch(call('lookup', { limit: 0, extra: 1 }), ctx())).observation
     const lines = out.split('\n').filter((l) => l.startsWith('- '))
     expect(lines).toHaveLength(3)
   })
@@ -181,7 +180,7 @@ describe('dispatch', () => {
     ['allow', { mode: 'allow' }, {}, 'deployed api', true],
   ])('side effect under %s', async (_label, policy, extra, expected, ran) => {
     runs.length = 0
-    const result = await dispatchCall(call('deploy', { service: 'api' }), ctx(policy, extra))
+    const result = await dispatch(call('deploy', { service: 'api' }), ctx(policy, extra))
     if (typeof expected === 'string') expect(result.observation).toBe(expected)
     else expect(result.observation).toMatch(expected)
     expect(runs.length).toBe(ran ? 1 : 0)
@@ -189,12 +188,14 @@ describe('dispatch', () => {
   })
 
   it('read-only tools run under the strictest policy', async () => {
-    expect(await dispatch(call('lookup', { q: 'x' }), ctx({ mode: 'deny' }))).toBe('entry for x')
+    expect((await dispatch(call('lookup', { q: 'x' }), ctx({ mode: 'deny' }))).observation).toBe(
+      'entry for x',
+    )
   })
 
   it('times a tool out with its own timeoutMs and aborts its signal', async () => {
     const started = Date.now()
-    const result = await dispatchCall(call('slow'), ctx())
+    const result = await dispatch(call('slow'), ctx())
     expect(result.observation).toBe('[ToolError] slow timed out after 20ms')
     expect(result.kind).toBe('tool_error')
     expect(seen.signal?.aborted).toBe(true)
@@ -205,7 +206,8 @@ describe('dispatch', () => {
     const run = new AbortController()
     run.abort(new Error('stop'))
     runs.length = 0
-    const out = await dispatch(call('lookup', { q: 'x' }), ctx(undefined, { signal: run.signal }))
+    const out = (await dispatch(call('lookup', { q: 'x' }), ctx(undefined, { signal: run.signal })))
+      .observation
     expect(out).toBe('[ToolError] lookup was not run: the run was cancelled')
     expect(runs).toEqual([])
   })
@@ -215,7 +217,7 @@ describe('dispatch', () => {
     ['throws_string', '[ToolError] throws_string failed: Error: plain words'],
     ['throws_object', '[ToolError] throws_object failed: object: {"code":42}'],
   ])('turns what %s throws into an observation', async (name, expected) => {
-    const result = await dispatchCall(call(name), ctx())
+    const result = await dispatch(call(name), ctx())
     expect(result).toMatchObject({ observation: expected, kind: 'tool_error' })
   })
 
@@ -224,12 +226,13 @@ describe('dispatch', () => {
     ['returns_number', '42'],
     ['returns_nothing', '(no output)'],
   ])('serializes what %s returns', async (name, expected) => {
-    expect(await dispatch(call(name), ctx())).toBe(expected)
+    expect((await dispatch(call(name), ctx())).observation).toBe(expected)
   })
 
   it('reports argsError for a read-only tool with its schema', async () => {
     runs.length = 0
-    const out = await dispatch(call('lookup', {}, 'arguments are not valid JSON: oops'), ctx())
+    const out = (await dispatch(call('lookup', {}, 'arguments are not valid JSON: oops'), ctx()))
+      .observation
     expect(out).toBe(
       `[ToolError] lookup: arguments are not valid JSON: oops Send the arguments as one JSON object matching: ${SCHEMA_LOOKUP}`,
     )
@@ -238,10 +241,12 @@ describe('dispatch', () => {
 
   it('never runs a side-effecting tool whose arguments could not be read', async () => {
     runs.length = 0
-    const out = await dispatch(
-      call('deploy', { service: 'api' }, 'arguments are not valid JSON: oops'),
-      ctx({ mode: 'allow' }, { approved: true }),
-    )
+    const out = (
+      await dispatch(
+        call('deploy', { service: 'api' }, 'arguments are not valid JSON: oops'),
+        ctx({ mode: 'allow' }, { approved: true }),
+      )
+    ).observation
     expect(out).toMatch(
       /^\[ToolError\] deploy: arguments are not valid JSON: oops The call was not executed\./,
     )
@@ -256,7 +261,7 @@ describe('dispatch', () => {
 
   it('records timing from the injected clock', async () => {
     let t = 0
-    const result = await dispatchCall(
+    const result = await dispatch(
       call('lookup', { q: 'x' }),
       ctx(undefined, { now: () => (t += 7) }),
     )

@@ -5,7 +5,7 @@ import {
   defineTool,
   MemoryObservationStore,
   ToolRegistry,
-  type AdvanceDeps,
+  type Deps,
   type Model,
   type ParamsSchema,
   type Tool,
@@ -49,7 +49,7 @@ export function deployTool(
 }
 
 /** What `runSlice` needs: the model, a registry of `tools`, an in-memory store and the clock. */
-export function sliceDeps(model: Model, tools: Tool[], now: () => number): AdvanceDeps {
+export function sliceDeps(model: Model, tools: Tool[], now: () => number): Deps {
   return {
     model,
     registry: new ToolRegistry(tools),

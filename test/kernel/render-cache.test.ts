@@ -105,17 +105,4 @@ describe('RenderCache', () => {
     one.request.messages.length = 1
     expect(buildRequest(last, registry, cache)).toEqual(fresh(last))
   })
-
-  it('knows the call ids of the steps it built last, and only of those', async () => {
-    const a = await statesOf('native', 'read the pages')
-    const b = await statesOf('native', 'read the pages again')
-    const last = a.at(-1)!
-    const cache = new RenderCache()
-    buildRequest(last, registry, cache)
-    expect([...cache.callIds(last.steps)!].sort()).toEqual(['c0', 'c1', 'c2'])
-    expect(cache.callIds(last.steps.slice(0, 1))).toBeUndefined()
-    expect(cache.callIds(b.at(-1)!.steps)).toBeUndefined()
-    buildRequest({ ...last, steps: last.steps.slice(0, 1) }, registry, cache)
-    expect([...cache.callIds(last.steps.slice(0, 1))!]).toEqual(['c0'])
-  })
 })

@@ -4,6 +4,7 @@ import {
   createRunState,
   parseRunState,
   runSlice,
+  Slice,
   toRunResult,
   transition,
   type Protocol,
@@ -103,8 +104,10 @@ describe.each<Protocol>(['native', 'text'])('%s protocol: resume from storage', 
     const s = setup(protocol)
     let state = roundTrip(s.state)
     const actions: string[] = []
+    // One slice, as one invocation would have: only it knows which start records it wrote.
+    const slice = new Slice(s.deps)
     while (state.phase !== 'done') {
-      const out = await transition(state, s.deps)
+      const out = await transition(state, slice)
       actions.push(out.event.action)
       // The start record is the one write that must not be read back before its call runs.
       state = out.event.action === 'start_call' ? out.state : roundTrip(out.state)
@@ -124,7 +127,7 @@ describe.each<Protocol>(['native', 'text'])('%s protocol: resume from storage', 
     let state = roundTrip(s.state)
     // Run until the start record is written, then "crash": only the stored copy survives.
     for (;;) {
-      const out = await transition(state, s.deps)
+      const out = await transition(state, new Slice(s.deps))
       state = roundTrip(out.state)
       if (out.event.action === 'start_call') break
     }

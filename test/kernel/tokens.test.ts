@@ -4,7 +4,7 @@ import {
   approxTokens,
   buildRequest,
   defineTool,
-  dispatchCall,
+  dispatch,
   MemoryObservationStore,
   react,
   readObservationTool,
@@ -91,7 +91,7 @@ describe('large observations', () => {
   it('are stored whole by handle and noted in the observation', async () => {
     const text = big(3000, 'row')
     const store = new MemoryObservationStore()
-    const result = await dispatchCall(
+    const result = await dispatch(
       { id: 'c9', name: 'dump', args: {} },
       {
         registry: new ToolRegistry([dump('dump', text)]),
@@ -118,7 +118,7 @@ describe('large observations', () => {
     store.put('obs_x', 'abc')
     const reg = new ToolRegistry([readObservationTool])
     const run = (args: Record<string, unknown>) =>
-      dispatchCall(
+      dispatch(
         { id: 'r1', name: 'read_observation', args },
         { registry: reg, runId: 'r', observations: store, policy: { mode: 'deny' } },
       )
@@ -176,7 +176,7 @@ describe('observation tokens are counted once', () => {
     // Rounded counts of pieces do not add up to the count of the whole: it is counted whole.
     for (let n = 1990; n < 2010; n++) {
       const text = 'ab'.repeat(n) + '漢漢漢漢漢'
-      const result = await dispatchCall(
+      const result = await dispatch(
         { id: `c${n}`, name: 'dump', args: {} },
         {
           registry: new ToolRegistry([dump('dump', text)]),
@@ -234,7 +234,7 @@ describe('observation tokens are counted once', () => {
       for (const c of calls) expect(c.tokens).toBe(approxTokens(c.observation!))
       // A state saved before calls carried their tokens is estimated the same way.
       const recount = structuredClone(last)
-      for (const step of recount.steps) for (const c of step.calls) delete c.tokens
+      for (const step of recount.steps) for (const c of step.calls) c.tokens = null
       const registry = new ToolRegistry(tools)
       expect(buildRequest(last, registry).tokens).toBe(buildRequest(recount, registry).tokens)
     },

@@ -9,7 +9,7 @@
 import { env, exports } from 'cloudflare:workers'
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { afterEach, beforeEach, expect, vi } from 'vitest'
-import type { RunResult } from '../../src/kernel/result'
+import type { RunResult } from '../../src/kernel/trace'
 import type { RunView } from '../../src/runs/types'
 import { FakeOpenAI, FAKE_OPENAI_HOST } from '../fakes/fake-openai'
 import { Outbound, type FakeHandler } from '../fakes/outbound'

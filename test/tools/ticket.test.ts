@@ -29,7 +29,8 @@ describe('create_ticket', () => {
     outbound = new Outbound()
       .on('tickets.test', () => Response.json({ id: 'T-42', url: 'https://tickets.test/T-42' }))
       .install()
-    const observation = await dispatch({ id: 'call_1', name: 'create_ticket', args }, context())
+    const observation = (await dispatch({ id: 'call_1', name: 'create_ticket', args }, context()))
+      .observation
     expect(observation).toBe('created ticket T-42: https://tickets.test/T-42')
     expect(outbound.requests).toEqual([
       {
@@ -58,20 +59,24 @@ describe('create_ticket', () => {
       .on('tickets.test', () => Response.json({ id: 'T-43', url: 'https://tickets.test/T-43' }))
       .install()
     const call = { id: 'call_2', name: 'create_ticket', args }
-    expect(await dispatch(call, context({ policy: { mode: 'ask' } }))).toMatch(
+    expect((await dispatch(call, context({ policy: { mode: 'ask' } }))).observation).toMatch(
       /^\[ToolError\] create_ticket has side effects and is not permitted here/,
     )
     expect(outbound.requests).toEqual([]) // nothing was sent
 
     const approved = context({ policy: { mode: 'ask' }, approved: true })
-    expect(await dispatch(call, approved)).toBe('created ticket T-43: https://tickets.test/T-43')
+    expect((await dispatch(call, approved)).observation).toBe(
+      'created ticket T-43: https://tickets.test/T-43',
+    )
   })
 
   it('reports a failure of the ticket service', async () => {
     outbound = new Outbound()
       .on('tickets.test', () => new Response('queue is full', { status: 503 }))
       .install()
-    expect(await dispatch({ id: 'call_3', name: 'create_ticket', args }, context())).toBe(
+    expect(
+      (await dispatch({ id: 'call_3', name: 'create_ticket', args }, context())).observation,
+    ).toBe(
       '[ToolError] create_ticket failed: Error: the ticket service answered 503 (queue is full); ' +
         'the ticket was not created',
     )
@@ -86,7 +91,9 @@ describe('create_ticket', () => {
       })
       .install()
     // The request may have reached the tracker: the model is told not to retry blindly.
-    expect(await dispatch({ id: 'call_4', name: 'create_ticket', args }, context())).toBe(
+    expect(
+      (await dispatch({ id: 'call_4', name: 'create_ticket', args }, context())).observation,
+    ).toBe(
       '[ToolError] create_ticket timed out after 50ms; its outcome is unknown (it may have ' +
         'taken effect). Check its effect before retrying.',
     )
@@ -96,9 +103,9 @@ describe('create_ticket', () => {
   it('rejects bad arguments before anything is sent', async () => {
     outbound = new Outbound().install()
     const bad = { ...args, severity: 'urgent' }
-    expect(await dispatch({ id: 'call_5', name: 'create_ticket', args: bad }, context())).toContain(
-      '- severity: must be one of "low", "medium", "high"',
-    )
+    expect(
+      (await dispatch({ id: 'call_5', name: 'create_ticket', args: bad }, context())).observation,
+    ).toContain('- severity: must be one of "low", "medium", "high"')
     expect(outbound.requests).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 import type { StopReason } from './budget'
-import type { Approval, RunState, Usage } from './state'
+import type { Approval, RunState } from './state'
 
 /** One call in the trace: what was called, with what, and what came back. */
 export interface TraceCall {
@@ -27,13 +27,14 @@ export interface TraceStep {
   completionTokens: number
   estimated: boolean
   costUsd?: number
+  lostModelCalls: number
   ms: number
   modelMs: number
   finishReason: string
   formatError?: string
 }
 
-/** The serializable trace of a run (DESIGN §1.3). JSON round-trippable. */
+/** The serializable trace of a run: did it succeed, why it stopped, every step. JSON. */
 export interface RunResult {
   id: string
   ok: boolean
@@ -46,7 +47,20 @@ export interface RunResult {
   protocol: RunState['protocol']
   model?: string
   steps: TraceStep[]
-  usage: Usage & { activeMs: number }
+  usage: TraceUsage
+}
+
+export interface TraceUsage {
+  promptTokens: number
+  completionTokens: number
+  estimated: boolean
+  costUsd?: number
+  /** Every model call made, including those whose answers were lost to a crash. */
+  modelCalls: number
+  lostModelCalls: number
+  /** Estimated prompt tokens of the lost calls (included in `promptTokens`). */
+  lostPromptTokens: number
+  activeMs: number
 }
 
 /** The trace of a run in any phase. */
@@ -71,7 +85,7 @@ export function toRunResult(state: RunState): RunResult {
         args: c.args,
         observation: c.observation ?? '',
         originalSize: c.originalSize ?? 0,
-        truncated: c.truncated ?? false,
+        truncated: c.truncated,
         ...(c.handle ? { handle: c.handle } : {}),
         ms: c.ms ?? 0,
         status: c.status,
@@ -82,12 +96,28 @@ export function toRunResult(state: RunState): RunResult {
       promptTokens: s.promptTokens,
       completionTokens: s.completionTokens,
       estimated: s.estimated,
-      ...(s.costUsd !== undefined ? { costUsd: s.costUsd } : {}),
+      ...(s.costUsd !== null ? { costUsd: s.costUsd } : {}),
+      lostModelCalls: s.lostModelCalls,
       ms: s.ms,
       modelMs: s.modelMs,
       finishReason: s.finishReason,
       ...(s.formatError ? { formatError: s.formatError } : {}),
     })),
-    usage: { ...state.usage, activeMs: state.activeMs },
+    usage: traceUsage(state),
+  }
+}
+
+/** What a run has used so far, as the trace and the run_finished event report it. */
+export function traceUsage(state: RunState): TraceUsage {
+  const u = state.usage
+  return {
+    promptTokens: u.promptTokens,
+    completionTokens: u.completionTokens,
+    estimated: u.estimated,
+    ...(u.costUsd !== null ? { costUsd: u.costUsd } : {}),
+    modelCalls: u.modelCalls,
+    lostModelCalls: u.lostModelCalls,
+    lostPromptTokens: u.lostPromptTokens,
+    activeMs: state.activeMs,
   }
 }

@@ -1,0 +1,82 @@
+/**
+ * Migrations of saved run states to the current version. Each step takes one version to the
+ * next; `parseRunState` validates the result against the current schema, so a migration only
+ * reshapes and never has to check. test/fixtures/run-state-v1 holds states saved by version 1.
+ */
+
+type Json = Record<string, unknown>
+
+/** `value` brought to the current version when it is an older one; anything else as it is. */
+export function migrateRunState(value: unknown): unknown {
+  let state = value
+  if (isRecord(state) && state.v === 1) state = v1ToV2(state)
+  return state
+}
+
+/**
+ * Version 1 left optional keys out; version 2 has every key, `null` when empty, and the model
+ * call record and lost-call counts that make usage honest after a crash.
+ */
+function v1ToV2(s: Json): Json {
+  const usage = isRecord(s.usage) ? s.usage : {}
+  const result = isRecord(s.result) ? s.result : undefined
+  return {
+    ...s,
+    v: 2,
+    steps: Array.isArray(s.steps) ? s.steps.map(stepV1ToV2) : s.steps,
+    usage: {
+      ...usage,
+      costUsd: usage.costUsd ?? null,
+      lostModelCalls: 0,
+      lostPromptTokens: 0,
+    },
+    cancelReason: s.cancelReason ?? null,
+    model: s.model ?? null,
+    modelCall: null,
+    result: result ? { ...result, error: result.error ?? null } : null,
+  }
+}
+
+function stepV1ToV2(step: unknown): unknown {
+  if (!isRecord(step)) return step
+  return {
+    ...step,
+    text: step.text ?? null,
+    calls: Array.isArray(step.calls) ? step.calls.map(callV1ToV2) : step.calls,
+    answer: step.answer ?? null,
+    formatError: step.formatError ?? null,
+    costUsd: step.costUsd ?? null,
+    lostModelCalls: 0,
+  }
+}
+
+function callV1ToV2(call: unknown): unknown {
+  if (!isRecord(call)) return call
+  const approval = isRecord(call.approval) ? call.approval : undefined
+  return {
+    ...call,
+    rawArgs: call.rawArgs ?? null,
+    argsError: call.argsError ?? null,
+    approval: approval
+      ? {
+          ...approval,
+          decision: approval.decision ?? null,
+          decidedBy: approval.decidedBy ?? null,
+          decidedAt: approval.decidedAt ?? null,
+          reason: approval.reason ?? null,
+        }
+      : null,
+    observation: call.observation ?? null,
+    kind: call.kind ?? null,
+    originalSize: call.originalSize ?? null,
+    tokens: call.tokens ?? null,
+    truncated: call.truncated ?? false,
+    handle: call.handle ?? null,
+    ms: call.ms ?? null,
+    attempts: call.attempts ?? 0,
+  }
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

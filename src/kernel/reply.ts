@@ -1,0 +1,83 @@
+import type { ModelResponse } from './model'
+import { FINISH, parseArgsStrict, parseArgsTolerant, parseOutput, UNPARSABLE } from './parse/index'
+import type { ToolRegistry } from './registry'
+import { findCall, newCall, type Call, type RunState } from './state'
+import { toolShapesOf } from './tool-shapes'
+
+/** What a model reply says: calls to make, the final answer, or a reply that cannot be used. */
+export type Reading =
+  | { kind: 'action'; thought: string; calls: Call[] }
+  | { kind: 'finish'; thought: string; answer: string }
+  | { kind: 'format_error'; thought: string; problem: string }
+
+/** Calls run per model turn; the rest are answered with a [ToolError]. */
+export const MAX_CALLS_PER_STEP = 16
+
+/** A text-protocol reply: one JSON action block in plain text, read by the tolerant parser. */
+export function readTextReply(text: string, i: number, registry: ToolRegistry): Reading {
+  const parsed = parseOutput(text, { tools: toolShapesOf(registry) })
+  const { name, args } = parsed.call
+  if (name === UNPARSABLE) {
+    return {
+      kind: 'format_error',
+      thought: parsed.thought,
+      problem: text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.',
+    }
+  }
+  if (name === FINISH) {
+    const answer = typeof args.answer === 'string' ? args.answer.trim() : ''
+    if (!answer) {
+      return {
+        kind: 'format_error',
+        thought: parsed.thought,
+        problem: 'finish needs a non-empty "answer" string.',
+      }
+    }
+    return { kind: 'finish', thought: parsed.thought, answer }
+  }
+  const call = newCall(`s${i}c0`, name, args)
+  // Side effects need exact JSON, as in the native protocol: a repaired object never runs one.
+  if (parsed.call.repaired && registry.get(name)?.sideEffect) {
+    call.argsError =
+      'the action was not valid JSON (it needed repairs to read: quotes, commas or brackets)'
+  }
+  return { kind: 'action', thought: parsed.thought, calls: [call] }
+}
+
+/** A native reply: `tool_calls` with JSON argument strings, or the final answer as text. */
+export function readNativeReply(
+  response: ModelResponse,
+  i: number,
+  registry: ToolRegistry,
+  state: RunState,
+): Reading {
+  const thought = (response.text ?? '').trim()
+  const toolCalls = response.toolCalls ?? []
+  if (!toolCalls.length) {
+    if (!thought)
+      return { kind: 'format_error', thought, problem: 'your reply had no text and no tool call.' }
+    return { kind: 'finish', thought: '', answer: thought }
+  }
+  // Call ids key observation handles, idempotency keys and approvals for the whole run, so they
+  // must be unique in the run, not just in this reply.
+  const calls: Call[] = []
+  for (let k = 0; k < toolCalls.length; k++) {
+    const tc = toolCalls[k]!
+    // Some providers send empty or repeated ids; each result must pair with exactly one call.
+    const taken = !tc.id || calls.some((c) => c.id === tc.id) || findCall(state, tc.id) !== null
+    const id = taken ? `s${i}c${k}` : tc.id
+    // Side effects parse strictly: a repaired argument object never becomes a side effect.
+    const parsed = registry.get(tc.function.name)?.sideEffect
+      ? parseArgsStrict(tc.function.arguments)
+      : parseArgsTolerant(tc.function.arguments)
+    const call = newCall(id, tc.function.name, parsed.ok ? parsed.value : {})
+    call.rawArgs = tc.function.arguments
+    if (!parsed.ok) call.argsError = parsed.error
+    if (k >= MAX_CALLS_PER_STEP) {
+      // A step is stored as one row (2 MB at most): extra calls are answered, never run.
+      call.argsError = `too many calls in one turn (at most ${MAX_CALLS_PER_STEP}); send the rest in the next turn.`
+    }
+    calls.push(call)
+  }
+  return { kind: 'action', thought, calls }
+}

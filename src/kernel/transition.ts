@@ -1,0 +1,179 @@
+import type { StopReason } from './budget'
+import type { ConfirmHook } from './confirm'
+import { RenderCache } from './context'
+import type { Model } from './model'
+import type { ToolRegistry } from './registry'
+import { updateState, type Call, type Phase, type RunState } from './state'
+import type { ObservationStore } from './tool'
+
+/** What the kernel needs from outside to advance a run: it does no I/O of its own. */
+export interface Deps {
+  model: Model
+  /** The run's tools; `read_observation` is added automatically. */
+  registry: ToolRegistry
+  observations: ObservationStore
+  /** Decides `ask` verdicts in memory (react()); without it they wait for `decideApproval`. */
+  confirm?: ConfirmHook
+  now?: () => number
+  /** Cancels in-flight model and tool calls. */
+  signal?: AbortSignal
+  /** USD per 1K tokens, for cost in the trace and `maxCostUsd`. */
+  pricing?: Pricing
+}
+
+export interface Pricing {
+  promptPer1K: number
+  completionPer1K: number
+}
+
+/**
+ * What the transitions of one slice (one Worker invocation, or one `react()` run) share: the
+ * deps with defaults applied, the rendered prompt, and the facts that only hold inside this
+ * process. A `started` record read back from storage is not in `startedCalls`: that is how a
+ * resumed run knows the process that wrote it died before recording the result.
+ */
+export class Slice {
+  readonly registry: ToolRegistry
+  readonly now: () => number
+  readonly render = new RenderCache()
+  /** Ids of calls whose `started` record this slice wrote (each runs here, at most once). */
+  readonly startedCalls = new Set<string>()
+  /** Steps whose model-call record this slice wrote (see `RunState.modelCall`). */
+  readonly startedModelCalls = new Set<number>()
+
+  constructor(readonly deps: Deps) {
+    this.registry = deps.registry.forRun()
+    this.now = deps.now ?? Date.now
+  }
+}
+
+/** Every kind of transition, as events and logs name them. */
+export type Action =
+  /** Budgets checked and the model call's record written, before the call (think phase). */
+  | 'model_call_started'
+  /** The model answered: its step recorded and the step's calls reviewed. */
+  | 'think'
+  /** The provider refused native tools: an `auto` run continues with the text protocol. */
+  | 'fallback'
+  /** Calls of a step saved before review (an older state) reviewed on their own. */
+  | 'review'
+  /** A side effect's `started` record, persisted before it runs. */
+  | 'start_call'
+  /** One call ran (or was answered without running) and its observation recorded. */
+  | 'run_call'
+  /** Every call of the step answered: the error streak updated, back to think. */
+  | 'complete_step'
+  /** The step waits for a person's decision. */
+  | 'await'
+  /** Pending approvals expired (and count as denied). */
+  | 'expire'
+  /** The run ended (see `stopReason`). */
+  | 'stop'
+  /** Nothing to do: the run has ended. */
+  | 'noop'
+
+/** One transition, described for logs, events and slice accounting. */
+export interface TransitionEvent {
+  runId: string
+  phase: Phase
+  action: Action
+  step: number | null
+  tool: string | null
+  callId: string | null
+  ms: number
+  promptTokens: number | null
+  completionTokens: number | null
+  stopReason: StopReason | null
+  /** Approximate bytes built, parsed and serialized (the CPU proxy of an edge slice). */
+  bytes: number
+}
+
+/** What happened in a transition, before `transition` adds the run id, phase and time. */
+export type Happened = Omit<TransitionEvent, 'runId' | 'phase' | 'ms'>
+
+/** What a phase returns: the next state and what happened. */
+export interface Change {
+  state: RunState
+  event: Happened
+}
+
+/** `advance`'s result: the next state and the event that describes the transition. */
+export interface Transition {
+  state: RunState
+  event: TransitionEvent
+}
+
+/** An event of `action`, every field present. */
+export function happened(action: Action, fields: Partial<Happened> = {}): Happened {
+  return {
+    action,
+    step: fields.step ?? null,
+    tool: fields.tool ?? null,
+    callId: fields.callId ?? null,
+    promptTokens: fields.promptTokens ?? null,
+    completionTokens: fields.completionTokens ?? null,
+    stopReason: fields.stopReason ?? null,
+    bytes: fields.bytes ?? 0,
+  }
+}
+
+/** Ends the run. Failure is explicit: an answer only with `finish`, never a half answer. */
+export function stop(
+  state: RunState,
+  reason: StopReason,
+  slice: Slice,
+  error: string | null = null,
+  answer = '',
+): RunState {
+  const ok = reason === 'finish'
+  return updateState(state, {
+    phase: 'done',
+    modelCall: null,
+    result: { ok, answer: ok ? answer : '', stopReason: reason, error, finishedAt: slice.now() },
+  })
+}
+
+/** `stop` as a transition of its own. */
+export function stopped(
+  state: RunState,
+  reason: StopReason,
+  slice: Slice,
+  error: string | null = null,
+): Change {
+  return {
+    state: stop(state, reason, slice, error),
+    event: happened('stop', { stopReason: reason }),
+  }
+}
+
+/**
+ * Every call of the last step has its observation: update the error streak (failed steps of
+ * every kind count; a success resets it), then think again or stop when the streak is spent.
+ */
+export function completeStep(state: RunState, slice: Slice): RunState {
+  const current = state.steps[state.steps.length - 1]!
+  const failed = current.calls.length > 0 && current.calls.every((c) => isErrorKind(c.kind))
+  const streak = failed ? state.consecutiveErrors + 1 : 0
+  const next = updateState(state, { consecutiveErrors: streak, phase: 'think' })
+  if (streak < state.budget.maxConsecutiveErrors) return next
+  const last = current.calls.at(-1)?.observation ?? ''
+  const why = `${streak} steps in a row failed; last: ${last.slice(0, 300)}`
+  return stop(next, 'tool_error_exhausted', slice, why)
+}
+
+function isErrorKind(kind: Call['kind']): boolean {
+  return (
+    kind === 'tool_error' ||
+    kind === 'loop_guard' ||
+    kind === 'denied' ||
+    kind === 'outcome_unknown'
+  )
+}
+
+/** What a cancelled run says about why: the recorded reason, or the abort's. */
+export function cancelMessage(state: RunState, slice: Slice): string {
+  if (state.cancelReason) return state.cancelReason
+  const reason: unknown = slice.deps.signal?.reason
+  if (reason instanceof Error && reason.message) return reason.message
+  return 'the run was cancelled'
+}

@@ -1,0 +1,64 @@
+import { safeParse } from 'zod/v4/core'
+import { describeIssues } from '../validation/describe-issues'
+import { describeThrown } from './describe-thrown'
+import type { Outcome } from './outcome'
+import type { ToolRegistry } from './registry'
+import type { CheckContext, Tool } from './tool'
+
+/** A call as the step machine hands it to `dispatch`. */
+export interface ToolCallRequest {
+  id: string
+  name: string
+  args: Record<string, unknown>
+  /** Set when the model's argument text could not be turned into an object. */
+  argsError?: string | null
+}
+
+/**
+ * The tool a call names and its arguments parsed by the tool's schema, or what is wrong (the
+ * text of the `[ToolError]` the model gets, naming the tool and the schema to follow).
+ */
+export function validateArgs(
+  call: ToolCallRequest,
+  registry: ToolRegistry,
+): Outcome<{ tool: Tool; args: unknown }> {
+  const tool = registry.get(call.name)
+  if (!tool) {
+    return {
+      ok: false,
+      error: `unknown tool "${call.name}". Available tools: ${registry.names().join(', ')}`,
+    }
+  }
+  if (call.argsError) {
+    return {
+      ok: false,
+      error:
+        `${tool.name}: ${call.argsError}${tool.sideEffect ? ' The call was not executed.' : ''} ` +
+        `Send the arguments as one JSON object matching: ${JSON.stringify(registry.jsonSchema(tool.name))}`,
+    }
+  }
+  const parsed = safeParse(tool.params, call.args)
+  if (!parsed.success) {
+    const problems = describeIssues(parsed.error.issues, call.args)
+    return {
+      ok: false,
+      error:
+        `invalid arguments for ${tool.name}:\n${problems.map((p) => `- ${p}`).join('\n')}\n` +
+        `Schema: ${JSON.stringify(registry.jsonSchema(tool.name))}`,
+    }
+  }
+  return { ok: true, tool, args: parsed.data }
+}
+
+/** What the tool's own `check` finds wrong with validated arguments (a throw counts), if any. */
+export function checkCall(tool: Tool, args: unknown, ctx: CheckContext): string | undefined {
+  if (!tool.check) return undefined
+  let problem: string | undefined
+  try {
+    problem = tool.check(args as never, ctx)
+  } catch (err) {
+    problem = `its check failed (${describeThrown(err)})`
+  }
+  if (problem === undefined) return undefined
+  return `${tool.name}: ${problem}${tool.sideEffect ? ' The call was not executed.' : ''}`
+}
