@@ -1,5 +1,8 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin'
 import { defineConfig } from 'vitest/config'
+import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
+
+const wrangler = { configPath: wranglerConfigWithoutDevVars() }
 
 // Settings every test Worker gets. Hosts use the reserved .test TLD: the strict outbound fake
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
@@ -18,6 +21,12 @@ const common = {
   SLACK_APPROVERS: 'UAPPROVER1,UAPPROVER2',
   MODEL: 'gpt-test',
   MODEL_ALLOWLIST: 'gpt-test,gpt-test-large',
+  // Quiet output: no JSON log lines. test/service sets 'info' and captures them.
+  LOG_LEVEL: 'silent',
+}
+const fakeProvider = {
+  OPENAI_API_KEY: 'sk-test-fake-openai-0123456789',
+  OPENAI_BASE_URL: 'https://api.openai.test/v1',
 }
 
 export default defineConfig({
@@ -30,13 +39,9 @@ export default defineConfig({
         // The service wired to a fake OpenAI-compatible provider.
         plugins: [
           cloudflareTest({
-            wrangler: { configPath: './wrangler.toml' },
+            wrangler,
             miniflare: {
-              bindings: {
-                ...common,
-                OPENAI_API_KEY: 'sk-test-fake-openai-0123456789',
-                OPENAI_BASE_URL: 'https://api.openai.test/v1',
-              },
+              bindings: { ...common, ...fakeProvider },
             },
           }),
         ],
@@ -44,15 +49,27 @@ export default defineConfig({
           testTimeout: 30_000,
           name: 'edgeloop',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/demo/**'],
+          exclude: ['test/demo/**', 'test/service/**'],
         },
+      },
+      {
+        // The service tests read the transition log lines (test/service/harness.ts captures them).
+        plugins: [
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: { ...common, ...fakeProvider, LOG_LEVEL: 'info' },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'service', include: ['test/service/**/*.test.ts'] },
       },
       {
         // No API key: the offline scripted demo, exactly as `npm start` runs it.
         plugins: [
           cloudflareTest({
-            wrangler: { configPath: './wrangler.toml' },
-            // Empty wins over an OPENAI_API_KEY a developer may have in .dev.vars.
+            wrangler,
+            // OPENAI_API_KEY empty: the offline demo model.
             miniflare: { bindings: { ...common, OPENAI_API_KEY: '' } },
           }),
         ],

@@ -26,6 +26,8 @@ const REPEAT = 7
 const GOAL_TEXT = 2
 const GOAL_NATIVE = 10
 const GOAL_GROWTH = 1.5
+/** Kernel CPU per step, either protocol (COMMON rules: at or under 10 µs). */
+const GOAL_US_PER_STEP = 10
 
 /** Runs one task to the end; the kernel returns the bytes it accounted (DESIGN §4). */
 type Loop = (model: BenchModel, steps: number) => Promise<number | undefined>
@@ -252,6 +254,9 @@ export async function benchKernel(): Promise<string> {
         `${''.padEnd(8)} ${''.padStart(5)}  ratio    ${fmt(kStep / pStep, 2)}x${fmt(kKiB / pKiB, 2)}x`,
       )
       const ratio = kStep / pStep
+      verdicts.push(
+        `${kStep <= GOAL_US_PER_STEP ? 'PASS' : 'FAIL'} ${protocol} ${steps} steps: kernel ${kStep.toFixed(1)} µs/step (goal ≤ ${GOAL_US_PER_STEP} µs)`,
+      )
       verdicts.push(
         `${ratio <= goal ? 'PASS' : 'FAIL'} ${protocol} ${steps} steps: kernel ${ratio.toFixed(2)}x its prototype per step (goal ≤ ${goal}x)`,
       )

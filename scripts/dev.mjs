@@ -1,18 +1,72 @@
 #!/usr/bin/env node
 // `npm start`: the service on wrangler dev (local Durable Object storage in .wrangler/), with the
 // offline demo model unless .dev.vars sets OPENAI_API_KEY.
+//   PORT=9000 npm start   or   npm start -- --port 9000   (default 8787; 127.0.0.1 only)
+// Other arguments after `--` go to wrangler dev as they are.
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+const HOST = '127.0.0.1'
+const READY_TIMEOUT_MS = 120_000
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** `--port N` / `--port=N` from the arguments (removed from them), else PORT, else 8787. */
+function takePort(args) {
+  let value = process.env.PORT || '8787'
+  let from = process.env.PORT ? 'PORT' : 'the default'
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--port(?:=(.*))?$/.exec(args[i])
+    if (!m) continue
+    const inline = m[1] !== undefined
+    value = inline ? m[1] : (args[i + 1] ?? '')
+    from = '--port'
+    args.splice(i, inline ? 1 : 2)
+    i--
+  }
+  const port = Number(value)
+  if (!/^\d+$/.test(value) || port < 1 || port > 65_535) {
+    fail(`${from} must be a port number from 1 to 65535; got "${value}"`)
+  }
+  return port
+}
+
+function fail(message) {
+  console.error(`edgeloop: ${message}`)
+  process.exit(1)
+}
+
+/** Resolves when `port` on HOST can be bound (and frees it again); rejects with the error. */
+function probe(port) {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen({ port, host: HOST, exclusive: true }, () => srv.close(() => resolve()))
+  })
+}
+
+const args = process.argv.slice(2)
+const port = takePort(args)
+try {
+  await probe(port)
+} catch (err) {
+  if (err.code === 'EADDRINUSE') {
+    fail(
+      `port ${port} on ${HOST} is in use; stop what holds it or choose another: PORT=8788 npm start`,
+    )
+  }
+  fail(`cannot listen on ${HOST}:${port}: ${err.message}`)
+}
+
 const vars = join(root, '.dev.vars')
 if (!existsSync(vars)) {
   copyFileSync(join(root, '.dev.vars.example'), vars)
-  console.log('created .dev.vars from .dev.vars.example (API_TOKEN=dev-token)')
+  console.log('edgeloop: created .dev.vars from .dev.vars.example (API_TOKEN=dev-token)')
 }
-const port = process.env.PORT ?? '8787'
+const url = `http://${HOST}:${port}`
 const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
 const child = spawn(
   process.execPath,
@@ -20,16 +74,31 @@ const child = spawn(
     wrangler,
     'dev',
     '--ip',
-    '127.0.0.1',
+    HOST,
     '--port',
-    port,
+    String(port),
     '--show-interactive-dev-session=false',
-    ...process.argv.slice(2),
+    ...args,
   ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
 )
-console.log(
-  `edgeloop: http://127.0.0.1:${port}  (try: curl http://127.0.0.1:${port}/healthz; the README walks through the demo)`,
-)
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig))
 child.on('exit', (code) => process.exit(code ?? 0))
+
+// Say where it serves only once it answers there: that URL, not the one asked for, is the truth.
+const deadline = Date.now() + READY_TIMEOUT_MS
+while (child.exitCode === null && Date.now() < deadline) {
+  try {
+    const res = await fetch(`${url}/healthz`)
+    const body = await res.json()
+    if (body?.service === 'edgeloop') {
+      console.log(
+        `\nedgeloop: serving ${url}  (try: curl ${url}/healthz; the README walks through the demo)\n`,
+      )
+      break
+    }
+  } catch {
+    // not listening yet
+  }
+  await new Promise((r) => setTimeout(r, 250))
+}

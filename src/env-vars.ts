@@ -35,4 +35,5 @@ export interface EnvVars {
   SLACK_API_URL?: string
   SLACK_APPROVERS?: string
   SLACK_FORBID_SELF_APPROVAL?: string
+  LOG_LEVEL?: string
 }

@@ -9,6 +9,7 @@ import { ConfigError } from '../settings/config-error'
 import { modelConfigFromEnv } from './model'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
+import { LOG_LEVELS } from './log-level'
 
 /** Everything the service reads from its environment, validated once. */
 export interface ServiceConfig {
@@ -64,6 +65,8 @@ const SERVICE_SETTINGS = {
   SLACK_API_URL: setting.httpUrl('https://slack.com/api'),
   SLACK_APPROVERS: setting.parsedBy(parseApprovers),
   SLACK_FORBID_SELF_APPROVAL: setting.flag(),
+  // Read by runs/log.ts on every line; checked here so a typo is reported like any setting.
+  LOG_LEVEL: setting.oneOf(LOG_LEVELS, 'info'),
 }
 
 const cache = new WeakMap<object, ServiceConfig>()

@@ -36,13 +36,16 @@ app.notFound((c) =>
 app.onError((err, c) => {
   if (err instanceof ApiError) return c.json(err.toJSON(), err.status)
   if (err instanceof ConfigError) {
-    logEvent('config_error', { error: err.message })
+    logEvent(c.env, 'config_error', { error: err.message }, 'error')
     return c.json(new ApiError(503, 'misconfigured', err.message).toJSON(), 503)
   }
   // Not the client's fault: log it (no request data) and answer without internals.
-  logEvent('unhandled_error', {
-    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-  })
+  logEvent(
+    c.env,
+    'unhandled_error',
+    { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) },
+    'error',
+  )
   return c.json(
     new ApiError(500, 'internal_error', 'internal error; see the Worker logs').toJSON(),
     500,

@@ -50,7 +50,7 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
     ...(requestedBy ? { requestedBy } : {}),
   })
   if (!allowed.ok) {
-    logEvent('slack_unauthorised_click', { runId, callId, userId })
+    logEvent(c.env, 'slack_unauthorised_click', { runId, callId, userId }, 'warn')
     await tell(`You can't decide this approval: ${allowed.reason}`)
     return c.body(null, 200)
   }
@@ -113,6 +113,6 @@ async function notifyUser(
       ...(threadTs ? { thread_ts: threadTs } : {}),
     })
   } catch (err) {
-    logEvent('slack_ephemeral_failed', { channel, error: (err as Error).message })
+    logEvent(c.env, 'slack_ephemeral_failed', { channel, error: (err as Error).message }, 'warn')
   }
 }

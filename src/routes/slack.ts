@@ -84,7 +84,7 @@ slackRoutes.post('/events', async (c) => {
   }).catch((err) => {
     // A bad request from Slack's side must still be acknowledged, or Slack retries it.
     if (err instanceof ApiError && err.status < 500) {
-      logEvent('slack_event_rejected', { eventId: body.eventId, code: err.code })
+      logEvent(c.env, 'slack_event_rejected', { eventId: body.eventId, code: err.code }, 'warn')
       return { created: false, view: undefined }
     }
     throw err

@@ -1,11 +1,20 @@
 import type { TransitionEvent } from '../kernel/transition'
 import type { RunState } from '../kernel/state'
+import { logs, type LogLevel } from '../config/log-level'
+
+/** What the log functions read from the Worker's env. */
+export interface LogEnv {
+  LOG_LEVEL?: string
+}
+
+type Level = Exclude<LogLevel, 'silent'>
 
 /**
  * One structured JSON line per transition (issue 3). Only ids, names, counts and timings:
  * never arguments, observations, prompts or anything that could hold a secret.
  */
-export function logTransition(event: TransitionEvent, state: RunState): void {
+export function logTransition(env: LogEnv, event: TransitionEvent, state: RunState): void {
+  if (!logs(env.LOG_LEVEL, 'info')) return
   console.log(
     JSON.stringify({
       level: 'info',
@@ -25,6 +34,12 @@ export function logTransition(event: TransitionEvent, state: RunState): void {
 }
 
 /** A structured log line for a non-transition event (fields must be free of secrets). */
-export function logEvent(msg: string, fields: Record<string, unknown>): void {
-  console.log(JSON.stringify({ level: 'info', msg, ...fields }))
+export function logEvent(
+  env: LogEnv,
+  msg: string,
+  fields: Record<string, unknown>,
+  level: Level = 'info',
+): void {
+  // One stream for every level: the line's own `level` field says which it is.
+  if (logs(env.LOG_LEVEL, level)) console.log(JSON.stringify({ level, msg, ...fields }))
 }

@@ -96,7 +96,11 @@ export class RunStore extends DurableObject<EnvVars> {
     })
     this.#state = state
     this.#info = info
-    logEvent('run_started', { runId: state.id, requestedBy: info.requestedBy, tools: state.tools })
+    logEvent(this.env, 'run_started', {
+      runId: state.id,
+      requestedBy: info.requestedBy,
+      tools: state.tools,
+    })
     await this.ctx.storage.setAlarm(now)
     return { created: true, view: this.#view() }
   }
@@ -134,7 +138,7 @@ export class RunStore extends DurableObject<EnvVars> {
     })
     this.#state = out.state
     this.#hub.publish()
-    logEvent('approval_decided', {
+    logEvent(this.env, 'approval_decided', {
       runId: state.id,
       callId: input.callId,
       tool: out.call.name,
@@ -176,7 +180,7 @@ export class RunStore extends DurableObject<EnvVars> {
       this.#state = { ...state, cancelRequested: true, cancelReason: why }
       this.#storage.saveState(this.#state)
     }
-    logEvent('run_cancel_requested', { runId: state.id, by })
+    logEvent(this.env, 'run_cancel_requested', { runId: state.id, by })
     await this.ctx.storage.setAlarm(Date.now())
     return { ok: true, message: `run ${state.id} will stop at its next transition` }
   }
@@ -216,7 +220,12 @@ export class RunStore extends DurableObject<EnvVars> {
     } catch (err) {
       // An operator fixes a bad setting; the run waits for it instead of failing.
       this.#notBefore = Date.now() + CONFIG_RETRY_MS
-      logEvent('run_waiting_for_config', { runId: state.id, error: (err as Error).message })
+      logEvent(
+        this.env,
+        'run_waiting_for_config',
+        { runId: state.id, error: (err as Error).message },
+        'warn',
+      )
       return
     }
     // A stricter policy deployed while the run was going applies at once (a read-only rollout
@@ -240,7 +249,7 @@ export class RunStore extends DurableObject<EnvVars> {
       // Storage failures or a tool set that can no longer be built: record them on the run
       // instead of crashing the alarm into endless retries.
       const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
-      logEvent('run_slice_failed', { runId: state.id, error: message })
+      logEvent(this.env, 'run_slice_failed', { runId: state.id, error: message }, 'error')
       const failed: RunState = {
         ...this.#state!,
         phase: 'done',
@@ -310,7 +319,7 @@ export class RunStore extends DurableObject<EnvVars> {
     })
     this.#state = next
     this.#hub.publish()
-    logTransition(event, next)
+    logTransition(this.env, event, next)
   }
 
   /** Stores the events of a change (inside its transaction) and queues their callbacks. */
@@ -338,19 +347,24 @@ export class RunStore extends DurableObject<EnvVars> {
           now,
         })
         this.#outbox.delivered(entry.id, Date.now(), result)
-        logEvent('delivered', {
+        logEvent(this.env, 'delivered', {
           runId: this.#state!.id,
           delivery: entry.id,
           attempts: entry.attempts + 1,
         })
       } catch (err) {
         this.#outbox.failed(entry, Date.now(), err as Error)
-        logEvent('delivery_failed', {
-          runId: this.#state!.id,
-          delivery: entry.id,
-          attempts: entry.attempts + 1,
-          error: (err as Error).message,
-        })
+        logEvent(
+          this.env,
+          'delivery_failed',
+          {
+            runId: this.#state!.id,
+            delivery: entry.id,
+            attempts: entry.attempts + 1,
+            error: (err as Error).message,
+          },
+          'warn',
+        )
       }
     }
   }

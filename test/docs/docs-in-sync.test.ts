@@ -52,6 +52,7 @@ describe('README', () => {
     'SLACK_API_URL',
     'SLACK_APPROVERS',
     'SLACK_FORBID_SELF_APPROVAL',
+    'LOG_LEVEL',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {
     expect(readme).toContain(`\`${name}\``)
