@@ -21,7 +21,7 @@ const common = {
   SLACK_APPROVERS: 'UAPPROVER1,UAPPROVER2',
   MODEL: 'gpt-test',
   MODEL_ALLOWLIST: 'gpt-test,gpt-test-large',
-  // Quiet output: no JSON log lines. test/service sets 'info' and captures them.
+  // Quiet output: no JSON log lines (test/service/harness.ts turns them on and captures them).
   LOG_LEVEL: 'silent',
 }
 const fakeProvider = {
@@ -49,20 +49,8 @@ export default defineConfig({
           testTimeout: 30_000,
           name: 'edgeloop',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/demo/**', 'test/service/**'],
+          exclude: ['test/demo/**'],
         },
-      },
-      {
-        // The service tests read the transition log lines (test/service/harness.ts captures them).
-        plugins: [
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: { ...common, ...fakeProvider, LOG_LEVEL: 'info' },
-            },
-          }),
-        ],
-        test: { testTimeout: 30_000, name: 'service', include: ['test/service/**/*.test.ts'] },
       },
       {
         // No API key: the offline scripted demo, exactly as `npm start` runs it.

@@ -1,7 +1,9 @@
 /**
- * HTML reduced to the text a reader would see, for `http_get`. Not a browser: scripts, styles
- * and markup go, block elements become line breaks, common entities are decoded, whitespace is
- * collapsed. Entities are decoded last so that `&lt;script&gt;` in the page stays text.
+ * HTML reduced to the text a reader would see, for `http_get`, with the Workers runtime's own
+ * streaming HTML parser (`HTMLRewriter`): scripts, styles and other hidden elements are skipped,
+ * block elements become line breaks, whitespace is collapsed. The parser hands text over as it
+ * appears in the source (`&amp;` stays `&amp;`), so each text node is decoded once it is whole:
+ * `&lt;script&gt;` in the page stays text and never becomes markup.
  */
 
 const NAMED_ENTITIES: Record<string, string> = {
@@ -30,30 +32,62 @@ const NAMED_ENTITIES: Record<string, string> = {
   euro: '€',
 }
 
-// Elements whose content is never shown in the page (the title is taken out first).
-const HIDDEN = /<(script|style|noscript|template|svg|head|title)\b[^>]*>[\s\S]*?(?:<\/\1\s*>|$)/gi
-const COMMENT = /<!--[\s\S]*?(?:-->|$)/g
+// Content never shown in the page. The title is read apart; <head> itself is not listed, since
+// its end tag is optional and everything it holds that has text is listed here.
+const HIDDEN = 'script, style, noscript, template, svg, title'
 const BLOCK =
-  /<\/?(?:p|div|br|hr|h[1-6]|ul|ol|dl|table|thead|tbody|section|article|header|footer|nav|main|aside|blockquote|pre|form|fieldset|figure|figcaption)\b[^>]*>/gi
-const LIST_ITEM = /<li\b[^>]*>/gi
+  'p, div, h1, h2, h3, h4, h5, h6, ul, ol, dl, table, thead, tbody, section, article, header, ' +
+  'footer, nav, main, aside, blockquote, pre, form, fieldset, figure, figcaption'
+// Void elements: a line break where they stand (they have no end tag to wait for).
+const BREAK = 'br, hr'
 // Rows end a line without a blank one between them, as list items do.
-const ROW_END = /<\/(?:tr|dt|dd)\s*>/gi
-const CELL = /<\/t[dh]\s*>/gi
-const TAG = /<\/?[a-zA-Z][^>]*>|<![^>]*>/g
+const ROW = 'tr, dt, dd'
+const CELL = 'td, th'
 
 /** Readable text of an HTML document (title first when the page has one). */
-export function htmlToText(html: string): string {
-  const title = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(html)?.[1]
-  const body = html
-    .replace(COMMENT, '')
-    .replace(HIDDEN, '')
-    .replace(LIST_ITEM, '\n- ')
-    .replace(CELL, '\t')
-    .replace(ROW_END, '\n')
-    .replace(BLOCK, '\n')
-    .replace(TAG, '')
-  const text = collapseWhitespace(decodeEntities(body))
-  const heading = title ? collapseWhitespace(decodeEntities(title.replace(TAG, ''))) : ''
+export async function htmlToText(html: string): Promise<string> {
+  const out: string[] = []
+  let hidden = 0
+  let title: string[] | null = null
+  let inTitle = false
+  let node = ''
+  const rewriter = new HTMLRewriter()
+    .on(HIDDEN, {
+      element(el) {
+        if (el.tagName === 'title' && hidden === 0 && title === null) {
+          title = []
+          inTitle = true
+        }
+        hidden++
+        el.onEndTag(() => {
+          hidden--
+          inTitle = false
+        })
+      },
+    })
+    .on(BLOCK, {
+      element(el) {
+        out.push('\n')
+        el.onEndTag(() => void out.push('\n'))
+      },
+    })
+    .on(BREAK, { element: () => void out.push('\n') })
+    .on('li', { element: () => void out.push('\n- ') })
+    .on(CELL, { element: (el) => el.onEndTag(() => void out.push('\t')) })
+    .on(ROW, { element: (el) => el.onEndTag(() => void out.push('\n')) })
+    .onDocument({
+      text(chunk) {
+        // A text node may arrive in several chunks; an entity may straddle two of them.
+        node += chunk.text
+        if (!chunk.lastInTextNode) return
+        if (inTitle) title!.push(decodeEntities(node))
+        else if (hidden === 0) out.push(decodeEntities(node))
+        node = ''
+      },
+    })
+  await rewriter.transform(new Response(html)).arrayBuffer()
+  const text = collapseWhitespace(out.join(''))
+  const heading = title ? collapseWhitespace((title as string[]).join('')) : ''
   return heading && !text.startsWith(heading) ? `${heading}\n\n${text}` : text
 }
 

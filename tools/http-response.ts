@@ -21,7 +21,7 @@ export async function describeResponse(
 
   // `stream: true` when cut drops a multi-byte character split at the cap instead of garbling it.
   const raw = new TextDecoder().decode(bytes, { stream: cut })
-  const body = renderBody(raw, mime, cut)
+  const body = await renderBody(raw, mime, cut)
   const head = [`${status} (${mime || 'no content type'})`, ...(options.notes ?? [])].join('\n')
   let text = `${head}\n\n${body || '(empty body)'}`
   if (cut) {
@@ -34,7 +34,7 @@ export async function describeResponse(
   return text
 }
 
-function renderBody(raw: string, mime: string, cut: boolean): string {
+async function renderBody(raw: string, mime: string, cut: boolean): Promise<string> {
   if (mime === 'text/html' || mime === 'application/xhtml+xml') return htmlToText(raw)
   if (!cut && (mime === 'application/json' || mime.endsWith('+json'))) {
     try {

@@ -1,4 +1,4 @@
-/** The OpenAI-compatible chat-completions adapter (DESIGN §5): the wire, retries and redaction. */
+/** The OpenAI-compatible chat-completions adapter (DESIGN §5): the wire, the budget and redaction. */
 import OpenAI from 'openai'
 import type {
   ChatCompletion,
@@ -15,7 +15,7 @@ import type {
 } from '../kernel/model'
 import { describeFailure, isToolsUnsupported, type ProviderFailure } from './provider-failure'
 import { redactSecrets } from './redact'
-import { backoffDelayMs } from './retry-policy'
+import { clientRetries, clientWaitMs } from './retry-policy'
 
 export interface OpenAIModelOptions {
   /** e.g. `https://api.openai.com/v1` or any OpenAI-compatible provider. */
@@ -25,13 +25,11 @@ export interface OpenAIModelOptions {
   /** Default 0: runs should be reproducible. */
   temperature?: number
   maxTokens?: number
-  /** Retries after the first attempt, for 429, 5xx, network errors and timeouts. Default 3. */
+  /** The client's retries after the first attempt (429, 5xx, network errors, timeouts). Default 3. */
   maxRetries?: number
   /** The longest one attempt may take (it never exceeds the request's remaining budget either). Default 120 000. */
   attemptTimeoutMs?: number
   fetch?: typeof fetch
-  sleep?: (ms: number) => Promise<void>
-  random?: () => number
   now?: () => number
 }
 
@@ -43,24 +41,23 @@ const FINISH_REASONS: Record<string, FinishReason> = {
   content_filter: 'content_filter',
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+/**
+ * One `complete()` call as the `openai` client's fetch sees it: how many attempts it made, and
+ * whether a retry was refused because its wait would outlast the time budget.
+ */
+interface CallBudget {
+  readonly deadline: number
+  attempts: number
+  refused?: string
+}
 
 export class OpenAIModel implements Model {
   readonly name: string
   readonly #options: OpenAIModelOptions
-  readonly #client: OpenAI
 
   constructor(options: OpenAIModelOptions) {
     this.#options = options
     this.name = `${new URL(options.baseURL).host}/${options.model}`
-    this.#client = new OpenAI({
-      baseURL: options.baseURL,
-      apiKey: options.apiKey,
-      // Retries are ours: Retry-After, jitter and the run's time budget are decided in complete().
-      maxRetries: 0,
-      // Late-bound so a fetch installed after construction (tests, instrumentation) is used.
-      fetch: (input, init) => (options.fetch ?? fetch)(input, init),
-    })
   }
 
   /** The same provider and settings with another model name (a per-run override). */
@@ -68,67 +65,74 @@ export class OpenAIModel implements Model {
     return new OpenAIModel({ ...this.#options, model })
   }
 
-  /** One chat completion within `request.timeoutMs`, retrying transient failures. */
+  /**
+   * One chat completion within `request.timeoutMs`. The `openai` client retries transient
+   * failures itself (backoff, `Retry-After` / `retry-after-ms`, a timeout per attempt); this
+   * bounds it by the budget: a signal that fires when the budget is spent (the client then sends
+   * nothing more), no retry whose wait would outlast the budget, and a cancel that wakes a wait.
+   */
   async complete(request: ModelRequest): Promise<ModelResponse> {
-    const { maxRetries = 3, attemptTimeoutMs = 120_000, random = Math.random } = this.#options
+    const { maxRetries = 3, attemptTimeoutMs = 120_000 } = this.#options
     const now = this.#options.now ?? Date.now
-    const sleep = this.#options.sleep ?? defaultSleep
-    const deadline = now() + request.timeoutMs
-    const body = this.#body(request)
-
-    for (let attempt = 0; ; attempt++) {
+    request.signal?.throwIfAborted()
+    const budgetMs = request.timeoutMs
+    const call: CallBudget = { deadline: now() + budgetMs, attempts: 0 }
+    const timeout = Math.max(1, Math.ceil(Math.min(budgetMs, attemptTimeoutMs)))
+    const budget = new AbortController()
+    // setTimeout, not AbortSignal.timeout: one clock with the client's own timers.
+    const timer = setTimeout(() => budget.abort(), Math.max(0, budgetMs))
+    const signal = request.signal ? AbortSignal.any([request.signal, budget.signal]) : budget.signal
+    try {
+      const completion = await settleOrAbort(
+        this.#client(call).chat.completions.create(this.#body(request), {
+          maxRetries,
+          timeout,
+          signal,
+        }),
+        signal,
+      )
+      return this.#response(completion)
+    } catch (err) {
+      // A cancelled run surfaces as the caller's own abort reason, not as a provider failure.
       request.signal?.throwIfAborted()
-      const remaining = deadline - now()
-      if (remaining <= 0) {
-        throw this.#error(`no answer within the time budget of ${request.timeoutMs} ms`, attempt, {
+      if (budget.signal.aborted) {
+        throw this.#error(`no answer within the time budget of ${budgetMs} ms`, call.attempts, {
           code: 'timeout',
         })
       }
-      const timeout = Math.max(1, Math.ceil(Math.min(remaining, attemptTimeoutMs)))
-      const outcome = await this.#attempt(body, timeout, request.signal, now)
-      if ('completion' in outcome) return this.#response(outcome.completion)
-      const failure = outcome.failure
-      const attempts = attempt + 1
+      const failure = describeFailure(err)
+      if (failure.kind === 'timeout') failure.message = `no answer within ${timeout} ms`
       if (request.protocol === 'native' && isToolsUnsupported(failure)) {
-        throw this.#failureError(failure, attempts, 'tools_unsupported')
+        throw this.#failureError(failure, call.attempts, 'tools_unsupported')
       }
-      if (!failure.retryable || attempt >= maxRetries) throw this.#failureError(failure, attempts)
-      const delay = failure.retryAfterMs ?? backoffDelayMs(attempt, random)
-      const left = deadline - now()
-      if (delay >= left) {
-        // Sleeping past the budget would only end in a timeout; report the real cause now.
-        throw this.#failureError(
-          failure,
-          attempts,
-          undefined,
-          `retry in ${Math.ceil(delay)} ms would exceed the remaining ${Math.max(0, Math.floor(left))} ms`,
-        )
-      }
-      await sleepUnlessAborted(sleep, delay, request.signal)
+      throw this.#failureError(failure, call.attempts, undefined, call.refused)
+    } finally {
+      clearTimeout(timer)
     }
   }
 
-  /** One HTTP attempt; a failure comes back as data so the retry loop can decide. */
-  async #attempt(
-    body: ChatCompletionCreateParamsNonStreaming,
-    timeout: number,
-    signal: AbortSignal | undefined,
-    now: () => number,
-  ): Promise<{ completion: ChatCompletion } | { failure: ProviderFailure }> {
-    try {
-      const completion = await this.#client.chat.completions.create(body, {
-        timeout,
-        maxRetries: 0,
-        signal,
-      })
-      return { completion }
-    } catch (err) {
-      // A cancelled run surfaces as the caller's own abort reason, not as a provider failure.
-      signal?.throwIfAborted()
-      const failure = describeFailure(err, now())
-      if (failure.kind === 'timeout') failure.message = `no answer within ${timeout} ms`
-      return { failure }
-    }
+  /** A client whose fetch counts this call's attempts and vetoes retries the budget can't pay. */
+  #client(call: CallBudget): OpenAI {
+    const now = this.#options.now ?? Date.now
+    return new OpenAI({
+      baseURL: this.#options.baseURL,
+      apiKey: this.#options.apiKey,
+      fetch: async (input, init) => {
+        call.attempts++
+        // Looked up at call time, so a fetch installed later (tests, instrumentation) is used.
+        const res = await (this.#options.fetch ?? fetch)(input, init)
+        if (res.ok || !clientRetries(res)) return res
+        const wait = clientWaitMs(res.headers, call.attempts - 1, now())
+        const left = call.deadline - now()
+        if (wait < left) return res
+        // The client would sleep past the budget and then give up: it should give up now, with
+        // the provider's own error. `x-should-retry: false` is the client's documented veto.
+        call.refused = `retry in ${Math.ceil(wait)} ms would exceed the remaining ${Math.max(0, Math.floor(left))} ms`
+        const headers = new Headers(res.headers)
+        headers.set('x-should-retry', 'false')
+        return new Response(res.body, { status: res.status, statusText: res.statusText, headers })
+      },
+    })
   }
 
   #body(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
@@ -221,20 +225,21 @@ function nextStep(failure: ProviderFailure): string | undefined {
   return undefined
 }
 
-/** Sleeps, waking early (and throwing the abort reason) when the run is cancelled. */
-async function sleepUnlessAborted(
-  sleep: (ms: number) => Promise<void>,
-  ms: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  if (!signal) return sleep(ms)
+/**
+ * The client's promise, or the abort reason as soon as `signal` fires: the client's wait between
+ * retries does not watch the signal (it checks it only before the next attempt).
+ */
+async function settleOrAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  // Whatever the client settles with after an abort is of no interest; never unhandled.
+  promise.catch(() => {})
   let onAbort: () => void = () => {}
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
   })
   try {
-    await Promise.race([sleep(ms), aborted])
+    return await Promise.race([promise, aborted])
   } finally {
     signal.removeEventListener('abort', onAbort)
   }

@@ -1,6 +1,5 @@
 /** Turns whatever the `openai` client threw into one plain description we can retry or report. */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
-import { isRetryableStatus, retryAfterMs } from './retry-policy'
 
 export interface ProviderFailure {
   kind: 'http' | 'timeout' | 'network' | 'bad_response'
@@ -12,42 +11,33 @@ export interface ProviderFailure {
   param?: string
   /** The provider's message (not yet redacted). */
   message: string
-  retryable: boolean
-  /** The wait the provider asked for (Retry-After), when it asked. */
-  retryAfterMs?: number
 }
 
-/** Classifies an error thrown by `client.chat.completions.create`. */
-export function describeFailure(err: unknown, now: number): ProviderFailure {
+/** Classifies an error thrown by `client.chat.completions.create` (after its own retries). */
+export function describeFailure(err: unknown): ProviderFailure {
   if (err instanceof APIConnectionTimeoutError) {
-    return { kind: 'timeout', message: 'the request timed out', retryable: true }
+    return { kind: 'timeout', message: 'the request timed out' }
   }
   if (err instanceof APIUserAbortError) {
-    return { kind: 'network', message: 'the request was aborted', retryable: false }
+    return { kind: 'network', message: 'the request was aborted' }
   }
   if (err instanceof APIConnectionError) {
     const cause = err.cause instanceof Error ? `: ${err.cause.message}` : ''
-    return { kind: 'network', message: `${err.message}${cause}`, retryable: true }
+    return { kind: 'network', message: `${err.message}${cause}` }
   }
   if (err instanceof APIError && typeof err.status === 'number') {
     const body = err.error as { message?: unknown } | undefined
     const message = typeof body?.message === 'string' ? body.message : err.message
-    // OpenAI's own hint overrides the status rule when present.
-    const hint = err.headers?.get('x-should-retry')
-    const retryable =
-      hint === 'true' ? true : hint === 'false' ? false : isRetryableStatus(err.status)
     return {
       kind: 'http',
       status: err.status,
       providerCode: typeof err.code === 'string' ? err.code : undefined,
       param: typeof err.param === 'string' ? err.param : undefined,
       message,
-      retryable,
-      retryAfterMs: retryAfterMs(err.headers, now),
     }
   }
   const message = err instanceof Error ? err.message : String(err)
-  return { kind: 'bad_response', message, retryable: false }
+  return { kind: 'bad_response', message }
 }
 
 // Real answers from providers that cannot do function calling, e.g. Ollama "llama2 does not

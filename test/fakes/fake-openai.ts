@@ -100,6 +100,8 @@ export class FakeOpenAI {
   readonly bodies: ReceivedBody[] = []
   /** Why each rejected request was rejected (empty when every request was valid). */
   readonly violations: string[] = []
+  /** `Date.now()` when each request arrived (a faked clock makes the gaps the retry waits). */
+  readonly arrivals: number[] = []
   readonly apiKey: string
   readonly #queue: FakeReply[] = []
   #calls = 0
@@ -129,6 +131,7 @@ export class FakeOpenAI {
 
   /** Pass to `Outbound.on(FAKE_OPENAI_HOST, api.handler)`. */
   readonly handler: FakeHandler = async (req) => {
+    this.arrivals.push(Date.now())
     const url = new URL(req.url)
     if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
       return this.#reject(

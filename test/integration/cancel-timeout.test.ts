@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { toRunResult } from '../../src/kernel/index'
-import { OpenAIModel } from '../../src/llm/openai-model'
 import { calculator } from '../../tools/calculator'
-import { FAKE_OPENAI_BASE_URL, FAKE_OPENAI_KEY, reply } from '../fakes/fake-openai'
-import { useWire, runUntilStill, startRun } from './harness'
+import { reply } from '../fakes/fake-openai'
+import { settle, useFakeClock, useWire, runUntilStill, startRun } from './harness'
 
 const wire = useWire()
+useFakeClock()
 
 describe('a run cancelled while the real adapter waits', () => {
   it('during a hanging model call → stopReason cancelled, not model_error', async () => {
@@ -19,7 +19,7 @@ describe('a run cancelled while the real adapter waits', () => {
     )
     setTimeout(() => controller.abort(), 20)
 
-    const out = await runUntilStill(state, deps)
+    const out = await settle(runUntilStill(state, deps))
 
     expect(toRunResult(out.state)).toMatchObject({
       ok: false,
@@ -29,28 +29,22 @@ describe('a run cancelled while the real adapter waits', () => {
     expect(out.state.steps).toEqual([])
   })
 
-  it('during the backoff between retries → stopReason cancelled, no second request', async () => {
+  it('during the backoff between retries → stopReason cancelled at once, no second request', async () => {
     wire.api.enqueue(reply.error(503, 'overloaded'), reply.text('never'))
     const controller = new AbortController()
-    const model = new OpenAIModel({
-      baseURL: FAKE_OPENAI_BASE_URL,
-      apiKey: FAKE_OPENAI_KEY,
-      model: 'gpt-test',
-      // The wait never ends by itself: only the cancel can end it.
-      sleep: () => {
-        controller.abort(new Error('operator cancelled the run'))
-        return new Promise<void>(() => {})
-      },
-    })
     const { state, deps } = startRun(
       [calculator],
-      model,
+      wire.model(),
       { protocol: 'native' },
       { signal: controller.signal },
     )
+    // The client's backoff is 437 ms; the cancel comes 100 ms into it.
+    setTimeout(() => controller.abort(new Error('operator cancelled the run')), 100)
+    const started = Date.now()
 
-    const out = await runUntilStill(state, deps)
+    const out = await settle(runUntilStill(state, deps))
 
+    expect(Date.now() - started).toBe(100)
     expect(toRunResult(out.state)).toMatchObject({ ok: false, stopReason: 'cancelled' })
     expect(wire.api.bodies).toHaveLength(1)
   })
@@ -65,9 +59,9 @@ describe('the model call is bounded by the run time budget', () => {
     })
     const started = Date.now()
 
-    const out = await runUntilStill(state, deps)
+    const out = await settle(runUntilStill(state, deps))
 
-    expect(Date.now() - started).toBeLessThan(2_000)
+    expect(Date.now() - started).toBeLessThanOrEqual(50)
     expect(toRunResult(out.state)).toMatchObject({ ok: false, answer: '', stopReason: 'timeout' })
   })
 })

@@ -1,9 +1,10 @@
 /**
  * The joined path for integration tests: the kernel's step machine driving the real
  * `OpenAIModel` (the `openai` package) against `FakeOpenAI`, through the strict outbound fake,
- * with the real tools from `tools/`. Retries sleep nowhere: delays are recorded instead.
+ * with the real tools from `tools/`. The `openai` client retries on its own timers: tests that
+ * retry run on a faked clock (`useFakeClock`) and read the waits from when requests arrived.
  */
-import { afterEach, beforeEach } from 'vitest'
+import { afterEach, beforeEach, vi } from 'vitest'
 import {
   createRunState,
   MemoryObservationStore,
@@ -34,8 +35,8 @@ export const RECEIVER_HOST = 'receiver.test'
 export interface Wire {
   api: FakeOpenAI
   outbound: Outbound
-  /** Waits the model adapter asked for between retries, in order. */
-  delays: number[]
+  /** Time between consecutive requests to the fake provider (the client's waits, on a fake clock). */
+  readonly delays: number[]
   /** The real adapter pointed at the fake provider. */
   model(options?: Partial<OpenAIModelOptions>): OpenAIModel
   restore(): void
@@ -47,18 +48,17 @@ export function installWire(hosts: Record<string, FakeHandler> = {}): Wire {
   const outbound = new Outbound().on(FAKE_OPENAI_HOST, api.handler)
   for (const [host, handler] of Object.entries(hosts)) outbound.on(host, handler)
   outbound.install()
-  const delays: number[] = []
   return {
     api,
     outbound,
-    delays,
+    get delays() {
+      return api.arrivals.slice(1).map((t, i) => t - api.arrivals[i]!)
+    },
     model: (options = {}) =>
       new OpenAIModel({
         baseURL: FAKE_OPENAI_BASE_URL,
         apiKey: FAKE_OPENAI_KEY,
         model: 'gpt-test',
-        sleep: async (ms) => void delays.push(ms),
-        random: () => 0.5,
         ...options,
       }),
     restore: () => outbound.restore(),
@@ -96,6 +96,35 @@ export function useWire(hosts: Record<string, FakeHandler> = {}): Wire {
     model: (options) => now().model(options),
     restore: () => now().restore(),
   }
+}
+
+/**
+ * Fakes the clock (setTimeout, clearTimeout, Date) for each test of the file, and jitter: the
+ * `openai` client's backoff is `base · 2^n · (1 - random · 0.25)`, so random() = 0.5 takes 12.5 %
+ * off. Drive a promise to its end with `settle`.
+ */
+export function useFakeClock(start = '2026-01-01T00:00:00Z') {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse(start) })
+    vi.spyOn(Math, 'random').mockReturnValue(0.5)
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+    vi.restoreAllMocks()
+  })
+}
+
+/** Runs the faked timers until `promise` settles (every wait it is in passes at once). */
+export async function settle<T>(promise: Promise<T>): Promise<T> {
+  let done = false
+  const watched = promise.finally(() => void (done = true))
+  watched.catch(() => {})
+  // Between timers the fakes answer on microtasks; a bounded loop, then a plain wait.
+  for (let i = 0; i < 10_000 && !done; i++) {
+    if (vi.getTimerCount() > 0) await vi.advanceTimersToNextTimerAsync()
+    else await Promise.resolve()
+  }
+  return watched
 }
 
 /** A receiver that answers every POST with 201 and `{"received":true}`. */

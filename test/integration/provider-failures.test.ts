@@ -8,9 +8,19 @@ import {
 } from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
 import { FAKE_OPENAI_KEY, reply, type FakeReply } from '../fakes/fake-openai'
-import { useWire, runUntilStill, startRun, UNLIMITED, type Wire } from './harness'
+import {
+  settle,
+  useFakeClock,
+  useWire,
+  runUntilStill,
+  startRun,
+  UNLIMITED,
+  type Wire,
+} from './harness'
 
 const wire = useWire()
+// The openai client waits on its own timers: on a faked clock they pass at once.
+useFakeClock()
 let logged: string[]
 
 beforeEach(() => {
@@ -37,7 +47,7 @@ function safeJson(value: unknown): string {
 async function runWith(replies: FakeReply[], options: Parameters<Wire['model']>[0] = {}) {
   wire.api.enqueue(...replies)
   const { state, deps } = startRun([calculator], wire.model(options), { protocol: 'native' })
-  return runUntilStill(state, deps)
+  return settle(runUntilStill(state, deps))
 }
 
 describe('transient provider failures are retried inside one step', () => {
@@ -59,17 +69,16 @@ describe('transient provider failures are retried inside one step', () => {
     ['a dropped connection', reply.networkError()],
   ])('%s then success: one backoff delay, one step', async (_label, failure) => {
     const out = await runWith([failure, reply.text('done')])
-    // random() = 0.5 → half of the first backoff ceiling (500 ms).
-    expect(wire.delays).toEqual([250])
+    // The client's first backoff: 500 ms less 12.5 % jitter (random() = 0.5).
+    expect(wire.delays).toEqual([437])
     expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'done' })
     expect(out.state.steps).toHaveLength(1)
   })
 
   it('a hang then success: the attempt times out and the retry answers', async () => {
-    const started = Date.now()
     const out = await runWith([reply.hang(), reply.text('done')], { attemptTimeoutMs: 30 })
-    expect(Date.now() - started).toBeLessThan(5_000)
-    expect(wire.delays).toHaveLength(1)
+    // 30 ms until the attempt is given up, then the backoff.
+    expect(wire.delays).toEqual([30 + 437])
     expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'done' })
   })
 })
@@ -99,7 +108,7 @@ describe('permanent provider failure → model_error, and the key stays secret',
     const { state, deps } = startRun([calculator], wire.model({ apiKey: wrongKey }), {
       protocol: 'native',
     })
-    const out = await runSlice(state, deps, UNLIMITED, (_s, e) => void events.push(e))
+    const out = await settle(runSlice(state, deps, UNLIMITED, (_s, e) => void events.push(e)))
 
     const trace = toRunResult(out.state)
     expect(trace).toMatchObject({ ok: false, stopReason: 'model_error' })
@@ -120,7 +129,7 @@ describe('permanent provider failure → model_error, and the key stays secret',
       wire.model({ attemptTimeoutMs: 20, maxRetries: 2 }),
       { protocol: 'native' },
     )
-    const { state: next } = await transition(state, new Slice(deps))
+    const { state: next } = await settle(transition(state, new Slice(deps)))
     const trace = toRunResult(next)
     expect(trace.ok).toBe(false)
     expect(trace.stopReason).toBe('model_error')
@@ -149,7 +158,7 @@ describe('protocol auto: a provider without function calling', () => {
       protocol: 'auto',
       task: 'What is 2 + 2?',
     })
-    const out = await runUntilStill(state, deps)
+    const out = await settle(runUntilStill(state, deps))
 
     expect(toRunResult(out.state)).toMatchObject({
       ok: true,
@@ -169,14 +178,15 @@ describe('protocol auto: a provider without function calling', () => {
     // The text-protocol system prompt carries the tool specs itself.
     expect(text!.messages[0]!.content).toContain('### calculator')
     expect(text!.messages[0]!.content).toContain('Parameters (JSON Schema)')
-    expect(wire.delays).toEqual([])
+    // The text request follows at once: a fallback, not a retry after a wait.
+    expect(wire.delays).toEqual([0])
     expect(out.state.usage.modelCalls).toBe(1)
   })
 
   it('with protocol "native" the same answer is a model_error that says what to set', async () => {
     wire.api.enqueue(NO_TOOLS)
     const { state, deps } = startRun([calculator], wire.model(), { protocol: 'native' })
-    const out = await runUntilStill(state, deps)
+    const out = await settle(runUntilStill(state, deps))
     expect(toRunResult(out.state)).toMatchObject({
       ok: false,
       stopReason: 'model_error',
@@ -196,7 +206,7 @@ describe('Retry-After longer than the run has left', () => {
       protocol: 'native',
       budget: { maxSeconds: 5 },
     })
-    const out = await runUntilStill(state, deps)
+    const out = await settle(runUntilStill(state, deps))
 
     expect(wire.delays).toEqual([])
     expect(wire.api.bodies).toHaveLength(1)

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { ModelError } from '../../src/kernel/errors'
 import type { ChatMessage, ModelRequest, ToolSchema } from '../../src/kernel/model'
 import { FAKE_OPENAI_BASE_URL, reply } from '../fakes/fake-openai'
-import { useWire } from '../integration/harness'
+import { settle, useFakeClock, useWire } from '../integration/harness'
 
 const wire = useWire()
 
@@ -185,7 +185,9 @@ describe('response mapping', () => {
   })
 })
 
-describe('retries', () => {
+describe("retries: the openai client's own, bounded by the budget", () => {
+  useFakeClock('2026-01-01T00:00:00Z')
+
   it.each([
     ['Retry-After seconds', { 'retry-after': '2' }, 2000],
     ['retry-after-ms', { 'retry-after-ms': '1500', 'retry-after': '9' }, 1500],
@@ -195,8 +197,7 @@ describe('retries', () => {
       reply.error(429, 'Rate limit reached', headers, { code: 'rate_limit_exceeded' }),
       reply.text('ok'),
     )
-    const model = wire.model({ now: () => Date.parse('2026-01-01T00:00:00Z') })
-    const res = await model.complete(request({ timeoutMs: 60_000 }))
+    const res = await settle(wire.model().complete(request({ timeoutMs: 60_000 })))
     expect(res.text).toBe('ok')
     expect(wire.delays).toEqual([wait])
     expect(wire.api.bodies).toHaveLength(2)
@@ -205,25 +206,27 @@ describe('retries', () => {
   it.each([
     ['500', reply.error(500, 'The server had an error')],
     ['503', reply.error(503, 'Overloaded')],
+    ['409', reply.error(409, 'Conflict')],
     ['network error', reply.networkError()],
   ])('%s then success: retried after a jittered backoff', async (_name, first) => {
     wire.api.enqueue(first, reply.text('ok'))
-    expect((await wire.model().complete(request())).text).toBe('ok')
-    expect(wire.delays).toEqual([250]) // random 0.5 × 500 ms base
+    expect((await settle(wire.model().complete(request()))).text).toBe('ok')
+    expect(wire.delays).toEqual([437]) // 500 ms × (1 − random 0.5 × 0.25), in whole ms
   })
 
-  it('a timeout then success: each attempt is bounded, the retry gets the rest of the budget', async () => {
+  it('a timeout then success: each attempt is bounded, the retry answers', async () => {
     wire.api.enqueue(reply.hang(), reply.text('ok'))
-    const res = await wire.model({ attemptTimeoutMs: 30 }).complete(request({ timeoutMs: 3_000 }))
+    const model = wire.model({ attemptTimeoutMs: 30 })
+    const res = await settle(model.complete(request({ timeoutMs: 3_000 })))
     expect(res.text).toBe('ok')
-    expect(wire.delays).toHaveLength(1)
+    expect(wire.delays).toEqual([30 + 437])
   })
 
-  it('a hang that uses the whole budget ends with a timeout error', async () => {
+  it('a hang that uses the whole budget ends with a timeout error, no request after it', async () => {
     wire.api.enqueue(reply.hang(), reply.text('never'))
-    const err = await failure(wire.model().complete(request({ timeoutMs: 40 })))
+    const err = await failure(settle(wire.model().complete(request({ timeoutMs: 40 }))))
     expect(err.options.code).toBe('timeout')
-    expect(err.message).toMatch(/no answer within \d+ ms/)
+    expect(err.message).toContain('no answer within the time budget of 40 ms')
     expect(wire.api.pending).toBe(1)
   })
 
@@ -233,23 +236,20 @@ describe('retries', () => {
         reply.error(500, 'The server had an error processing your request'),
       ),
     )
-    const err = await failure(wire.model().complete(request()))
+    const err = await failure(settle(wire.model().complete(request({ timeoutMs: 60_000 }))))
     expect(err.options).toEqual({ status: 500, code: 'http' })
     expect(err.message).toContain('after 4 attempts')
     expect(err.message).toContain('500')
     expect(err.message).toContain('The server had an error processing your request')
-    // Exponential with full jitter (random 0.5): 250, 500, 1000 ms.
-    expect(wire.delays).toEqual([250, 500, 1000])
+    // Exponential, 12.5 % jitter off (random 0.5): 437.5 (timers count whole ms), 875, 1750 ms.
+    expect(wire.delays).toEqual([437, 875, 1750])
   })
 
   it('backoff is capped at 8 s', async () => {
+    vi.mocked(Math.random).mockReturnValue(0)
     wire.api.enqueue(...Array.from({ length: 7 }, () => reply.error(502, 'Bad gateway')))
-    await failure(
-      wire
-        .model({ maxRetries: 6, random: () => 0.999999 })
-        .complete(request({ timeoutMs: 600_000 })),
-    )
-    expect(wire.delays).toEqual([499, 999, 1999, 3999, 7999, 7999])
+    await failure(settle(wire.model({ maxRetries: 6 }).complete(request({ timeoutMs: 600_000 }))))
+    expect(wire.delays).toEqual([500, 1000, 2000, 4000, 8000, 8000])
   })
 
   it('never sleeps past the remaining budget: a long Retry-After fails at once', async () => {
@@ -261,11 +261,21 @@ describe('retries', () => {
         { code: 'rate_limit_exceeded' },
       ),
     )
-    const err = await failure(wire.model().complete(request({ timeoutMs: 1_000 })))
+    const err = await failure(settle(wire.model().complete(request({ timeoutMs: 1_000 }))))
     expect(wire.delays).toEqual([])
+    expect(wire.api.bodies).toHaveLength(1)
     expect(err.options).toEqual({ status: 429, code: 'http' })
     expect(err.message).toContain('rate_limit_exceeded')
-    expect(err.message).toContain('would exceed the remaining')
+    expect(err.message).toContain('retry in 30000 ms would exceed the remaining 1000 ms')
+  })
+
+  it('nor past it with a backoff: the retry that would not fit is not started', async () => {
+    wire.api.enqueue(reply.error(503, 'Overloaded'), reply.error(503, 'Overloaded'))
+    // First backoff (at most 500 ms) fits in 1 400 ms; the second (at most 1 000) no longer does.
+    const err = await failure(settle(wire.model().complete(request({ timeoutMs: 1_400 }))))
+    expect(wire.delays).toEqual([437])
+    expect(err.message).toContain('after 2 attempts')
+    expect(err.message).toMatch(/retry in 1000 ms would exceed the remaining 963 ms/)
   })
 
   it.each([
@@ -275,19 +285,44 @@ describe('retries', () => {
     [422, 'Unprocessable'],
   ])('a %i is not retried', async (status, message) => {
     wire.api.enqueue(reply.error(status, message), reply.text('never'))
-    const err = await failure(wire.model().complete(request()))
+    const err = await failure(settle(wire.model().complete(request())))
     expect(err.options).toEqual({ status, code: 'http' })
     expect(err.message).toContain(message)
+    expect(err.message).not.toContain('would exceed')
     expect(wire.delays).toEqual([])
     expect(wire.api.pending).toBe(1)
   })
 
-  it('a cancelled run stops waiting and is not retried', async () => {
+  it('x-should-retry: false from the provider is obeyed', async () => {
+    wire.api.enqueue(
+      reply.error(500, 'Do not retry', { 'x-should-retry': 'false' }),
+      reply.text('never'),
+    )
+    const err = await failure(settle(wire.model().complete(request())))
+    expect(err.options).toEqual({ status: 500, code: 'http' })
+    expect(wire.api.pending).toBe(1)
+  })
+
+  it('a cancelled run stops waiting during a hang and is not retried', async () => {
     wire.api.enqueue(reply.hang(), reply.text('never'))
     const controller = new AbortController()
     const pending = wire.model().complete(request({ signal: controller.signal }))
     setTimeout(() => controller.abort(new Error('run cancelled')), 5)
-    await expect(pending).rejects.toThrow('run cancelled')
+    await expect(settle(pending)).rejects.toThrow('run cancelled')
+    expect(wire.api.pending).toBe(1)
+  })
+
+  it('a cancel during the backoff wakes at once; the client then sends nothing', async () => {
+    wire.api.enqueue(reply.error(503, 'Overloaded'), reply.text('never'))
+    const controller = new AbortController()
+    const started = Date.now()
+    const waiting = wire.model().complete(request({ signal: controller.signal }))
+    setTimeout(() => controller.abort(new Error('cancelled in the backoff')), 100)
+    await expect(settle(waiting)).rejects.toThrow('cancelled in the backoff')
+    expect(Date.now() - started).toBe(100)
+    // The client's own wait (437.5 ms) ends later; it checks the signal and sends nothing.
+    await vi.runAllTimersAsync()
+    expect(wire.api.bodies).toHaveLength(1)
     expect(wire.api.pending).toBe(1)
   })
 })

@@ -224,9 +224,20 @@ export function logLines(spy: { mock: { calls: unknown[][] } }): Record<string, 
   return out
 }
 
-/** Silences (and records) the Worker's structured log lines. */
+/**
+ * Records (and keeps off the test output) the Worker's structured log lines. The suite runs with
+ * LOG_LEVEL=silent; these tests read the lines, so LOG_LEVEL is `info` until `restoreLogLevel`.
+ */
 export function captureLogs() {
+  levelBefore.push(env.LOG_LEVEL)
+  ;(env as { LOG_LEVEL?: string }).LOG_LEVEL = 'info'
   return vi.spyOn(console, 'log').mockImplementation(() => {})
+}
+const levelBefore: (string | undefined)[] = []
+
+/** Puts back the LOG_LEVEL `captureLogs` replaced. */
+export function restoreLogLevel() {
+  ;(env as { LOG_LEVEL?: string }).LOG_LEVEL = levelBefore.pop()
 }
 
 /** One test's fakes, installed by `useServiceFakes`. */
@@ -272,6 +283,7 @@ export function useServiceFakes(options: ServiceFakesOptions = {}): ServiceFakes
     current = undefined
     fakes?.outbound.restore()
     fakes?.clock.restore()
+    restoreLogLevel()
     vi.restoreAllMocks()
   })
   const now = (): ServiceFakes => {

@@ -15,8 +15,20 @@ describe('htmlToText', () => {
     ['<a href="/x">link <em>text</em></a>', 'link text'],
     ['<html><head><title>T &amp; C</title></head><body><p>body</p></body></html>', 'T & C\n\nbody'],
     ['<title>Same</title><h1>Same</h1>', 'Same'],
-  ])('%j → %j', (html, text) => {
-    expect(htmlToText(html)).toBe(text)
+    // What a parser reads right and a pattern over the source did not:
+    ['<p title="a > b">x</p><div data-x="<script>">shown</div>', 'x\n\nshown'],
+    ['<html><head><meta charset="utf-8"><body><p>no end to head</p>', 'no end to head'],
+    ['<svg><title>icon</title><text>chart</text></svg><p>page</p>', 'page'],
+    ['<!-- <p>old</p> --><p>new</p>', 'new'],
+    ['<p>a &amp;lt; b</p>', 'a &lt; b'],
+    ['<ul><li>one<li>two</ul>', '- one\n- two'],
+  ])('%j → %j', async (html, text) => {
+    expect(await htmlToText(html)).toBe(text)
+  })
+
+  it('decodes an entity that straddles two chunks of a long text node', async () => {
+    const long = 'x'.repeat(70_000)
+    expect(await htmlToText(`<p>${long}&amp;${long}</p>`)).toBe(`${long}&${long}`)
   })
 
   it.each([
