@@ -21,6 +21,14 @@ if (section('kernel')) {
   const { benchKernel } = await importTs('./kernel.bench.ts')
   report(await benchKernel())
 }
+if (section('parallel')) {
+  const { benchParallel } = await importTs('./parallel.bench.ts')
+  report(await benchParallel())
+}
+if (section('context')) {
+  const { benchContext } = await importTs('./context.bench.ts')
+  report(await benchContext())
+}
 if (section('storage')) {
   const { benchStorage } = await importTs('./storage.bench.ts')
   report(await benchStorage())

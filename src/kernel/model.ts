@@ -37,6 +37,8 @@ export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter'
 export interface ModelUsage {
   promptTokens: number
   completionTokens: number
+  /** Of `promptTokens`, those the provider served from its prompt cache, when it says. */
+  cachedPromptTokens?: number
 }
 
 export interface ModelResponse {

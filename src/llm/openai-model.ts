@@ -178,6 +178,8 @@ export class OpenAIModel implements Model {
         promptTokens: completion.usage.prompt_tokens,
         completionTokens: completion.usage.completion_tokens,
       }
+      const cached = completion.usage.prompt_tokens_details?.cached_tokens
+      if (typeof cached === 'number') response.usage.cachedPromptTokens = cached
     }
     return response
   }

@@ -20,6 +20,8 @@ export const FAKE_OPENAI_KEY = 'sk-test-fake-openai-0123456789'
 export interface FakeUsage {
   prompt_tokens: number
   completion_tokens: number
+  /** OpenAI reports the prompt tokens its cache served here (absent from many providers). */
+  prompt_tokens_details?: { cached_tokens: number }
 }
 
 export interface FakeCall {

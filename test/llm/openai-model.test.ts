@@ -167,6 +167,29 @@ describe('response mapping', () => {
     expect((await wire.model().complete(request())).finishReason).toBe(mapped)
   })
 
+  it('reads the cached prompt tokens when the provider reports them', async () => {
+    wire.api.enqueue(
+      reply.text('x', {
+        usage: {
+          prompt_tokens: 1200,
+          completion_tokens: 7,
+          prompt_tokens_details: { cached_tokens: 1024 },
+        },
+      }),
+      reply.text('y', { usage: { prompt_tokens: 30, completion_tokens: 2 } }),
+    )
+    const model = wire.model()
+    expect((await model.complete(request())).usage).toEqual({
+      promptTokens: 1200,
+      completionTokens: 7,
+      cachedPromptTokens: 1024,
+    })
+    expect((await model.complete(request())).usage).toEqual({
+      promptTokens: 30,
+      completionTokens: 2,
+    })
+  })
+
   it('has no usage field when the provider reports none', async () => {
     wire.api.enqueue(reply.text('x', { usage: null, model: 'gpt-test-2026' }))
     const res = await wire.model().complete(request())
