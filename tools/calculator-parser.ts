@@ -11,12 +11,13 @@
  * Every error is a `CalculatorError` whose message says what was wrong and where (1-based
  * position), so the model can fix its expression and try again.
  */
+import { ToolError } from '../src/errors/tool-error'
 
 export const MAX_EXPRESSION_LENGTH = 1000
 export const MAX_NESTING = 50
 
 /** A mistake in the expression the caller can fix; the message says what and where. */
-export class CalculatorError extends Error {
+export class CalculatorError extends ToolError {
   override name = 'CalculatorError'
 }
 

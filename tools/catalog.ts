@@ -1,5 +1,5 @@
 import type { Tool } from '../src/kernel/tool'
-import { ConfigError } from '../src/settings/config-error'
+import { ConfigError } from '../src/errors/config-error'
 import { readSettings, splitList, type EnvRecord } from '../src/settings/setting'
 import { calculator } from './calculator'
 import type { CatalogEntry } from './configured-tool'

@@ -1,4 +1,4 @@
-export { ConfigError } from '../settings/config-error'
+export { ConfigError } from '../errors/config-error'
 export { DEFAULT_TOOLS, loadConfig, type ServiceConfig } from './load-config'
 export { modelConfigFromEnv } from './model'
 export {

@@ -5,7 +5,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions'
-import { ModelError } from '../kernel/errors'
+import { ModelError } from '../errors/model-error'
 import type {
   FinishReason,
   Model,
@@ -209,6 +209,7 @@ export class OpenAIModel implements Model {
   #error(message: string, attempts: number, options: ModelError['options']): ModelError {
     const tries = attempts > 1 ? `, after ${attempts} attempts` : ''
     const text = `model call to ${this.name} failed${tries}: ${message}`
+    // No `cause`: provider errors may echo the API key, and only this message is redacted.
     return new ModelError(redactSecrets(text, this.#options.apiKey), options)
   }
 }

@@ -1,5 +1,5 @@
 /** A model that replays recorded outputs: the offline demo and the tests' model (DESIGN §5). */
-import { ModelError } from '../kernel/errors'
+import { ModelError } from '../errors/model-error'
 import type { Model, ModelRequest, ModelResponse } from '../kernel/model'
 
 /** One turn's output; an Error is thrown instead (to script provider failures). */

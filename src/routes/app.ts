@@ -1,9 +1,9 @@
 import { Hono } from 'hono/tiny'
-import { ConfigError } from '../config'
+import { ConfigError } from '../errors/config-error'
 import { logEvent } from '../runs/log'
 import { slackRoutes } from './slack'
 import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
+import { ApiError, errorBody } from './api-error'
 import { openApiDocument } from './openapi'
 import { runsRoutes } from './runs'
 
@@ -37,7 +37,7 @@ app.onError((err, c) => {
   if (err instanceof ApiError) return c.json(err.toJSON(), err.status)
   if (err instanceof ConfigError) {
     logEvent(c.env, 'config_error', { error: err.message }, 'error')
-    return c.json(new ApiError(503, 'misconfigured', err.message).toJSON(), 503)
+    return c.json(errorBody('misconfigured', err.message), 503)
   }
   // Not the client's fault: log it (no request data) and answer without internals.
   logEvent(
@@ -46,8 +46,5 @@ app.onError((err, c) => {
     { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) },
     'error',
   )
-  return c.json(
-    new ApiError(500, 'internal_error', 'internal error; see the Worker logs').toJSON(),
-    500,
-  )
+  return c.json(errorBody('internal_error', 'internal error; see the Worker logs'), 500)
 })

@@ -1,5 +1,5 @@
 import { signBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../security/hmac'
-import { DeliveryError } from './outbox'
+import { DeliveryError } from '../errors/delivery-error'
 
 export const CALLBACK_TIMEOUT_MS = 10_000
 
@@ -40,15 +40,15 @@ export async function deliverCallback(input: {
   } catch (err) {
     throw new DeliveryError(
       `callback to ${new URL(input.url).host} failed: ${(err as Error).message}`,
+      { cause: err },
     )
   }
   // Drain the body so the connection is released.
   await res.body?.cancel()
   if (res.status >= 200 && res.status < 300) return { status: res.status }
   const retryAfter = Number(res.headers.get('Retry-After'))
-  throw new DeliveryError(
-    `callback to ${new URL(input.url).host} answered HTTP ${res.status}`,
-    true,
-    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
-  )
+  throw new DeliveryError(`callback to ${new URL(input.url).host} answered HTTP ${res.status}`, {
+    retryable: true,
+    retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+  })
 }

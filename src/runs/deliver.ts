@@ -1,13 +1,15 @@
+import { DeliveryError } from '../errors/delivery-error'
 import { toRunResult } from '../kernel/trace'
 import { deliverCallback } from './callback'
 import type { DeliveryContext } from './delivery-context'
-import { DeliveryError, type OutboxEntry } from './outbox'
+import type { OutboxEntry } from './outbox'
 import { deliverSlack } from './slack-delivery'
 
 /** Delivers one outbox entry; throws DeliveryError to be retried later. */
 export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
   if (entry.kind === 'callback') {
-    if (!ctx.info.callbackUrl) throw new DeliveryError('run has no callback_url', false)
+    if (!ctx.info.callbackUrl)
+      throw new DeliveryError('run has no callback_url', { retryable: false })
     return deliverCallback({
       url: ctx.info.callbackUrl,
       runId: ctx.state.id,
@@ -21,7 +23,9 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
     const seq = (entry.payload as { seq: number }).seq
     const event = ctx.events?.get(seq)
     if (!ctx.info.callbackUrl || !event) {
-      throw new DeliveryError(`run ${ctx.state.id} has no callback_url or no event ${seq}`, false)
+      throw new DeliveryError(`run ${ctx.state.id} has no callback_url or no event ${seq}`, {
+        retryable: false,
+      })
     }
     return deliverCallback({
       url: ctx.info.callbackUrl,
@@ -34,5 +38,5 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
     })
   }
   if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
-  throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, false)
+  throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, { retryable: false })
 }

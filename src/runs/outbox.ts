@@ -3,6 +3,7 @@
  * the same transaction as the state change that caused them and delivered by alarm with
  * backoff. A delivery failure never blocks or breaks the run; its status is visible on the run.
  */
+import { DeliveryError } from '../errors/delivery-error'
 
 export type OutboxStatus = 'pending' | 'delivered' | 'failed'
 
@@ -16,19 +17,6 @@ export interface OutboxEntry {
   lastError?: string
   updatedAt: number
   result?: unknown
-}
-
-/** Thrown by a delivery; `retryable: false` gives up at once (e.g. a Slack `channel_not_found`). */
-export class DeliveryError extends Error {
-  override name = 'DeliveryError'
-  constructor(
-    message: string,
-    readonly retryable = true,
-    /** Server-requested delay (Retry-After), ms. */
-    readonly retryAfterMs?: number,
-  ) {
-    super(message)
-  }
 }
 
 export const MAX_DELIVERY_ATTEMPTS = 8

@@ -1,4 +1,5 @@
 import { loadConfig } from '../config'
+import { DeliveryError } from '../errors/delivery-error'
 import {
   approvalBlocks,
   decisionBlocks,
@@ -6,10 +7,9 @@ import {
   runStartedText,
 } from '../slack/approval-message'
 import { escapeMrkdwn, truncateText } from '../slack/mrkdwn'
-import { SlackApiError } from '../slack/slack-api-error'
 import { SlackClient } from '../slack/web-api'
 import type { DeliveryContext } from './delivery-context'
-import { DeliveryError, type OutboxEntry } from './outbox'
+import type { OutboxEntry } from './outbox'
 import { findCall } from '../kernel/state'
 
 /** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
@@ -24,9 +24,9 @@ const ERROR_LIMIT = 500
  */
 export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
   const origin = ctx.info.slack
-  if (!origin) throw new DeliveryError('run was not started from Slack', false)
+  if (!origin) throw new DeliveryError('run was not started from Slack', { retryable: false })
   const token = ctx.env.SLACK_BOT_TOKEN
-  if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', false)
+  if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', { retryable: false })
   // No in-client retries: the outbox retries with backoff so the alarm never sleeps on Slack.
   // A bounded wait per call: deliveries run in the run's alarm, and a hung Slack must not hold
   // the run (DESIGN §7: a Slack outage never blocks the run).
@@ -37,19 +37,8 @@ export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Pr
     fetch: (input, init) =>
       fetch(input, { ...init, signal: AbortSignal.timeout(SLACK_CALL_TIMEOUT_MS) }),
   })
-  try {
-    return await send(entry, ctx, client, origin.channel, threadOf(ctx))
-  } catch (err) {
-    if (err instanceof SlackApiError) {
-      const { retryable, retryAfterSeconds } = err.details
-      throw new DeliveryError(
-        err.message,
-        retryable,
-        retryAfterSeconds ? retryAfterSeconds * 1000 : undefined,
-      )
-    }
-    throw err
-  }
+  // A SlackApiError is a DeliveryError: the outbox reads its `retryable` and `retryAfterMs`.
+  return send(entry, ctx, client, origin.channel, threadOf(ctx))
 }
 
 async function send(
@@ -73,7 +62,8 @@ async function send(
     case 'slack.approval': {
       const callId = (entry.payload as { callId: string }).callId
       const found = callWithThought(ctx, callId)
-      if (!found?.call.approval) throw new DeliveryError(`no approval for call ${callId}`, false)
+      if (!found?.call.approval)
+        throw new DeliveryError(`no approval for call ${callId}`, { retryable: false })
       // Decided before the message went out (e.g. through the API): nothing to click.
       if (found.call.status !== 'awaiting_approval') return { skipped: 'already decided' }
       waitForThread(ctx, thread)
@@ -106,7 +96,7 @@ async function send(
       const found = callWithThought(ctx, callId)
       const approval = found?.call.approval
       if (!found || !approval?.decision)
-        throw new DeliveryError(`call ${callId} is not decided`, false)
+        throw new DeliveryError(`call ${callId} is not decided`, { retryable: false })
       const expired = approval.reason === 'expired'
       const message = decisionBlocks({
         tool: found.call.name,
@@ -141,7 +131,7 @@ async function send(
       return { ts: res.ts }
     }
     default:
-      throw new DeliveryError(`unknown Slack delivery "${entry.kind}"`, false)
+      throw new DeliveryError(`unknown Slack delivery "${entry.kind}"`, { retryable: false })
   }
 }
 
@@ -167,8 +157,7 @@ function waitForThread(ctx: DeliveryContext, thread: string | undefined): void {
 function waitFor(ctx: DeliveryContext, blocker: OutboxEntry, what: string): never {
   throw new DeliveryError(
     `waiting for ${what} (${blocker.id}, attempt ${blocker.attempts}: ${blocker.lastError ?? 'not sent yet'})`,
-    true,
-    Math.max(0, blocker.nextAt - ctx.now) + 1,
+    { retryable: true, retryAfterMs: Math.max(0, blocker.nextAt - ctx.now) + 1 },
   )
 }
 

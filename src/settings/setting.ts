@@ -6,7 +6,7 @@
  */
 import * as z from 'zod/mini'
 import { safeParse, type $ZodType, type output } from 'zod/v4/core'
-import { ConfigError } from './config-error'
+import { ConfigError } from '../errors/config-error'
 
 /** How one variable is read. Issue messages complete "<NAME> …", e.g. "must be true or false". */
 export type Setting<T = unknown> = $ZodType<T, string | undefined>

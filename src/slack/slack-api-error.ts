@@ -1,5 +1,7 @@
+import { DeliveryError } from '../errors/delivery-error'
+
 /** A Slack Web API call failed. `retryable` says whether trying again later may succeed. */
-export class SlackApiError extends Error {
+export class SlackApiError extends DeliveryError {
   override name = 'SlackApiError'
   constructor(
     message: string,
@@ -13,7 +15,12 @@ export class SlackApiError extends Error {
       /** Seconds Slack asked us to wait, on a rate limit we did not wait out. */
       retryAfterSeconds?: number
     },
+    options: { cause?: unknown } = {},
   ) {
-    super(message)
+    super(message, {
+      retryable: details.retryable,
+      retryAfterMs: details.retryAfterSeconds ? details.retryAfterSeconds * 1000 : undefined,
+      cause: options.cause,
+    })
   }
 }

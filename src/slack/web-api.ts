@@ -117,6 +117,7 @@ export class SlackClient {
           await this.#sleep(backoffMs(attempt))
           continue
         }
+        // No `cause`: the message is redacted, and the original error must not carry the token on.
         throw this.#error(method, 'network', true, {
           detail: `network error: ${this.#redact(err instanceof Error ? err.message : String(err))}`,
         })

@@ -1,0 +1,7 @@
+export { ConfigError } from './config-error'
+export { DeliveryError } from './delivery-error'
+export { EdgeloopError } from './edgeloop-error'
+export { KernelUsageError } from './kernel-usage-error'
+export { ModelError, type ModelErrorCode } from './model-error'
+export { RequestError } from './request-error'
+export { ToolError } from './tool-error'
