@@ -2,6 +2,7 @@ import * as z from 'zod/mini'
 import { BudgetSchema } from '../kernel/budget'
 import { CONFIRM_MODES } from '../kernel/confirm'
 import { TOOL_NAME_PATTERN } from '../kernel/names'
+import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
 /** Request and response schemas of the HTTP API: they validate requests and make /openapi.json. */
 
@@ -36,7 +37,7 @@ export const CreateRunBody = z.strictObject({
 export const DecisionBody = z.strictObject({
   decision: z.enum(['approve', 'deny']),
   /** The `argsHash` of the pending approval: a decision binds to exactly those arguments. */
-  args_hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+  args_hash: z.string().check(z.regex(SHA256_HEX_PATTERN)),
   reason: z.optional(z.string().check(z.maxLength(500))),
   /** Who decides (recorded as `api:<by>`). */
   by: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),

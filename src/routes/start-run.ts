@@ -1,7 +1,7 @@
 import type { Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { canonicalJson } from '../kernel/canonical'
-import { toHex } from '../security/hmac'
+import { sha256Hex } from '../security/sha256'
 import { loadConfig, type ServiceConfig } from '../config'
 import type { Env } from '../env'
 import { runStub, type CallbackEvents, type RunView, type SlackOrigin } from '../runs/types'
@@ -103,8 +103,7 @@ export async function startRun(
 /** What makes two requests "the same" for an idempotency key: everything the caller asked. */
 async function requestHash(req: StartRunRequest): Promise<string> {
   const { idempotencyKey: _key, ...asked } = req
-  const bytes = new TextEncoder().encode(canonicalJson(asked))
-  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)))
+  return sha256Hex(canonicalJson(asked))
 }
 
 function resolveTools(config: ServiceConfig, requested: string[] | undefined): string[] {
@@ -180,9 +179,5 @@ function newRunId(): string {
 }
 
 async function idFromKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    'SHA-256',
-    new TextEncoder().encode(`edgeloop-run:${key}`),
-  )
-  return `run_${toHex(new Uint8Array(digest)).slice(0, 32)}`
+  return `run_${(await sha256Hex(`edgeloop-run:${key}`)).slice(0, 32)}`
 }

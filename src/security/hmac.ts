@@ -1,4 +1,5 @@
 /** HMAC-SHA256 signing and constant-time comparison on Web Crypto (no Node imports). */
+import { toHex } from './hex'
 
 const encoder = new TextEncoder()
 const keyCache = new Map<string, Promise<CryptoKey>>()
@@ -24,12 +25,6 @@ function importKey(secret: string): Promise<CryptoKey> {
 export async function hmacHex(secret: string, message: string): Promise<string> {
   const sig = await crypto.subtle.sign('HMAC', await importKey(secret), encoder.encode(message))
   return toHex(new Uint8Array(sig))
-}
-
-export function toHex(bytes: Uint8Array): string {
-  let out = ''
-  for (const b of bytes) out += b.toString(16).padStart(2, '0')
-  return out
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   userRef,
 } from './mrkdwn'
 import type { Parsed } from './payloads'
+import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
 export const APPROVE_ACTION_ID = 'edgeloop_approve'
 export const DENY_ACTION_ID = 'edgeloop_deny'
@@ -54,7 +55,7 @@ export interface ButtonValue {
 const ButtonValueSchema = z.object({
   r: z.string().check(z.minLength(1)),
   c: z.string().check(z.minLength(1)),
-  h: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+  h: z.string().check(z.regex(SHA256_HEX_PATTERN)),
 })
 
 /** The approval request message: tool, exact arguments, reason, expiry, Approve / Deny. */
@@ -188,7 +189,7 @@ export function runFinishedText(result: {
 }
 
 function buttonValue(value: ButtonValue): string {
-  if (!/^[0-9a-f]{64}$/.test(value.argsHash)) {
+  if (!SHA256_HEX_PATTERN.test(value.argsHash)) {
     throw new TypeError(
       `approval for call ${value.callId} in run ${value.runId}: argsHash must be 64 lowercase hex`,
     )

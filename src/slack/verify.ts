@@ -1,4 +1,5 @@
 import { hmacHex, timingSafeEqual } from '../security/hmac'
+import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
 /** Slack rejects replays older than five minutes; we apply the same window in both directions. */
 export const SLACK_MAX_SKEW_SECONDS = 300
@@ -42,7 +43,7 @@ export async function verifySlackRequest(input: SlackRequestToVerify): Promise<S
   const hex = signature.slice(3)
   if (hex.length !== 64) return fail('X-Slack-Signature has the wrong length')
   // Slack sends lowercase hex; anything else is not a signature it produced.
-  if (!/^[0-9a-f]{64}$/.test(hex)) return fail('X-Slack-Signature is not lowercase hex')
+  if (!SHA256_HEX_PATTERN.test(hex)) return fail('X-Slack-Signature is not lowercase hex')
 
   const expected = await hmacHex(signingSecret, `v0:${timestamp}:${rawBody}`)
   if (!timingSafeEqual(hex, expected)) {
