@@ -51,7 +51,9 @@ function build(entry: CatalogEntry, env: EnvRecord): Tool {
     values = readSettings(env, entry.settings)
   } catch (err) {
     const e = err as ConfigError
-    throw new ConfigError(e.variable, `${e.message} (needed by the enabled tool ${entry.name})`)
+    throw new ConfigError(e.variable, `${e.message} (needed by the enabled tool ${entry.name})`, {
+      cause: err,
+    })
   }
   const variables = Object.keys(entry.settings).join(', ')
   let tool: Tool

@@ -96,11 +96,21 @@ describe('errors thrown by the code, by whose fault', () => {
     outbound = undefined
   })
 
-  it('a bad setting is a ConfigError naming the variable, wrapping the parser error', async () => {
+  it('a bad setting is a ConfigError naming the variable and what is allowed', async () => {
     const err = await thrown(() => loadConfig({ SLACK_APPROVERS: 'alice' }))
     expect(err).toBeInstanceOf(ConfigError)
+    expect((err as ConfigError).variable).toBe('SLACK_APPROVERS')
     expect((err as ConfigError).message).toMatch(/^SLACK_APPROVERS: "alice" is not a Slack user id/)
-    expect((err as ConfigError).cause).toBeInstanceOf(TypeError)
+  })
+
+  it('a bad setting of an enabled tool names the tool and wraps the setting error', async () => {
+    const err = await thrown(() =>
+      loadConfig({ ENABLED_TOOLS: 'http_get', HTTP_ALLOWLIST: 'https://a.test/path' }),
+    )
+    expect(err).toBeInstanceOf(ConfigError)
+    expect((err as ConfigError).variable).toBe('HTTP_ALLOWLIST')
+    expect((err as ConfigError).message).toContain('(needed by the enabled tool http_get)')
+    expect((err as ConfigError).cause).toBeInstanceOf(ConfigError)
   })
 
   it('an unreachable callback is a retryable DeliveryError naming the host, with the cause', async () => {
