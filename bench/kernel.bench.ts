@@ -29,7 +29,7 @@ const GOAL_GROWTH = 1.5
 /** Kernel CPU per step, either protocol (COMMON rules: at or under 10 µs). */
 const GOAL_US_PER_STEP = 10
 
-/** Runs one task to the end; the kernel returns the bytes it accounted (DESIGN §4). */
+/** Runs one task to the end; the kernel returns the bytes it accounted (docs/architecture.md#budgets-and-edge-limits). */
 type Loop = (model: BenchModel, steps: number) => Promise<number | undefined>
 
 interface Figures {

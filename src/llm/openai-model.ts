@@ -1,4 +1,4 @@
-/** The OpenAI-compatible chat-completions adapter (DESIGN §5): the wire, the budget and redaction. */
+/** The OpenAI-compatible chat-completions adapter (docs/architecture.md#layers): the wire, the budget and redaction. */
 import OpenAI from 'openai'
 import type {
   ChatCompletion,

@@ -1,4 +1,4 @@
-/** A model that replays recorded outputs: the offline demo and the tests' model (DESIGN §5). */
+/** A model that replays recorded outputs: the offline demo and the tests' model (docs/architecture.md#layers). */
 import { ModelError } from '../errors/model-error'
 import type { Model, ModelRequest, ModelResponse } from '../kernel/model'
 

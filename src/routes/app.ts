@@ -7,7 +7,7 @@ import { ApiError, errorBody } from './api-error'
 import { openApiDocument } from './openapi'
 import { runsRoutes } from './runs'
 
-/** The Worker's HTTP surface (DESIGN §6). Every error leaves as `{ error: { code, message } }`. */
+/** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
 
 // hono/tiny (the smallest router, for the bundle budget) would also match every path with a

@@ -9,7 +9,7 @@ import { startRun } from './start-run'
 import { streamEvents } from './events'
 import { runStub } from '../runs/types'
 
-/** `/v1/runs`: start, read, trace, decide approvals, cancel (DESIGN §6). */
+/** `/v1/runs`: start, read, trace, decide approvals, cancel (docs/architecture.md#layers). */
 export const runsRoutes = new Hono<AppEnv>()
 
 runsRoutes.use('*', requireAuth())

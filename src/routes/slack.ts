@@ -10,7 +10,7 @@ import { slackInteraction } from './slack-interactions'
 import { startRun } from './start-run'
 
 /**
- * `/slack/*` (DESIGN §7): every request is verified before anything is parsed or recorded, and
+ * `/slack/*` (docs/architecture.md#slack): every request is verified before anything is parsed or recorded, and
  * acknowledged well inside Slack's 3 seconds; runs advance in their Durable Objects.
  */
 export const slackRoutes = new Hono<AppEnv>()

@@ -27,7 +27,7 @@ import { toRunView } from './view'
 const CONFIG_RETRY_MS = 5 * 60_000
 
 /**
- * One Durable Object per run (DESIGN §2–§4). HTTP-facing methods only record intent and arm the
+ * One Durable Object per run (docs/architecture.md#layers, #step-machine). HTTP-facing methods only record intent and arm the
  * alarm; the run advances in `alarm()`, one slice per invocation, persisting after every
  * transition, so eviction, redeploys and alarm retries resume at the right sub-step.
  */
@@ -191,11 +191,6 @@ export class RunStore extends DurableObject<EnvVars> {
    */
   async events(after: number): Promise<ReadableStream<Uint8Array> | null> {
     return this.#state ? this.#hub.subscribe(after) : null
-  }
-
-  /** Test and benchmark hook: bytes written to storage by state saves so far. */
-  async storageStats(): Promise<{ bytesWritten: number; steps: number }> {
-    return { bytesWritten: this.#storage.bytesWritten, steps: this.#state?.steps.length ?? 0 }
   }
 
   override async alarm(): Promise<void> {

@@ -18,7 +18,7 @@ export const SLACK_CALL_TIMEOUT_MS = 10_000
 const ERROR_LIMIT = 500
 
 /**
- * Delivers the Slack messages a run owes its thread (DESIGN §7): started, approval requests,
+ * Delivers the Slack messages a run owes its thread (docs/architecture.md#slack): started, approval requests,
  * decisions (buttons replaced with `chat.update`), and the final answer or explicit failure.
  * Called from the run's outbox, so a Slack outage delays messages but never the run.
  */
@@ -29,7 +29,7 @@ export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Pr
   if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', { retryable: false })
   // No in-client retries: the outbox retries with backoff so the alarm never sleeps on Slack.
   // A bounded wait per call: deliveries run in the run's alarm, and a hung Slack must not hold
-  // the run (DESIGN §7: a Slack outage never blocks the run).
+  // the run: a Slack outage never blocks the run.
   const client = new SlackClient({
     token,
     baseUrl: loadConfig(ctx.env).slack.apiUrl,

@@ -1,7 +1,7 @@
 import { parseRunState, type RunState, type Step } from '../kernel/state'
 
 /**
- * The run's SQLite tables (DESIGN §4): the state without its steps in one small row, and each
+ * The run's SQLite tables (docs/architecture.md#budgets-and-edge-limits): the state without its steps in one small row, and each
  * step in a row of its own, so a transition writes the same few bytes at step 100 as at step 10.
  */
 export const SCHEMA = [
@@ -20,8 +20,6 @@ export const MAX_STORED_OBSERVATION = 1_500_000
 export class RunStorage {
   #lastStep: { i: number; json: string } | undefined
   #lastMeta: string | undefined
-  /** Bytes written by `saveState`, for the storage benchmark. */
-  bytesWritten = 0
 
   #ready: boolean
 
@@ -88,7 +86,6 @@ export class RunStorage {
         written += json.length
       }
     }
-    this.bytesWritten += written
     return written
   }
 

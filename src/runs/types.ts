@@ -111,7 +111,6 @@ export interface RunStoreApi {
   }): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
   events(after: number): Promise<ReadableStream<Uint8Array> | null>
-  storageStats(): Promise<{ bytesWritten: number; steps: number }>
 }
 
 /** The stub of run `id`'s Durable Object. */

@@ -1,5 +1,5 @@
 /**
- * Block Kit for approvals (DESIGN §7): the request with Approve / Deny buttons, the message that
+ * Block Kit for approvals (docs/architecture.md#slack): the request with Approve / Deny buttons, the message that
  * replaces it once decided, and the run's start and finish notes.
  */
 import * as z from 'zod/mini'

@@ -6,7 +6,7 @@
  * slice went on, and the object killed (storage exactly as it was when it "died").
  */
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { RunEvent } from '../../src/runs/events'
 import { reply } from '../fakes/fake-openai'
 import {
@@ -21,30 +21,10 @@ import {
   stubOf,
   useServiceFakes,
 } from '../service/harness'
+import { saved, watchRun, type ChangeMatch } from '../service/run-watch'
 import { readSse } from './sse'
 
 const fakes = useServiceFakes()
-let hooks: { match: (l: Record<string, unknown>) => boolean; run: () => void; done: boolean }[]
-
-beforeEach(() => {
-  hooks = []
-  fakes.logs.mockImplementation((line: unknown) => {
-    if (typeof line !== 'string') return
-    const parsed = JSON.parse(line) as Record<string, unknown>
-    if (parsed.msg !== 'transition') return
-    for (const hook of hooks) {
-      if (hook.done || !hook.match(parsed)) continue
-      hook.done = true
-      hook.run()
-    }
-  })
-})
-
-function onTransition(match: (l: Record<string, unknown>) => boolean, run: () => void) {
-  const hook = { match, run, done: false }
-  hooks.push(hook)
-  return { fired: () => hook.done }
-}
 
 function scriptModel(): void {
   fakes.ai.enqueue(
@@ -108,19 +88,19 @@ async function kill(id: string, how: 'evict' | 'abort') {
   else await abortAllDurableObjects()
 }
 
-const cuts: [string, (l: Record<string, unknown>) => boolean][] = [
-  ['think (step 0)', (l) => l.action === 'think' && l.step === 0],
-  ['run_call calculator', (l) => l.action === 'run_call' && l.tool === 'calculator'],
-  ['think (step 1)', (l) => l.action === 'think' && l.step === 1],
-  ['run_call http_post', (l) => l.action === 'run_call' && l.tool === 'http_post'],
+const cuts: [string, ChangeMatch][] = [
+  ['think (step 0)', saved.think(0)],
+  ['run_call calculator', saved.ranCall('calculator')],
+  ['think (step 1)', saved.think(1)],
+  ['run_call http_post', saved.ranCall('http_post')],
 ]
 
 describe.each(['evict', 'abort'] as const)('killed by %s', (how) => {
   it.each(cuts)('after %s: every event once, no gap', async (_name, match) => {
     scriptModel()
     // The slice checkpoints right after this transition; the object is killed there.
-    const cut = onTransition(match, () => fakes.clock.advance(10 * 60_000))
     const id = await startRun({ task: 'Compute and record', tools: ['calculator', 'http_post'] })
+    const cut = (await watchRun(id)).once(match, () => fakes.clock.advance(10 * 60_000))
     let killed = false
     await finish(id, async () => {
       if (cut.fired() && !killed) {
@@ -145,12 +125,9 @@ describe('died in the middle of a slice', () => {
     const tables = ['run', 'step', 'event', 'outbox', 'observation']
     let rows: Record<string, Record<string, SqlStorageValue>[]> | undefined
     // Copied when the side effect's `started` record is written: the run "dies" right there.
-    onTransition(
-      (l) => l.action === 'start_call',
-      () => {
-        rows = Object.fromEntries(tables.map((t) => [t, sql!.exec(`SELECT * FROM ${t}`).toArray()]))
-      },
-    )
+    ;(await watchRun(id)).once(saved.startedCall(), () => {
+      rows = Object.fromEntries(tables.map((t) => [t, sql!.exec(`SELECT * FROM ${t}`).toArray()]))
+    })
     const pending = (await getRun(id)).pendingApprovals[0]!
     await decide(id, pending.callId, { decision: 'approve', args_hash: pending.argsHash })
     await drainAlarms(id)

@@ -108,6 +108,7 @@ export class FakeOpenAI {
   readonly #queue: FakeReply[] = []
   #calls = 0
   #completions = 0
+  #taken = 0
 
   constructor(options: { apiKey?: string } = {}) {
     this.apiKey = options.apiKey ?? FAKE_OPENAI_KEY
@@ -117,6 +118,20 @@ export class FakeOpenAI {
   enqueue(...replies: FakeReply[]): this {
     this.#queue.push(...replies)
     return this
+  }
+
+  /**
+   * The violations so far, now expected: a test that sends a bad request on purpose takes them,
+   * and the after-test check (`verifyFakes`) fails only on violations nobody took.
+   */
+  takeViolations(): string[] {
+    this.#taken = this.violations.length
+    return [...this.violations]
+  }
+
+  /** Violations no test took: requests the real API would have refused. */
+  untakenViolations(): string[] {
+    return this.violations.slice(this.#taken)
   }
 
   /** Scripted replies not consumed yet. */

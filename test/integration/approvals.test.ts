@@ -42,7 +42,7 @@ describe('several calls in one turn, one side-effecting, under policy "ask"', ()
     ['read-only first', [CALC, POST]],
     ['side effect first', [POST, CALC]],
   ])(
-    '%s: nothing runs until the pending call is decided (DESIGN §3 await_approval)',
+    '%s: nothing runs until the pending call is decided (docs/architecture.md#approvals)',
     async (_label, order) => {
       const { paused } = await waitingRun(order)
 
@@ -218,7 +218,7 @@ describe('two side-effecting calls in one turn', () => {
 })
 
 describe('a side-effecting call whose arguments fail its schema', () => {
-  // DESIGN §3 act: "validate; if it has side effects, apply the confirm policy". A person must
+  // docs/architecture.md#step-machine, act: "validate; if it has side effects, apply the confirm policy". A person must
   // never be asked to approve a call that cannot run.
   it('is refused with [ToolError] invalid arguments, with no approval requested', async () => {
     wire.api.enqueue(

@@ -24,6 +24,7 @@ import {
   type ReceivedBody,
 } from '../fakes/fake-openai'
 import { Outbound, type FakeHandler } from '../fakes/outbound'
+import { verifyFakes } from '../fakes/verify-fakes'
 
 /** A slice with no limits: run until done or until a person must decide. */
 export const UNLIMITED = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
@@ -31,7 +32,7 @@ export const UNLIMITED = { maxTransitions: Infinity, maxWallMs: Infinity, maxByt
 /** The fake receiver of `http_post` (and the host the HTTP tools are allowed to reach). */
 export const RECEIVER_HOST = 'receiver.test'
 
-/** The fakes one test talks to; `restore()` in afterEach fails on any unexpected request. */
+/** The fakes one test talks to; `restore()` in afterEach fails on any unexpected or refused request. */
 export interface Wire {
   api: FakeOpenAI
   outbound: Outbound
@@ -61,7 +62,7 @@ export function installWire(hosts: Record<string, FakeHandler> = {}): Wire {
         model: 'gpt-test',
         ...options,
       }),
-    restore: () => outbound.restore(),
+    restore: () => verifyFakes(outbound, api),
   }
 }
 

@@ -116,7 +116,7 @@ describe('permanent provider failure → model_error, and the key stays secret',
     expect(trace.error).toContain('check OPENAI_API_KEY')
     expect(wire.delays).toEqual([])
     // The fake really did echo the key: redaction, not luck, keeps it out.
-    expect(JSON.stringify(wire.api.violations)).toContain(wrongKey)
+    expect(JSON.stringify(wire.api.takeViolations())).toContain(wrongKey)
     for (const text of [JSON.stringify(trace), JSON.stringify(events), logged.join('\n')]) {
       expect(text).not.toContain(wrongKey)
     }

@@ -4,8 +4,6 @@
  */
 import { runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { runStub } from '../../src/runs/types'
-import { env } from 'cloudflare:workers'
 import { reply } from '../fakes/fake-openai'
 import {
   decide,
@@ -18,6 +16,7 @@ import {
   receiverPost,
   startAwaitingApproval,
 } from './harness'
+import { watchRun } from './run-watch'
 
 const fakes = useServiceFakes()
 
@@ -49,23 +48,24 @@ describe('a duplicated alarm', () => {
     await advance()
     const pending = (await getRun(id)).pendingApprovals[0]!
     // Waiting for a person: extra alarms change nothing.
-    const stub = runStub(env.RUNS, id)
-    const before = await stub.storageStats()
+    const watch = await watchRun(id)
+    const stats = async () => ({ bytesWritten: watch.bytesWritten(), steps: await watch.steps() })
+    const before = await stats()
     await duplicateAlarm(id)
     await duplicateAlarm(id)
-    expect(await stub.storageStats()).toEqual(before)
+    expect(await stats()).toEqual(before)
     expect(fakes.ai.bodies).toHaveLength(2)
 
     await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
     await advance()
     const done = await getRun(id)
     expect(done.result).toMatchObject({ ok: true, stopReason: 'finish', answer: 'Done.' })
-    const written = await stub.storageStats()
+    const written = await stats()
     await duplicateAlarm(id)
     expect(await runAlarm(id)).toBe(false) // nothing scheduled once done
     await duplicateAlarm(id)
 
-    expect(await stub.storageStats()).toEqual(written)
+    expect(await stats()).toEqual(written)
     expect(await getRun(id)).toEqual(done)
     expect(fakes.ai.bodies).toHaveLength(3)
     expect(done.result.steps.map((s) => s.i)).toEqual([0, 1, 2])

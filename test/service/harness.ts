@@ -13,6 +13,7 @@ import type { RunResult } from '../../src/kernel/trace'
 import type { RunView } from '../../src/runs/types'
 import { FakeOpenAI, FAKE_OPENAI_HOST } from '../fakes/fake-openai'
 import { Outbound, type FakeHandler } from '../fakes/outbound'
+import { verifyFakes } from '../fakes/verify-fakes'
 
 export const ORIGIN = 'https://edgeloop.test'
 export const API_TOKEN = 'test-token'
@@ -281,10 +282,13 @@ export function useServiceFakes(options: ServiceFakesOptions = {}): ServiceFakes
   afterEach(() => {
     const fakes = current
     current = undefined
-    fakes?.outbound.restore()
-    fakes?.clock.restore()
-    restoreLogLevel()
-    vi.restoreAllMocks()
+    try {
+      if (fakes) verifyFakes(fakes.outbound, fakes.ai)
+    } finally {
+      fakes?.clock.restore()
+      restoreLogLevel()
+      vi.restoreAllMocks()
+    }
   })
   const now = (): ServiceFakes => {
     if (!current) throw new Error('useServiceFakes: the fakes exist only inside a test or hook')

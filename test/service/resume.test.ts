@@ -8,13 +8,14 @@
  * `abortAllDurableObjects()` then crashes workerd ("Promise callback destroyed itself") and
  * `evictDurableObject()` waits for the alarm to drain. A death between two writes is therefore
  * made exact another way: the test copies the object's rows at the moment a transition is
- * persisted (from inside that transition's log call, on the object's own SQL handle), lets the
+ * persisted (right after that transition's transaction, on the object's own SQL handle, see
+ * ./run-watch.ts), lets the
  * slice end, writes the copy back and kills the object. Storage is then byte for byte what the
  * object had written when it died, and whatever ran after that point (a side effect, a model
  * call) did happen.
  */
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import {
   decide,
@@ -27,41 +28,18 @@ import {
   stubOf,
   useServiceFakes,
 } from './harness'
+import { saved, watchRun, type ChangeMatch } from './run-watch'
 
 type Kill = 'evict' | 'abort'
 
 const fakes = useServiceFakes()
-/** Called with each transition log line, in order (see `onTransition`). */
-let hooks: { match: (l: Record<string, unknown>) => boolean; run: () => void; done: boolean }[]
-
-beforeEach(() => {
-  hooks = []
-  fakes.logs.mockImplementation((line: unknown) => {
-    if (typeof line !== 'string') return
-    const parsed = JSON.parse(line) as Record<string, unknown>
-    if (parsed.msg !== 'transition') return
-    for (const hook of hooks) {
-      if (hook.done || !hook.match(parsed)) continue
-      hook.done = true
-      hook.run()
-    }
-  })
-})
-
-/** Runs `run` (once) inside the log call of the first transition `match` accepts. */
-function onTransition(match: (l: Record<string, unknown>) => boolean, run: () => void) {
-  const hook = { match, run, done: false }
-  hooks.push(hook)
-  return { fired: () => hook.done }
-}
-
 /**
- * Ends the alarm's slice right after the first transition `match` accepts: its log line moves
- * the clock past the slice's wall budget (5 minutes), so the slice checkpoints there. The jump
- * comes after the transition was timed, so it is not charged to the run.
+ * Ends the alarm's slice right after the first saved change `match` accepts: the clock moves past
+ * the slice's wall budget (5 minutes), so the slice checkpoints there. The jump comes after the
+ * transition was timed, so it is not charged to the run.
  */
-function stopAfter(match: (l: Record<string, unknown>) => boolean) {
-  return onTransition(match, () => fakes.clock.advance(10 * 60_000))
+async function stopAfter(id: string, match: ChangeMatch) {
+  return (await watchRun(id)).once(match, () => fakes.clock.advance(10 * 60_000))
 }
 
 type Rows = { run: { k: string; v: string }[]; step: { i: number; json: string }[] }
@@ -70,13 +48,13 @@ type Rows = { run: { k: string; v: string }[]; step: { i: number; json: string }
  * Arms a copy of the run's rows at the moment the first transition `match` accepts is written.
  * The copy is read through the running object's own SQL handle, inside that transition.
  */
-async function snapshotAt(id: string, match: (l: Record<string, unknown>) => boolean) {
+async function snapshotAt(id: string, match: ChangeMatch) {
   let sql: SqlStorage | undefined
   await runInDurableObject(stubOf(id), (_instance, state) => {
     sql = state.storage.sql
   })
   let rows: Rows | undefined
-  const hook = onTransition(match, () => {
+  const hook = (await watchRun(id)).once(match, () => {
     rows = {
       run: sql!.exec<{ k: string; v: string }>('SELECT k, v FROM run').toArray(),
       step: sql!.exec<{ i: number; json: string }>('SELECT i, json FROM step').toArray(),
@@ -153,35 +131,19 @@ async function expectFinishedOnce(id: string, options: { modelRequests?: number 
 }
 
 /** Each kind of transition, and where the run must stand when it is killed right after it. */
-const afterTransitions: [
-  string,
-  (l: Record<string, unknown>) => boolean,
-  { phase: string; stepCount: number },
-][] = [
-  ['think (step 0)', (l) => l.action === 'think' && l.step === 0, { phase: 'act', stepCount: 1 }],
-  [
-    'run_call calculator',
-    (l) => l.action === 'run_call' && l.tool === 'calculator',
-    { phase: 'think', stepCount: 1 },
-  ],
-  [
-    'think (step 1) → await_approval',
-    (l) => l.action === 'think' && l.step === 1,
-    { phase: 'await_approval', stepCount: 2 },
-  ],
-  [
-    'run_call http_post',
-    (l) => l.action === 'run_call' && l.tool === 'http_post',
-    { phase: 'think', stepCount: 2 },
-  ],
-  ['finish', (l) => l.stopReason === 'finish', { phase: 'done', stepCount: 3 }],
+const afterTransitions: [string, ChangeMatch, { phase: string; stepCount: number }][] = [
+  ['think (step 0)', saved.think(0), { phase: 'act', stepCount: 1 }],
+  ['run_call calculator', saved.ranCall('calculator'), { phase: 'think', stepCount: 1 }],
+  ['think (step 1) → await_approval', saved.think(1), { phase: 'await_approval', stepCount: 2 }],
+  ['run_call http_post', saved.ranCall('http_post'), { phase: 'think', stepCount: 2 }],
+  ['finish', saved.finished('finish'), { phase: 'done', stepCount: 3 }],
 ]
 
 describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
   it.each(afterTransitions)('after %s: resumes where it stopped', async (_name, match, at) => {
     scriptModel()
-    const trigger = stopAfter(match)
     const id = await startRun(TASK)
+    const trigger = await stopAfter(id, match)
     let killed = false
     const advance = async () => {
       for (let n = 0; n < 20 && (await getRun(id)).status === 'running'; n++) {
@@ -225,7 +187,7 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
     await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
-    const before = await snapshotAt(id, (l) => l.action === 'run_call' && l.tool === 'http_post')
+    const before = await snapshotAt(id, saved.ranCall('http_post'))
     await drainAlarms(id) // the model answers step 2; then the object "dies" before recording it
     await before.restore()
     await kill(id, how)
@@ -240,8 +202,8 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
     await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
-    const started = await snapshotAt(id, (l) => l.action === 'start_call')
-    stopAfter((l) => l.action === 'run_call' && l.tool === 'http_post')
+    const started = await snapshotAt(id, saved.startedCall())
+    await stopAfter(id, saved.ranCall('http_post'))
     await runAlarm(id) // started, sent, result recorded: then storage goes back to "started"
     expect(fakes.receiver.hits).toHaveLength(1)
     await started.restore()
@@ -269,8 +231,8 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await drainAlarms(id)
     const pending = (await getRun(id)).pendingApprovals[0]!
     await decide(id, 'call_rollback', { decision: 'approve', args_hash: pending.argsHash })
-    const started = await snapshotAt(id, (l) => l.action === 'start_call')
-    const ran = stopAfter((l) => l.action === 'run_call' && l.tool === 'rollback_deploy')
+    const started = await snapshotAt(id, saved.startedCall())
+    const ran = await stopAfter(id, saved.ranCall('rollback_deploy'))
     await runAlarm(id)
     expect(ran.fired()).toBe(true)
     await started.restore()
@@ -311,7 +273,7 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await decide(id, 'call_rollback', { decision: 'approve', args_hash: pending.argsHash })
     await kill(id, how)
     // A slice spent at `started` still runs the call: it never checkpoints in between.
-    const started = stopAfter((l) => l.action === 'start_call')
+    const started = await stopAfter(id, saved.startedCall())
     await drainAlarms(id)
     expect(started.fired()).toBe(true)
     const call = (await getTrace(id)).steps[0]!.calls[0]!

@@ -1,10 +1,8 @@
 /**
- * Storage writes per step stay flat however long the run (DESIGN §4), and one structured log
+ * Storage writes per step stay flat however long the run (docs/architecture.md#budgets-and-edge-limits), and one structured log
  * line per transition carries ids and timings, never secrets or tool arguments (issue 3).
  */
-import { env } from 'cloudflare:workers'
 import { describe, expect, it, vi } from 'vitest'
-import { runStub } from '../../src/runs/types'
 import { reply } from '../fakes/fake-openai'
 import {
   API_TOKEN,
@@ -20,6 +18,7 @@ import {
   WEBHOOK_SECRET,
   useServiceFakes,
 } from './harness'
+import { saved, watchRun } from './run-watch'
 
 const fakes = useServiceFakes()
 
@@ -39,26 +38,23 @@ describe('storage', () => {
     }
     fakes.ai.enqueue(reply.text('Done.'))
     const id = await startRun({ task: 'Count', tools: ['calculator'], budget: { maxSteps: 50 } })
-    const stub = runStub(env.RUNS, id)
-    // One step per alarm: the slice ends after each step's tool call.
-    fakes.logs.mockImplementation((line: unknown) => {
-      const l = typeof line === 'string' ? (JSON.parse(line) as Record<string, unknown>) : {}
-      if (l.msg === 'transition' && l.action === 'run_call') fakes.clock.advance(10 * 60_000)
-    })
+    const watch = await watchRun(id)
+    // One step per alarm: the slice ends after each step's tool call, once its result is stored.
+    watch.each(saved.ranCall(), () => fakes.clock.advance(10 * 60_000))
     const perStep: number[] = []
-    let last = (await stub.storageStats()).bytesWritten
+    let last = watch.bytesWritten()
     for (let i = 0; i < steps; i++) {
       expect(await runAlarm(id)).toBe(true)
-      const stats = await stub.storageStats()
-      expect(stats.steps).toBe(i + 1)
-      perStep.push(stats.bytesWritten - last)
-      last = stats.bytesWritten
+      expect(await watch.steps()).toBe(i + 1)
+      perStep.push(watch.bytesWritten() - last)
+      last = watch.bytesWritten()
     }
     await drainAlarms(id)
     expect((await getRun(id)).result).toMatchObject({ ok: true, stopReason: 'finish' })
     // Same-shaped steps: equal within a few bytes (digits of counters), not growing with i.
     expect(Math.abs(perStep[45]! - perStep[10]!)).toBeLessThanOrEqual(16)
     expect(perStep[10]!).toBeLessThan(6_000)
+    expect(perStep[10]!, 'the watch counted no writes').toBeGreaterThan(500)
     expect(Math.max(...perStep.slice(5)) - Math.min(...perStep.slice(5))).toBeLessThanOrEqual(32)
   })
 })

@@ -22,6 +22,7 @@ import {
   type FakeSlackMessage,
 } from '../fakes/fake-slack'
 import { Outbound, type RecordedRequest } from '../fakes/outbound'
+import { verifyFakes } from '../fakes/verify-fakes'
 
 export const SIGNING_SECRET = 'test-signing-secret'
 export const BOT_TOKEN = 'xoxb-test-token'
@@ -72,11 +73,10 @@ export class SlackWorld {
       .install()
   }
 
-  /** Restores fetch and the clock; fails the test on any unexpected outbound request. */
+  /** Restores fetch and the clock; fails the test on any unexpected or refused request. */
   restore(): void {
     this.#clock.mockRestore()
-    this.outbound.restore()
-    expect(this.model.violations).toEqual([])
+    verifyFakes(this.outbound, this.model)
   }
 
   /** Moves the Worker's clock forward (what waiting would do). */
