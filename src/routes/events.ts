@@ -5,7 +5,7 @@ import { ApiError } from './api-error'
 import { RUN_ID_PATTERN } from './schemas'
 
 /**
- * `GET /v1/runs/:id/events`: the run's events as `text/event-stream` (DESIGN §8). Resumes after
+ * `GET /v1/runs/:id/events`: the run's events as `text/event-stream` (docs/architecture.md#events). Resumes after
  * `Last-Event-ID` (what EventSource sends on reconnect) or `?after=N`; ends after `run_finished`.
  */
 export async function streamEvents(c: Context<AppEnv>): Promise<Response> {

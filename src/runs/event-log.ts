@@ -6,7 +6,7 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS event (
 type Row = { seq: number; type: string; data: string; at: number }
 
 /**
- * The run's events, one SQLite row each (DESIGN §8). `append` runs inside the transaction that
+ * The run's events, one SQLite row each (docs/architecture.md#events). `append` runs inside the transaction that
  * saves the transition, so an event exists exactly when its transition does, whichever instance
  * of the object later serves the stream.
  */

@@ -3,7 +3,7 @@ import type { Call, RunState, Step } from '../kernel/state'
 import { traceUsage, type TraceUsage } from '../kernel/trace'
 
 /**
- * What a run's event stream says (DESIGN §8): derived from the states before and after each
+ * What a run's event stream says (docs/architecture.md#events): derived from the states before and after each
  * persisted change, so the events follow the stored run, not whichever code path changed it.
  */
 
