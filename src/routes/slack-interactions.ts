@@ -103,8 +103,7 @@ async function notifyUser(
       token,
       baseUrl: loadConfig(c.env).slack.apiUrl,
       maxRetries: 0,
-      fetch: (input, init) =>
-        fetch(input, { ...init, signal: AbortSignal.timeout(EPHEMERAL_TIMEOUT_MS) }),
+      timeoutMs: EPHEMERAL_TIMEOUT_MS,
     })
     await client.postEphemeral({
       channel,

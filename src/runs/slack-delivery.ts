@@ -28,14 +28,13 @@ export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Pr
   const token = ctx.env.SLACK_BOT_TOKEN
   if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', { retryable: false })
   // No in-client retries: the outbox retries with backoff so the alarm never sleeps on Slack.
-  // A bounded wait per call: deliveries run in the run's alarm, and a hung Slack must not hold
-  // the run: a Slack outage never blocks the run.
+  // A bounded wait per call: deliveries run in the run's alarm, and a hung Slack must never
+  // hold the run.
   const client = new SlackClient({
     token,
     baseUrl: loadConfig(ctx.env).slack.apiUrl,
     maxRetries: 0,
-    fetch: (input, init) =>
-      fetch(input, { ...init, signal: AbortSignal.timeout(SLACK_CALL_TIMEOUT_MS) }),
+    timeoutMs: SLACK_CALL_TIMEOUT_MS,
   })
   // A SlackApiError is a DeliveryError: the outbox reads its `retryable` and `retryAfterMs`.
   return send(entry, ctx, client, origin.channel, threadOf(ctx))

@@ -15,6 +15,8 @@ export interface SlackClientOptions {
   maxRetries?: number
   /** Longest `Retry-After` we wait out; above it we give up with a retryable error. */
   maxRetryAfterSeconds?: number
+  /** Longest one attempt may take; a slower one counts as a network error. Default: no limit. */
+  timeoutMs?: number
 }
 
 export interface PostMessageInput {
@@ -66,6 +68,7 @@ export class SlackClient {
   readonly #sleep: (ms: number) => Promise<void>
   readonly #maxRetries: number
   readonly #maxRetryAfterSeconds: number
+  readonly #timeoutMs: number | undefined
 
   constructor(options: SlackClientOptions) {
     if (!options.token) {
@@ -77,6 +80,7 @@ export class SlackClient {
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
     this.#maxRetries = options.maxRetries ?? 2
     this.#maxRetryAfterSeconds = options.maxRetryAfterSeconds ?? 30
+    this.#timeoutMs = options.timeoutMs
   }
 
   /** `chat.postMessage`: post to a channel (or a thread with `thread_ts`). */
@@ -111,6 +115,7 @@ export class SlackClient {
             'content-type': 'application/json; charset=utf-8',
           },
           body: JSON.stringify(body),
+          ...(this.#timeoutMs ? { signal: AbortSignal.timeout(this.#timeoutMs) } : {}),
         })
       } catch (err) {
         if (retriesLeft) {

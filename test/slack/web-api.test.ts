@@ -186,6 +186,27 @@ describe('SlackClient', () => {
     expect(sleeps).toEqual([])
   })
 
+  it('gives up on an attempt slower than timeoutMs with a retryable network error', async () => {
+    const c = new SlackClient({ token: TOKEN, baseUrl: BASE_URL, maxRetries: 0, timeoutMs: 50 })
+    // A Slack that never answers; only the client's own timeout ends the wait.
+    outbound = new Outbound()
+      .on(
+        'slack.test',
+        (req) =>
+          new Promise<Response>((_resolve, reject) =>
+            req.signal.addEventListener('abort', () => reject(req.signal.reason)),
+          ),
+      )
+      .install()
+    const err = await failure(c.postMessage({ channel: 'C1', text: 'hi' }))
+    expect(err.details).toMatchObject({
+      method: 'chat.postMessage',
+      code: 'network',
+      retryable: true,
+    })
+    expect(outbound.to('slack.test')).toHaveLength(1)
+  })
+
   it('refuses to be built without a token', () => {
     expect(() => new SlackClient({ token: '' })).toThrow(/SLACK_BOT_TOKEN/)
     outbound = new Outbound().install()
