@@ -111,6 +111,8 @@ describe('request body', () => {
     expect(err.options).toMatchObject({ status: 400, code: 'http' })
     expect(err.message).toContain('call_a does not answer the next pending tool call (call_b)')
     expect(wire.api.bodies).toHaveLength(1)
+    // The refusal is what this test is about: take it, so the after-test check does not fail.
+    expect(wire.api.takeViolations()).toHaveLength(1)
   })
 })
 
@@ -361,6 +363,7 @@ describe('errors', () => {
     expect(err.message).not.toContain(key)
     expect(err.message).toContain('[redacted]')
     expect(err.message).toContain('check OPENAI_API_KEY')
+    expect(wire.api.takeViolations()).toHaveLength(1)
   })
 
   it('redacts other sk- keys a provider echoes', async () => {
