@@ -1,6 +1,6 @@
 import * as z from 'zod/mini'
 
-/** Why a run ended. `finish` is the only success (DESIGN §1.4). */
+/** Why a run ended. `finish` is the only success (docs/architecture.md#budgets-and-edge-limits). */
 export const STOP_REASONS = [
   'finish',
   'max_steps',
@@ -50,7 +50,7 @@ export const DEFAULT_BUDGET: Budget = {
 
 /**
  * What one invocation (one alarm) may do before it checkpoints and continues in a fresh one
- * (DESIGN §4). CPU time cannot be read inside a deployed Worker, so it is bounded through the
+ * (docs/architecture.md#budgets-and-edge-limits). CPU time cannot be read inside a deployed Worker, so it is bounded through the
  * bytes the kernel builds, parses and serializes, at a per-byte cost the benchmark measures.
  */
 export interface EdgeSlice {

@@ -1,3 +1,5 @@
+import { sha256Hex } from '../security/sha256'
+
 /** JSON with object keys sorted at every depth: equal values give equal strings. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value))
@@ -43,7 +45,5 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 /** Hex SHA-256 of the canonical JSON of a tool call: what an approval is bound to. */
 export async function argsHash(name: string, args: Record<string, unknown>): Promise<string> {
-  const bytes = new TextEncoder().encode(canonicalJson({ name, args }))
-  const digest = await crypto.subtle.digest('SHA-256', bytes)
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('')
+  return sha256Hex(canonicalJson({ name, args }))
 }

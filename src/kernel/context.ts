@@ -172,13 +172,13 @@ export interface BuiltRequest {
   request: Omit<ModelRequest, 'timeoutMs' | 'signal'>
   /** Estimated prompt tokens of this request. */
   tokens: number
-  /** Approximate bytes of the request (CPU accounting, DESIGN §4). */
+  /** Approximate bytes of the request (CPU accounting, docs/architecture.md#budgets-and-edge-limits). */
   bytes: number
 }
 
 const headCache = new WeakMap<ToolRegistry, Map<string, number>>()
 
-/** The request for the next think (DESIGN §3, §5). */
+/** The request for the next think (docs/architecture.md#step-machine). */
 export function buildRequest(
   state: RunState,
   registry: ToolRegistry,

@@ -1,4 +1,4 @@
-/** The only thing the kernel knows about models (DESIGN §5). */
+/** The only thing the kernel knows about models (docs/architecture.md#layers). */
 
 export type Protocol = 'text' | 'native'
 

@@ -31,7 +31,7 @@ export const LAYERS: Record<string, Layer> = {
   llm: { imports: ['kernel', 'errors'], packages: ['openai', 'zod'] },
   tools: { imports: ['kernel', 'settings', 'errors'], packages: ['zod'] },
   settings: { imports: ['errors'], packages: ['zod'] },
-  kernel: { imports: ['validation', 'errors'], packages: ['zod'] },
+  kernel: { imports: ['validation', 'security', 'errors'], packages: ['zod'] },
   slack: { imports: ['security', 'validation', 'errors'], packages: ['zod'] },
   security: { imports: ['errors'], packages: [] },
   validation: { imports: [], packages: ['zod'] },
@@ -141,7 +141,7 @@ describe('the import-graph checker', () => {
       layerViolations({ ...bad, 'src/kernel/x.ts': '', 'src/runs/log.ts': '' }, LAYERS, groupOf),
     ).toEqual([
       'src/kernel/step.ts:2 imports src/runs/log.ts: kernel may not import runs ' +
-        '(kernel may import validation, errors)',
+        '(kernel may import validation, security, errors)',
     ])
   })
 

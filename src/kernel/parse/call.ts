@@ -8,7 +8,7 @@ export interface ParsedCall {
   args: Record<string, unknown>
   /**
    * True when the action needed repairs (single quotes, trailing commas, …) to parse. Such
-   * arguments must not become a side-effect request (DESIGN §3, approvals).
+   * arguments must not become a side-effect request (docs/architecture.md#approvals).
    */
   repaired?: boolean
 }

@@ -70,7 +70,7 @@ export function parseOutput(text: string, opts: ParseOptions = {}): ParsedOutput
     }
     if (best) return finish(best, thinking, tools)
   } catch {
-    // Parsing must never end a run (DESIGN §1.2); anything unforeseen is a format error.
+    // Parsing must never end a run (docs/architecture.md#step-machine); anything unforeseen is a format error.
   }
   return { thought: text.trim(), call: { name: UNPARSABLE, args: {} } }
 }
