@@ -4,21 +4,18 @@ import { canonicalJson } from '../kernel/canonical'
 import { sha256Hex } from '../security/sha256'
 import { loadConfig, type ServiceConfig } from '../config'
 import type { Env } from '../env'
-import { runStub, type CallbackEvents, type RunView, type SlackOrigin } from '../runs/types'
+import { runStub, type RunView, type StartInput } from '../runs/types'
 import { ApiError } from './api-error'
 
-export interface StartRunRequest {
-  task: string
+/** A run as asked for: what the RunStore takes as given, plus what is still to be checked. */
+export interface StartRunRequest extends Pick<
+  StartInput,
+  'task' | 'model' | 'callbackUrl' | 'callbackEvents' | 'metadata' | 'requestedBy' | 'slack'
+> {
   tools?: string[]
   budget?: Partial<Budget>
-  protocol?: 'auto' | 'text' | 'native'
+  protocol?: StartInput['protocol']
   confirm?: ConfirmPolicy
-  model?: string
-  callbackUrl?: string
-  callbackEvents?: CallbackEvents
-  metadata?: Record<string, unknown>
-  requestedBy: string
-  slack?: SlackOrigin
   /** Same key → same run: retried requests (and Slack retries) never start a second run. */
   idempotencyKey?: string
 }
