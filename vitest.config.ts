@@ -49,7 +49,7 @@ export default defineConfig({
           testTimeout: 30_000,
           name: 'edgeloop',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/demo/**'],
+          exclude: ['test/demo/**', 'test/node/**'],
         },
       },
       {
@@ -62,6 +62,16 @@ export default defineConfig({
           }),
         ],
         test: { testTimeout: 30_000, name: 'offline-demo', include: ['test/demo/**/*.test.ts'] },
+      },
+      {
+        // Plain Node: the real Worker under Miniflare's API, killed and restarted (test/node/).
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/node/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
       },
     ],
   },

@@ -1,0 +1,231 @@
+/**
+ * The real Worker under Miniflare, driven from Node: the bundle `wrangler deploy` would upload,
+ * Durable Object storage persisted to a directory, every outbound `fetch` handed to a Node
+ * function, and a `kill()` that ends workerd with SIGKILL (no graceful shutdown, no flushing)
+ * so that a new runtime can be started on the same storage, as after a crash or an eviction.
+ *
+ *   const worker = await bundleWorker()
+ *   const rt = await WorkerRuntime.start({ worker, storage, bindings, outbound })
+ *   await rt.fetch('/healthz')
+ *   rt.kill() // now; `await rt.killed` once it is gone
+ *   const next = await WorkerRuntime.start({ worker, storage, bindings, outbound })
+ */
+import { execFile } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import type { Readable } from 'node:stream'
+import { promisify } from 'node:util'
+import { Miniflare } from 'miniflare'
+
+const root = join(import.meta.dirname, '..', '..')
+
+/** The Worker as built for deployment: the bundle and wrangler.toml's runtime settings. */
+export interface WorkerBuild {
+  scriptPath: string
+  compatibilityDate: string
+  compatibilityFlags: string[]
+  durableObjects: Record<string, { className: string; useSQLite?: boolean }>
+}
+
+let building: Promise<WorkerBuild> | undefined
+
+/**
+ * Bundles the Worker once per process with `wrangler deploy --dry-run --outdir` (the same build
+ * a deploy uploads) and reads its compatibility settings and Durable Objects from wrangler.toml.
+ */
+export function bundleWorker(): Promise<WorkerBuild> {
+  building ??= (async () => {
+    const outdir = await mkdtemp(join(tmpdir(), 'edgeloop-bundle-'))
+    const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
+    try {
+      await promisify(execFile)(
+        process.execPath,
+        [wrangler, 'deploy', '--dry-run', '--outdir', outdir],
+        {
+          cwd: root,
+          env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG: 'error' },
+        },
+      )
+    } catch (err) {
+      const { stderr, stdout } = err as { stderr?: string; stdout?: string }
+      throw new Error(`bundling the Worker failed: ${stderr || stdout || (err as Error).message}`)
+    }
+    return {
+      scriptPath: join(outdir, 'index.js'),
+      ...runtimeSettings(await readFile(join(root, 'wrangler.toml'), 'utf8')),
+    }
+  })()
+  return building
+}
+
+/**
+ * The settings of wrangler.toml that Miniflare needs and the bundle does not carry. Read with
+ * patterns, not a TOML parser (importing wrangler's own reader costs seconds per test file);
+ * a setting written in a shape these do not know fails here, loudly.
+ */
+export function runtimeSettings(toml: string): Omit<WorkerBuild, 'scriptPath'> {
+  const compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1]
+  if (!compatibilityDate) throw new Error('wrangler.toml: no compatibility_date = "…" found')
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? ''
+  const sqlite = /new_sqlite_classes\s*=\s*\[([^\]]*)\]/g
+  const sqliteClasses = [...toml.matchAll(sqlite)].flatMap((m) => strings(m[1]!))
+  const durableObjects: WorkerBuild['durableObjects'] = {}
+  for (const block of toml.split(/^\[\[durable_objects\.bindings\]\]\s*$/m).slice(1)) {
+    const body = block.split(/^\[/m)[0]!
+    const name = /^name\s*=\s*"([^"]+)"/m.exec(body)?.[1]
+    const className = /^class_name\s*=\s*"([^"]+)"/m.exec(body)?.[1]
+    if (!name || !className)
+      throw new Error('wrangler.toml: a Durable Object binding needs name and class_name')
+    durableObjects[name] = { className, useSQLite: sqliteClasses.includes(className) }
+  }
+  return { compatibilityDate, compatibilityFlags: strings(flags), durableObjects }
+}
+
+function strings(list: string): string[] {
+  return [...list.matchAll(/"([^"]*)"/g)].map((m) => m[1]!)
+}
+
+/** A fresh directory for one run of Durable Object storage; `remove()` deletes it. */
+export async function tempStorage(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), 'edgeloop-do-'))
+  return { path, remove: () => rm(path, { recursive: true, force: true }) }
+}
+
+export interface RuntimeOptions {
+  worker: WorkerBuild
+  /** Directory holding the Durable Objects' SQLite files; reuse it to restart after a kill. */
+  storage: string
+  /** Every binding the Worker reads (wrangler.toml's [vars] are not applied: tests set all). */
+  bindings: Record<string, string>
+  /** Receives every outbound request of the Worker and its Durable Objects. */
+  outbound: (request: Request) => Promise<Response>
+  /** Each line the Worker writes to stdout or stderr (its structured logs), in order. */
+  onLog?: (line: string) => void
+}
+
+const ORIGIN = 'https://edgeloop.test'
+let starting: Promise<unknown> = Promise.resolve()
+
+/** One workerd process running the Worker; see the file comment. */
+export class WorkerRuntime {
+  readonly #mf: Miniflare
+  readonly #pid: number
+  #dead: Promise<void> | undefined
+
+  private constructor(mf: Miniflare, pid: number) {
+    this.#mf = mf
+    this.#pid = pid
+  }
+
+  /** Starts workerd and waits until it serves requests. */
+  static start(options: RuntimeOptions): Promise<WorkerRuntime> {
+    // One start at a time in this process: the new workerd is told apart from the others
+    // (to be SIGKILLed by pid) as the one child process that was not there before.
+    const next = starting.then(() => WorkerRuntime.#start(options))
+    starting = next.catch(() => {})
+    return next
+  }
+
+  static async #start(options: RuntimeOptions): Promise<WorkerRuntime> {
+    const { worker } = options
+    const before = await workerdChildren()
+    /** The last lines workerd wrote, for a start that fails. */
+    const output: string[] = []
+    const mf = new Miniflare({
+      modules: true,
+      scriptPath: worker.scriptPath,
+      modulesRoot: dirname(worker.scriptPath),
+      compatibilityDate: worker.compatibilityDate,
+      compatibilityFlags: worker.compatibilityFlags,
+      durableObjects: worker.durableObjects,
+      durableObjectsPersist: options.storage,
+      bindings: options.bindings,
+      outboundService: options.outbound,
+      handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+        for (const stream of [stdout, stderr]) {
+          let rest = ''
+          stream.on('data', (chunk: Buffer) => {
+            const lines = (rest + chunk.toString()).split('\n')
+            rest = lines.pop()!
+            for (const line of lines) {
+              if (!line) continue
+              output.push(line)
+              if (output.length > 40) output.shift()
+              options.onLog?.(line)
+            }
+          })
+          stream.on('error', () => {}) // destroyed by the kill
+        }
+      },
+    })
+    try {
+      await mf.ready
+    } catch (err) {
+      await mf.dispose().catch(() => {})
+      throw new Error(`${(err as Error).message}\nworkerd said:\n${output.join('\n')}`)
+    }
+    const started = (await workerdChildren()).filter((pid) => !before.includes(pid))
+    if (started.length !== 1) {
+      await mf.dispose()
+      throw new Error(`expected one new workerd process, found ${started.length}`)
+    }
+    return new WorkerRuntime(mf, started[0]!)
+  }
+
+  /** The workerd process id. */
+  get pid(): number {
+    return this.#pid
+  }
+
+  /** Whether `kill()` or `stop()` was called. */
+  get dead(): boolean {
+    return this.#dead !== undefined
+  }
+
+  /** Resolves once the runtime is gone (after `kill()` or `stop()`). */
+  get killed(): Promise<void> {
+    return this.#dead ?? Promise.reject(new Error('the runtime was not killed'))
+  }
+
+  /** A request to the Worker's fetch handler; `path` is relative to its origin. */
+  fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    return this.#mf.dispatchFetch(`${ORIGIN}${path}`, init as never) as unknown as Promise<Response>
+  }
+
+  /**
+   * SIGKILLs workerd at once (synchronously: nothing the Worker does after this call reaches
+   * the outside), then releases Miniflare's own resources. Safe to call twice.
+   */
+  kill(): Promise<void> {
+    if (this.#dead) return this.#dead
+    try {
+      process.kill(this.#pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+    this.#dead = this.#mf.dispose().catch(() => {})
+    return this.#dead
+  }
+
+  /** Ends the runtime at the end of a test (Miniflare's dispose also ends workerd with SIGKILL). */
+  stop(): Promise<void> {
+    return this.kill()
+  }
+}
+
+/** Process ids of the workerd processes this process started. */
+async function workerdChildren(): Promise<number[]> {
+  const out: number[] = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8')
+      const m = /^\d+ \((.*)\) \S (\d+)/.exec(stat)
+      if (m && m[1] === 'workerd' && Number(m[2]) === process.pid) out.push(Number(entry))
+    } catch {
+      // exited while listing
+    }
+  }
+  return out
+}
