@@ -128,6 +128,31 @@ function deniedCall(call: Call): Call {
   return answeredCall(call, 'denied', observation)
 }
 
+/**
+ * Closes the calls a cancelled run leaves `started` (issue 17: the crash test found them left
+ * `started`, with no observation, in a finished run). One read back from storage was cut off by
+ * a crash and may have happened: outcome unknown, whether or not the tool is idempotent (a
+ * cancelled run retries nothing). One this process recorded but has not run was not run.
+ */
+export function closeStartedCalls(state: RunState, slice: Slice): RunState {
+  const stepIndex = state.steps.length - 1
+  let next = state
+  for (const call of state.steps[stepIndex]?.calls ?? []) {
+    if (call.status !== 'started') continue
+    const closed = slice.startedCalls.has(call.id) ? notRun(call) : unknownOutcome(call)
+    next = replaceCall(next, stepIndex, closed)
+  }
+  return next
+}
+
+function notRun(call: Call): Call {
+  return answeredCall(
+    call,
+    'tool_error',
+    `[ToolError] ${call.name} was not run: the run was cancelled`,
+  )
+}
+
 function unknownOutcome(call: Call): Call {
   const observation =
     `[ToolError] outcome unknown: ${call.name} (call ${call.id}) was started but the run stopped ` +

@@ -1,4 +1,4 @@
-import { act } from './act'
+import { act, closeStartedCalls } from './act'
 import { cancelApprovals, expireApprovals } from './approvals'
 import type { EdgeSlice } from './budget'
 import { updateState, type RunState } from './state'
@@ -54,7 +54,7 @@ export async function advance(state: RunState, deps: Deps): Promise<RunState> {
 function phase(state: RunState, slice: Slice): Promise<Change> | Change {
   if (state.phase === 'done') return { state, event: happened('noop') }
   if (state.cancelRequested || slice.deps.signal?.aborted) {
-    const cancelled = cancelApprovals(state, slice.now())
+    const cancelled = closeStartedCalls(cancelApprovals(state, slice.now()), slice)
     return stopped(cancelled, 'cancelled', slice, cancelMessage(state, slice))
   }
   switch (state.phase) {

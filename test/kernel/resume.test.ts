@@ -153,6 +153,47 @@ describe.each<Protocol>(['native', 'text'])('%s protocol: resume from storage', 
   })
 })
 
+describe.each([false, true])(
+  'cancelled with a started side effect (idempotent %s)',
+  (idempotent) => {
+    it('read back from storage: reported outcome unknown, not run again, not left started', async () => {
+      const s = setup('native', idempotent)
+      let state = roundTrip(s.state)
+      for (;;) {
+        const out = await transition(state, new Slice(s.deps))
+        state = roundTrip(out.state)
+        if (out.event.action === 'start_call') break
+      }
+      const out = await runSlice({ ...state, cancelRequested: true }, s.deps, UNLIMITED)
+      expect(toRunResult(out.state)).toMatchObject({ ok: false, stopReason: 'cancelled' })
+      expect(out.state.steps[1]!.calls[0]).toMatchObject({
+        status: 'done',
+        kind: 'outcome_unknown',
+        observation: expect.stringMatching(/^\[ToolError\] outcome unknown: restart/),
+      })
+      expect(s.ran.map((r) => r.name)).toEqual(['lookup'])
+    })
+
+    it('recorded by this process and not run yet: reported not run', async () => {
+      const s = setup('native', idempotent)
+      const slice = new Slice(s.deps)
+      let state = s.state
+      for (;;) {
+        const out = await transition(state, slice)
+        state = out.state
+        if (out.event.action === 'start_call') break
+      }
+      const out = await transition({ ...state, cancelRequested: true }, slice)
+      expect(out.state.steps[1]!.calls[0]).toMatchObject({
+        status: 'done',
+        kind: 'tool_error',
+        observation: '[ToolError] restart was not run: the run was cancelled',
+      })
+      expect(s.ran.map((r) => r.name)).toEqual(['lookup'])
+    })
+  },
+)
+
 describe('parseRunState', () => {
   it('lists the problems of an invalid state', () => {
     const state = createRunState({ task: 't', tools: [] })
