@@ -23,7 +23,7 @@ export interface NetworkRequest {
   body: string
   /** Whether the fake for its host saw it. */
   delivered: boolean
-  /** Whether its response went back to the Worker. */
+  /** Whether its response went back to a Worker still running. */
   answered: boolean
 }
 
@@ -64,12 +64,15 @@ export class FakeNetwork {
     this.#interceptions = []
   }
 
-  /** The `outbound` function for one runtime; `generation` tags its requests. */
-  handlerFor(generation: number): (request: Request) => Promise<Response> {
-    return (request) => this.#handle(request, generation)
+  /**
+   * The `outbound` function for one runtime; `generation` tags its requests, and `alive` says
+   * whether that runtime still runs (an answer given after it died was never read).
+   */
+  handlerFor(generation: number, alive: () => boolean): (request: Request) => Promise<Response> {
+    return (request) => this.#handle(request, generation, alive)
   }
 
-  async #handle(request: Request, generation: number): Promise<Response> {
+  async #handle(request: Request, generation: number, alive: () => boolean): Promise<Response> {
     const url = new URL(request.url)
     const record: NetworkRequest = {
       n: this.requests.length,
@@ -100,7 +103,7 @@ export class FakeNetwork {
       await interception.run(record)
       return lost()
     }
-    record.answered = true
+    record.answered = alive()
     return response
   }
 }

@@ -225,11 +225,13 @@ export class CrashSession {
 
   async #start(): Promise<void> {
     const generation = ++this.#generation
+    // Not `down`: the new runtime's alarm may send requests before `start` has returned it.
+    const alive = () => !this.kills.some((k) => k.generation === generation)
     this.#runtime = await WorkerRuntime.start({
       worker: await bundleWorker(),
       storage: this.#storage!.path,
       bindings: this.bindings,
-      outbound: this.network.handlerFor(generation),
+      outbound: this.network.handlerFor(generation, alive),
       ...(this.#onLog ? { onLog: this.#onLog } : {}),
     })
   }

@@ -1,23 +1,26 @@
 import type { CrashSession } from './crash-session'
 
+export interface StreamedEvent {
+  id: string
+  type: string
+  /** The event's `data` (step, callId…), as the service sent it. */
+  data: Record<string, unknown>
+}
+
 /**
- * The ids of the run's events from `GET /v1/runs/:id/events` (SSE), read until the stream
- * pauses; undefined while the service has no event stream (the route answers 404).
+ * The run's events from `GET /v1/runs/:id/events` (SSE, from the start), read until the stream
+ * ends (it does after `run_finished`) or pauses for half a second.
  */
-export async function readEventIds(
-  session: CrashSession,
-  runId: string,
-): Promise<string[] | undefined> {
+export async function readEvents(session: CrashSession, runId: string): Promise<StreamedEvent[]> {
   const abort = new AbortController()
   const res = await session.api(`/v1/runs/${runId}/events`, {
     headers: { accept: 'text/event-stream' },
     signal: abort.signal,
   })
-  if (res.status === 404 || !res.headers.get('content-type')?.includes('text/event-stream')) {
-    await res.body?.cancel()
-    return undefined
+  if (!res.headers.get('content-type')?.includes('text/event-stream')) {
+    throw new Error(`GET /v1/runs/${runId}/events: ${res.status} ${await res.text()}`)
   }
-  const ids: string[] = []
+  const events: StreamedEvent[] = []
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
   let buffered = ''
   for (;;) {
@@ -30,8 +33,12 @@ export async function readEventIds(
     buffered = blocks.pop()!
     for (const block of blocks) {
       const id = /^id: ?(.*)$/m.exec(block)?.[1]
-      if (id !== undefined) ids.push(id)
+      if (id === undefined) continue
+      const type = /^event: ?(.*)$/m.exec(block)?.[1] ?? ''
+      const json = /^data: ?(.*)$/m.exec(block)?.[1]
+      const data = json ? ((JSON.parse(json) as { data?: Record<string, unknown> }).data ?? {}) : {}
+      events.push({ id, type, data })
     }
   }
-  return ids
+  return events
 }

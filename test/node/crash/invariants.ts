@@ -10,6 +10,7 @@ import type { RunResult } from '../../../src/kernel/result'
 import type { RunView } from '../../../src/runs/types'
 import type { NetworkRequest } from '../fake-network'
 import { MODEL_HOST, RECEIVER_HOST, type Kill, type Observation } from './crash-session'
+import type { StreamedEvent } from './event-stream'
 import { modelStepOf } from './step-model'
 
 export type ViolationKind =
@@ -48,8 +49,8 @@ export interface RunEvidence {
   observations: Observation[]
   /** Model-call violations the fake provider saw (wire format). */
   modelViolations?: string[]
-  /** Event ids from `GET /v1/runs/:id/events`, in stream order (undefined: no event stream). */
-  eventIds?: string[] | undefined
+  /** The run's events as `GET /v1/runs/:id/events` streamed them, in order. */
+  events?: StreamedEvent[]
   callback?: boolean
 }
 
@@ -67,7 +68,7 @@ export function checkRun(run: RunEvidence): Violation[] {
   checkModelCalls(run, result, fail)
   checkSideEffects(run, result, fail)
   if (run.callback) checkCallback(run, fail)
-  if (run.eventIds) checkEvents(run.eventIds, fail)
+  if (run.events) checkEvents(run.events, fail)
   for (const v of run.modelViolations ?? []) fail('protocol', `model request: ${v}`)
   return out
 }
@@ -236,13 +237,28 @@ function checkCallback(run: RunEvidence, fail: Fail) {
   }
 }
 
-/** Event ids are consecutive integers with no gap and no repeat. */
-function checkEvents(ids: string[], fail: Fail) {
-  const numbers = ids.map(Number)
-  for (let k = 1; k < numbers.length; k++) {
-    if (numbers[k] !== numbers[k - 1]! + 1) {
-      fail('event_stream', `event ${numbers[k]} follows ${numbers[k - 1]}`)
+/** Event ids run 1, 2, 3… with no gap and no repeat, and the stream ends with the finish. */
+function checkEvents(events: StreamedEvent[], fail: Fail) {
+  const numbers = events.map((e) => Number(e.id))
+  for (let k = 0; k < numbers.length; k++) {
+    if (numbers[k] !== k + 1) {
+      fail('event_stream', `event ${k + 1} of the stream has id ${numbers[k]}`)
       return
     }
+  }
+  if (events.at(-1)?.type !== 'run_finished') {
+    fail(
+      'event_stream',
+      `the stream ends with ${events.at(-1)?.type ?? 'nothing'}, not run_finished`,
+    )
+  }
+  // Each fact is told once: one reply per step, one start and one finish per call, one end.
+  const told = new Set<string>()
+  for (const e of events) {
+    if (!['model_replied', 'call_started', 'call_finished', 'run_finished'].includes(e.type))
+      continue
+    const fact = `${e.type} ${e.data.step ?? ''} ${e.data.callId ?? ''}`
+    if (told.has(fact)) fail('event_stream', `${fact.trim()} streamed twice`)
+    told.add(fact)
   }
 }

@@ -2,7 +2,7 @@ import type { FakeReply } from '../../fakes/fake-openai'
 import type { RunView } from '../../../src/runs/types'
 import type { CrashSession } from './crash-session'
 import { checkRun, type RunEvidence, type Violation } from './invariants'
-import { readEventIds } from './event-stream'
+import { readEvents } from './event-stream'
 
 export interface Judged {
   evidence: RunEvidence
@@ -28,7 +28,7 @@ export async function judge(
     kills: session.kills,
     observations: session.observations.get(run.id) ?? [],
     modelViolations: session.model.violations,
-    eventIds: view ? await readEventIds(session, run.id) : undefined,
+    ...(view ? { events: await readEvents(session, run.id) } : {}),
     ...(run.callback ? { callback: true } : {}),
   }
   const violations = checkRun(evidence)
