@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { CrashSession } from './crash/crash-session'
-import { CRASH_POINTS, runRef, standardScript } from './crash/crash-points'
+import { CRASH_POINTS, runRef, standardScript, type CrashPoint } from './crash/crash-points'
 import { judge } from './crash/judge'
 import { bundleWorker } from './worker-runtime'
 
@@ -15,53 +15,74 @@ beforeAll(async () => {
   await bundleWorker()
 }, 60_000)
 
+/** Runs one crash point on its own storage, fake network and runtimes; checks everything. */
+async function crashAt(
+  point: CrashPoint,
+  onFinished: (close: () => Promise<void>) => void,
+  options: { strictModelCallUsage?: boolean } = {},
+) {
+  const session = await CrashSession.open(point.bindings ? { bindings: point.bindings } : {})
+  onFinished(() => session.close())
+  const tag = `crash-${CRASH_POINTS.indexOf(point)}`
+  const script = (point.script ?? standardScript)(tag)
+  // Armed before the run starts: its first model call may come before POST /v1/runs answers.
+  const run = runRef(tag)
+  point.arm?.(session, run)
+  run.resolve(
+    await session.startRun({
+      tag,
+      script,
+      tools: ['http_get', 'http_post'],
+      ...(point.callback ? { callback: true } : {}),
+    }),
+  )
+  const view = await session.drive(run.id, {
+    ...(point.onView ? { onView: (v) => point.onView!(session, run, v) } : {}),
+  })
+  const { evidence, violations } = await judge(
+    session,
+    { ...run, script, ...(point.callback ? { callback: true } : {}) },
+    view,
+    options,
+  )
+  expect(violations).toEqual([])
+  // The crash point was really hit, and the run stands where that point leaves it.
+  expect(session.kills.length, 'the runtime was never killed').toBeGreaterThan(0)
+  expect(session.network.armed).toBe(0)
+  const result = evidence.result!
+  const post = result.steps.flatMap((st) => st.calls).find((c) => c.id === 'call_post')
+  const posts = evidence.requests.filter((r) => r.path === '/effect' && r.delivered)
+  const asks = evidence.requests.filter((r) => r.host === 'api.openai.test')
+  const callbacks = evidence.requests.filter((r) => r.path === '/callback')
+  const want = point.expect
+  expect({
+    stopReason: result.stopReason,
+    ...(want.postKind !== undefined ? { postKind: post?.kind } : {}),
+    ...(want.postHits !== undefined ? { postHits: posts.length } : {}),
+    ...(want.modelAsks !== undefined ? { modelAsks: asks.length } : {}),
+    ...(want.callbackAttempts !== undefined ? { callbackAttempts: callbacks.length } : {}),
+  }).toEqual(want)
+  if (post?.kind === 'outcome_unknown') {
+    expect(post.observation).toMatch(/^\[ToolError\] outcome unknown: http_post \(call call_post\)/)
+  }
+}
+
 // Each point has its own storage, fake network and runtimes, so points run side by side.
 describe.concurrent('killed with SIGKILL', () => {
   it.for(CRASH_POINTS.map((p) => [p.name, p] as const))('%s', async ([, point], t) => {
-    const session = await CrashSession.open(point.bindings ? { bindings: point.bindings } : {})
-    t.onTestFinished(() => session.close())
-    const tag = `crash-${CRASH_POINTS.indexOf(point)}`
-    const script = (point.script ?? standardScript)(tag)
-    // Armed before the run starts: its first model call may come before POST /v1/runs answers.
-    const run = runRef(tag)
-    point.arm?.(session, run)
-    run.resolve(
-      await session.startRun({
-        tag,
-        script,
-        tools: ['http_get', 'http_post'],
-        ...(point.callback ? { callback: true } : {}),
-      }),
-    )
-    const view = await session.drive(run.id, {
-      ...(point.onView ? { onView: (v) => point.onView!(session, run, v) } : {}),
-    })
-    const { evidence, violations } = await judge(
-      session,
-      { ...run, script, ...(point.callback ? { callback: true } : {}) },
-      view,
-    )
-    expect(violations).toEqual([])
-    // The crash point was really hit, and the run stands where that point leaves it.
-    expect(session.kills.length, 'the runtime was never killed').toBeGreaterThan(0)
-    expect(session.network.armed).toBe(0)
-    const result = evidence.result!
-    const post = result.steps.flatMap((st) => st.calls).find((c) => c.id === 'call_post')
-    const posts = evidence.requests.filter((r) => r.path === '/effect' && r.delivered)
-    const asks = evidence.requests.filter((r) => r.host === 'api.openai.test')
-    const callbacks = evidence.requests.filter((r) => r.path === '/callback')
-    const want = point.expect
-    expect({
-      stopReason: result.stopReason,
-      ...(want.postKind !== undefined ? { postKind: post?.kind } : {}),
-      ...(want.postHits !== undefined ? { postHits: posts.length } : {}),
-      ...(want.modelAsks !== undefined ? { modelAsks: asks.length } : {}),
-      ...(want.callbackAttempts !== undefined ? { callbackAttempts: callbacks.length } : {}),
-    }).toEqual(want)
-    if (post?.kind === 'outcome_unknown') {
-      expect(post.observation).toMatch(
-        /^\[ToolError\] outcome unknown: http_post \(call call_post\)/,
-      )
-    }
+    await crashAt(point, (close) => t.onTestFinished(close))
   })
+
+  // Usage must count a model call whose answer a crash lost (docs: `usage.modelCalls` is "every
+  // model call made, lost ones included"). The kernel does not write its "model call started"
+  // record yet, so this fails today; when that record lands this test starts failing: make it
+  // a plain `it` then (and pass `strictModelCallUsage` in the soak too).
+  it.fails(
+    'usage counts the model call a crash cut off (awaits the model-call record)',
+    async (t) => {
+      await crashAt(CRASH_POINTS[0]!, (close) => t.onTestFinished(close), {
+        strictModelCallUsage: true,
+      })
+    },
+  )
 })

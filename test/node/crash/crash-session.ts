@@ -6,7 +6,7 @@
  * Worker sent, each kill, each view of the run the API returned.
  */
 import type { FakeReply } from '../../fakes/fake-openai'
-import type { RunResult } from '../../../src/kernel/result'
+import type { RunResult } from '../../../src/kernel/trace'
 import type { RunView } from '../../../src/runs/types'
 import { FakeNetwork } from '../fake-network'
 import { bundleWorker, tempStorage, WorkerRuntime } from '../worker-runtime'

@@ -6,7 +6,7 @@
  * outgoing requests and responses until the writes before them are stored).
  */
 import type { FakeReply } from '../../fakes/fake-openai'
-import type { RunResult } from '../../../src/kernel/result'
+import type { RunResult } from '../../../src/kernel/trace'
 import type { RunView } from '../../../src/runs/types'
 import type { NetworkRequest } from '../fake-network'
 import { MODEL_HOST, RECEIVER_HOST, type Kill, type Observation } from './crash-session'
@@ -52,6 +52,8 @@ export interface RunEvidence {
   /** The run's events as `GET /v1/runs/:id/events` streamed them, in order. */
   events?: StreamedEvent[]
   callback?: boolean
+  /** Usage must count the model calls whose answers were lost too (see checkModelCalls). */
+  strictModelCallUsage?: boolean
 }
 
 /** Every invariant the run breaks; empty when it kept them all. */
@@ -152,10 +154,18 @@ function checkModelCalls(run: RunEvidence, result: RunResult, fail: Fail) {
   ) {
     fail('lost_step', `the model answered step ${unstored.at(-1)!.step}, the trace has ${stored}`)
   }
-  // Today usage counts the model calls whose step was stored; a call cut off by a crash or a
-  // cancel leaves no record to count (a "model call started" record would make this exact).
-  if (result.usage.modelCalls !== stored) {
-    fail('usage_miscount', `usage.modelCalls ${result.usage.modelCalls} for ${stored} stored steps`)
+  const { modelCalls } = result.usage
+  if (run.strictModelCallUsage) {
+    // Every call made is counted, those whose answers a crash lost included (a "model call
+    // started" record written before each call). A kill between that record and the request
+    // leaving may count a call the provider never saw: at most one per kill.
+    if (modelCalls < asks.length || modelCalls > asks.length + run.kills.length) {
+      fail('usage_miscount', `usage.modelCalls ${modelCalls} for ${asks.length} model requests`)
+    }
+  } else if (modelCalls !== stored) {
+    // What holds today: each stored step's call is counted; a call whose answer was lost to a
+    // crash or a cancel left no record to count.
+    fail('usage_miscount', `usage.modelCalls ${modelCalls} for ${stored} stored steps`)
   }
   for (let k = 0; k < stored; k++) {
     if (!asks.some((a) => a.step === k)) fail('lost_step', `step ${k} was never asked for`)
