@@ -14,9 +14,8 @@ import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { Readable } from 'node:stream'
 import { promisify } from 'node:util'
-import { Miniflare } from 'miniflare'
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -100,7 +99,7 @@ export interface RuntimeOptions {
   bindings: Record<string, string>
   /** Receives every outbound request of the Worker and its Durable Objects. */
   outbound: (request: Request) => Promise<Response>
-  /** Each line the Worker writes to stdout or stderr (its structured logs), in order. */
+  /** Each line the Worker and workerd log (console output, runtime errors), in order. */
   onLog?: (line: string) => void
 }
 
@@ -132,33 +131,26 @@ export class WorkerRuntime {
     const before = await workerdChildren()
     /** The last lines workerd wrote, for a start that fails. */
     const output: string[] = []
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: worker.scriptPath,
-      modulesRoot: dirname(worker.scriptPath),
-      compatibilityDate: worker.compatibilityDate,
-      compatibilityFlags: worker.compatibilityFlags,
-      durableObjects: worker.durableObjects,
-      durableObjectsPersist: options.storage,
-      bindings: options.bindings,
-      outboundService: options.outbound,
-      handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
-        for (const stream of [stdout, stderr]) {
-          let rest = ''
-          stream.on('data', (chunk: Buffer) => {
-            const lines = (rest + chunk.toString()).split('\n')
-            rest = lines.pop()!
-            for (const line of lines) {
-              if (!line) continue
-              output.push(line)
-              if (output.length > 40) output.shift()
-              options.onLog?.(line)
-            }
-          })
-          stream.on('error', () => {}) // destroyed by the kill
-        }
-      },
-    })
+    const log = (line: string) => {
+      output.push(line)
+      if (output.length > 40) output.shift()
+      options.onLog?.(line)
+    }
+    // Miniflare 5 takes the options of Miniflare 4 through its converter.
+    const mf = new Miniflare(
+      convertV4MiniflareOptions({
+        modules: true,
+        scriptPath: worker.scriptPath,
+        modulesRoot: dirname(worker.scriptPath),
+        compatibilityDate: worker.compatibilityDate,
+        compatibilityFlags: worker.compatibilityFlags,
+        durableObjects: worker.durableObjects,
+        resourcePersistencePath: options.storage,
+        bindings: options.bindings,
+        outboundService: options.outbound as never,
+        handleStructuredLogs: ({ message }) => log(message),
+      }),
+    )
     try {
       await mf.ready
     } catch (err) {
