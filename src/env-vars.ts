@@ -36,4 +36,7 @@ export interface EnvVars {
   SLACK_APPROVERS?: string
   SLACK_FORBID_SELF_APPROVAL?: string
   LOG_LEVEL?: string
+  MAX_CONTEXT_TOKENS?: string
+  MAX_PARALLEL_CALLS?: string
+  PRICE_CACHED_PROMPT_PER_1K_USD?: string
 }

@@ -60,6 +60,9 @@ const SERVICE_SETTINGS = {
     integer: true,
     fallback: 86_400,
   }),
+  // The context cap every run gets (a run may ask for a smaller one, never a larger).
+  MAX_CONTEXT_TOKENS: setting.number({ min: 1_000, integer: true, fallback: 32_000 }),
+  MAX_PARALLEL_CALLS: setting.number({ min: 1, max: 64, integer: true, fallback: 8 }),
   CPU_MS: setting.number({ min: 1_000, max: 300_000, integer: true, fallback: 30_000 }),
   CALLBACK_ALLOWLIST: setting.list(),
   SLACK_API_URL: setting.httpUrl('https://slack.com/api'),
@@ -96,6 +99,8 @@ function parseConfig(env: EnvRecord): ServiceConfig {
     maxSeconds: s.MAX_SECONDS,
     maxPromptTokens: s.MAX_PROMPT_TOKENS,
     approvalTtlSeconds: s.APPROVAL_TTL_SECONDS,
+    maxContextTokens: s.MAX_CONTEXT_TOKENS,
+    maxParallelCalls: s.MAX_PARALLEL_CALLS,
     ...(s.MAX_COST_USD !== undefined ? { maxCostUsd: s.MAX_COST_USD } : {}),
   }
   const defaultBudget: Budget = {
@@ -104,6 +109,8 @@ function parseConfig(env: EnvRecord): ServiceConfig {
     maxSeconds: Math.min(DEFAULT_BUDGET.maxSeconds, maxBudget.maxSeconds),
     maxPromptTokens: Math.min(DEFAULT_BUDGET.maxPromptTokens, maxBudget.maxPromptTokens),
     approvalTtlSeconds: maxBudget.approvalTtlSeconds,
+    maxContextTokens: s.MAX_CONTEXT_TOKENS,
+    maxParallelCalls: s.MAX_PARALLEL_CALLS,
     ...(maxBudget.maxCostUsd !== undefined ? { maxCostUsd: maxBudget.maxCostUsd } : {}),
   }
   const model = modelConfigFromEnv(env)

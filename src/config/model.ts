@@ -14,6 +14,7 @@ const MODEL_SETTINGS = {
   MODEL_MAX_RETRIES: setting.number({ min: 0, max: 10, integer: true, fallback: 3 }),
   PRICE_PROMPT_PER_1K_USD: setting.number({ min: 0 }),
   PRICE_COMPLETION_PER_1K_USD: setting.number({ min: 0 }),
+  PRICE_CACHED_PROMPT_PER_1K_USD: setting.number({ min: 0 }),
 }
 
 /** Reads and validates the model settings; throws a ConfigError naming the bad variable. */
@@ -29,6 +30,7 @@ export function modelConfigFromEnv(env: EnvRecord): ModelConfig {
     maxRetries: s.MODEL_MAX_RETRIES,
     pricePromptPer1kUsd: s.PRICE_PROMPT_PER_1K_USD,
     priceCompletionPer1kUsd: s.PRICE_COMPLETION_PER_1K_USD,
+    priceCachedPromptPer1kUsd: s.PRICE_CACHED_PROMPT_PER_1K_USD,
   }
   // Not enumerable, so logging or serializing the config never shows the key.
   if (s.OPENAI_API_KEY) {

@@ -2,7 +2,8 @@ import { verdictFor } from './confirm'
 import { dispatch, type Dispatched } from './dispatch'
 import { reviewAgain } from './review'
 import { answeredCall, replaceCall, updateState, type Call, type RunState } from './state'
-import type { Tool } from './tool'
+import { observationHandle } from './context'
+import type { ObservationStore, Tool } from './tool'
 import { completeStep, happened, type Change, type Slice } from './transition'
 
 /**
@@ -15,6 +16,11 @@ export async function act(state: RunState, slice: Slice): Promise<Change> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   if (current.calls.some((c) => c.status === 'pending')) return reviewAgain(state, slice)
+  // Read-only calls that are ready run first, together (each with its own timeout and signal):
+  // they are safe to repeat, so a crash among them only means running them again.
+  const reads = readyReadOnly(current.calls, slice, state.budget.maxParallelCalls)
+  if (reads.length > 1) return runReadOnly(state, stepIndex, reads, slice)
+  if (reads.length === 1) return runCall(state, stepIndex, reads[0]!, slice)
   const call = current.calls.find((c) => c.status !== 'done')
   if (!call) {
     const next = completeStep(state, slice)
@@ -51,26 +57,103 @@ function needsStartRecord(call: Call, state: RunState, tool: Tool): boolean {
   return verdictFor(state.policy, tool) === 'run'
 }
 
+/** Read-only calls at most this many at once, unless the budget says otherwise. */
+export const DEFAULT_MAX_PARALLEL_CALLS = 8
+
+/** The step's ready calls that have no side effect (unknown tools too: dispatch refuses them). */
+function readyReadOnly(calls: Call[], slice: Slice, cap = DEFAULT_MAX_PARALLEL_CALLS): Call[] {
+  const reads: Call[] = []
+  for (const c of calls) {
+    if (reads.length === cap) break
+    if (c.status === 'ready' && !slice.registry.get(c.name)?.sideEffect) reads.push(c)
+  }
+  return reads
+}
+
+/** Runs `reads` at the same time and records every observation in one transition. */
+async function runReadOnly(
+  state: RunState,
+  stepIndex: number,
+  reads: Call[],
+  slice: Slice,
+): Promise<Change> {
+  const results = await Promise.all(
+    reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice))),
+  )
+  const done = new Map<string, Call>()
+  let bytes = 0
+  let ms = 0
+  reads.forEach((c, k) => {
+    const result = results[k]!
+    done.set(c.id, recorded(c, result))
+    bytes += result.originalSize + result.observation.length
+    ms = Math.max(ms, result.ms)
+  })
+  const current = state.steps[stepIndex]!
+  const steps = state.steps.slice()
+  // The model's order stays: each call keeps its place in the step.
+  steps[stepIndex] = {
+    ...current,
+    calls: current.calls.map((c) => done.get(c.id) ?? c),
+    ms: current.ms + ms,
+  }
+  let next = updateState(state, { steps })
+  if (steps[stepIndex]!.calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
+  const event = happened('run_calls', {
+    step: stepIndex,
+    tool: reads.map((c) => c.name).join(','),
+    stopReason: next.result?.stopReason ?? null,
+    bytes,
+  })
+  return { state: next, event }
+}
+
+function request(call: Call) {
+  return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
+}
+
+function dispatchContext(state: RunState, call: Call, slice: Slice) {
+  const { deps } = slice
+  return {
+    registry: slice.registry,
+    runId: state.id,
+    observations: withRunObservations(deps.observations, state),
+    policy: state.policy,
+    approved: call.approval?.decision === 'approved',
+    maxObservationTokens: state.budget.maxObservationTokens,
+    now: slice.now,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  }
+}
+
+/**
+ * The store, and behind it the run's own observations: an observation elided from the request
+ * (maxContextTokens) but short enough never to be stored is read back from the run's state by
+ * the handle its stub names.
+ */
+function withRunObservations(store: ObservationStore, state: RunState): ObservationStore {
+  return {
+    put: (handle, text) => store.put(handle, text),
+    async get(handle) {
+      const stored = await store.get(handle)
+      if (stored !== undefined) return stored
+      for (const step of state.steps) {
+        for (const c of step.calls) {
+          if (c.observation !== null && observationHandle(c.id) === handle) return c.observation
+        }
+      }
+      return undefined
+    },
+  }
+}
+
 async function runCall(
   state: RunState,
   stepIndex: number,
   call: Call,
   slice: Slice,
 ): Promise<Change> {
-  const { deps } = slice
-  const result = await dispatch(
-    { id: call.id, name: call.name, args: call.args, argsError: call.argsError },
-    {
-      registry: slice.registry,
-      runId: state.id,
-      observations: deps.observations,
-      policy: state.policy,
-      approved: call.approval?.decision === 'approved',
-      maxObservationTokens: state.budget.maxObservationTokens,
-      now: slice.now,
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    },
-  )
+  const result = await dispatch(request(call), dispatchContext(state, call, slice))
   const bytes = result.originalSize + result.observation.length
   return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
 }

@@ -31,6 +31,13 @@ export const BudgetSchema = z.object({
   maxObservationTokens: z.number().check(z.int(), z.minimum(50), z.maximum(20_000)),
   /** The loop guard looks this many steps back for an identical call. */
   loopGuardWindow: z.number().check(z.int(), z.minimum(0), z.maximum(50)),
+  /**
+   * The largest request the model is sent, in estimated tokens: past it the oldest observations
+   * are elided from the request (not the trace), never the latest step's. Unset: no cap.
+   */
+  maxContextTokens: z.optional(z.number().check(z.int(), z.minimum(1_000))),
+  /** Read-only calls of one step run at the same time, at most this many at once. Default 8. */
+  maxParallelCalls: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(64))),
   /** Spend limit in USD; needs prices configured for the model. */
   maxCostUsd: z.optional(z.number().check(z.positive())),
   /** How long a pending approval waits for a person before it counts as denied. */

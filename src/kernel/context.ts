@@ -30,9 +30,51 @@ function systemPrompts(registry: ToolRegistry): { text: string; native: string }
 
 type Rendered = { messages: ChatMessage[]; tokens: number }
 
-/** The messages one step contributes to every later request, and their estimated tokens. */
-export function stepMessages(step: Step, protocol: Protocol): Rendered {
-  return protocol === 'native' ? nativeStep(step) : textStep(step)
+/**
+ * The messages one step contributes to every later request, and their estimated tokens. With
+ * `elided`, its observations are replaced by stubs that keep their size and handle (the thought
+ * and the calls stay): what a step looks like once the context cap has cut it.
+ */
+export function stepMessages(step: Step, protocol: Protocol, elided = false): Rendered {
+  return protocol === 'native' ? nativeStep(step, elided) : textStep(step, elided)
+}
+
+/**
+ * Once a request would pass `maxContextTokens`, old observations are elided down to this share of
+ * it, not just under it: the prompt then grows for several steps with a byte-identical prefix
+ * (which providers cache) before the next cut, instead of shifting at every step.
+ */
+export const CONTEXT_LOW_WATER = 0.5
+
+/** What a call's observation becomes in a request once elided; null when the stub is no shorter. */
+export function elidedObservation(c: Call): { text: string; tokens: number } | null {
+  const tokens = observationTokens(c)
+  const text = `[elided: ${tokens} tokens, read_observation("${c.handle ?? observationHandle(c.id)}")]`
+  const stub = approxTokens(text)
+  return stub < tokens ? { text, tokens: stub } : null
+}
+
+/** The handle `read_observation` knows a call's observation by (stored whole, or in the run). */
+export function observationHandle(callId: string): string {
+  return `obs_${callId}`
+}
+
+/** Tokens a step's request messages lose when its observations are elided. */
+function elisionSaving(step: Step): number {
+  let saved = 0
+  for (const c of step.calls) {
+    const stub = elidedObservation(c)
+    if (stub) saved += observationTokens(c) - stub.tokens
+  }
+  return saved
+}
+
+/** The context cut a request was built with (see `RenderCache.build`). */
+export interface ContextCut {
+  /** Steps (the oldest) whose observations the request elided. */
+  steps: number
+  /** Tokens that saved. */
+  tokens: number
 }
 
 /**
@@ -51,9 +93,44 @@ export class RenderCache {
   /** The head (system prompt and task) and every rendered step's messages. */
   #messages: ChatMessage[] = []
   #tokens = 0
+  /** Steps rendered with their observations elided (the first #cut). */
+  #cut = 0
 
-  /** The messages of a request for `state` (a fresh array) and their estimated tokens. */
-  build(state: RunState, registry: ToolRegistry): { messages: ChatMessage[]; tokens: number } {
+  /**
+   * The messages of a request for `state` (a fresh array), their estimated tokens, and the
+   * context cut. The cut is the last step's (so a request's prefix stays byte-identical from step
+   * to step, and across a resume, which reads it from the stored step); when the request would
+   * pass `budget.maxContextTokens` the oldest observations are elided down to the low water
+   * mark, never the latest step's.
+   */
+  build(
+    state: RunState,
+    registry: ToolRegistry,
+  ): { messages: ChatMessage[]; tokens: number; cut: ContextCut } {
+    const { steps } = state
+    let cut = steps.length ? steps[steps.length - 1]!.elidedSteps : 0
+    this.#render(state, registry, cut)
+    const limit = state.budget.maxContextTokens
+    if (limit !== undefined && this.#tokens > limit && cut < steps.length - 1) {
+      let tokens = this.#tokens
+      while (cut < steps.length - 1 && tokens > limit * CONTEXT_LOW_WATER) {
+        tokens -= elisionSaving(steps[cut]!)
+        cut++
+      }
+      this.#render(state, registry, cut)
+    }
+    let saved = 0
+    for (let i = 0; i < cut; i++) saved += elisionSaving(steps[i]!)
+    // A copy: the model may keep the request, and the next build appends to ours.
+    return {
+      messages: this.#messages.slice(),
+      tokens: this.#tokens,
+      cut: { steps: cut, tokens: saved },
+    }
+  }
+
+  /** Brings the rendering up to `state`'s steps, the first `cut` of them elided. */
+  #render(state: RunState, registry: ToolRegistry, cut: number): void {
     const { protocol, task, steps } = state
     const key = this.#key
     if (!key || key.protocol !== protocol || key.registry !== registry || key.task !== task) {
@@ -61,7 +138,11 @@ export class RenderCache {
     }
     const cached = this.#steps
     let i = 0
+    const same = Math.min(cut, this.#cut)
     while (i < steps.length && i < cached.length && steps[i] === cached[i]) i++
+    // Steps whose elision changed are rendered again too.
+    if (cut !== this.#cut && i > same) i = same
+    this.#cut = cut
     if (i < cached.length) {
       // Steps from i on changed (or the state is another run's): drop their renderings.
       this.#messages.length = this.#starts[i]!
@@ -70,15 +151,13 @@ export class RenderCache {
     }
     for (; i < steps.length; i++) {
       const step = steps[i]!
-      const rendered = stepMessages(step, protocol)
+      const rendered = stepMessages(step, protocol, i < cut)
       cached.push(step)
       this.#starts.push(this.#messages.length)
       this.#tokensBefore.push(this.#tokens)
       for (const m of rendered.messages) this.#messages.push(m)
       this.#tokens += rendered.tokens
     }
-    // A copy: the model may keep the request, and the next build appends to ours.
-    return { messages: this.#messages.slice(), tokens: this.#tokens }
   }
 
   #reset(protocol: Protocol, registry: ToolRegistry, task: string): void {
@@ -93,10 +172,11 @@ export class RenderCache {
     this.#steps = []
     this.#starts = []
     this.#tokensBefore = []
+    this.#cut = 0
   }
 }
 
-function nativeStep(step: Step): Rendered {
+function nativeStep(step: Step, elided: boolean): Rendered {
   if (step.kind === 'format_error') {
     return said(step.text ?? '', step.formatError ?? '[FormatError]')
   }
@@ -112,13 +192,14 @@ function nativeStep(step: Step): Rendered {
     { role: 'assistant', content: step.thought || null, tool_calls: toolCalls },
   ]
   for (const c of step.calls) {
-    messages.push({ role: 'tool', tool_call_id: c.id, content: c.observation ?? '' })
-    tokens += FRAMING + observationTokens(c)
+    const stub = elided ? elidedObservation(c) : null
+    messages.push({ role: 'tool', tool_call_id: c.id, content: stub?.text ?? c.observation ?? '' })
+    tokens += FRAMING + (stub?.tokens ?? observationTokens(c))
   }
   return { messages, tokens }
 }
 
-function textStep(step: Step): Rendered {
+function textStep(step: Step, elided: boolean): Rendered {
   const text = step.text ?? step.thought
   if (step.kind === 'format_error') return said(text, step.formatError ?? '[FormatError]')
   if (step.kind === 'finish') return said(text)
@@ -127,7 +208,8 @@ function textStep(step: Step): Rendered {
   let content = ''
   for (const c of step.calls) {
     if (pieces.length) pieces.push('\n\n')
-    pieces.push(several ? `Observation (${c.name}):\n` : 'Observation:\n', c.observation ?? '')
+    const observation = (elided ? elidedObservation(c)?.text : null) ?? c.observation ?? ''
+    pieces.push(several ? `Observation (${c.name}):\n` : 'Observation:\n', observation)
   }
   // Concatenated, not joined: V8 keeps a concatenation as a rope until something reads it, so
   // the observations are copied once, when the request is serialized.
@@ -172,6 +254,10 @@ export interface BuiltRequest {
   request: Omit<ModelRequest, 'timeoutMs' | 'signal'>
   /** Estimated prompt tokens of this request. */
   tokens: number
+  /** Old observations this request elided (maxContextTokens). */
+  cut: ContextCut
+  /** Estimated tokens of the tool specs it offers: the fixed cost of each tool, every step. */
+  toolSpecTokens: number
   /** Approximate bytes of the request (CPU accounting, docs/architecture.md#budgets-and-edge-limits). */
   bytes: number
 }
@@ -185,11 +271,27 @@ export function buildRequest(
   cache: RenderCache = new RenderCache(),
 ): BuiltRequest {
   const protocol = state.protocol
-  const { messages, tokens } = cache.build(state, registry)
+  const { messages, tokens, cut } = cache.build(state, registry)
   const request: BuiltRequest['request'] = { protocol, messages }
   if (protocol === 'native') request.tools = registry.openaiTools()
+  const toolSpecTokens = toolSpecTokensOf(registry, protocol)
   // About 4 bytes a token: close enough for a CPU bound, and free to compute.
-  return { request, tokens, bytes: tokens * 4 }
+  return { request, tokens, bytes: tokens * 4, cut, toolSpecTokens }
+}
+
+const specCache = new WeakMap<ToolRegistry, { native: number; text: number }>()
+
+/** Tool schemas (native) or the tool section of the system prompt (text), in tokens. */
+function toolSpecTokensOf(registry: ToolRegistry, protocol: Protocol): number {
+  let spec = specCache.get(registry)
+  if (!spec) {
+    spec = {
+      native: approxTokens(JSON.stringify(registry.openaiTools())),
+      text: approxTokens(registry.textSpec()),
+    }
+    specCache.set(registry, spec)
+  }
+  return protocol === 'native' ? spec.native : spec.text
 }
 
 function headTokens(registry: ToolRegistry, protocol: Protocol, head: ChatMessage[]): number {

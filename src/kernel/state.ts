@@ -86,6 +86,14 @@ export const StepSchema = z.object({
   costUsd: z.nullable(z.number()),
   /** Model calls for this step whose answers were lost to a crash (each made again). */
   lostModelCalls: z.number(),
+  /** Of `promptTokens`, those the provider served from its prompt cache (null: not reported). */
+  cachedPromptTokens: z._default(z.nullable(z.number()), null),
+  /** Steps (the oldest) whose observations this step's request elided (maxContextTokens). */
+  elidedSteps: z._default(z.number(), 0),
+  /** Tokens that elision saved in this step's request. */
+  elidedTokens: z._default(z.number(), 0),
+  /** Estimated tokens of the tool specs offered in this step's request. */
+  toolSpecTokens: z._default(z.number(), 0),
   /** Model call time plus tool time of this step. */
   ms: z.number(),
   modelMs: z.number(),
@@ -100,6 +108,8 @@ export const UsageSchema = z.object({
   /** True when any figure was estimated (no usage reported, or a call's answer was lost). */
   estimated: z.boolean(),
   costUsd: z.nullable(z.number()),
+  /** Prompt tokens the provider served from its prompt cache, summed where reported. */
+  cachedPromptTokens: z._default(z.number(), 0),
   /** Every model call made, lost ones included. */
   modelCalls: z.number(),
   /** Model calls whose answers were lost to a crash, and the prompt tokens estimated for them. */
@@ -190,6 +200,7 @@ export function createRunState(input: NewRunInput): RunState {
       completionTokens: 0,
       estimated: false,
       costUsd: null,
+      cachedPromptTokens: 0,
       modelCalls: 0,
       lostModelCalls: 0,
       lostPromptTokens: 0,

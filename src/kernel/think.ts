@@ -16,6 +16,7 @@ import {
   stop,
   stopped,
   type Change,
+  type Pricing,
   type Slice,
 } from './transition'
 
@@ -121,9 +122,9 @@ async function recordReply(
   const promptTokens = usage?.promptTokens ?? built.tokens
   const completionTokens =
     usage?.completionTokens ?? approxTokens(text) + toolCallTokens(response.toolCalls)
+  const cachedPromptTokens = usage?.cachedPromptTokens ?? null
   const costUsd = deps.pricing
-    ? (promptTokens * deps.pricing.promptPer1K + completionTokens * deps.pricing.completionPer1K) /
-      1000
+    ? stepCost(deps.pricing, promptTokens, cachedPromptTokens ?? 0, completionTokens)
     : null
   const base: StepBase = {
     i: state.steps.length,
@@ -133,6 +134,10 @@ async function recordReply(
     completionTokens,
     estimated: !usage,
     costUsd,
+    cachedPromptTokens,
+    elidedSteps: built.cut.steps,
+    elidedTokens: built.cut.tokens,
+    toolSpecTokens: built.toolSpecTokens,
     lostModelCalls: 0,
     ms: modelMs,
     modelMs,
@@ -148,6 +153,7 @@ async function recordReply(
       estimated: spent.estimated || !usage,
       costUsd:
         costUsd === null && spent.costUsd === null ? null : (spent.costUsd ?? 0) + (costUsd ?? 0),
+      cachedPromptTokens: spent.cachedPromptTokens + (cachedPromptTokens ?? 0),
       modelCalls: spent.modelCalls + 1,
       lostModelCalls: spent.lostModelCalls,
       lostPromptTokens: spent.lostPromptTokens,
@@ -258,12 +264,33 @@ function withStep(
     completionTokens: base.completionTokens,
     estimated: base.estimated,
     costUsd: base.costUsd,
+    cachedPromptTokens: base.cachedPromptTokens,
+    elidedSteps: base.elidedSteps,
+    elidedTokens: base.elidedTokens,
+    toolSpecTokens: base.toolSpecTokens,
     lostModelCalls: base.lostModelCalls,
     ms: base.ms,
     modelMs: base.modelMs,
     at: base.at,
   }
   return updateState(state, { steps: state.steps.concat([step]) })
+}
+
+/** USD for one call; cached prompt tokens at the cached price when one is configured. */
+function stepCost(
+  pricing: Pricing,
+  promptTokens: number,
+  cachedPromptTokens: number,
+  completionTokens: number,
+): number {
+  const cachedPrice = pricing.cachedPromptPer1K
+  const cached = cachedPrice === undefined ? 0 : Math.min(cachedPromptTokens, promptTokens)
+  return (
+    ((promptTokens - cached) * pricing.promptPer1K +
+      cached * (cachedPrice ?? 0) +
+      completionTokens * pricing.completionPer1K) /
+    1000
+  )
 }
 
 function toolCallTokens(calls: NativeToolCall[] | undefined): number {

@@ -27,6 +27,12 @@ export interface TraceStep {
   completionTokens: number
   estimated: boolean
   costUsd?: number
+  /** Prompt tokens the provider served from its cache, when it reported them. */
+  cachedPromptTokens?: number
+  /** Tokens of old observations elided from this step's request (maxContextTokens). */
+  elidedTokens: number
+  /** Estimated tokens of the tool specs this step's request offered. */
+  toolSpecTokens: number
   lostModelCalls: number
   ms: number
   modelMs: number
@@ -55,6 +61,8 @@ export interface TraceUsage {
   completionTokens: number
   estimated: boolean
   costUsd?: number
+  /** Prompt tokens served from the provider's cache (where it reported them). */
+  cachedPromptTokens: number
   /** Every model call made, including those whose answers were lost to a crash. */
   modelCalls: number
   lostModelCalls: number
@@ -97,6 +105,9 @@ export function toRunResult(state: RunState): RunResult {
       completionTokens: s.completionTokens,
       estimated: s.estimated,
       ...(s.costUsd !== null ? { costUsd: s.costUsd } : {}),
+      ...(s.cachedPromptTokens !== null ? { cachedPromptTokens: s.cachedPromptTokens } : {}),
+      elidedTokens: s.elidedTokens,
+      toolSpecTokens: s.toolSpecTokens,
       lostModelCalls: s.lostModelCalls,
       ms: s.ms,
       modelMs: s.modelMs,
@@ -115,6 +126,7 @@ export function traceUsage(state: RunState): TraceUsage {
     completionTokens: u.completionTokens,
     estimated: u.estimated,
     ...(u.costUsd !== null ? { costUsd: u.costUsd } : {}),
+    cachedPromptTokens: u.cachedPromptTokens,
     modelCalls: u.modelCalls,
     lostModelCalls: u.lostModelCalls,
     lostPromptTokens: u.lostPromptTokens,

@@ -24,6 +24,8 @@ export interface Deps {
 export interface Pricing {
   promptPer1K: number
   completionPer1K: number
+  /** For prompt tokens served from the provider's cache; unset: they cost `promptPer1K`. */
+  cachedPromptPer1K?: number
 }
 
 /**
@@ -61,6 +63,8 @@ export type Action =
   | 'start_call'
   /** One call ran (or was answered without running) and its observation recorded. */
   | 'run_call'
+  /** Several read-only calls of the step ran at the same time; all their observations recorded. */
+  | 'run_calls'
   /** Every call of the step answered: the error streak updated, back to think. */
   | 'complete_step'
   /** The step waits for a person's decision. */

@@ -20,6 +20,8 @@ export interface ModelConfig {
   pricePromptPer1kUsd?: number
   /** USD per 1 000 completion tokens; absent when not configured. */
   priceCompletionPer1kUsd?: number
+  /** USD per 1 000 prompt tokens served from the provider's cache; unset: the prompt price. */
+  priceCachedPromptPer1kUsd?: number
 }
 
 /**

@@ -129,6 +129,8 @@ function resolveBudget(config: ServiceConfig, requested: Partial<Budget> | undef
     'maxPromptTokens',
     'maxCostUsd',
     'approvalTtlSeconds',
+    'maxContextTokens',
+    'maxParallelCalls',
   ]
   for (const key of limits) {
     const value = requested?.[key]

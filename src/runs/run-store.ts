@@ -398,7 +398,7 @@ export class RunStore extends DurableObject<EnvVars> {
         get: (h) => storage.getObservation(h),
       },
       ...(p !== undefined || c !== undefined
-        ? { pricing: { promptPer1K: p ?? 0, completionPer1K: c ?? 0 } }
+        ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
         : {}),
     }
     return this.#deps
@@ -407,4 +407,11 @@ export class RunStore extends DurableObject<EnvVars> {
   #view(): RunView {
     return toRunView(this.#state!, this.#info!, this.#outbox.list())
   }
+}
+
+/** The run's prices; the cached-prompt price only when one is configured. */
+function pricing(promptPer1K: number, completionPer1K: number, cachedPromptPer1K?: number) {
+  return cachedPromptPer1K === undefined
+    ? { promptPer1K, completionPer1K }
+    : { promptPer1K, completionPer1K, cachedPromptPer1K }
 }

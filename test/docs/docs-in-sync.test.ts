@@ -53,6 +53,9 @@ describe('README', () => {
     'SLACK_APPROVERS',
     'SLACK_FORBID_SELF_APPROVAL',
     'LOG_LEVEL',
+    'MAX_CONTEXT_TOKENS',
+    'MAX_PARALLEL_CALLS',
+    'PRICE_CACHED_PROMPT_PER_1K_USD',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {
     expect(readme).toContain(`\`${name}\``)

@@ -35,6 +35,7 @@ describe('modelConfigFromEnv', () => {
       MODEL_MAX_RETRIES: '0',
       PRICE_PROMPT_PER_1K_USD: '0.00015',
       PRICE_COMPLETION_PER_1K_USD: '0',
+      PRICE_CACHED_PROMPT_PER_1K_USD: '0.000075',
     })
     expect(config).toMatchObject({
       baseURL: 'http://localhost:11434/v1',
@@ -46,6 +47,7 @@ describe('modelConfigFromEnv', () => {
       maxRetries: 0,
       pricePromptPer1kUsd: 0.00015,
       priceCompletionPer1kUsd: 0,
+      priceCachedPromptPer1kUsd: 0.000075,
     })
     expect(config.apiKey).toBe('sk-secret-0123456789')
     expect(JSON.stringify(config)).not.toContain('sk-secret')
