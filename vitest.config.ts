@@ -8,6 +8,25 @@ const wrangler = { configPath: wranglerConfigWithoutDevVars() }
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
 const common = {
   API_TOKEN: 'test-token',
+  // Named tokens (issue 14 §2): SHA-256 of test-reader-token, test-starter-token and
+  // test-approver-token, as `printf %s "$TOKEN" | sha256sum` prints them.
+  API_TOKENS: JSON.stringify([
+    {
+      name: 'reader',
+      sha256: '0b2e8ed1ad9b540959ccfa412a59dbc86cf6a4874072936c2233bda4ced1e1c6',
+      scopes: ['runs:read'],
+    },
+    {
+      name: 'starter',
+      sha256: '4ffedf3172961c9d899956463c776d784322cb87bb88f53750f7345ec024c342',
+      scopes: ['runs:write', 'runs:read'],
+    },
+    {
+      name: 'approver',
+      sha256: '408a4e2c74dec2e9f99685ad6963e20118c9e5b9fecef9b857b4bcc1fedad0c6',
+      scopes: ['runs:read', 'approvals:write'],
+    },
+  ]),
   WEBHOOK_SECRET: 'test-webhook-secret',
   CONFIRM_POLICY: 'ask',
   ENABLED_TOOLS:
@@ -53,12 +72,21 @@ export default defineConfig({
         },
       },
       {
-        // No API key: the offline scripted demo, exactly as `npm start` runs it.
+        // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from
+        // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
         plugins: [
           cloudflareTest({
             wrangler,
-            // OPENAI_API_KEY empty: the offline demo model.
-            miniflare: { bindings: { ...common, OPENAI_API_KEY: '' } },
+            // Empty wins over values a developer may have in .dev.vars.
+            miniflare: {
+              bindings: {
+                ...common,
+                MODEL: 'demo',
+                MODEL_ALLOWLIST: '',
+                ENABLED_TOOLS: '',
+                OPENAI_API_KEY: '',
+              },
+            },
           }),
         ],
         test: { testTimeout: 30_000, name: 'offline-demo', include: ['test/demo/**/*.test.ts'] },

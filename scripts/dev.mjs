@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm start`: the service on wrangler dev (local Durable Object storage in .wrangler/), with the
-// offline demo model unless .dev.vars sets OPENAI_API_KEY.
+// offline demo model while .dev.vars says MODEL=demo (as .dev.vars.example does).
 //   PORT=9000 npm start   or   npm start -- --port 9000   (default 8787; 127.0.0.1 only)
 // Other arguments after `--` go to wrangler dev as they are.
 import { spawn } from 'node:child_process'

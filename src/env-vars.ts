@@ -6,6 +6,7 @@
 export interface EnvVars {
   // Secrets (wrangler secret put / .dev.vars)
   API_TOKEN?: string
+  API_TOKENS?: string
   WEBHOOK_SECRET?: string
   OPENAI_API_KEY?: string
   SLACK_SIGNING_SECRET?: string
@@ -39,4 +40,5 @@ export interface EnvVars {
   MAX_CONTEXT_TOKENS?: string
   MAX_PARALLEL_CALLS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
+  API_APPROVES_SLACK_RUNS?: string
 }

@@ -221,9 +221,10 @@ class Parser {
 
   #name(t: Token): number {
     const name = t.text.toLowerCase()
-    const fn = FUNCTIONS[name]
+    // Own names only: `constructor`, `__proto__`, `toString` … live on Object.prototype.
+    const fn = Object.hasOwn(FUNCTIONS, name) ? FUNCTIONS[name] : undefined
     const isCall = this.#peek().kind === '('
-    if (name in CONSTANTS) {
+    if (Object.hasOwn(CONSTANTS, name)) {
       if (isCall)
         throw new CalculatorError(`${t.text} at position ${t.pos} is a constant, not a function`)
       return CONSTANTS[name]!

@@ -1,7 +1,9 @@
 /**
- * Which URLs the HTTP tools may reach. Entries are exact hosts (`docs.example.com`,
+ * Which URLs the HTTP tools (and callbacks) may reach. Entries are exact hosts (`docs.example.com`,
  * `localhost:8787`: compared with the URL's host, port included) or `*.example.com`, which
- * matches any subdomain of example.com on the default port but not example.com itself.
+ * matches any subdomain of example.com on the default port but not example.com itself. An entry
+ * allows https only, unless it is written with `http://` (`http://localhost:8787`): plain http is
+ * something an operator says out loud, per host.
  */
 import { parsedBy, splitList } from '../src/settings/setting'
 
@@ -12,6 +14,7 @@ export interface HostAllowlist {
 }
 
 const HOST_ENTRY = /^(\*\.)?([a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/
+const SCHEME = /^(https?):\/\//
 
 /** Checks the entries once, when a tool is built, and says which one is wrong and why. */
 export function compileAllowlist(toolName: string, entries: readonly string[]): HostAllowlist {
@@ -20,24 +23,35 @@ export function compileAllowlist(toolName: string, entries: readonly string[]): 
       `${toolName}: the allowlist is empty; list the hosts it may reach, e.g. ["docs.example.com", "*.example.org"]`,
     )
   }
-  const exact = new Set<string>()
-  const suffixes: string[] = []
+  // host → whether plain http is allowed too
+  const exact = new Map<string, boolean>()
+  const suffixes: { suffix: string; http: boolean }[] = []
   for (const raw of entries) {
-    const entry = typeof raw === 'string' ? raw.trim().toLowerCase() : ''
+    const written = typeof raw === 'string' ? raw.trim().toLowerCase() : ''
+    const scheme = SCHEME.exec(written)?.[1]
+    const entry = scheme ? written.slice(scheme.length + 3).replace(/\/$/, '') : written
+    const http = scheme === 'http'
     const m = HOST_ENTRY.exec(entry)
     if (!m || (m[1] && (m[3] || m[2]!.startsWith('[') || !m[2]!.includes('.')))) {
       throw new TypeError(
         `${toolName}: allowlist entry ${JSON.stringify(raw)} is not a host; write "host", ` +
-          '"host:port" or "*.domain.tld" (no scheme, path or wildcard port)',
+          '"host:port", "*.domain.tld" or "http://host" to allow plain http (no path or wildcard port)',
       )
     }
-    if (m[1]) suffixes.push(`.${m[2]}`)
-    else exact.add(entry)
+    if (m[1]) suffixes.push({ suffix: `.${m[2]}`, http })
+    else exact.set(entry, http || (exact.get(entry) ?? false))
   }
+  const schemeOk = (url: URL, http: boolean) => url.protocol === 'https:' || http
   return {
     entries: [...entries],
-    allows: (url) =>
-      exact.has(url.host) || (url.port === '' && suffixes.some((s) => url.hostname.endsWith(s))),
+    allows: (url) => {
+      const exactHttp = exact.get(url.host)
+      if (exactHttp !== undefined && schemeOk(url, exactHttp)) return true
+      return (
+        url.port === '' &&
+        suffixes.some((s) => url.hostname.endsWith(s.suffix) && schemeOk(url, s.http))
+      )
+    },
   }
 }
 
@@ -62,6 +76,14 @@ export function checkUrl(allowlist: HostAllowlist, raw: string, base?: URL): URL
     )
   }
   if (!allowlist.allows(url)) {
+    if (
+      url.protocol === 'http:' &&
+      allowlist.allows(new URL(url.href.replace(/^http:/, 'https:')))
+    ) {
+      throw new Error(
+        `plain http to ${url.host} is not allowed; use https://, or list the host as "http://${url.host}" in the allowlist`,
+      )
+    }
     throw new Error(
       `host ${url.host} is not in the allowlist (${allowlist.entries.join(', ')}); ` +
         'use one of those hosts or ask the user to allow this one',

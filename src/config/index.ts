@@ -1,5 +1,5 @@
 export { ConfigError } from '../errors/config-error'
-export { DEFAULT_TOOLS, loadConfig, type ServiceConfig } from './load-config'
+export { DEFAULT_TOOLS, DEMO_TOOLS, loadConfig, type ServiceConfig } from './load-config'
 export { modelConfigFromEnv } from './model'
 export {
   readSetting,
@@ -8,3 +8,5 @@ export {
   type Setting,
   type Settings,
 } from '../settings/setting'
+export { DEMO_MODEL, NO_KEY } from '../llm/create-model'
+export { configReport, type ConfigProblem, type ConfigReport } from './problems'

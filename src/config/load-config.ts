@@ -1,12 +1,13 @@
 import { DEFAULT_BUDGET, sliceForCpuMs, type Budget, type EdgeSlice } from '../kernel/budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from '../kernel/confirm'
 import type { Tool } from '../kernel/tool'
-import type { ModelConfig } from '../llm/create-model'
+import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
 import { parseApprovers } from '../slack/approvers'
 import { buildToolset } from '../../tools/catalog'
 import type { EnvVars } from '../env-vars'
 import { ConfigError } from '../errors/config-error'
 import { modelConfigFromEnv } from './model'
+import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
@@ -24,8 +25,10 @@ export interface ServiceConfig {
   defaultBudget: Budget
   slice: EdgeSlice
   model: ModelConfig
-  /** Hosts a run's callback_url may point to; empty = any https host. */
+  /** Hosts a run's callback_url may point to; empty = any public https host. */
   callbackAllowlist: string[]
+  /** Tokens, who decides Slack runs, the compiled callback allowlist. */
+  security: SecurityConfig
   slack: {
     apiUrl: string
     approvers: string[]
@@ -34,13 +37,10 @@ export interface ServiceConfig {
 }
 
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
-export const DEFAULT_TOOLS = [
-  'calculator',
-  'query_metrics',
-  'search_logs',
-  'read_repo_file',
-  'rollback_deploy',
-]
+export const DEFAULT_TOOLS = ['calculator']
+
+/** The demo's pretend incident tools: the default only with MODEL=demo (issue 14 §1). */
+export const DEMO_TOOLS = ['query_metrics', 'search_logs', 'read_repo_file', 'rollback_deploy']
 
 /**
  * The service's own settings. A new one is a line here (or, for a part with several, a file of
@@ -49,7 +49,7 @@ export const DEFAULT_TOOLS = [
 const SERVICE_SETTINGS = {
   CONFIRM_POLICY: setting.oneOf(CONFIRM_MODES, 'ask'),
   CONFIRM_ALLOWLIST: setting.list(),
-  ENABLED_TOOLS: setting.parsedBy((raw) => setting.splitList(raw ?? DEFAULT_TOOLS.join(','))),
+  ENABLED_TOOLS: setting.list(),
   MAX_STEPS: setting.number({ min: 1, max: 1000, integer: true, fallback: 50 }),
   MAX_SECONDS: setting.number({ min: 1, max: 86_400, integer: true, fallback: 900 }),
   MAX_PROMPT_TOKENS: setting.number({ min: 1, max: 1e8, integer: true, fallback: 500_000 }),
@@ -84,11 +84,24 @@ export function loadConfig(env: EnvVars): ServiceConfig {
   return config
 }
 
-function parseConfig(env: EnvRecord): ServiceConfig {
+/** Parses the configuration without caching; throws the first ConfigError. */
+export function parseConfig(env: EnvRecord): ServiceConfig {
   const s = readSettings(env, SERVICE_SETTINGS)
+  const model = modelConfigFromEnv(env)
+  const demo = model.model === DEMO_MODEL
+  const enabled = s.ENABLED_TOOLS.length
+    ? s.ENABLED_TOOLS
+    : [...DEFAULT_TOOLS, ...(demo ? DEMO_TOOLS : [])]
   // Built here, once, so a bad tool setting (http_get with no HTTP_ALLOWLIST) is a configuration
   // error at the first request, not a failure inside a run.
-  const tools = buildToolset(s.ENABLED_TOOLS, env)
+  const tools = buildToolset(enabled, env)
+  const unknownConfirm = s.CONFIRM_ALLOWLIST.filter((name) => !enabled.includes(name))
+  if (unknownConfirm.length) {
+    throw new ConfigError(
+      'CONFIRM_ALLOWLIST',
+      `CONFIRM_ALLOWLIST names ${unknownConfirm.join(', ')}, not enabled tools; enabled: ${enabled.join(', ')}`,
+    )
+  }
   const policy: ConfirmPolicy =
     s.CONFIRM_POLICY === 'allowlist'
       ? { mode: 'allowlist', tools: s.CONFIRM_ALLOWLIST }
@@ -113,7 +126,6 @@ function parseConfig(env: EnvRecord): ServiceConfig {
     maxParallelCalls: s.MAX_PARALLEL_CALLS,
     ...(maxBudget.maxCostUsd !== undefined ? { maxCostUsd: maxBudget.maxCostUsd } : {}),
   }
-  const model = modelConfigFromEnv(env)
   if (
     maxBudget.maxCostUsd !== undefined &&
     model.pricePromptPer1kUsd === undefined &&
@@ -133,6 +145,7 @@ function parseConfig(env: EnvRecord): ServiceConfig {
     slice: sliceForCpuMs(s.CPU_MS),
     model,
     callbackAllowlist: s.CALLBACK_ALLOWLIST,
+    security: securityConfigFromEnv(env),
     slack: {
       apiUrl: s.SLACK_API_URL,
       approvers: s.SLACK_APPROVERS,

@@ -1,5 +1,6 @@
 /** The model settings: provider, model names, protocol, retries and prices. */
-import type { ModelConfig } from '../llm/create-model'
+import { DEMO_MODEL, NO_KEY, type ModelConfig } from '../llm/create-model'
+import { ConfigError } from '../errors/config-error'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 
@@ -31,6 +32,15 @@ export function modelConfigFromEnv(env: EnvRecord): ModelConfig {
     pricePromptPer1kUsd: s.PRICE_PROMPT_PER_1K_USD,
     priceCompletionPer1kUsd: s.PRICE_COMPLETION_PER_1K_USD,
     priceCachedPromptPer1kUsd: s.PRICE_CACHED_PROMPT_PER_1K_USD,
+  }
+  // The demo runs only when asked for by name; anything else needs a key (or `none`).
+  if (s.MODEL !== DEMO_MODEL && !s.OPENAI_API_KEY) {
+    throw new ConfigError(
+      'OPENAI_API_KEY',
+      `OPENAI_API_KEY is not set, so model "${s.MODEL}" cannot be called: set the provider's key, ` +
+        `OPENAI_API_KEY=${NO_KEY} for a provider that needs none (local vLLM, Ollama), or ` +
+        `MODEL=${DEMO_MODEL} for the offline demo`,
+    )
   }
   // Not enumerable, so logging or serializing the config never shows the key.
   if (s.OPENAI_API_KEY) {

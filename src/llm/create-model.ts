@@ -7,7 +7,7 @@ export type ModelProtocolSetting = 'auto' | Protocol
 
 export interface ModelConfig {
   baseURL: string
-  /** Absent → the offline scripted demo model. Not enumerable, so logging the config hides it. */
+  /** The provider key; `none` for a provider that needs none. Not enumerable (never logged). */
   readonly apiKey?: string
   model: string
   temperature: number
@@ -24,9 +24,14 @@ export interface ModelConfig {
   priceCachedPromptPer1kUsd?: number
 }
 
+/** `MODEL=demo`: the offline scripted demo model, only when asked for by name. */
+export const DEMO_MODEL = 'demo'
+/** `OPENAI_API_KEY=none`: a provider that needs no key (local vLLM, Ollama); no Authorization. */
+export const NO_KEY = 'none'
+
 /**
- * The model for one run: the OpenAI-compatible adapter when an API key is configured, otherwise
- * the offline demo. A per-run `model` must be in the allowlist.
+ * The model for one run: the offline demo when the model is `demo`, otherwise the
+ * OpenAI-compatible adapter. A per-run `model` must be in the allowlist.
  */
 export function createModel(
   config: ModelConfig,
@@ -38,14 +43,31 @@ export function createModel(
       `model "${model}" is not allowed for runs; choose one of: ${config.allowlist.join(', ')} (set MODEL_ALLOWLIST to allow more)`,
     )
   }
-  if (!config.apiKey) return demoModel()
+  if (model === DEMO_MODEL) return demoModel()
+  if (!config.apiKey) {
+    throw new TypeError(
+      'OPENAI_API_KEY is not set: set the provider key, OPENAI_API_KEY=none for a provider that needs none, or MODEL=demo',
+    )
+  }
+  const keyless = config.apiKey === NO_KEY
+  const send = opts.fetch
   return new OpenAIModel({
     baseURL: config.baseURL,
     apiKey: config.apiKey,
+    // A keyless provider gets no `Authorization: Bearer none`.
+    ...(keyless ? { fetch: withoutAuthorization(send) } : {}),
     model,
     temperature: config.temperature,
     maxTokens: config.maxTokens,
     maxRetries: config.maxRetries,
-    fetch: opts.fetch,
+    ...(keyless ? {} : { fetch: send }),
   })
+}
+
+function withoutAuthorization(send: typeof fetch | undefined): typeof fetch {
+  return (input, init) => {
+    const headers = new Headers(init?.headers)
+    headers.delete('authorization')
+    return (send ?? fetch)(input, { ...init, headers })
+  }
 }

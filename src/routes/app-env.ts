@@ -1,4 +1,10 @@
 import type { Env } from '../env'
+import type { Scope } from '../security/api-tokens'
+
+/** Who sent an API request: a named token with its scopes, or a signed webhook. */
+export type Principal =
+  | { kind: 'token'; name: string; scopes: readonly Scope[] }
+  | { kind: 'webhook'; name: 'webhook'; scopes: readonly Scope[]; signature: string }
 
 /** The Hono environment of every route: bindings plus what middleware leaves for handlers. */
 export type AppEnv = {
@@ -6,7 +12,9 @@ export type AppEnv = {
   Variables: {
     /** The request body as received (set by requireAuth / Slack verification). */
     rawBody: string
-    /** `api`, `webhook` or `slack:<user>`. */
+    /** A token's name, `webhook` or `slack:<user>`: what runs record as who asked or decided. */
     principal: string
+    /** The authenticated API caller (set by requireAuth). */
+    caller: Principal
   }
 }

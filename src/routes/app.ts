@@ -1,9 +1,13 @@
 import { Hono } from 'hono/tiny'
+import type { Context } from 'hono'
 import { ConfigError } from '../errors/config-error'
+import { configReport, type EnvRecord } from '../config'
 import { logEvent } from '../runs/log'
+import { redact, registerSecrets } from '../security/redact'
 import { slackRoutes } from './slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
+import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi'
 import { runsRoutes } from './runs'
 
@@ -13,28 +17,66 @@ export const app = new Hono<AppEnv>()
 // hono/tiny (the smallest router, for the bundle budget) would also match every path with a
 // trailing slash; routes are exact, as with the default router.
 app.use('*', async (c, next) => {
+  // Whatever this request logs, its secrets are redacted (security/redact).
+  registerSecrets(c.env)
   const path = c.req.path
   if (path.length > 1 && path.endsWith('/')) return c.notFound()
   await next()
 })
-app.get('/healthz', (c) => c.json({ ok: true, service: 'edgeloop' }))
+app.get('/healthz', (c) =>
+  c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
+)
+app.get('/readyz', readiness)
 app.get('/openapi.json', (c) => c.json(openApiDocument() as object))
 app.route('/v1/runs', runsRoutes)
 app.route('/slack', slackRoutes)
 
-app.notFound((c) =>
-  c.json(
-    new ApiError(
-      404,
-      'not_found',
-      `no route ${c.req.method} ${new URL(c.req.url).pathname}`,
-    ).toJSON(),
-    404,
-  ),
-)
+/**
+ * `GET /healthz?deep=1` and `/readyz`: every setting checked, all problems listed at once
+ * (503 misconfigured with `details.problems`), warnings for what is allowed but suspicious.
+ */
+function readiness(c: Context<AppEnv>) {
+  const { problems, warnings } = configReport(c.env as unknown as EnvRecord)
+  const clean = (text: string) => redact(text)
+  if (!problems.length)
+    return c.json({ ok: true, service: 'edgeloop', warnings: warnings.map(clean) })
+  const body = errorBody(
+    'misconfigured',
+    `${problems.length} configuration problem${problems.length > 1 ? 's' : ''}: ` +
+      problems.map((p) => clean(p.message)).join('; '),
+    {
+      problems: problems.map((p) => ({ variable: p.variable, message: clean(p.message) })),
+      warnings: warnings.map(clean),
+    },
+  )
+  return c.json(body, 503)
+}
+
+app.notFound((c) => {
+  const path = new URL(c.req.url).pathname
+  const allow = allowedMethods(app.routes, path)
+  if (allow.length) {
+    c.header('Allow', allow.join(', '))
+    return c.json(
+      new ApiError(
+        405,
+        'method_not_allowed',
+        `${path} does not answer ${c.req.method}; use ${allow.join(', ')}`,
+        { allow },
+      ).toJSON(),
+      405,
+    )
+  }
+  return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
+})
 
 app.onError((err, c) => {
-  if (err instanceof ApiError) return c.json(err.toJSON(), err.status)
+  if (err instanceof ApiError) {
+    if (err.code === 'client_disconnected') {
+      logEvent(c.env, 'client_disconnected', { method: c.req.method, path: c.req.path }, 'warn')
+    }
+    return c.json(err.toJSON(), err.status)
+  }
   if (err instanceof ConfigError) {
     logEvent(c.env, 'config_error', { error: err.message }, 'error')
     return c.json(errorBody('misconfigured', err.message), 503)

@@ -14,7 +14,18 @@ export async function readRawBody(req: Request, limit = MAX_BODY_BYTES): Promise
   const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
-    const { done, value } = await reader.read()
+    let chunk: ReadableStreamReadResult<Uint8Array>
+    try {
+      chunk = await reader.read()
+    } catch {
+      // The client went away mid-body: its fault, not ours, and nothing is left to answer.
+      throw new ApiError(
+        400,
+        'client_disconnected',
+        'the client closed the connection before the request body was complete',
+      )
+    }
+    const { done, value } = chunk
     if (done) break
     size += value.byteLength
     if (size > limit) {

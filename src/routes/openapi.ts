@@ -48,13 +48,18 @@ export function openApiDocument(): unknown {
     },
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'API_TOKEN' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
+        },
         webhookSignature: {
           type: 'apiKey',
           in: 'header',
           name: 'X-Edgeloop-Signature',
           description:
-            'v1=<hex HMAC-SHA256 of "{X-Edgeloop-Timestamp}.{raw body}"> with WEBHOOK_SECRET; 300 s window',
+            'v1=<hex HMAC-SHA256 of "{X-Edgeloop-Timestamp}.{raw body}"> with WEBHOOK_SECRET; 300 s window; starts runs only (POST /v1/runs), each signature once. Callbacks are signed c1= (never accepted inbound).',
         },
       },
       schemas: {

@@ -1,7 +1,7 @@
 import { Hono } from 'hono/tiny'
-import type { AppEnv } from './app-env'
+import type { AppEnv, Principal } from './app-env'
 import { ApiError } from './api-error'
-import { SIGNATURE_HEADER } from '../security/hmac'
+import { apiDecidesSlackRuns } from '../security/decision-rules'
 import { requireAuth } from './auth'
 import { parseJsonBody } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
@@ -12,35 +12,12 @@ import { runStub } from '../runs/types'
 /** `/v1/runs`: start, read, trace, decide approvals, cancel (docs/architecture.md#layers). */
 export const runsRoutes = new Hono<AppEnv>()
 
+// Scopes by route (see scopeFor): GET → runs:read, approvals → approvals:write, else runs:write.
 runsRoutes.use('*', requireAuth())
-
-// A webhook signature proves who sent a body, not who may decide: signed webhooks may start
-// runs, and only the API token may read, approve or cancel them.
-runsRoutes.use('*', async (c, next) => {
-  const startsRun = c.req.method === 'POST' && /^\/v1\/runs\/?$/.test(c.req.path)
-  if (c.var.principal === 'webhook' && !startsRun) {
-    throw new ApiError(
-      403,
-      'forbidden',
-      'a webhook signature may only start runs (POST /v1/runs); use Authorization: Bearer <API_TOKEN>',
-    )
-  }
-  await next()
-})
 
 runsRoutes.post('/', async (c) => {
   const body = parseJsonBody(c.var.rawBody, CreateRunBody, c.req.header('Content-Type') ?? null)
-  // A replayed signed webhook (same signature, inside the replay window) returns the same run.
-  const key =
-    c.req.header('Idempotency-Key') ??
-    (c.var.principal === 'webhook' ? `webhook:${c.req.header(SIGNATURE_HEADER)}` : undefined)
-  if (key !== undefined && (key.length < 1 || key.length > 200)) {
-    throw new ApiError(
-      400,
-      'invalid_idempotency_key',
-      'Idempotency-Key must be 1 to 200 characters',
-    )
-  }
+  const key = idempotencyKey(c.var.caller, c.req.header('Idempotency-Key'))
   const { created, view } = await startRun(c.env, {
     task: body.task,
     requestedBy: c.var.principal,
@@ -77,16 +54,39 @@ runsRoutes.get('/:id/events', streamEvents)
 
 runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c.env, c.req.param('id'))).result))
 
+runsRoutes.get('/:id/approvals', async (c) => {
+  const view = await loadRun(c.env, c.req.param('id'))
+  return c.json({ runId: view.id, status: view.status, pendingApprovals: view.pendingApprovals })
+})
+
 runsRoutes.post('/:id/approvals/:callId', async (c) => {
   const id = c.req.param('id')
   const callId = c.req.param('callId')
-  const body = parseJsonBody(c.var.rawBody, DecisionBody, c.req.header('Content-Type') ?? null)
+  const body = parseJsonBody(
+    decisionAliases(c.var.rawBody),
+    DecisionBody,
+    c.req.header('Content-Type') ?? null,
+  )
   const stub = stubFor(c.env, id)
+  const view = await stub.get()
+  if (!view) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  if (
+    view.requestedBy.startsWith('slack:') &&
+    !apiDecidesSlackRuns(c.env.API_APPROVES_SLACK_RUNS)
+  ) {
+    throw new ApiError(
+      403,
+      'slack_run',
+      `run ${id} was started from Slack, so its approvals are decided in Slack by SLACK_APPROVERS; ` +
+        'set API_APPROVES_SLACK_RUNS=true to let tokens with approvals:write decide them too',
+    )
+  }
+  // The decider is the authenticated token, never a name the caller writes in the body.
   const out = await stub.decide({
     callId,
     decision: body.decision,
     argsHash: body.args_hash,
-    by: `${c.var.principal}:${body.by ?? 'anonymous'}`,
+    by: c.var.principal,
     ...(body.reason ? { reason: body.reason } : {}),
   })
   if (out.ok) return c.json(out)
@@ -101,17 +101,63 @@ runsRoutes.post('/:id/approvals/:callId', async (c) => {
 
 runsRoutes.post('/:id/cancel', async (c) => {
   const id = c.req.param('id')
-  const body = parseJsonBody(c.var.rawBody, CancelBody, c.req.header('Content-Type') ?? null, {
-    emptyAs: {},
-  })
-  const out = await stubFor(c.env, id).cancel(
-    `${c.var.principal}:${body.by ?? 'anonymous'}`,
-    body.reason,
+  const body = parseJsonBody(
+    decisionAliases(c.var.rawBody),
+    CancelBody,
+    c.req.header('Content-Type') ?? null,
+    { emptyAs: {} },
   )
+  const out = await stubFor(c.env, id).cancel(c.var.principal, body.reason)
   if (out.ok) return c.json({ id, status: 'cancelling', message: out.message }, 202)
   if (out.code === 'no_run') throw new ApiError(404, 'run_not_found', `no run ${id}`)
   throw new ApiError(409, out.code ?? 'conflict', out.message)
 })
+
+/**
+ * Before validation: `by` (once free text recorded as the decider, which let a caller pose as a
+ * Slack approver) is refused, not ignored, so a client relying on it learns it no longer counts;
+ * `argsHash` is read as `args_hash`. Anything that is not a JSON object is left to the schema.
+ */
+function decisionAliases(raw: string): string {
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    return raw
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return raw
+  const { by, argsHash, ...rest } = value as Record<string, unknown>
+  if (by !== undefined) {
+    throw new ApiError(
+      400,
+      'by_not_accepted',
+      'the "by" field is not accepted: the decider is recorded as the name of the token you authenticate with (API_TOKENS)',
+    )
+  }
+  if (argsHash === undefined) return raw
+  if (rest.args_hash !== undefined && rest.args_hash !== argsHash) {
+    throw new ApiError(400, 'invalid_request', 'args_hash and argsHash differ; send one of them')
+  }
+  return JSON.stringify({ ...rest, args_hash: argsHash })
+}
+
+/**
+ * A signed webhook's signature is its idempotency key: a captured request replayed, with or
+ * without an `Idempotency-Key` header of its own, returns the run it started and never starts
+ * another. A token's keys are its own: another caller's same key names another run.
+ */
+function idempotencyKey(caller: Principal, header: string | undefined): string | undefined {
+  if (caller.kind === 'webhook') return `webhook:${caller.signature}`
+  if (header === undefined) return undefined
+  if (header.length < 1 || header.length > 200) {
+    throw new ApiError(
+      400,
+      'invalid_idempotency_key',
+      'Idempotency-Key must be 1 to 200 characters',
+    )
+  }
+  return `token:${caller.name}:${header}`
+}
 
 function stubFor(env: AppEnv['Bindings'], id: string) {
   if (!RUN_ID_PATTERN.test(id))

@@ -34,18 +34,19 @@ export const CreateRunBody = z.strictObject({
   metadata: z.optional(z.record(z.string(), z.unknown())),
 })
 
+/**
+ * The decider is the token's name: there is no `by` (a body with one is refused with
+ * `by_not_accepted`). `argsHash`, the spelling responses use, is accepted for `args_hash`.
+ */
 export const DecisionBody = z.strictObject({
   decision: z.enum(['approve', 'deny']),
   /** The `argsHash` of the pending approval: a decision binds to exactly those arguments. */
   args_hash: z.string().check(z.regex(SHA256_HEX_PATTERN)),
   reason: z.optional(z.string().check(z.maxLength(500))),
-  /** Who decides (recorded as `api:<by>`). */
-  by: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
 })
 
 export const CancelBody = z.strictObject({
   reason: z.optional(z.string().check(z.maxLength(500))),
-  by: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
 })
 
 export const ErrorBody = z.object({

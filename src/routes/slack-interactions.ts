@@ -40,6 +40,12 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
     await tell(`Run ${runId} no longer exists.`)
     return c.body(null, 200)
   }
+  const wrongPlace = clickOutsideOrigin(view, payload.team?.id, payload.channel.id)
+  if (wrongPlace) {
+    logEvent(c.env, 'slack_click_outside_origin', { runId, callId, userId }, 'warn')
+    await tell(`You can't decide this approval here: ${wrongPlace}`)
+    return c.body(null, 200)
+  }
   const config = loadConfig(c.env).slack
   const requestedBy = view.requestedBy.startsWith('slack:') ? view.requestedBy.slice(6) : undefined
   const allowed = canApprove({
@@ -58,6 +64,24 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
   if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))
   // The run's outbox replaces the buttons with chat.update once the decision is stored.
   return c.body(null, 200)
+}
+
+/**
+ * Buttons are only ever posted in the run's own Slack thread: a click from another workspace or
+ * channel (a copied button value) is refused, as is one for a run not started from Slack.
+ */
+function clickOutsideOrigin(
+  view: RunView,
+  teamId: string | undefined,
+  channel: string,
+): string | undefined {
+  const origin = view.slack
+  if (!origin) return `run ${view.id} was not started from Slack`
+  if (origin.teamId !== undefined && teamId !== origin.teamId) {
+    return `run ${view.id} belongs to another Slack workspace`
+  }
+  if (origin.channel !== channel) return `run ${view.id} answers in another channel`
+  return undefined
 }
 
 /** What a clicker is told when the run refused the decision. */

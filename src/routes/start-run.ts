@@ -2,10 +2,11 @@ import type { Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { canonicalJson } from '../kernel/canonical'
 import { sha256Hex } from '../security/sha256'
-import { loadConfig, type ServiceConfig } from '../config'
+import { DEMO_MODEL, loadConfig, type ServiceConfig } from '../config'
 import type { Env } from '../env'
 import { runStub, type RunView, type StartInput } from '../runs/types'
 import { ApiError } from './api-error'
+import { forbiddenAddress, writtenHost } from '../security/private-address'
 
 /** A run as asked for: what the RunStore takes as given, plus what is still to be checked. */
 export interface StartRunRequest extends Pick<
@@ -68,7 +69,10 @@ export async function startRun(
     )
   }
   // The offline demo model speaks only the native protocol.
-  const protocol = config.model.apiKey ? (req.protocol ?? config.model.protocol) : 'native'
+  const protocol =
+    (req.model ?? config.model.model) === DEMO_MODEL
+      ? 'native'
+      : (req.protocol ?? config.model.protocol)
   const id = req.idempotencyKey ? await idFromKey(req.idempotencyKey) : newRunId()
   const stub = runStub(env.RUNS, id)
   const out = await stub.start({
@@ -151,24 +155,39 @@ function resolveBudget(config: ServiceConfig, requested: Partial<Budget> | undef
   return { ...config.defaultBudget, ...requested }
 }
 
+/**
+ * A callback goes where the caller says, from inside our network: never to loopback, private,
+ * link-local or metadata addresses or local names unless CALLBACK_ALLOWLIST lists the host (and
+ * port); plain http only for entries written `http://host`. Each refusal names its rule.
+ */
 function checkCallbackUrl(config: ServiceConfig, value: string): void {
   const url = new URL(value)
-  const allowlisted = config.callbackAllowlist.includes(url.hostname)
-  if (url.username || url.password) {
-    throw new ApiError(400, 'invalid_callback_url', 'callback_url must not contain credentials')
+  const refuse = (rule: string, message: string): never => {
+    throw new ApiError(400, 'invalid_callback_url', message, { rule, host: url.host })
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowlisted)) {
-    throw new ApiError(
-      400,
-      'invalid_callback_url',
-      'callback_url must be https (http only for hosts in CALLBACK_ALLOWLIST)',
+  if (url.username || url.password) {
+    refuse('credentials', 'callback_url must not contain credentials')
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    refuse('scheme', `callback_url must be https, not ${url.protocol}`)
+  }
+  const listed = config.security.callbackHosts
+  if (listed?.allows(url)) return
+  if (url.protocol === 'http:') {
+    refuse(
+      'scheme',
+      'callback_url must be https (plain http only for hosts listed as "http://host:port" in CALLBACK_ALLOWLIST)',
     )
   }
-  if (config.callbackAllowlist.length && !allowlisted) {
-    throw new ApiError(
-      400,
-      'invalid_callback_url',
-      `callback_url host ${url.hostname} is not in CALLBACK_ALLOWLIST`,
+  if (listed) {
+    refuse('allowlist', `callback_url host ${url.host} is not in CALLBACK_ALLOWLIST`)
+  }
+  const bad = forbiddenAddress(url, writtenHost(value))
+  if (bad) {
+    refuse(
+      bad.rule,
+      `callback_url host ${url.host} is refused (rule ${bad.rule}: ${bad.why}); ` +
+        'list it in CALLBACK_ALLOWLIST if this server should call it',
     )
   }
 }

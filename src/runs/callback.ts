@@ -1,11 +1,12 @@
-import { signBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../security/hmac'
+import { signCallbackBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../security/hmac'
 import { DeliveryError } from '../errors/delivery-error'
 
 export const CALLBACK_TIMEOUT_MS = 10_000
 
 /**
- * POSTs the final RunResult to the run's callback_url, signed like inbound webhooks:
- * `X-Edgeloop-Signature: v1=<hex HMAC-SHA256 of "{timestamp}.{body}">` with WEBHOOK_SECRET.
+ * POSTs the final RunResult to the run's callback_url, signed with WEBHOOK_SECRET under the
+ * callback scheme (never the inbound one, so a received callback is no credential):
+ * `X-Edgeloop-Signature: c1=<hex HMAC-SHA256 of "edgeloop-callback.{timestamp}.{body}">`.
  */
 export async function deliverCallback(input: {
   url: string
@@ -27,7 +28,9 @@ export async function deliverCallback(input: {
     [TIMESTAMP_HEADER]: String(timestamp),
   }
   if (input.eventType) headers['X-Edgeloop-Event'] = input.eventType
-  if (input.secret) headers[SIGNATURE_HEADER] = await signBody(input.secret, timestamp, body)
+  if (input.secret) {
+    headers[SIGNATURE_HEADER] = await signCallbackBody(input.secret, timestamp, body)
+  }
   let res: Response
   try {
     res = await fetch(input.url, {

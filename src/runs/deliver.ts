@@ -1,5 +1,5 @@
 import { DeliveryError } from '../errors/delivery-error'
-import { toRunResult } from '../kernel/trace'
+import { toApiResult } from './api-result'
 import { deliverCallback } from './callback'
 import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
@@ -14,7 +14,12 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
       url: ctx.info.callbackUrl,
       runId: ctx.state.id,
       deliveryId: `${ctx.state.id}:callback`,
-      body: toRunResult(ctx.state),
+      // The receiver matches the result to what it asked for by task and metadata.
+      body: {
+        ...toApiResult(ctx.state),
+        task: ctx.state.task,
+        ...(ctx.info.metadata ? { metadata: ctx.info.metadata } : {}),
+      },
       secret: ctx.env.WEBHOOK_SECRET,
       nowMs: ctx.now,
     })

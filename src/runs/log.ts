@@ -1,6 +1,7 @@
 import type { TransitionEvent } from '../kernel/transition'
 import type { RunState } from '../kernel/state'
 import { logs, type LogLevel } from '../config/log-level'
+import { redactDeep } from '../security/redact'
 
 /** What the log functions read from the Worker's env. */
 export interface LogEnv {
@@ -33,7 +34,7 @@ export function logTransition(env: LogEnv, event: TransitionEvent, state: RunSta
   )
 }
 
-/** A structured log line for a non-transition event (fields must be free of secrets). */
+/** A structured log line for a non-transition event (every string in it is redacted). */
 export function logEvent(
   env: LogEnv,
   msg: string,
@@ -41,5 +42,5 @@ export function logEvent(
   level: Level = 'info',
 ): void {
   // One stream for every level: the line's own `level` field says which it is.
-  if (logs(env.LOG_LEVEL, level)) console.log(JSON.stringify({ level, msg, ...fields }))
+  if (logs(env.LOG_LEVEL, level)) console.log(JSON.stringify({ level, msg, ...redactDeep(fields) }))
 }

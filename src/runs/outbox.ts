@@ -1,3 +1,5 @@
+import { redact } from '../security/redact'
+
 /**
  * Notifications a run owes the outside world (the signed callback, Slack messages), stored in
  * the same transaction as the state change that caused them and delivered by alarm with
@@ -101,7 +103,7 @@ export class Outbox {
       giveUp ? 'failed' : 'pending',
       attempts,
       now + delay,
-      error.message.slice(0, 500),
+      redact(error.message).slice(0, 500),
       now,
       entry.id,
     )

@@ -10,9 +10,10 @@ import { ToolRegistry } from '../kernel/registry'
 import { createRunState, type RunState } from '../kernel/state'
 import { happened, type Deps, type TransitionEvent } from '../kernel/transition'
 import { createModel } from '../llm/create-model'
-import { loadConfig, type ServiceConfig } from '../config'
+import { ConfigError, loadConfig, type ServiceConfig } from '../config'
 import { narrowPolicy } from '../kernel/confirm'
 import type { EnvVars } from '../env-vars'
+import { redact, registerSecrets } from '../security/redact'
 import { deliver } from './deliver'
 import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
@@ -50,6 +51,7 @@ export class RunStore extends DurableObject<EnvVars> {
 
   constructor(ctx: DurableObjectState, env: EnvVars) {
     super(ctx, env)
+    registerSecrets(env)
     this.#storage = new RunStorage(ctx.storage.sql)
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
@@ -212,9 +214,19 @@ export class RunStore extends DurableObject<EnvVars> {
     try {
       config = loadConfig(this.env)
       this.#notBefore = undefined
+      if (this.#storage.getValue('blocked')) this.#storage.setValue('blocked', null)
     } catch (err) {
-      // An operator fixes a bad setting; the run waits for it instead of failing.
+      // An operator fixes a bad setting; the run waits for it instead of failing, and its view
+      // says why (GET /v1/runs/:id → blocked).
       this.#notBefore = Date.now() + CONFIG_RETRY_MS
+      const variable = err instanceof ConfigError ? err.variable : undefined
+      this.#storage.setValue('blocked', {
+        code: 'misconfigured',
+        ...(variable ? { variable } : {}),
+        message: redact((err as Error).message),
+        since: new Date(Date.now()).toISOString(),
+        retryAt: new Date(this.#notBefore).toISOString(),
+      })
       logEvent(
         this.env,
         'run_waiting_for_config',
@@ -243,7 +255,7 @@ export class RunStore extends DurableObject<EnvVars> {
     } catch (err) {
       // Storage failures or a tool set that can no longer be built: record them on the run
       // instead of crashing the alarm into endless retries.
-      const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
+      const message = redact(err instanceof Error ? `${err.name}: ${err.message}` : String(err))
       logEvent(this.env, 'run_slice_failed', { runId: state.id, error: message }, 'error')
       const failed: RunState = {
         ...this.#state!,
@@ -405,7 +417,8 @@ export class RunStore extends DurableObject<EnvVars> {
   }
 
   #view(): RunView {
-    return toRunView(this.#state!, this.#info!, this.#outbox.list())
+    const blocked = this.#storage.getValue<RunView['blocked']>('blocked') ?? undefined
+    return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked)
   }
 }
 

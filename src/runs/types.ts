@@ -1,7 +1,6 @@
 import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
-import type { RunResult } from '../kernel/trace'
-import type { OutboxEntry } from './outbox'
+import type { ApiDelivery, ApiRunResult } from './api-result'
 
 /** Where a Slack-started run answers. */
 export interface SlackOrigin {
@@ -62,15 +61,25 @@ export interface PendingApprovalView {
 export interface RunView {
   id: string
   status: RunStatus
-  phase: RunResult['phase']
+  phase: ApiRunResult['phase']
   task: string
   createdAt: string
   requestedBy: string
   metadata?: Record<string, unknown>
+  /** Where a Slack-started run answers (and where its approval buttons may be clicked). */
+  slack?: SlackOrigin
+  /** A bad setting keeps the run from advancing: which, and when it looks again. */
+  blocked?: {
+    code: 'misconfigured'
+    variable?: string
+    message: string
+    since: string
+    retryAt: string
+  }
   stepCount: number
   pendingApprovals: PendingApprovalView[]
-  result: RunResult
-  deliveries: Omit<OutboxEntry, 'payload' | 'result'>[]
+  result: ApiRunResult
+  deliveries: ApiDelivery[]
 }
 
 export type DecideResponse =

@@ -1,11 +1,16 @@
 import { pendingApprovals } from '../kernel/approvals'
-import { toRunResult } from '../kernel/trace'
 import { findCall, type RunState } from '../kernel/state'
+import { toApiDelivery, toApiResult } from './api-result'
 import type { OutboxEntry } from './outbox'
 import type { RunInfo, RunStatus, RunView } from './types'
 
 /** The run as `GET /v1/runs/:id` shows it. */
-export function toRunView(state: RunState, info: RunInfo, deliveries: OutboxEntry[]): RunView {
+export function toRunView(
+  state: RunState,
+  info: RunInfo,
+  deliveries: OutboxEntry[],
+  blocked?: RunView['blocked'],
+): RunView {
   const thoughtOf = (callId: string) => {
     const found = findCall(state, callId)
     return found ? state.steps[found.stepIndex]!.thought : ''
@@ -18,6 +23,8 @@ export function toRunView(state: RunState, info: RunInfo, deliveries: OutboxEntr
     createdAt: new Date(state.createdAt).toISOString(),
     requestedBy: info.requestedBy,
     ...(info.metadata ? { metadata: info.metadata } : {}),
+    ...(info.slack ? { slack: info.slack } : {}),
+    ...(blocked && state.phase !== 'done' ? { blocked } : {}),
     stepCount: state.steps.length,
     pendingApprovals: pendingApprovals(state).map(({ call }) => ({
       callId: call.id,
@@ -29,11 +36,11 @@ export function toRunView(state: RunState, info: RunInfo, deliveries: OutboxEntr
       requestedAt: new Date(call.approval!.requestedAt).toISOString(),
       expiresAt: new Date(call.approval!.expiresAt).toISOString(),
     })),
-    result: toRunResult(state),
+    result: toApiResult(state),
     // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event.
     deliveries: deliveries
       .filter((d) => d.kind !== 'callback.event' || d.status !== 'delivered')
-      .map(({ payload: _p, result: _r, ...rest }) => rest),
+      .map(toApiDelivery),
   }
 }
 

@@ -40,14 +40,30 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0
 }
 
-/** The edgeloop webhook signature scheme, shared by inbound webhooks and outbound callbacks. */
+/**
+ * The edgeloop signature header, used in both directions with two schemes that cannot stand in
+ * for each other (issue 14 §3): inbound webhooks sign `{timestamp}.{body}` under `v1=`; outbound
+ * callbacks sign `edgeloop-callback.{timestamp}.{body}` under `c1=`. An inbound timestamp must be
+ * digits, so no callback's signed string can ever equal an inbound one.
+ */
 export const SIGNATURE_HEADER = 'X-Edgeloop-Signature'
 export const TIMESTAMP_HEADER = 'X-Edgeloop-Timestamp'
 export const REPLAY_WINDOW_SECONDS = 300
+export const CALLBACK_SIGNATURE_PREFIX = 'c1='
+const CALLBACK_LABEL = 'edgeloop-callback'
 
-/** `v1=<hex HMAC-SHA256 of "{timestamp}.{body}">`. */
+/** Inbound webhook: `v1=<hex HMAC-SHA256 of "{timestamp}.{body}">`. */
 export async function signBody(secret: string, timestamp: number, body: string): Promise<string> {
   return `v1=${await hmacHex(secret, `${timestamp}.${body}`)}`
+}
+
+/** Outbound callback: `c1=<hex HMAC-SHA256 of "edgeloop-callback.{timestamp}.{body}">`. */
+export async function signCallbackBody(
+  secret: string,
+  timestamp: number,
+  body: string,
+): Promise<string> {
+  return `${CALLBACK_SIGNATURE_PREFIX}${await hmacHex(secret, `${CALLBACK_LABEL}.${timestamp}.${body}`)}`
 }
 
 /** Checks a signed body: a fresh timestamp (either direction) and a matching signature. */
@@ -68,6 +84,13 @@ export async function verifySignedBody(input: {
     return {
       ok: false,
       reason: `timestamp is ${skew}s from the server clock (allowed ${REPLAY_WINDOW_SECONDS}s)`,
+    }
+  }
+  if (input.signature.startsWith(CALLBACK_SIGNATURE_PREFIX)) {
+    return {
+      ok: false,
+      reason:
+        'this is a callback signature (c1=), which edgeloop sends and never accepts; sign webhooks with v1=',
     }
   }
   const expected = await signBody(input.secret, Number(input.timestamp), input.body)

@@ -25,7 +25,7 @@ export const LAYERS: Record<string, Layer> = {
     packages: ['cloudflare:workers', 'zod'],
   },
   config: {
-    imports: ['kernel', 'llm', 'tools', 'slack', 'settings', 'errors', 'env-vars'],
+    imports: ['kernel', 'llm', 'tools', 'slack', 'security', 'settings', 'errors', 'env-vars'],
     packages: [],
   },
   llm: { imports: ['kernel', 'errors'], packages: ['openai', 'zod'] },

@@ -24,6 +24,8 @@ describe('README "Adding a tool"', () => {
 describe('README', () => {
   const ENV_NAMES: (keyof Env)[] = [
     'API_TOKEN',
+    'API_TOKENS',
+    'API_APPROVES_SLACK_RUNS',
     'WEBHOOK_SECRET',
     'OPENAI_API_KEY',
     'SLACK_SIGNING_SECRET',
@@ -97,7 +99,8 @@ describe('wrangler.toml', () => {
   })
 
   it('enables by default only tools that need no other setting', () => {
-    const enabled = /ENABLED_TOOLS\s*=\s*"([^"]*)"/.exec(wranglerToml)?.[1]?.split(',')
-    expect(enabled).toEqual(DEFAULT_TOOLS)
+    // Unset, so the default follows MODEL: the demo tools only with MODEL=demo (issue 14 §1).
+    expect(wranglerToml).not.toMatch(/^ENABLED_TOOLS\s*=/m)
+    expect(DEFAULT_TOOLS).toEqual(['calculator'])
   })
 })

@@ -71,7 +71,6 @@ async function finishRun(id: string): Promise<void> {
   const res = await decide(id, pending.callId, {
     decision: 'approve',
     args_hash: pending.argsHash,
-    by: 'alice',
   })
   expect(res.status).toBe(200)
   await drainAlarms(id)
@@ -123,13 +122,13 @@ describe('the event stream of a finished run', () => {
         callId: 'call_post',
         tool: 'http_post',
         args: { url: `https://${RECEIVER}/record`, body: { value: 42 } },
-        argsHash: approval.hash,
+        argsHash: approval.argsHash,
         reason: 'Record 42.',
-        expiresAt: new Date(approval.expiresAt).toISOString(),
+        expiresAt: approval.expiresAt,
       },
     ])
     expect(byType('approval_decided')).toEqual([
-      { step: 1, callId: 'call_post', tool: 'http_post', decision: 'approved', by: 'api:alice' },
+      { step: 1, callId: 'call_post', tool: 'http_post', decision: 'approved', by: 'api' },
     ])
     expect(byType('run_finished')).toEqual([
       {
@@ -193,10 +192,9 @@ describe('live subscribers', () => {
     await decide(id, pending.callId, {
       decision: 'approve',
       args_hash: pending.argsHash,
-      by: 'alice',
     })
     await a.until((e) => e.length === 8)
-    expect(a.events[7]).toMatchObject({ type: 'approval_decided', data: { by: 'api:alice' } })
+    expect(a.events[7]).toMatchObject({ type: 'approval_decided', data: { by: 'api' } })
     await drainAlarms(id)
 
     for (const sub of [a, b]) expect(kinds(await sub.toEnd())).toEqual(FULL_RUN)
@@ -249,7 +247,7 @@ describe('cancel and denial', () => {
     fakes.ai.enqueue(reply.toolCalls([{ ...postCall }], { content: 'Post it.' }))
     const id = await startRun({ task: 'Post', tools: ['http_post'] })
     await drainAlarms(id)
-    expect((await postJson(`/v1/runs/${id}/cancel`, { by: 'bob' })).status).toBe(202)
+    expect((await postJson(`/v1/runs/${id}/cancel`, {})).status).toBe(202)
     await drainAlarms(id)
     const all = await readSse(await events(id)).toEnd()
     expect(all.map((e) => e.type)).toEqual([
@@ -331,7 +329,7 @@ describe('callback_events: "all"', () => {
     for (const hit of eventHits) {
       const ts = hit.headers.get('x-edgeloop-timestamp')!
       expect(hit.headers.get('x-edgeloop-signature')).toBe(
-        `v1=${await hmacHex(WEBHOOK_SECRET, `${ts}.${hit.body}`)}`,
+        `c1=${await hmacHex(WEBHOOK_SECRET, `edgeloop-callback.${ts}.${hit.body}`)}`,
       )
       const event = JSON.parse(hit.body) as RunEvent
       expect(hit.headers.get('x-edgeloop-event')).toBe(event.type)
@@ -358,7 +356,7 @@ describe('callback_events: "all"', () => {
     const failed = (await getRun(id)).deliveries.filter((d) => d.status === 'pending')
     expect(failed).toHaveLength(1)
     expect(failed[0]!.lastError).toMatch(/HTTP 503/)
-    fakes.clock.advance(failed[0]!.nextAt - fakes.clock.now())
+    fakes.clock.advance(Date.parse(failed[0]!.nextAt) - fakes.clock.now())
     await drainAlarms(id)
     const seqs = fakes.receiver.hits
       .filter((h) => h.headers.get('x-edgeloop-event'))

@@ -321,10 +321,12 @@ export function blockActionsBody(input: {
   user_id?: string
   username?: string
   channel_id?: string
+  team_id?: string
   message_ts?: string
   response_url?: string
 }): string {
   const channel = input.channel_id ?? 'C2147483705'
+  const team = input.team_id ?? 'T0001'
   const messageTs = input.message_ts ?? '1700000000.000001'
   const payload = {
     type: 'block_actions',
@@ -338,7 +340,7 @@ export function blockActionsBody(input: {
     token: 'XXYYZZ',
     container: { type: 'message', message_ts: messageTs, channel_id: channel, is_ephemeral: false },
     trigger_id: '13345224609.738474920.8088930838d88f008e0',
-    team: { id: 'T0001', domain: 'example' },
+    team: { id: team, domain: 'example' },
     channel: { id: channel, name: 'ops' },
     message: { type: 'message', ts: messageTs, text: 'Approval needed', bot_id: 'B0001' },
     response_url: input.response_url ?? 'https://hooks.slack.test/actions/T0001/1/abc',

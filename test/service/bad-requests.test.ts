@@ -408,7 +408,12 @@ const table: Row[] = [
   ],
   // Routing
   ['unknown route', () => api('/v2/everything', { headers: AUTH }), 404, 'not_found'],
-  ['unknown method on /healthz', () => api('/healthz', { method: 'DELETE' }), 404, 'not_found'],
+  [
+    'unknown method on /healthz',
+    () => api('/healthz', { method: 'DELETE' }),
+    405,
+    'method_not_allowed',
+  ],
   [
     'unknown sub-route of a run',
     () => api(`/v1/runs/${UNKNOWN_RUN}/steps`, { headers: AUTH }),

@@ -18,7 +18,7 @@ const fakes = useServiceFakes()
 const CALLBACK = `https://${RECEIVER}/hooks/edgeloop`
 
 describe('callback_url', () => {
-  it('POSTs the RunResult, signed with WEBHOOK_SECRET, once', async () => {
+  it('POSTs the RunResult, signed with WEBHOOK_SECRET under the callback scheme, once', async () => {
     fakes.ai.enqueue(reply.text('All good.'))
     const id = await startRun({ task: 'Check', tools: ['calculator'], callback_url: CALLBACK })
     await drainAlarms(id)
@@ -31,7 +31,7 @@ describe('callback_url', () => {
     const ts = hit.headers.get('x-edgeloop-timestamp')!
     expect(Number(ts)).toBe(Math.floor(fakes.clock.now() / 1000))
     expect(hit.headers.get('x-edgeloop-signature')).toBe(
-      `v1=${await hmacHex(WEBHOOK_SECRET, `${ts}.${hit.body}`)}`,
+      `c1=${await hmacHex(WEBHOOK_SECRET, `edgeloop-callback.${ts}.${hit.body}`)}`,
     )
     const body = JSON.parse(hit.body) as RunResult
     expect(body).toMatchObject({ id, ok: true, answer: 'All good.', stopReason: 'finish' })
@@ -62,11 +62,11 @@ describe('callback_url', () => {
       const before = (await getRun(id)).deliveries[0]!
       expect(before).toMatchObject({ status: 'pending', attempts: attempt - 1 })
       expect(before.lastError).toMatch(/callback to receiver\.test answered HTTP 5\d\d/)
-      delays.push(before.nextAt - fakes.clock.now())
+      delays.push(Date.parse(before.nextAt) - fakes.clock.now())
       // Not due yet: an early alarm does not deliver.
       await runAlarm(id)
       expect(fakes.receiver.hits).toHaveLength(attempt - 1)
-      fakes.clock.advance(before.nextAt - fakes.clock.now())
+      fakes.clock.advance(Date.parse(before.nextAt) - fakes.clock.now())
       expect(await drainAlarms(id)).toBe(1)
       expect(fakes.receiver.hits).toHaveLength(attempt)
     }
@@ -87,7 +87,7 @@ describe('callback_url', () => {
     for (const hit of fakes.receiver.hits) {
       const ts = hit.headers.get('x-edgeloop-timestamp')!
       expect(hit.headers.get('x-edgeloop-signature')).toBe(
-        `v1=${await hmacHex(WEBHOOK_SECRET, `${ts}.${hit.body}`)}`,
+        `c1=${await hmacHex(WEBHOOK_SECRET, `edgeloop-callback.${ts}.${hit.body}`)}`,
       )
     }
     expect(await runAlarm(id)).toBe(false)

@@ -61,7 +61,7 @@ const fakes = useServiceFakes({
   }),
 })
 
-const cancel = (id: string, body: unknown = { by: 'carol', reason: 'wrong task' }) =>
+const cancel = (id: string, body: unknown = { reason: 'wrong task' }) =>
   postJson(`/v1/runs/${id}/cancel`, body)
 
 describe('cancel', () => {
@@ -103,7 +103,7 @@ describe('cancel', () => {
     expect(view.result).toMatchObject({
       ok: false,
       stopReason: 'cancelled',
-      error: 'cancelled by api:carol: wrong task',
+      error: 'cancelled by api: wrong task',
     })
     expect(view.pendingApprovals).toEqual([])
     const call = view.result.steps[0]!.calls[0]!

@@ -83,7 +83,6 @@ describe('50 concurrent approvals of one call', () => {
         decide(id, 'call_post', {
           decision: i % 2 ? 'deny' : 'approve',
           args_hash: argsHash,
-          by: `approver-${i}`,
         }),
       ),
     )

@@ -35,8 +35,8 @@ describe('a bad setting answers 503 misconfigured, naming the variable to fix', 
     ],
     [
       'a bad allowlist entry',
-      { HTTP_ALLOWLIST: 'api.allowed.test,http://x.test' },
-      'HTTP_ALLOWLIST: allowlist entry "http://x.test" is not a host',
+      { HTTP_ALLOWLIST: 'api.allowed.test,http://x.test/path' },
+      'HTTP_ALLOWLIST: allowlist entry "http://x.test/path" is not a host',
     ],
     [
       'a tool setting of the wrong kind',

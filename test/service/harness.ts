@@ -9,7 +9,7 @@
 import { env, exports } from 'cloudflare:workers'
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { afterEach, beforeEach, expect, vi } from 'vitest'
-import type { RunResult } from '../../src/kernel/trace'
+import type { ApiRunResult } from '../../src/runs/api-result'
 import type { RunView } from '../../src/runs/types'
 import { FakeOpenAI, FAKE_OPENAI_HOST } from '../fakes/fake-openai'
 import { Outbound, type FakeHandler } from '../fakes/outbound'
@@ -58,10 +58,10 @@ export function stubOf(id: string): DurableObjectStub {
 }
 
 /** `GET /v1/runs/:id/trace`: the run's RunResult (asserts the 200). */
-export async function getTrace(id: string): Promise<RunResult> {
+export async function getTrace(id: string): Promise<ApiRunResult> {
   const res = await api(`/v1/runs/${id}/trace`, { headers: AUTH })
   expect(res.status).toBe(200)
-  return (await res.json()) as RunResult
+  return (await res.json()) as ApiRunResult
 }
 
 /** Runs the scheduled alarm once, as the platform would when it is due. */

@@ -106,12 +106,12 @@ describe('a run with an approval (http_post under ask)', () => {
   it('approved: runs exactly once, keyed by run and call id (Idempotency-Key)', async () => {
     const { id, hash } = await awaitingRun()
     fakes.ai.enqueue(reply.text('Recorded.'))
-    const res = await decide(id, 'call_post', { decision: 'approve', args_hash: hash, by: 'alice' })
+    const res = await decide(id, 'call_post', { decision: 'approve', args_hash: hash })
     expect(res.status).toBe(200)
     expect(await res.json()).toMatchObject({
       ok: true,
       decision: 'approved',
-      decidedBy: 'api:alice',
+      decidedBy: 'api',
     })
     await drainAlarms(id)
     expect(fakes.receiver.hits).toHaveLength(1)
@@ -123,7 +123,7 @@ describe('a run with an approval (http_post under ask)', () => {
     expect(result.steps[0]!.calls[0]).toMatchObject({
       status: 'done',
       kind: 'ok',
-      approval: { decision: 'approved', decidedBy: 'api:alice' },
+      approval: { decision: 'approved', decidedBy: 'api' },
     })
     expect(result.steps[0]!.calls[0]!.observation).toContain('HTTP 200')
   })
@@ -134,7 +134,6 @@ describe('a run with an approval (http_post under ask)', () => {
     const res = await decide(id, 'call_post', {
       decision: 'deny',
       args_hash: hash,
-      by: 'bob',
       reason: 'not now',
     })
     expect(res.status).toBe(200)
@@ -142,9 +141,7 @@ describe('a run with an approval (http_post under ask)', () => {
     expect(fakes.receiver.hits).toHaveLength(0)
     const call = (await getTrace(id)).steps[0]!.calls[0]!
     expect(call.kind).toBe('denied')
-    expect(call.observation).toMatch(
-      /^\[ToolError\] http_post was not run: it was denied by api:bob/,
-    )
+    expect(call.observation).toMatch(/^\[ToolError\] http_post was not run: it was denied by api\b/)
     expect(fakes.ai.lastBody().messages.at(-1)!.content).toBe(call.observation)
   })
 

@@ -61,8 +61,9 @@ describe('Slack failing, then recovering', () => {
       const started = view.deliveries.find((d) => d.id === 'slack.started')!
       expect(started).toMatchObject({ status: 'pending', attempts: 1 })
       expect(started.lastError).toMatch(error)
-      if (retryAfter !== undefined) expect(started.nextAt - started.updatedAt).toBe(retryAfter)
-      else expect(started.nextAt).toBeGreaterThan(Date.now())
+      if (retryAfter !== undefined)
+        expect(Date.parse(started.nextAt) - Date.parse(started.updatedAt)).toBe(retryAfter)
+      else expect(Date.parse(started.nextAt)).toBeGreaterThan(Date.now())
       // The final answer waits for the thread it belongs in instead of posting outside it.
       const final = view.deliveries.find((d) => d.id === 'slack.final')!
       expect(final.status).toBe('pending')
@@ -139,7 +140,7 @@ describe('Slack failing, then recovering', () => {
     expect(world.messages().at(-1)!.text).toContain('Filed the ticket.')
     const decision = view.deliveries.find((d) => d.id.startsWith('slack.decision:'))!
     expect(decision).toMatchObject({ status: 'pending', attempts: 1 })
-    expect(decision.nextAt - decision.updatedAt).toBe(3_000)
+    expect(Date.parse(decision.nextAt) - Date.parse(decision.updatedAt)).toBe(3_000)
 
     view = await deliverAll(runId)
     const updated = world.messages().find((m) => m.ts === approval.ts)!

@@ -138,7 +138,15 @@ export class SlackWorld {
   }
 
   /** Clicks a button of a posted approval message, as Slack posts the `block_actions`. */
-  async click(message: FakeSlackMessage, action: 'approve' | 'deny', userId: string) {
+  async click(
+    message: FakeSlackMessage,
+    action: 'approve' | 'deny',
+    userId: string,
+    /** Where the click seems to come from (a copied button elsewhere); default the message's. */
+    from: { teamId?: string; channel?: string } = {},
+  ) {
+    const team = from.teamId ?? 'T0001'
+    const channel = from.channel ?? message.channel
     const actionId = action === 'approve' ? APPROVE_ACTION_ID : DENY_ACTION_ID
     const button = buttonsOf(message).find((b) => b.action_id === actionId)
     if (!button) throw new Error(`message ${message.ts} has no ${action} button`)
@@ -148,19 +156,19 @@ export class SlackWorld {
         id: userId,
         username: userId.toLowerCase(),
         name: userId.toLowerCase(),
-        team_id: 'T0001',
+        team_id: team,
       },
       api_app_id: 'A123456',
       token: 'XXYYZZ',
       container: {
         type: 'message',
         message_ts: message.ts,
-        channel_id: message.channel,
+        channel_id: channel,
         is_ephemeral: false,
       },
       trigger_id: uniqueId('13345224609.'),
-      team: { id: 'T0001', domain: 'example' },
-      channel: { id: message.channel, name: 'ops' },
+      team: { id: team, domain: 'example' },
+      channel: { id: channel, name: 'ops' },
       message: {
         type: 'message',
         ts: message.ts,

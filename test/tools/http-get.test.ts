@@ -58,6 +58,20 @@ describe('http_get', () => {
     )
   })
 
+  it('plain http only to hosts whose entry says http:// (issue 14 §4)', async () => {
+    outbound = new Outbound().on('plain.allowed.test', () => text('over http')).install()
+    const ctx = contextFor([
+      createHttpGetTool({ allowlist: [...ALLOW, 'http://plain.allowed.test'] }),
+    ])
+    expect(await call(ctx, 'http_get', { url: 'http://plain.allowed.test/x' })).toBe(
+      'HTTP 200 OK (text/plain)\n\nover http',
+    )
+    expect(await get('http://docs.allowed.test/x')).toContain(
+      'plain http to docs.allowed.test is not allowed; use https://, or list the host as "http://docs.allowed.test"',
+    )
+    expect(outbound.requests).toHaveLength(1)
+  })
+
   it('reaches any subdomain of a wildcard entry', async () => {
     outbound = new Outbound().on('a.b.wild.test', () => text('hi')).install()
     expect(await get('https://a.b.wild.test/')).toBe('HTTP 200 OK (text/plain)\n\nhi')
@@ -214,9 +228,10 @@ describe('http_get', () => {
   it.each([
     [{ allowlist: [] }, 'http_get: the allowlist is empty'],
     [
-      { allowlist: ['https://docs.allowed.test'] },
-      'allowlist entry "https://docs.allowed.test" is not a host',
+      { allowlist: ['https://docs.allowed.test/docs'] },
+      'allowlist entry "https://docs.allowed.test/docs" is not a host',
     ],
+    [{ allowlist: ['ftp://docs.allowed.test'] }, 'is not a host'],
     [{ allowlist: ['*.test'] }, 'allowlist entry "*.test" is not a host'],
     [{ allowlist: ['docs.allowed.test/path'] }, 'is not a host'],
     [{ allowlist: ['docs.allowed.test'], maxBytes: 0 }, 'maxBytes must be a positive whole number'],

@@ -1,0 +1,120 @@
+/**
+ * Named API tokens with scopes (issue 14 §2). `API_TOKENS` holds, per token, a name, the SHA-256
+ * of the token (never the token) and its scopes; the legacy `API_TOKEN` is a full-access token
+ * named `api`. A decision or a cancel is recorded under the token's name, never a caller's field.
+ */
+import { timingSafeEqual } from './hmac'
+import { sha256Hex } from './sha256'
+
+export const SCOPES = ['runs:write', 'runs:read', 'approvals:write'] as const
+export type Scope = (typeof SCOPES)[number]
+
+export interface ApiToken {
+  name: string
+  /** Lower-case hex SHA-256 of the token. */
+  sha256: string
+  scopes: Scope[]
+}
+
+/** The name the legacy `API_TOKEN` goes by. */
+export const LEGACY_TOKEN_NAME = 'api'
+
+// Lower case, so a token's name can never be mistaken for a Slack user id (U…/W…), and no `:`,
+// so it cannot pose as `slack:<user>` or another principal; `webhook` and `system` are taken.
+const NAME = /^[a-z][a-z0-9_.-]{0,63}$/
+const RESERVED = new Set(['webhook', 'system'])
+const HEX64 = /^[0-9a-f]{64}$/
+
+const cache = new Map<string, ApiToken[]>()
+
+/**
+ * Parses `API_TOKENS` (JSON array of `{ name, sha256, scopes }`) plus `API_TOKEN`; throws a
+ * TypeError naming the bad entry and what to write instead.
+ */
+export function parseApiTokens(json: string | undefined, legacy: string | undefined): ApiToken[] {
+  const key = `${json ?? ''}\u0000${legacy ? 'legacy' : ''}`
+  const cached = cache.get(key)
+  if (cached) return cached
+  const tokens = json?.trim() ? parseList(json) : []
+  if (legacy?.trim()) {
+    if (tokens.some((t) => t.name === LEGACY_TOKEN_NAME)) {
+      throw new TypeError(
+        `API_TOKENS: the name "${LEGACY_TOKEN_NAME}" belongs to API_TOKEN while it is set; rename the entry or remove API_TOKEN`,
+      )
+    }
+    tokens.push({ name: LEGACY_TOKEN_NAME, sha256: '', scopes: [...SCOPES] })
+  }
+  if (cache.size > 8) cache.clear()
+  cache.set(key, tokens)
+  return tokens
+}
+
+function parseList(json: string): ApiToken[] {
+  let value: unknown
+  try {
+    value = JSON.parse(json)
+  } catch (err) {
+    throw new TypeError(`API_TOKENS must be JSON: ${(err as Error).message}`)
+  }
+  if (!Array.isArray(value)) {
+    throw new TypeError(
+      'API_TOKENS must be a JSON array like [{"name":"ci","sha256":"<hex>","scopes":["runs:write"]}]',
+    )
+  }
+  const seen = new Set<string>()
+  return value.map((entry: unknown, i) => {
+    const where = `API_TOKENS[${i}]`
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) {
+      throw new TypeError(`${where} must be an object with name, sha256 and scopes`)
+    }
+    const { name, sha256, scopes, ...rest } = entry as Record<string, unknown>
+    const extra = Object.keys(rest)
+    if (extra.includes('token')) {
+      throw new TypeError(
+        `${where} holds the token itself; store only its SHA-256 (printf %s "$TOKEN" | sha256sum)`,
+      )
+    }
+    if (extra.length) throw new TypeError(`${where} has unknown fields ${extra.join(', ')}`)
+    if (typeof name !== 'string' || !NAME.test(name) || RESERVED.has(name)) {
+      throw new TypeError(
+        `${where}.name ${JSON.stringify(name)} must be lower-case letters, digits, "_", "." or "-" ` +
+          '(starting with a letter, at most 64) and not "webhook" or "system"',
+      )
+    }
+    if (seen.has(name)) throw new TypeError(`${where}.name "${name}" is used twice`)
+    seen.add(name)
+    if (typeof sha256 !== 'string' || !HEX64.test(sha256.toLowerCase())) {
+      throw new TypeError(
+        `${where}.sha256 must be 64 hex characters, the SHA-256 of the token (printf %s "$TOKEN" | sha256sum)`,
+      )
+    }
+    if (
+      !Array.isArray(scopes) ||
+      scopes.length === 0 ||
+      !scopes.every((s) => SCOPES.includes(s as Scope))
+    ) {
+      throw new TypeError(
+        `${where}.scopes must be a non-empty list of ${SCOPES.join(', ')}; got ${JSON.stringify(scopes)}`,
+      )
+    }
+    return { name, sha256: sha256.toLowerCase(), scopes: [...new Set(scopes as Scope[])] }
+  })
+}
+
+/** The token `presented` matches, or undefined. Every entry is compared, in constant time. */
+export async function findToken(
+  tokens: readonly ApiToken[],
+  presented: string,
+  legacy: string | undefined,
+): Promise<ApiToken | undefined> {
+  const digest = await sha256Hex(presented)
+  let found: ApiToken | undefined
+  for (const token of tokens) {
+    const match =
+      token.name === LEGACY_TOKEN_NAME && token.sha256 === ''
+        ? timingSafeEqual(presented, legacy ?? '')
+        : timingSafeEqual(digest, token.sha256)
+    if (match && !found) found = token
+  }
+  return found
+}

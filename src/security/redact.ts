@@ -1,0 +1,53 @@
+/**
+ * The one place secrets are taken out of what we store or log (issue 14 §4): every configured
+ * secret, wherever it turns up (a Slack `error` echoing the bot token, a provider echoing its key,
+ * a thrown message), plus anything shaped like an OpenAI or Slack token even when it is not ours.
+ * `logEvent`, the outbox's `lastError` and a run's recorded error all pass through `redact`.
+ */
+/** Settings that are secrets, by name, and any other setting named like one (MCP tokens…). */
+const SECRET_NAMES = new Set([
+  'API_TOKEN',
+  'WEBHOOK_SECRET',
+  'OPENAI_API_KEY',
+  'SLACK_SIGNING_SECRET',
+  'SLACK_BOT_TOKEN',
+])
+const SECRET_LIKE_NAME = /(TOKEN|SECRET|PASSWORD|API_KEY)$/
+// OpenAI-style keys (sk-…, sk-proj-…) and Slack tokens (xoxb-, xoxp-, xapp-…), whoever's they are.
+const OPENAI_KEY = /\bsk-[A-Za-z0-9_-]{8,}/g
+const SLACK_TOKEN = /\bx(?:ox[abprs]|app)-[A-Za-z0-9-]{6,}/g
+// A secret this short would redact ordinary words; real ones are long.
+const MIN_SECRET_LENGTH = 6
+
+let secrets: readonly string[] = []
+let seen: object | undefined
+
+/** Learns the secrets of this Worker's environment (called once per env object). */
+export function registerSecrets(env: object): void {
+  if (seen === env) return
+  seen = env
+  const found = new Set(secrets)
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== 'string' || value.trim().length < MIN_SECRET_LENGTH) continue
+    if (SECRET_NAMES.has(name) || SECRET_LIKE_NAME.test(name)) found.add(value.trim())
+  }
+  // Longest first, so a secret that contains another is replaced whole.
+  secrets = [...found].sort((a, b) => b.length - a.length)
+}
+
+/** `text` with every known secret and token-shaped string replaced by `[redacted]`. */
+export function redact(text: string): string {
+  let out = text
+  for (const secret of secrets) out = out.split(secret).join('[redacted]')
+  return out.replace(OPENAI_KEY, '[redacted]').replace(SLACK_TOKEN, '[redacted]')
+}
+
+/** A JSON-ready value with every string in it redacted. */
+export function redactDeep<T>(value: T): T {
+  if (typeof value === 'string') return redact(value) as T
+  if (Array.isArray(value)) return value.map(redactDeep) as T
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)])) as T
+  }
+  return value
+}

@@ -1,0 +1,138 @@
+/**
+ * The demo only when asked for, and every setting checked at once (issue 14 §1): /healthz is
+ * liveness, /healthz?deep=1 and /readyz list every configuration problem, a run blocked by a bad
+ * setting says so in GET /v1/runs/:id.
+ */
+import { env } from 'cloudflare:workers'
+import { runInDurableObject } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { api, getRun, JSON_AUTH, runAlarm, startRun, stubOf, useServiceFakes } from './harness'
+import { fetchWith } from './worker-with'
+
+useServiceFakes()
+
+type Report = {
+  ok?: boolean
+  warnings?: string[]
+  error?: { code: string; message: string; details: { problems: { variable: string }[] } }
+}
+
+const start = (settings: Record<string, string | undefined>) =>
+  fetchWith(settings, '/v1/runs', {
+    method: 'POST',
+    headers: JSON_AUTH,
+    body: JSON.stringify({ task: 'Add 2 and 3', tools: ['calculator'] }),
+  })
+
+describe('/healthz and /readyz', () => {
+  it('/healthz is liveness, whatever the settings', async () => {
+    const res = await fetchWith({ CONFIRM_POLICY: 'bogus' }, '/healthz')
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ ok: true, service: 'edgeloop' })
+  })
+
+  it.each(['/healthz?deep=1', '/readyz'])(
+    '%s: ready, with a warning for the demo tools beside a real model',
+    async (path) => {
+      const res = await api(path)
+      expect(res.status).toBe(200)
+      const body = (await res.json()) as Report
+      expect(body.ok).toBe(true)
+      expect(body.warnings).toEqual([expect.stringContaining('rollback_deploy')])
+    },
+  )
+
+  it('lists every bad setting at once (503 misconfigured)', async () => {
+    const res = await fetchWith(
+      {
+        CONFIRM_POLICY: 'bogus',
+        MAX_STEPS: 'many',
+        CALLBACK_ALLOWLIST: 'hooks.test/path',
+        API_TOKENS: '{"not":"a list"}',
+        SLACK_APPROVERS: 'bob',
+        API_APPROVES_SLACK_RUNS: 'maybe',
+      },
+      '/readyz',
+    )
+    expect(res.status).toBe(503)
+    const body = (await res.json()) as Report
+    expect(body.error!.code).toBe('misconfigured')
+    expect(body.error!.details.problems.map((p) => p.variable).sort()).toEqual([
+      'API_APPROVES_SLACK_RUNS',
+      'API_TOKENS',
+      'CALLBACK_ALLOWLIST',
+      'CONFIRM_POLICY',
+      'MAX_STEPS',
+      'SLACK_APPROVERS',
+    ])
+  })
+
+  it('CONFIRM_ALLOWLIST names must be enabled tools', async () => {
+    const res = await fetchWith(
+      { CONFIRM_POLICY: 'allowlist', CONFIRM_ALLOWLIST: 'http_post,deploy_prod' },
+      '/healthz?deep=1',
+    )
+    expect(res.status).toBe(503)
+    const body = (await res.json()) as Report
+    expect(body.error!.details.problems).toEqual([
+      expect.objectContaining({ variable: 'CONFIRM_ALLOWLIST' }),
+    ])
+    expect(body.error!.message).toContain('deploy_prod')
+  })
+})
+
+describe('the demo only when asked for', () => {
+  it('no key and a real model: 503 naming OPENAI_API_KEY (no quiet demo)', async () => {
+    const res = await start({ OPENAI_API_KEY: undefined })
+    expect(res.status).toBe(503)
+    const body = (await res.json()) as Report
+    expect(body.error!.code).toBe('misconfigured')
+    expect(body.error!.message).toContain('OPENAI_API_KEY')
+    expect(body.error!.message).toContain('MODEL=demo')
+  })
+
+  it.each([
+    ['MODEL=demo with no key', { OPENAI_API_KEY: undefined, MODEL: 'demo', MODEL_ALLOWLIST: '' }],
+    ['a keyless provider, OPENAI_API_KEY=none', { OPENAI_API_KEY: 'none' }],
+  ])('%s starts runs', async (_label, settings) => {
+    expect((await start(settings)).status).toBe(202)
+  })
+
+  it('the demo tools are the default only with MODEL=demo', async () => {
+    const real = await fetchWith({ ENABLED_TOOLS: undefined }, '/readyz')
+    expect(((await real.json()) as Report).warnings).toEqual([])
+    const demo = await fetchWith(
+      { ENABLED_TOOLS: undefined, MODEL: 'demo', OPENAI_API_KEY: undefined, MODEL_ALLOWLIST: '' },
+      '/readyz',
+    )
+    expect(((await demo.json()) as Report).warnings).toEqual([
+      expect.stringContaining('MODEL=demo'),
+    ])
+    const rollback = await fetchWith({ ENABLED_TOOLS: undefined }, '/v1/runs', {
+      method: 'POST',
+      headers: JSON_AUTH,
+      body: JSON.stringify({ task: 'x', tools: ['rollback_deploy'] }),
+    })
+    expect(rollback.status).toBe(400)
+    expect(await rollback.json()).toMatchObject({ error: { code: 'unknown_tools' } })
+  })
+})
+
+describe('a run blocked by a bad setting', () => {
+  it('shows why in GET /v1/runs/:id, and goes on once the setting is fixed', async () => {
+    const id = await startRun({ task: 'Add 2 and 3', tools: ['calculator'] })
+    // A redeploy with a bad setting, as the run's object sees it.
+    await runInDurableObject(stubOf(id), (instance) => {
+      ;(instance as unknown as { env: unknown }).env = { ...env, CONFIRM_POLICY: 'bogus' }
+    })
+    await runAlarm(id)
+    const view = await getRun(id)
+    expect(view.status).toBe('running')
+    expect(view.blocked).toMatchObject({ code: 'misconfigured', variable: 'CONFIRM_POLICY' })
+    expect(view.blocked!.message).toContain('CONFIRM_POLICY')
+    expect(view.stepCount).toBe(0)
+    await runInDurableObject(stubOf(id), (instance) => {
+      ;(instance as unknown as { env: unknown }).env = env
+    })
+  })
+})
