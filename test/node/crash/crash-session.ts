@@ -159,13 +159,13 @@ export class CrashSession {
   /** Approves one pending call through the API (the person's click). */
   approve(id: string, callId: string, argsHash: string): Promise<Response> {
     return this.api(`/v1/runs/${id}/approvals/${callId}`, {
-      json: { decision: 'approve', args_hash: argsHash, by: 'crash-test' },
+      json: { decision: 'approve', args_hash: argsHash },
     })
   }
 
   /** `POST /v1/runs/:id/cancel`. */
   cancel(id: string): Promise<Response> {
-    return this.api(`/v1/runs/${id}/cancel`, { json: { by: 'crash-test', reason: 'crash test' } })
+    return this.api(`/v1/runs/${id}/cancel`, { json: { reason: 'crash test' } })
   }
 
   /**
