@@ -208,7 +208,10 @@ class CallContext implements ToolContext {
 
 function rendered(tool: Tool, result: unknown): Observed {
   try {
-    return { text: render(result), kind: 'ok' }
+    const text = render(result)
+    // A tool that reports failure the seed's way, as text starting with `[ToolError]`, failed:
+    // the call's kind agrees with what the model reads, and it counts in the error streak.
+    return { text, kind: text.trimStart().startsWith('[ToolError]') ? 'tool_error' : 'ok' }
   } catch (err) {
     return toolError(
       `${tool.name} returned a result that could not be serialized: ${describeThrown(err)}`,

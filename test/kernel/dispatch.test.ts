@@ -70,6 +70,8 @@ const registry = new ToolRegistry([
   returner('returns_object', { a: 1, b: [true, null] }),
   returner('returns_number', 42),
   returner('returns_nothing', undefined),
+  returner('reports_failure', '[ToolError] upstream said 503; try again later'),
+  returner('mentions_failure', 'the log shows [ToolError] lines from yesterday'),
 ])
 
 function ctx(policy: ConfirmPolicy = { mode: 'allow' }, extra: Partial<DispatchContext> = {}) {
@@ -89,6 +91,16 @@ function call(name: string, args: Record<string, unknown> = {}, argsError?: stri
 const SCHEMA_LOOKUP = JSON.stringify(registry.jsonSchema('lookup'))
 
 describe('dispatch', () => {
+  it.each([
+    ['reports_failure', 'tool_error', '[ToolError] upstream said 503; try again later'],
+    ['mentions_failure', 'ok', 'the log shows [ToolError] lines from yesterday'],
+    ['returns_number', 'ok', '42'],
+  ])('gives %s the kind its observation prefix says (%s)', async (name, kind, observation) => {
+    const out = await dispatchCall(call(name), ctx())
+    expect(out.kind).toBe(kind)
+    expect(out.observation).toBe(observation)
+  })
+
   it('names the available tools for an unknown tool', async () => {
     runs.length = 0
     const out = (await dispatch(call('lookpu', { q: 'x' }), ctx())).observation
