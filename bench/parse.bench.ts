@@ -4,14 +4,17 @@
  * time per byte at both sizes. Printed by `npm run bench -- kernel`.
  */
 import { parseOutput } from '../src/kernel/index'
+import { ADVERSARIAL } from '../test/fixtures/adversarial-replies'
 
 const SIZES_KIB = [10, 100] as const
-const REPEAT = 7
+const REPEAT = 5
 const SAMPLE_MS = 40
 /** Time per byte at 100 KiB over the 10 KiB figure. */
 const GOAL_GROWTH = 1.5
 /** CPU for a whole 100 KiB reply. */
 const GOAL_100K_MS = 20
+/** Replies built to make a careless parser quadratic: still this cheap per byte. */
+const GOAL_ADVERSARIAL_NS_PER_BYTE = 500
 
 // Prose the way long replies read: Markdown, braces and quotes in text, data objects, labels.
 const PARAGRAPH = [
@@ -37,10 +40,10 @@ function cpuMicros(): number {
 }
 
 /** CPU per parse: least of REPEAT batches of about SAMPLE_MS each, after a warm-up batch. */
-function measure(text: string): number {
+function measure(text: string, expected = 'search'): number {
   const once = () => {
     const out = parseOutput(text)
-    if (out.call.name !== 'search') throw new Error(`bench reply misread: ${out.call.name}`)
+    if (out.call.name !== expected) throw new Error(`bench reply misread: ${out.call.name}`)
   }
   const warm = cpuMicros()
   let runs = 0
@@ -75,9 +78,18 @@ export function benchParse(): { lines: string[]; verdicts: string[] } {
     )
   }
   const growth = perByte[1]! / perByte[0]!
+  let worst = { name: '', ns: 0 }
+  for (const [name, text] of ADVERSARIAL) {
+    const ns = (measure(text, '__unparsable__') * 1000) / text.length
+    lines.push(
+      `${name.padEnd(34)} ${(text.length / 1024).toFixed(0).padStart(5)} KiB ${ns.toFixed(1).padStart(8)} ns/byte`,
+    )
+    if (ns > worst.ns) worst = { name, ns }
+  }
   return {
     lines,
     verdicts: [
+      `${worst.ns <= GOAL_ADVERSARIAL_NS_PER_BYTE ? 'PASS' : 'FAIL'} parse: the worst adversarial reply (${worst.name}) costs ${worst.ns.toFixed(1)} ns/byte (goal ≤ ${GOAL_ADVERSARIAL_NS_PER_BYTE})`,
       `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} parse: ns/byte at 100 KiB is ${growth.toFixed(2)}x the 10 KiB figure (goal ≤ ${GOAL_GROWTH}x, linear)`,
       `${us100 / 1000 <= GOAL_100K_MS ? 'PASS' : 'FAIL'} parse: a 100 KiB reply takes ${(us100 / 1000).toFixed(2)} ms CPU (goal ≤ ${GOAL_100K_MS} ms)`,
     ],

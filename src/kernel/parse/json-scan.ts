@@ -14,6 +14,8 @@ export interface ScanResult {
   spans: JsonSpan[]
   /** Where an object that never closes starts (-1 if none): nothing after it is read. */
   truncatedAt: number
+  /** Characters the reads went through, retries included: linear means a small multiple. */
+  work: number
 }
 
 /**
@@ -33,13 +35,14 @@ export function scanObjects(
   const spans: JsonSpan[] = []
   // Retried stretches may be read twice; the cap keeps the total linear.
   let budget = 4 * text.length + 4096
+  const limit = budget
   let i = 0
   let fullWidth = -2 // next `｛`, cached: searching for it from every brace would be quadratic
   for (;;) {
     const ascii = text.indexOf('{', i)
     if (fullWidth !== -1 && fullWidth < i) fullWidth = text.indexOf('｛', i)
     const start = fullWidth < 0 ? ascii : ascii < 0 ? fullWidth : Math.min(ascii, fullWidth)
-    if (start < 0) return { spans, truncatedAt: -1 }
+    if (start < 0) return { spans, truncatedAt: -1, work: limit - budget }
     // Most braces in prose are not objects; a peek at what follows saves starting a read.
     const first = skipSpace(text, start + 1)
     if (first < text.length && !mayOpenObject(text.charCodeAt(first))) {
@@ -60,12 +63,12 @@ export function scanObjects(
           repaired: read.repaired,
         }
         spans.push(span)
-        if (visit?.(span)) return { spans, truncatedAt: -1 }
+        if (visit?.(span)) return { spans, truncatedAt: -1, work: limit - budget }
       }
       i = read.end
       continue
     }
-    if (read.truncated) return { spans, truncatedAt: start }
+    if (read.truncated) return { spans, truncatedAt: start, work: limit - budget }
     const failedAt = Math.max(read.at, start + 1)
     budget -= failedAt - start
     const retry = budget > 0 ? lineStartBrace(text, start + 1, failedAt) : -1

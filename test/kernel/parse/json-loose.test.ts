@@ -4,10 +4,10 @@ import {
   parseArgsStrict,
   parseArgsTolerant,
   scanJsonObjects,
+  scanObjects,
 } from '../../../src/kernel/parse/json-loose'
 
-// Generous: test workers share CPUs. Quadratic work on these inputs would take minutes.
-const LINEAR_BOUND_MS = 1000
+// Speed is measured in `npm run bench -- kernel`; tests check the work done, deterministically.
 
 describe('scanJsonObjects', () => {
   it.each([
@@ -35,12 +35,14 @@ describe('scanJsonObjects', () => {
     for (const s of spans) expect(text.slice(s.start, s.end)).toBe(s.text)
   })
 
-  it('is linear on a megabyte of braces', () => {
-    const text = '{ '.repeat(250_000) + '{x} "'.repeat(50_000) + '{"a": 1}'
-    const started = performance.now()
-    const spans = scanJsonObjects(text)
-    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
-    expect(spans.map((s) => s.text)).toEqual(['{"a": 1}'])
+  it.each([
+    ['a megabyte of braces', '{ '.repeat(250_000) + '{x} "'.repeat(50_000) + '{"a": 1}'],
+    ['nested unclosed objects', '{"a": '.repeat(100_000) + '1' + '}'.repeat(99_999) + ' x'],
+    ['broken drafts on every line', '{"a": "x}\n'.repeat(100_000) + '{"a": 1}'],
+    ['deep nesting that fails at the end', '{"a":\n'.repeat(50_000) + 'x'],
+  ])('reads %s in linear work', (_name, text) => {
+    const scan = scanObjects(text)
+    expect(scan.work).toBeLessThanOrEqual(5 * text.length)
   })
 })
 
@@ -127,20 +129,14 @@ describe('parseArgsTolerant', () => {
     ['an unclosed fence of blanks', '```\n' + ' '.repeat(500_000)],
     ['a fence line of blanks', '```' + ' \t'.repeat(250_000) + 'x\nno object'],
     ['a long bare word', '{' + 'a'.repeat(500_000)],
-  ])('gives up quickly on %s', (_name, raw) => {
-    const started = performance.now()
+  ])('gives up on %s', (_name, raw) => {
     expect(parseArgsTolerant(raw).ok).toBe(false)
-    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
   })
 
-  it('repairs a large object quickly and refuses it cut off', () => {
+  it('repairs a large object and refuses it cut off', () => {
     const items = '{"k": \'v\', },'.repeat(30_000)
-    let started = performance.now()
     const whole = parseArgsTolerant(`{"items": [${items}]}`)
-    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
     expect(whole.ok && (whole.value.items as unknown[]).length).toBe(30_000)
-    started = performance.now()
     expect(parseArgsTolerant(`{"items": [${items}`).ok).toBe(false)
-    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
   })
 })

@@ -6,9 +6,10 @@ import {
   parseOutput,
   type ParsedOutput,
 } from '../../../src/kernel/parse/index'
+import { scanObjects } from '../../../src/kernel/parse/json-scan'
+import { ADVERSARIAL } from '../../fixtures/adversarial-replies'
 
-// Generous: test workers share CPUs. Quadratic work on these inputs would take minutes.
-const LINEAR_BOUND_MS = 1000
+// Speed is measured in `npm run bench -- kernel` (its goals fail the command), not timed here.
 
 const withoutFamily = ({ family: _family, ...rest }: ParsedOutput) => rest
 const fence = (json: string) => '```json\n' + json + '\n```'
@@ -253,18 +254,14 @@ describe('parseOutput', () => {
     const prose = 'I think {x} matters, { maybe "quoted" }, and } stray. '.repeat(20_000)
     const text = prose + fence('{"action": "search", "args": {"q": "x"}}')
     expect(text.length).toBeGreaterThan(1_000_000)
-    const started = performance.now()
-    const out = parseOutput(text)
-    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
-    expect(out.call).toEqual({ name: 'search', args: { q: 'x' } })
+    expect(parseOutput(text).call).toEqual({ name: 'search', args: { q: 'x' } })
+    expect(scanObjects(text).work).toBeLessThanOrEqual(3 * text.length)
   })
 
   it('parses a megabyte of unclosed braces quickly', () => {
     const text = '{"a": '.repeat(200_000)
-    const started = performance.now()
-    const out = parseOutput(text)
-    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
-    expect(out.call.name).toBe(UNPARSABLE)
+    expect(parseOutput(text).call.name).toBe(UNPARSABLE)
+    expect(scanObjects(text).work).toBeLessThanOrEqual(3 * text.length)
   })
 })
 
@@ -363,16 +360,8 @@ describe('parseOutput names the family it read', () => {
     })
   })
 
-  it.each([
-    ['many unclosed <function= tags', '<function=f>\n<parameter=a>x\n'.repeat(40_000)],
-    ['many <tool_call> opens', '<tool_call>get\n<arg_key>'.repeat(40_000) + '</tool_call>'],
-    ['many pythonic line starts', 'f(x="\n'.repeat(100_000)],
-    ['many harmony headers', '<|channel|>commentary<|message|>x'.repeat(30_000)],
-    ['many Kimi begins', '<|tool_call_begin|>functions.f:0'.repeat(30_000)],
-    ['nested unclosed objects', '{"a": '.repeat(100_000) + '1' + '}'.repeat(99_999) + ' x'],
-  ])('stays fast on %s', (_name, text) => {
-    const started = performance.now()
-    parseOutput(text)
-    expect(performance.now() - started).toBeLessThan(LINEAR_BOUND_MS)
+  // Their speed is a benchmark goal (bench/parse.bench.ts reads the same inputs).
+  it.each(ADVERSARIAL)('reads no call from %s', (_name, text) => {
+    expect(parseOutput(text).call.name).toBe(UNPARSABLE)
   })
 })
