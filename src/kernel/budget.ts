@@ -45,6 +45,13 @@ export const BudgetSchema = z.object({
 })
 export type Budget = z.infer<typeof BudgetSchema>
 
+/**
+ * What a caller may set of a run's budget: the HTTP API's `budget` field and `react()`'s
+ * `budget` option, checked by this one schema (unknown fields are errors, not ignored).
+ */
+export const BudgetOverrides = z.partial(z.strictObject(BudgetSchema.def.shape))
+export type BudgetOverrides = z.infer<typeof BudgetOverrides>
+
 export const DEFAULT_BUDGET: Budget = {
   maxSteps: 12,
   maxPromptTokens: 200_000,

@@ -1,5 +1,7 @@
-import type { Budget } from './budget'
+import { BudgetOverrides } from './budget'
 import type { ConfirmHook, ConfirmPolicy } from './confirm'
+import { describeIssues } from '../validation/describe-issues'
+import { KernelUsageError } from './errors'
 import { runSlice } from './machine'
 import type { Model } from './model'
 import { MemoryObservationStore } from './read-observation'
@@ -11,9 +13,15 @@ import type { Deps, Pricing } from './transition'
 
 export interface ReactOptions {
   model: Model
-  budget?: Partial<Budget>
+  /** Checked by the schema the HTTP API uses (`BudgetOverrides`); a bad field throws. */
+  budget?: BudgetOverrides
   /** A policy, or a function that approves (true) or denies each side-effecting call. */
   confirm?: ConfirmPolicy | ConfirmHook
+  /**
+   * `auto` (the default): native tool calling, falling back to text when the provider refuses
+   * tools; a tool call a model writes as text is read as that call either way. `text` for
+   * models without function calling (Unicode tool names need it).
+   */
   protocol?: 'auto' | 'text' | 'native'
   now?: () => number
   signal?: AbortSignal
@@ -28,6 +36,13 @@ export async function react(
   tools: Tool[] | ToolRegistry,
   options: ReactOptions,
 ): Promise<RunResult> {
+  const budget = checkBudget(options.budget)
+  if (options.protocol !== undefined && !['auto', 'text', 'native'].includes(options.protocol)) {
+    throw new KernelUsageError(
+      `react(): protocol must be "auto", "text" or "native", got ${JSON.stringify(options.protocol)}`,
+      'bad_option',
+    )
+  }
   const registry = tools instanceof ToolRegistry ? tools : new ToolRegistry(tools)
   const given = typeof options.confirm === 'function' ? options.confirm : undefined
   // With a hook, side effects are asked through it. Without one nobody can answer in memory, so
@@ -40,7 +55,7 @@ export async function react(
     tools: registry.names(),
     policy,
     ...(options.protocol ? { protocol: options.protocol } : {}),
-    ...(options.budget ? { budget: options.budget } : {}),
+    ...(budget ? { budget } : {}),
     ...(options.now ? { now: options.now() } : {}),
   })
   const deps: Deps = {
@@ -56,4 +71,16 @@ export async function react(
   const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))
   state = out.state
   return toRunResult(state)
+}
+
+/** The budget option, checked field by field; the error names every bad field and its rule. */
+function checkBudget(budget: unknown): BudgetOverrides | undefined {
+  if (budget === undefined) return undefined
+  const checked = BudgetOverrides.safeParse(budget)
+  if (checked.success) return checked.data
+  // `budget.maxSteps: must be >= 1`, the wording the HTTP API answers with.
+  const problems = describeIssues(checked.error.issues, budget).map((line) =>
+    line.startsWith('(arguments)') ? `budget${line.slice('(arguments)'.length)}` : `budget.${line}`,
+  )
+  throw new KernelUsageError(`react(): invalid budget: ${problems.join('; ')}`, 'bad_budget')
 }

@@ -1,7 +1,9 @@
 import * as z from 'zod/mini'
 import { BudgetSchema, DEFAULT_BUDGET, STOP_REASONS, type Budget } from './budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from './confirm'
+import { KernelUsageError } from './errors'
 import { migrateRunState } from './migrate'
+import { NATIVE_TOOL_NAME_PATTERN } from './names'
 import type { Outcome } from './outcome'
 
 /**
@@ -181,9 +183,21 @@ export interface NewRunInput {
   now?: number
 }
 
-/** A fresh run in the `think` phase. */
+/**
+ * A fresh run in the `think` phase. Throws `KernelUsageError` when a tool's name cannot be sent
+ * as a native function name and the run may use the native protocol (`auto` or `native`).
+ */
 export function createRunState(input: NewRunInput): RunState {
   const protocolSetting = input.protocol ?? 'auto'
+  if (protocolSetting !== 'text') {
+    const refused = input.tools.filter((name) => !NATIVE_TOOL_NAME_PATTERN.test(name))
+    if (refused.length) {
+      throw new KernelUsageError(
+        `tool ${refused.map((n) => `"${n}"`).join(', ')}: the chat-completions API refuses function names outside ${NATIVE_TOOL_NAME_PATTERN}; rename the tool, or run it with protocol "text" (which takes Unicode names)`,
+        'tool_name_not_native',
+      )
+    }
+  }
   return {
     v: RUN_STATE_VERSION,
     id: input.id ?? crypto.randomUUID(),

@@ -74,7 +74,7 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 10_000
 export function defineTool<P extends ParamsSchema>(def: ToolDefinition<P>): Tool<P> {
   if (!TOOL_NAME_PATTERN.test(def.name)) {
     throw new TypeError(
-      `defineTool: name "${def.name}" must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, at most 64)`,
+      `defineTool: name "${def.name}" must be a letter or _, then letters, digits, _ or - (at most 64 characters)`,
     )
   }
   if (!def.description?.trim()) {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini'
-import { BudgetSchema } from '../kernel/budget'
+import { BudgetOverrides } from '../kernel/budget'
 import { CONFIRM_MODES } from '../kernel/confirm'
 import { TOOL_NAME_PATTERN } from '../kernel/names'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
@@ -10,8 +10,8 @@ export { RUN_ID_PATTERN } from '../kernel/names'
 
 const toolName = z.string().check(z.regex(TOOL_NAME_PATTERN))
 
-/** Any of the budget's limits, each checked by the kernel's own schema (lower than the server's). */
-export const BudgetOverrides = z.partial(z.strictObject(BudgetSchema.def.shape))
+/** The budget a request may set: the kernel's schema, the same one `react()` checks. */
+export { BudgetOverrides }
 
 export const CreateRunBody = z.strictObject({
   /** What the agent should do. */

@@ -96,7 +96,7 @@ describe('dispatch', () => {
     ['mentions_failure', 'ok', 'the log shows [ToolError] lines from yesterday'],
     ['returns_number', 'ok', '42'],
   ])('gives %s the kind its observation prefix says (%s)', async (name, kind, observation) => {
-    const out = await dispatchCall(call(name), ctx())
+    const out = await dispatch(call(name), ctx())
     expect(out.kind).toBe(kind)
     expect(out.observation).toBe(observation)
   })
