@@ -20,9 +20,13 @@ export function migrateRunState(value: unknown): unknown {
 function v1ToV2(s: Json): Json {
   const usage = isRecord(s.usage) ? s.usage : {}
   const result = isRecord(s.result) ? s.result : undefined
+  // Version 1 counted format errors and failed tool steps apart; version 2 keeps one streak.
+  const { consecutiveFormatErrors, ...rest } = s
+  const streak = Math.max(Number(s.consecutiveErrors) || 0, Number(consecutiveFormatErrors) || 0)
   return {
-    ...s,
+    ...rest,
     v: 2,
+    consecutiveErrors: streak,
     steps: Array.isArray(s.steps) ? s.steps.map(stepV1ToV2) : s.steps,
     usage: {
       ...usage,
@@ -57,6 +61,7 @@ function callV1ToV2(call: unknown): unknown {
     ...call,
     rawArgs: call.rawArgs ?? null,
     argsError: call.argsError ?? null,
+    fromText: null,
     approval: approval
       ? {
           ...approval,

@@ -2,6 +2,7 @@ import type { ModelResponse } from './model'
 import { FINISH, parseArgsStrict, parseArgsTolerant, parseOutput, UNPARSABLE } from './parse/index'
 import type { ToolRegistry } from './registry'
 import { findCall, newCall, type Call, type RunState } from './state'
+import { readNativeText } from './native-text'
 import { toolShapesOf } from './tool-shapes'
 
 /** What a model reply says: calls to make, the final answer, or a reply that cannot be used. */
@@ -44,6 +45,25 @@ export function readTextReply(text: string, i: number, registry: ToolRegistry): 
   return { kind: 'action', thought: parsed.thought, calls: [call] }
 }
 
+/**
+ * A native reply whose content is all there is: a tool call written as text (a server with no
+ * tool parser for the model passes it through; issue 11 §2) is that call, marked `fromText`, and
+ * a side effect's arguments must have needed no repair, as for any side-effect call. A reply that
+ * is only a call is never the final answer; other text is.
+ */
+function readNativeContent(text: string, i: number, registry: ToolRegistry): Reading {
+  const read = readNativeText(text, registry)
+  if (read.kind === 'answer') return { kind: 'finish', thought: '', answer: text }
+  if (read.kind === 'finish') return { kind: 'finish', thought: '', answer: read.answer }
+  const call = newCall(`s${i}c0`, read.call.name, read.call.args)
+  call.fromText = read.family
+  if (read.call.repaired && registry.get(read.call.name)?.sideEffect) {
+    call.argsError =
+      'the call written in your text was not valid JSON (it needed repairs to read: quotes, commas or brackets)'
+  }
+  return { kind: 'action', thought: read.thought, calls: [call] }
+}
+
 /** A native reply: `tool_calls` with JSON argument strings, or the final answer as text. */
 export function readNativeReply(
   response: ModelResponse,
@@ -56,7 +76,7 @@ export function readNativeReply(
   if (!toolCalls.length) {
     if (!thought)
       return { kind: 'format_error', thought, problem: 'your reply had no text and no tool call.' }
-    return { kind: 'finish', thought: '', answer: thought }
+    return readNativeContent(thought, i, registry)
   }
   // Call ids key observation handles, idempotency keys and approvals for the whole run, so they
   // must be unique in the run, not just in this reply.

@@ -54,6 +54,11 @@ export const CallSchema = z.object({
   rawArgs: z.nullable(z.string()),
   /** Why the argument text could not be used (dispatch reports it). */
   argsError: z.nullable(z.string()),
+  /**
+   * Native protocol: the call was written into the reply's text, not sent as `tool_calls`, and
+   * read in this format family (issue 11). Null for real tool calls and in the text protocol.
+   */
+  fromText: z.nullable(z.string()),
   status: z.enum(CALL_STATUSES),
   approval: z.nullable(ApprovalSchema),
   observation: z.nullable(z.string()),
@@ -159,8 +164,8 @@ export const RunStateSchema = z.object({
   steps: z.array(StepSchema),
   usage: UsageSchema,
   activeMs: z.number(),
+  /** Failed steps in a row, of every kind (unparsable, all calls failed, loop-guarded). */
   consecutiveErrors: z.number(),
-  consecutiveFormatErrors: z.number(),
   cancelRequested: z.boolean(),
   /** Who cancelled and why, for the trace (`cancelled by api:alice: wrong incident`). */
   cancelReason: z.nullable(z.string()),
@@ -221,7 +226,6 @@ export function createRunState(input: NewRunInput): RunState {
     },
     activeMs: 0,
     consecutiveErrors: 0,
-    consecutiveFormatErrors: 0,
     cancelRequested: false,
     cancelReason: null,
     createdAt: input.now ?? Date.now(),
@@ -239,6 +243,7 @@ export function newCall(id: string, name: string, args: Record<string, unknown>)
     args,
     rawArgs: null,
     argsError: null,
+    fromText: null,
     status: 'pending',
     approval: null,
     observation: null,
@@ -293,7 +298,6 @@ export function updateState(state: RunState, changes: Partial<RunState>): RunSta
     usage: c.usage ?? state.usage,
     activeMs: c.activeMs ?? state.activeMs,
     consecutiveErrors: c.consecutiveErrors ?? state.consecutiveErrors,
-    consecutiveFormatErrors: c.consecutiveFormatErrors ?? state.consecutiveFormatErrors,
     cancelRequested: c.cancelRequested ?? state.cancelRequested,
     cancelReason: c.cancelReason !== undefined ? c.cancelReason : state.cancelReason,
     createdAt: state.createdAt,

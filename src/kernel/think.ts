@@ -192,12 +192,11 @@ async function recordReply(
   if (reading.kind === 'finish') {
     const finished = withStep(next, base, 'finish', reading.thought, [], reading.answer)
     const done = stop(finished, 'finish', slice, null, reading.answer)
-    return settled(updateState(done, { consecutiveFormatErrors: 0 }))
+    return settled(done)
   }
   const tool = reading.calls.map((c) => c.name).join(',')
   const acting = (calls: Call[], phase: Phase): RunState =>
     updateState(withStep(next, base, 'action', reading.thought, calls), {
-      consecutiveFormatErrors: 0,
       phase,
     })
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
@@ -231,13 +230,15 @@ function formatError(
     next.protocol === 'native'
       ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
       : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
-  const streak = next.consecutiveFormatErrors + 1
+  // One streak of failed steps of every kind (issue 11): a format error extends the streak
+  // failed tool steps started, and a step with a working call ends it (transition.ts).
+  const streak = next.consecutiveErrors + 1
   const recorded = updateState(
     withStep(next, base, 'format_error', thought, [], null, formatErrorText),
-    { consecutiveFormatErrors: streak },
+    { consecutiveErrors: streak },
   )
   if (streak < next.budget.maxConsecutiveErrors) return recorded
-  const why = `${streak} unusable replies in a row: ${problem}`
+  const why = `${streak} failed steps in a row; last: an unusable reply (${problem})`
   return stop(recorded, 'unparsable_exhausted', slice, why)
 }
 

@@ -16,6 +16,8 @@ export interface TraceCall {
   kind?: string
   approval?: Approval
   argsError?: string
+  /** The call was written as text in a native reply, in this format family (issue 11). */
+  fromText?: string
 }
 
 export interface TraceStep {
@@ -100,6 +102,7 @@ export function toRunResult(state: RunState): RunResult {
         ...(c.kind ? { kind: c.kind } : {}),
         ...(c.approval ? { approval: c.approval } : {}),
         ...(c.argsError ? { argsError: c.argsError } : {}),
+        ...(c.fromText ? { fromText: c.fromText } : {}),
       })),
       promptTokens: s.promptTokens,
       completionTokens: s.completionTokens,

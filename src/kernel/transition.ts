@@ -161,7 +161,7 @@ export function completeStep(state: RunState, slice: Slice): RunState {
   const next = updateState(state, { consecutiveErrors: streak, phase: 'think' })
   if (streak < state.budget.maxConsecutiveErrors) return next
   const last = current.calls.at(-1)?.observation ?? ''
-  const why = `${streak} steps in a row failed; last: ${last.slice(0, 300)}`
+  const why = `${streak} failed steps in a row; last: ${last.slice(0, 300)}`
   return stop(next, 'tool_error_exhausted', slice, why)
 }
 

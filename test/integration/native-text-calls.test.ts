@@ -75,7 +75,7 @@ describe('native protocol: a tool call written into content', () => {
     deployed.length = 0
     wire.api.enqueue(
       reply.text("<tool_call>{'name': 'deploy', 'arguments': {'service': 'api'}}</tool_call>"),
-      reply.text('<tool_call>{"name": "deploy", "arguments": {"service": "api"}}</tool_call>'),
+      reply.text('<tool_call>{"name": "deploy", "arguments": {"service": "web"}}</tool_call>'),
       reply.text('Deployed.'),
     )
     const { state, deps } = startRun([deploy], wire.model(), {
@@ -86,8 +86,8 @@ describe('native protocol: a tool call written into content', () => {
     const [refused, ran] = trace.steps.map((s) => s.calls[0]!)
     expect(refused).toMatchObject({ kind: 'tool_error', fromText: 'hermes' })
     expect(refused!.observation).toMatch(/^\[ToolError\] deploy: .*not executed/)
-    expect(ran).toMatchObject({ kind: 'ok', observation: 'deployed api' })
-    expect(deployed).toEqual([{ service: 'api' }])
+    expect(ran).toMatchObject({ kind: 'ok', observation: 'deployed web' })
+    expect(deployed).toEqual([{ service: 'web' }])
     expect(trace.answer).toBe('Deployed.')
   })
 

@@ -10,7 +10,8 @@ const lookup = defineTool({
   params: z.object({ q: z.string() }),
   returns: 'The entry, or a [ToolError] line when the word is unknown.',
   // The seed's convention for a failure reported as a result.
-  handler: ({ q }) => (q.startsWith('missing') ? `[ToolError] no entry for ${q}` : `entry for ${q}`),
+  handler: ({ q }) =>
+    q.startsWith('missing') ? `[ToolError] no entry for ${q}` : `entry for ${q}`,
 })
 
 type Turn = 'format' | 'tool' | 'ok' | 'repeat'

@@ -42,6 +42,19 @@ describe('react() options', () => {
     )
   })
 
+  it('runs a scripted text-protocol model under the default protocol (auto: native first)', async () => {
+    // Its replies hold no tool_calls; the JSON actions in their text are read as the calls.
+    const model = new ScriptedModel([textAction('lookup', { q: 'cat' }), textFinish('a cat')])
+    const result = await react('What is a cat?', [lookup], { model })
+    expect(result).toMatchObject({ ok: true, answer: 'a cat', protocol: 'native' })
+    expect(result.steps[0]!.calls[0]).toMatchObject({
+      name: 'lookup',
+      observation: 'entry for cat',
+      fromText: 'json',
+    })
+    expect(model.requests[0]!.tools).toBeDefined()
+  })
+
   it('takes Unicode tool names in the text protocol', async () => {
     const model = new ScriptedModel([
       textAction('查询天气', { 城市: '北京' }),
