@@ -6,7 +6,7 @@ import { parseApprovers } from '../slack/approvers'
 import { buildToolset } from '../../tools/catalog'
 import type { EnvVars } from '../env-vars'
 import { ConfigError } from '../errors/config-error'
-import { modelConfigFromEnv } from './model'
+import { modelConfigFromEnv, requireModelKey } from './model'
 import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
@@ -136,6 +136,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       'MAX_COST_USD needs PRICE_PROMPT_PER_1K_USD and/or PRICE_COMPLETION_PER_1K_USD: without prices no cost is known',
     )
   }
+  requireModelKey(model)
   return {
     policy,
     enabledTools: tools.map((t) => t.name),

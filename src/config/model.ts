@@ -33,18 +33,23 @@ export function modelConfigFromEnv(env: EnvRecord): ModelConfig {
     priceCompletionPer1kUsd: s.PRICE_COMPLETION_PER_1K_USD,
     priceCachedPromptPer1kUsd: s.PRICE_CACHED_PROMPT_PER_1K_USD,
   }
-  // The demo runs only when asked for by name; anything else needs a key (or `none`).
-  if (s.MODEL !== DEMO_MODEL && !s.OPENAI_API_KEY) {
-    throw new ConfigError(
-      'OPENAI_API_KEY',
-      `OPENAI_API_KEY is not set, so model "${s.MODEL}" cannot be called: set the provider's key, ` +
-        `OPENAI_API_KEY=${NO_KEY} for a provider that needs none (local vLLM, Ollama), or ` +
-        `MODEL=${DEMO_MODEL} for the offline demo`,
-    )
-  }
   // Not enumerable, so logging or serializing the config never shows the key.
   if (s.OPENAI_API_KEY) {
     Object.defineProperty(config, 'apiKey', { value: s.OPENAI_API_KEY, enumerable: false })
   }
   return config
+}
+
+/**
+ * The demo runs only when asked for by name; any other model needs a key (or `none`). Checked
+ * last by the loader, so a more specific problem is named first.
+ */
+export function requireModelKey(config: ModelConfig): void {
+  if (config.model === DEMO_MODEL || config.apiKey) return
+  throw new ConfigError(
+    'OPENAI_API_KEY',
+    `OPENAI_API_KEY is not set, so model "${config.model}" cannot be called: set the provider's key, ` +
+      `OPENAI_API_KEY=${NO_KEY} for a provider that needs none (local vLLM, Ollama), or ` +
+      `MODEL=${DEMO_MODEL} for the offline demo`,
+  )
 }

@@ -97,10 +97,11 @@ describe('createModel', () => {
       ...extra,
     })
 
-  it('without an API key gives the offline demo model', () => {
-    const model = createModel(modelConfigFromEnv({}))
+  it('MODEL=demo gives the offline demo model; no key with another model does not', () => {
+    const model = createModel(modelConfigFromEnv({ MODEL: 'demo' }))
     expect(model).toBeInstanceOf(ScriptedModel)
     expect(model.name).toBe(DEMO_MODEL_NAME)
+    expect(() => createModel(modelConfigFromEnv({}))).toThrow(/OPENAI_API_KEY/)
   })
 
   it.each([
