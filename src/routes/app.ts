@@ -9,6 +9,7 @@ import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi'
+import { approvalsRoutes } from './run-list'
 import { runsRoutes } from './runs'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
@@ -29,6 +30,7 @@ app.get('/healthz', (c) =>
 app.get('/readyz', readiness)
 app.get('/openapi.json', (c) => c.json(openApiDocument() as object))
 app.route('/v1/runs', runsRoutes)
+app.route('/v1/approvals', approvalsRoutes)
 app.route('/slack', slackRoutes)
 
 /**

@@ -7,6 +7,7 @@ import { parseJsonBody } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
 import { startRun } from './start-run'
 import { streamEvents } from './events'
+import { listRunsHandler } from './run-list'
 import { runStub } from '../runs/types'
 
 /** `/v1/runs`: start, read, trace, decide approvals, cancel (docs/architecture.md#layers). */
@@ -49,6 +50,8 @@ runsRoutes.post('/', async (c) => {
 })
 
 runsRoutes.get('/:id', async (c) => c.json(await loadRun(c.env, c.req.param('id'))))
+
+runsRoutes.get('/', listRunsHandler)
 
 runsRoutes.get('/:id/events', streamEvents)
 

@@ -3,6 +3,8 @@ import { toApiResult } from './api-result'
 import { deliverCallback } from './callback'
 import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
+import { writeRunIndex } from './run-index'
+import { runIndexEntry } from './run-index-entry'
 import { deliverSlack } from './slack-delivery'
 
 /** Delivers one outbox entry; throws DeliveryError to be retried later. */
@@ -41,6 +43,12 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
       nowMs: ctx.now,
       eventType: event.type,
     })
+  }
+  if (entry.kind === 'index') {
+    if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
+    const last = ctx.events?.last()
+    const at = last ? Date.parse(last.at) : ctx.state.createdAt
+    return writeRunIndex(ctx.runIndex, runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at))
   }
   if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
   throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, { retryable: false })

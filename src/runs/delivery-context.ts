@@ -12,5 +12,7 @@ export interface DeliveryContext {
   outbox: Outbox
   /** The run's events, for `callback_events: "all"` deliveries. */
   events?: EventLog
+  /** The D1 run index (DESIGN §8). */
+  runIndex?: D1Database
   now: number
 }

@@ -71,6 +71,12 @@ export class EventLog {
       )
   }
 
+  /** The newest event. */
+  last(): RunEvent | undefined {
+    const seq = this.lastSeq()
+    return seq ? this.get(seq) : undefined
+  }
+
   /** One event by sequence number (callback deliveries). */
   get(seq: number): RunEvent | undefined {
     return this.after(seq - 1, 1)[0]

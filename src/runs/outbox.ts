@@ -56,6 +56,27 @@ export class Outbox {
     )
   }
 
+  /**
+   * Adds a delivery, or makes a finished one with this id due again: one entry that always
+   * carries the latest state (the run index). A pending one keeps its attempts and backoff.
+   */
+  rearm(id: string, kind: string, payload: unknown, now: number): void {
+    this.sql.exec(
+      `INSERT INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
+       VALUES (?, ?, ?, 'pending', 0, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET
+         attempts = CASE WHEN status = 'pending' THEN attempts ELSE 0 END,
+         next_at = CASE WHEN status = 'pending' THEN next_at ELSE excluded.next_at END,
+         last_error = CASE WHEN status = 'pending' THEN last_error ELSE NULL END,
+         status = 'pending', updated_at = excluded.updated_at`,
+      id,
+      kind,
+      JSON.stringify(payload),
+      now,
+      now,
+    )
+  }
+
   get(id: string): OutboxEntry | undefined {
     const row = this.sql.exec<Row>('SELECT * FROM outbox WHERE id = ?', id).toArray()[0]
     return row ? toEntry(row) : undefined
@@ -91,7 +112,8 @@ export class Outbox {
   failed(entry: OutboxEntry, now: number, error: DeliveryError | Error): void {
     const attempts = entry.attempts + 1
     const retryable = !(error instanceof DeliveryError) || error.retryable
-    const giveUp = !retryable || attempts >= MAX_DELIVERY_ATTEMPTS
+    // The run index never gives up: a run missing from it would be lost to GET /v1/runs.
+    const giveUp = entry.kind !== 'index' && (!retryable || attempts >= MAX_DELIVERY_ATTEMPTS)
     // Exponential backoff with full jitter, or the server's Retry-After when it gave one.
     const backoff = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (attempts - 1))
     const delay =

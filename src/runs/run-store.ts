@@ -18,6 +18,7 @@ import { deliver } from './deliver'
 import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
 import { eventsBetween } from './events'
+import { changesIndex } from './run-index-entry'
 import { logTransition, logEvent } from './log'
 import { Outbox } from './outbox'
 import { RunStorage } from './storage'
@@ -32,7 +33,10 @@ const CONFIG_RETRY_MS = 5 * 60_000
  * alarm; the run advances in `alarm()`, one slice per invocation, persisting after every
  * transition, so eviction, redeploys and alarm retries resume at the right sub-step.
  */
-export class RunStore extends DurableObject<EnvVars> {
+/** What the run's object is given: the settings and the run index it writes (DESIGN §8). */
+type RunStoreEnv = EnvVars & { RUN_INDEX?: D1Database }
+
+export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #storage: RunStorage
   readonly #outbox: Outbox
   readonly #events: EventLog
@@ -49,7 +53,7 @@ export class RunStore extends DurableObject<EnvVars> {
   /** Set while a configuration error keeps the run from advancing: when to look again. */
   #notBefore: number | undefined
 
-  constructor(ctx: DurableObjectState, env: EnvVars) {
+  constructor(ctx: DurableObjectState, env: RunStoreEnv) {
     super(ctx, env)
     registerSecrets(env)
     this.#storage = new RunStorage(ctx.storage.sql)
@@ -334,6 +338,8 @@ export class RunStore extends DurableObject<EnvVars> {
     const events = eventsBetween(prev, next)
     if (!events.length) return
     const last = this.#events.append(events, now)
+    // The index row is written from the run as it is when delivered: one entry, re-armed.
+    if (changesIndex(prev, next)) this.#outbox.rearm('index', 'index', {}, now)
     if (info.callbackUrl && info.callbackEvents === 'all') {
       for (let seq = last - events.length + 1; seq <= last; seq++) {
         this.#outbox.enqueue(`event:${seq}`, 'callback.event', { seq }, now)
@@ -351,6 +357,7 @@ export class RunStore extends DurableObject<EnvVars> {
           info: this.#info!,
           outbox: this.#outbox,
           events: this.#events,
+          runIndex: this.env.RUN_INDEX,
           now,
         })
         this.#outbox.delivered(entry.id, Date.now(), result)

@@ -37,9 +37,12 @@ export function toRunView(
       expiresAt: new Date(call.approval!.expiresAt).toISOString(),
     })),
     result: toApiResult(state),
-    // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event.
+    // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event;
+    // the run index is written on every change. Both show only while they wait or failed.
     deliveries: deliveries
-      .filter((d) => d.kind !== 'callback.event' || d.status !== 'delivered')
+      .filter(
+        (d) => (d.kind !== 'callback.event' && d.kind !== 'index') || d.status !== 'delivered',
+      )
       .map(toApiDelivery),
   }
 }

@@ -1,0 +1,93 @@
+import type { Context } from 'hono'
+import { Hono } from 'hono/tiny'
+import { InvalidCursorError, listPendingApprovals, listRuns, type Page } from '../runs/run-index'
+import type { RunStatus } from '../runs/types'
+import type { AppEnv } from './app-env'
+import { ApiError } from './api-error'
+import { requireAuth } from './auth'
+
+const STATUSES: RunStatus[] = ['running', 'awaiting_approval', 'succeeded', 'failed']
+export const DEFAULT_PAGE = 20
+export const MAX_PAGE = 100
+
+/** `GET /v1/runs?status=&limit=&cursor=`: runs newest first, from the run index (DESIGN §8). */
+export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
+  const status = c.req.query('status')
+  if (status !== undefined && !STATUSES.includes(status as RunStatus)) {
+    throw new ApiError(
+      400,
+      'invalid_query',
+      `status must be one of ${STATUSES.join(', ')}, got "${status.slice(0, 40)}"`,
+    )
+  }
+  const limit = pageSize(c.req.query('limit'))
+  const cursor = c.req.query('cursor')
+  return c.json(
+    await page(() =>
+      listRuns(c.env.RUN_INDEX, {
+        limit,
+        ...(status ? { status: status as RunStatus } : {}),
+        ...(cursor ? { cursor } : {}),
+      }),
+    ),
+  )
+}
+
+/** `/v1/approvals`: the approval inbox across runs. */
+export const approvalsRoutes = new Hono<AppEnv>()
+
+approvalsRoutes.use('*', requireAuth())
+approvalsRoutes.use('*', async (c, next) => {
+  if (c.var.principal === 'webhook') {
+    throw new ApiError(
+      403,
+      'forbidden',
+      'a webhook signature may only start runs (POST /v1/runs); use Authorization: Bearer <API_TOKEN>',
+    )
+  }
+  await next()
+})
+
+approvalsRoutes.get('/', async (c) => {
+  const status = c.req.query('status') ?? 'pending'
+  if (status !== 'pending') {
+    throw new ApiError(
+      400,
+      'invalid_query',
+      `status must be "pending" (decided approvals are in each run's trace), got "${status.slice(0, 40)}"`,
+    )
+  }
+  const limit = pageSize(c.req.query('limit'))
+  const cursor = c.req.query('cursor')
+  return c.json(
+    await page(() =>
+      listPendingApprovals(c.env.RUN_INDEX, {
+        now: Date.now(),
+        limit,
+        ...(cursor ? { cursor } : {}),
+      }),
+    ),
+  )
+})
+
+function pageSize(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PAGE
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || n < 1 || n > MAX_PAGE) {
+    throw new ApiError(
+      400,
+      'invalid_query',
+      `limit must be an integer from 1 to ${MAX_PAGE}, got "${value.slice(0, 40)}"`,
+    )
+  }
+  return n
+}
+
+async function page<T>(read: () => Promise<Page<T>>): Promise<Page<T>> {
+  try {
+    return await read()
+  } catch (err) {
+    if (err instanceof InvalidCursorError) throw new ApiError(400, 'invalid_cursor', err.message)
+    throw err
+  }
+}

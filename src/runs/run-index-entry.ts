@@ -1,0 +1,39 @@
+import { pendingApprovals } from '../kernel/approvals'
+import type { RunState } from '../kernel/state'
+import type { RunIndexEntry } from './run-index'
+import type { RunInfo } from './types'
+import { statusOf } from './view'
+
+/** The index row of a run as it now stands; `version` is its last event's sequence number. */
+export function runIndexEntry(
+  state: RunState,
+  info: RunInfo,
+  version: number,
+  updatedAt: number,
+): RunIndexEntry {
+  return {
+    id: state.id,
+    task: state.task,
+    status: statusOf(state),
+    createdAt: state.createdAt,
+    updatedAt,
+    stepCount: state.steps.length,
+    requestedBy: info.requestedBy,
+    ...(info.metadata ? { metadata: info.metadata } : {}),
+    version,
+    approvals: pendingApprovals(state).map(({ stepIndex, call }) => ({
+      callId: call.id,
+      tool: call.name,
+      args: call.args,
+      argsHash: call.approval!.hash,
+      reason: state.steps[stepIndex]!.thought,
+      requestedAt: call.approval!.requestedAt,
+      expiresAt: call.approval!.expiresAt,
+    })),
+  }
+}
+
+/** Whether a change moves the index: a new run, another status, or another step. */
+export function changesIndex(prev: RunState | undefined, next: RunState): boolean {
+  return !prev || statusOf(prev) !== statusOf(next) || prev.steps.length !== next.steps.length
+}

@@ -1,0 +1,273 @@
+import type { RunStatus } from './types'
+
+/**
+ * The run index in D1 (DESIGN §8): Durable Objects cannot be enumerated, so each run writes its
+ * row here through its outbox. The index may lag a run, never lose it. The schema is created by
+ * the code (`CREATE TABLE IF NOT EXISTS`, once per isolate), so no migration step is needed.
+ */
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS runs (
+     id TEXT PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL, steps INTEGER NOT NULL, requested_by TEXT NOT NULL,
+     metadata TEXT, version INTEGER NOT NULL)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at DESC, id DESC)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created_at DESC, id DESC)`,
+  `CREATE TABLE IF NOT EXISTS pending_approvals (
+     run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
+     args_hash TEXT NOT NULL, reason TEXT NOT NULL, requested_by TEXT NOT NULL,
+     requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, call_id))`,
+  `CREATE INDEX IF NOT EXISTS approvals_by_requested ON pending_approvals (requested_at DESC)`,
+]
+
+/** Characters of the task the list shows. */
+export const LISTED_TASK_CHARS = 200
+
+/** What a run writes to the index: its row and its pending approvals, as of `version`. */
+export interface RunIndexEntry {
+  id: string
+  task: string
+  status: RunStatus
+  createdAt: number
+  updatedAt: number
+  stepCount: number
+  requestedBy: string
+  metadata?: Record<string, unknown>
+  /** The run's last event sequence number: an older write never replaces a newer one. */
+  version: number
+  approvals: {
+    callId: string
+    tool: string
+    args: Record<string, unknown>
+    argsHash: string
+    reason: string
+    requestedAt: number
+    expiresAt: number
+  }[]
+}
+
+/** A run as `GET /v1/runs` lists it. */
+export interface RunListItem {
+  id: string
+  task: string
+  status: RunStatus
+  createdAt: string
+  updatedAt: string
+  stepCount: number
+  requestedBy: string
+  metadata?: Record<string, unknown>
+}
+
+/** A pending approval as `GET /v1/approvals` lists it. */
+export interface ApprovalListItem {
+  runId: string
+  callId: string
+  tool: string
+  args: Record<string, unknown>
+  argsHash: string
+  reason: string
+  requestedBy: string
+  requestedAt: string
+  expiresAt: string
+}
+
+export interface Page<T> {
+  items: T[]
+  /** Pass as `cursor` for the next page; null on the last one. */
+  nextCursor: string | null
+}
+
+const ready = new WeakMap<D1Database, Promise<void>>()
+
+/** Creates the tables once per isolate and database; a failure is retried by the next call. */
+function ensureSchema(db: D1Database): Promise<void> {
+  let p = ready.get(db)
+  if (!p) {
+    p = db.batch(SCHEMA.map((s) => db.prepare(s))).then(() => undefined)
+    p.catch(() => ready.delete(db))
+    ready.set(db, p)
+  }
+  return p
+}
+
+/** Writes a run's row and replaces its pending approvals, unless the index has a newer version. */
+export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<void> {
+  await ensureSchema(db)
+  const current = `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND version = ?2)`
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version)
+         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2)
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
+           steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
+         WHERE excluded.version >= runs.version`,
+      )
+      .bind(
+        e.id,
+        e.version,
+        e.task.slice(0, LISTED_TASK_CHARS),
+        e.status,
+        e.createdAt,
+        e.updatedAt,
+        e.stepCount,
+        e.requestedBy,
+        e.metadata ? JSON.stringify(e.metadata) : null,
+      ),
+    db
+      .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
+      .bind(e.id, e.version),
+    ...e.approvals.map((a) =>
+      db
+        .prepare(
+          `INSERT OR REPLACE INTO pending_approvals
+             (run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at)
+           SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE ${current}`,
+        )
+        .bind(
+          e.id,
+          e.version,
+          a.callId,
+          a.tool,
+          JSON.stringify(a.args),
+          a.argsHash,
+          a.reason,
+          e.requestedBy,
+          a.requestedAt,
+          a.expiresAt,
+        ),
+    ),
+  ])
+}
+
+type RunRow = {
+  id: string
+  task: string
+  status: RunStatus
+  created_at: number
+  updated_at: number
+  steps: number
+  requested_by: string
+  metadata: string | null
+}
+
+/**
+ * Runs newest first. The cursor is the last row's (created_at, id): runs started later sort
+ * before it, so new runs never shift or repeat the pages that follow.
+ */
+export async function listRuns(
+  db: D1Database,
+  query: { status?: RunStatus; limit: number; cursor?: string },
+): Promise<Page<RunListItem>> {
+  await ensureSchema(db)
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const where: string[] = []
+  const args: unknown[] = []
+  if (query.status) where.push(`status = ?${args.push(query.status)}`)
+  if (after) {
+    const t = args.push(after.t)
+    const id = args.push(after.id)
+    where.push(`(created_at < ?${t} OR (created_at = ?${t} AND id < ?${id}))`)
+  }
+  const limit = args.push(query.limit + 1)
+  const { results } = await db
+    .prepare(
+      `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata FROM runs
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
+    )
+    .bind(...args)
+    .all<RunRow>()
+  const page = results.slice(0, query.limit)
+  const last = page.at(-1)
+  return {
+    items: page.map((r) => ({
+      id: r.id,
+      task: r.task,
+      status: r.status,
+      createdAt: new Date(r.created_at).toISOString(),
+      updatedAt: new Date(r.updated_at).toISOString(),
+      stepCount: r.steps,
+      requestedBy: r.requested_by,
+      ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
+    })),
+    nextCursor:
+      results.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null,
+  }
+}
+
+type ApprovalRow = {
+  run_id: string
+  call_id: string
+  tool: string
+  args: string
+  args_hash: string
+  reason: string
+  requested_by: string
+  requested_at: number
+  expires_at: number
+}
+
+/** Pending approvals across runs, newest first; expired ones are left out. */
+export async function listPendingApprovals(
+  db: D1Database,
+  query: { now: number; limit: number; cursor?: string },
+): Promise<Page<ApprovalListItem>> {
+  await ensureSchema(db)
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const args: unknown[] = [query.now]
+  let page = ''
+  if (after) {
+    const t = args.push(after.t)
+    const key = args.push(after.id)
+    page = `AND (requested_at < ?${t} OR (requested_at = ?${t} AND run_id || ' ' || call_id < ?${key}))`
+  }
+  const limit = args.push(query.limit + 1)
+  const { results } = await db
+    .prepare(
+      `SELECT * FROM pending_approvals WHERE expires_at > ?1 ${page}
+       ORDER BY requested_at DESC, run_id || ' ' || call_id DESC LIMIT ?${limit}`,
+    )
+    .bind(...args)
+    .all<ApprovalRow>()
+  const rows = results.slice(0, query.limit)
+  const last = rows.at(-1)
+  return {
+    items: rows.map((r) => ({
+      runId: r.run_id,
+      callId: r.call_id,
+      tool: r.tool,
+      args: JSON.parse(r.args) as Record<string, unknown>,
+      argsHash: r.args_hash,
+      reason: r.reason,
+      requestedBy: r.requested_by,
+      requestedAt: new Date(r.requested_at).toISOString(),
+      expiresAt: new Date(r.expires_at).toISOString(),
+    })),
+    nextCursor:
+      results.length > query.limit && last
+        ? encodeCursor(last.requested_at, `${last.run_id} ${last.call_id}`)
+        : null,
+  }
+}
+
+/** Thrown for a cursor this server did not make (the route answers 400). */
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError'
+}
+
+function encodeCursor(t: number, id: string): string {
+  return btoa(JSON.stringify([t, id]))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '')
+}
+
+function decodeCursor(cursor: string): { t: number; id: string } {
+  try {
+    const [t, id] = JSON.parse(atob(cursor.replaceAll('-', '+').replaceAll('_', '/'))) as unknown[]
+    if (typeof t === 'number' && Number.isFinite(t) && typeof id === 'string') return { t, id }
+  } catch {
+    // fall through: not one of ours
+  }
+  throw new InvalidCursorError('cursor is not one this server returned; start without it')
+}
