@@ -190,7 +190,7 @@ describe('the index is written through the outbox', () => {
     expect(delivery.lastError).toMatch(/Network connection lost/)
     expect(await listed([id])).toEqual([])
 
-    fakes.clock.advance(delivery.nextAt - fakes.clock.now())
+    fakes.clock.advance(Date.parse(delivery.nextAt) - fakes.clock.now())
     await drainAlarms(id)
     expect(await listed([id])).toEqual([expect.objectContaining({ id, status: 'succeeded' })])
     expect((await getRun(id)).deliveries.find((d) => d.kind === 'index')).toBeUndefined()
