@@ -1,0 +1,56 @@
+import * as z from 'zod/mini'
+import { describe, expect, it } from 'vitest'
+// Imported through the package name, as a user of the library would (package.json `exports`).
+import * as kernel from 'edgeloop/kernel'
+import { defineTool, react, type Model, type ModelRequest } from 'edgeloop/kernel'
+
+/** A two-turn model: calls `add`, then answers with what the tool returned. */
+class TwoTurnModel implements Model {
+  readonly name = 'two-turn'
+  readonly requests: ModelRequest[] = []
+  async complete(request: ModelRequest) {
+    this.requests.push(request)
+    if (this.requests.length === 1) {
+      return {
+        toolCalls: [
+          {
+            id: 'call_1',
+            type: 'function' as const,
+            function: { name: 'add', arguments: '{"a":2,"b":3}' },
+          },
+        ],
+        finishReason: 'tool_calls' as const,
+      }
+    }
+    const last = request.messages[request.messages.length - 1]!
+    return {
+      text: `The sum is ${JSON.parse(String(last.content)).sum}.`,
+      finishReason: 'stop' as const,
+    }
+  }
+}
+
+describe('edgeloop/kernel', () => {
+  it('runs a whole react() loop with a tool defined through the package export', async () => {
+    const add = defineTool({
+      name: 'add',
+      description: 'Add two numbers.',
+      params: z.object({ a: z.number(), b: z.number() }),
+      returns: 'The sum.',
+      handler: ({ a, b }) => ({ sum: a + b }),
+    })
+    const model = new TwoTurnModel()
+    const result = await react('What is 2 + 3?', [add], { model, protocol: 'native' })
+    expect(result.ok).toBe(true)
+    expect(result.stopReason).toBe('finish')
+    expect(result.answer).toBe('The sum is 5.')
+    expect(model.requests).toHaveLength(2)
+  })
+
+  it('exports the kernel by name and nothing of the service', () => {
+    const names = Object.keys(kernel)
+    expect(names).toEqual(expect.arrayContaining(['advance', 'react', 'defineTool', 'runSlice']))
+    expect(names).not.toContain('RunStore')
+    expect(names).not.toContain('default')
+  })
+})
