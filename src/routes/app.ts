@@ -28,7 +28,7 @@ app.get('/healthz', (c) =>
   c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
 )
 app.get('/readyz', readiness)
-app.get('/openapi.json', (c) => c.json(openApiDocument() as object))
+app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin) as object))
 app.route('/v1/runs', runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
 app.route('/slack', slackRoutes)

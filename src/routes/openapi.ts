@@ -1,51 +1,87 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import {
-  BudgetOverrides,
-  CancelBody,
-  CreateRunBody,
-  CreatedRun,
-  DecisionBody,
-  ErrorBody,
-} from './schemas'
+  ApprovalPage,
+  Cancelling,
+  DecisionResult,
+  Health,
+  RunEvent,
+  RunPage,
+  RunResult,
+  RunView,
+} from './response-schemas'
+import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
 
-const schema = (s: $ZodType) => {
-  const { $schema: _s, ...rest } = toJSONSchema(s, { io: 'input' }) as Record<string, unknown>
+const schema = (s: $ZodType, io: 'input' | 'output') => {
+  const { $schema: _s, ...rest } = toJSONSchema(s, { io }) as Record<string, unknown>
   return rest
 }
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const json = (name: string) => ({ content: { 'application/json': { schema: ref(name) } } })
+const ok = (description: string, name: string) => ({ description, ...json(name) })
 
-const errors = (...codes: number[]) =>
-  Object.fromEntries(
-    codes.map((code) => [
-      String(code),
-      {
-        description: 'Error',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      },
-    ]),
-  )
-
-const json = (ref: string) => ({
-  content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } },
-})
 const runId = {
   name: 'id',
   in: 'path',
   required: true,
+  description: 'The run id (`run_` and 32 hex digits).',
   schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
 }
+const cursor = {
+  name: 'cursor',
+  in: 'query',
+  required: false,
+  description: 'The `nextCursor` of the previous page.',
+  schema: { type: 'string' },
+}
+const limit = {
+  name: 'limit',
+  in: 'query',
+  required: false,
+  schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+}
+const bearer = [{ bearer: [] }]
+const slackOperation = (operationId: string, summary: string) => ({
+  post: {
+    operationId,
+    summary,
+    description: 'Verified with Slack request signing (X-Slack-Signature), not the API token.',
+    tags: ['slack'],
+    security: [{ slackSignature: [] }],
+    responses: {
+      '200': { description: 'Acknowledged' },
+      '401': { description: 'Missing or invalid Slack signature' },
+    },
+  },
+})
 
-let cached: unknown
+let cached: Record<string, unknown> | undefined
 
-/** The OpenAPI 3.1 document, generated from the same zod schemas that validate requests. */
-export function openApiDocument(): unknown {
-  cached ??= {
+/**
+ * The OpenAPI 3.1 document: request schemas are the zod schemas that validate requests, response
+ * schemas those the tests parse real responses with. `origin` becomes the one server.
+ */
+export function openApiDocument(origin: string): unknown {
+  cached ??= buildDocument()
+  return { ...cached, servers: [{ url: origin, description: 'This deployment' }] }
+}
+
+function buildDocument(): Record<string, unknown> {
+  return {
     openapi: '3.1.0',
     info: {
       title: 'edgeloop',
       version: '0.1.0',
       description: 'A ReAct agent kernel on Cloudflare Workers.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
+    tags: [
+      { name: 'runs', description: 'Start, follow and steer runs' },
+      { name: 'approvals', description: 'Human approval of side effects' },
+      { name: 'service', description: 'Health and this description' },
+      { name: 'slack', description: 'Slack app endpoints' },
+    ],
     components: {
       securitySchemes: {
         bearer: {
@@ -61,101 +97,253 @@ export function openApiDocument(): unknown {
           description:
             'v1=<hex HMAC-SHA256 of "{X-Edgeloop-Timestamp}.{raw body}"> with WEBHOOK_SECRET; 300 s window; starts runs only (POST /v1/runs), each signature once. Callbacks are signed c1= (never accepted inbound).',
         },
+        webhookTimestamp: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Edgeloop-Timestamp',
+          description: 'Unix seconds, signed together with the body.',
+        },
+        slackSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Slack-Signature',
+          description:
+            'Slack request signing with SLACK_SIGNING_SECRET (and X-Slack-Request-Timestamp).',
+        },
       },
       schemas: {
-        CreateRun: schema(CreateRunBody),
-        Budget: schema(BudgetOverrides),
-        Decision: schema(DecisionBody),
-        Cancel: schema(CancelBody),
-        CreatedRun: schema(CreatedRun),
-        Error: schema(ErrorBody),
+        CreateRun: schema(CreateRunBody, 'input'),
+        Decision: schema(DecisionBody, 'input'),
+        Cancel: schema(CancelBody, 'input'),
+        CreatedRun: schema(CreatedRun, 'output'),
+        RunView: schema(RunView, 'output'),
+        RunResult: schema(RunResult, 'output'),
+        DecisionResult: schema(DecisionResult, 'output'),
+        Cancelling: schema(Cancelling, 'output'),
+        RunPage: schema(RunPage, 'output'),
+        ApprovalPage: schema(ApprovalPage, 'output'),
+        RunEvent: schema(RunEvent, 'output'),
+        Health: schema(Health, 'output'),
       },
     },
-    security: [{ bearer: [] }, { webhookSignature: [] }],
+    security: bearer,
     paths: {
       '/healthz': {
-        get: { summary: 'Liveness', security: [], responses: { '200': { description: 'OK' } } },
+        get: {
+          operationId: 'health',
+          summary: 'Liveness',
+          tags: ['service'],
+          security: [],
+          responses: { '200': ok('The service is up', 'Health') },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'openapi',
+          summary: 'This document',
+          tags: ['service'],
+          security: [],
+          responses: {
+            '200': {
+              description: 'OpenAPI 3.1',
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+          },
+        },
       },
       '/v1/runs': {
         post: {
+          operationId: 'startRun',
           summary: 'Start a run',
+          tags: ['runs'],
+          // Either one: the API token, or a signed webhook body (signature and timestamp).
+          security: [{ bearer: [] }, { webhookSignature: [], webhookTimestamp: [] }],
           parameters: [
             {
               name: 'Idempotency-Key',
               in: 'header',
               required: false,
-              schema: { type: 'string', maxLength: 200 },
+              description: 'The same key returns the same run; with another request it is a 409.',
+              schema: { type: 'string', minLength: 1, maxLength: 200 },
             },
           ],
           requestBody: { required: true, ...json('CreateRun') },
-          responses: {
-            '202': { description: 'Started', ...json('CreatedRun') },
-            '200': {
-              description: 'Already started with this Idempotency-Key',
-              ...json('CreatedRun'),
+          callbacks: {
+            runCallback: {
+              '{$request.body#/callback_url}': {
+                post: {
+                  operationId: 'runCallback',
+                  summary: 'What callback_url receives, signed with X-Edgeloop-Signature',
+                  description:
+                    'The final RunResult once the run ends; with `callback_events: "all"` also each RunEvent as it happens (header X-Edgeloop-Event names its type).',
+                  security: [],
+                  requestBody: {
+                    required: true,
+                    content: {
+                      'application/json': {
+                        schema: { oneOf: [ref('RunResult'), ref('RunEvent')] },
+                      },
+                    },
+                  },
+                  responses: {
+                    '200': { description: 'Received (any 2xx); anything else is retried' },
+                  },
+                },
+              },
             },
-            ...errors(400, 401, 409, 413, 415),
+          },
+          responses: {
+            '202': ok('Started', 'CreatedRun'),
+            '200': ok('Already started with this Idempotency-Key', 'CreatedRun'),
+            ...errorResponses(ROUTE_ERRORS.createRun),
+          },
+        },
+        get: {
+          operationId: 'listRuns',
+          summary: 'Runs, newest first (from the run index)',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [
+            {
+              name: 'status',
+              in: 'query',
+              required: false,
+              schema: {
+                type: 'string',
+                enum: ['running', 'awaiting_approval', 'succeeded', 'failed'],
+              },
+            },
+            limit,
+            cursor,
+          ],
+          responses: {
+            '200': ok('A page of runs', 'RunPage'),
+            ...errorResponses(ROUTE_ERRORS.listRuns),
           },
         },
       },
       '/v1/runs/{id}': {
         get: {
-          summary: 'Run status, steps so far, usage, pending approvals',
+          operationId: 'getRun',
+          summary: 'Run status, steps so far, usage, pending approvals, deliveries',
+          tags: ['runs'],
+          security: bearer,
           parameters: [runId],
-          responses: { '200': { description: 'The run' }, ...errors(401, 404) },
+          responses: { '200': ok('The run', 'RunView'), ...errorResponses(ROUTE_ERRORS.getRun) },
         },
       },
       '/v1/runs/{id}/trace': {
         get: {
+          operationId: 'getTrace',
           summary: 'The RunResult trace',
+          tags: ['runs'],
+          security: bearer,
           parameters: [runId],
-          responses: { '200': { description: 'RunResult' }, ...errors(401, 404) },
+          responses: {
+            '200': ok('The trace', 'RunResult'),
+            ...errorResponses(ROUTE_ERRORS.getTrace),
+          },
+        },
+      },
+      '/v1/runs/{id}/events': {
+        get: {
+          operationId: 'streamEvents',
+          summary: 'The run events as Server-Sent Events',
+          description:
+            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`.',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [
+            runId,
+            {
+              name: 'after',
+              in: 'query',
+              required: false,
+              description: 'Send only events with a greater sequence number.',
+              schema: { type: 'integer', minimum: 0 },
+            },
+            {
+              name: 'Last-Event-ID',
+              in: 'header',
+              required: false,
+              description: 'As `after`; EventSource sends it on reconnect. Wins over `after`.',
+              schema: { type: 'string', pattern: '^[0-9]+$' },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The stream; each `data:` line is one RunEvent',
+              content: {
+                'text/event-stream': {
+                  schema: {
+                    type: 'string',
+                    description: 'Server-Sent Events frames; each `data:` is a RunEvent',
+                  },
+                  // What each frame's data holds (OpenAPI 3.2 calls this itemSchema).
+                  'x-item-schema': ref('RunEvent'),
+                },
+              },
+            },
+            ...errorResponses(ROUTE_ERRORS.streamEvents),
+          },
         },
       },
       '/v1/runs/{id}/approvals/{callId}': {
         post: {
+          operationId: 'decideApproval',
           summary: 'Approve or deny a pending side-effecting call',
+          tags: ['approvals'],
+          security: bearer,
           parameters: [
             runId,
             { name: 'callId', in: 'path', required: true, schema: { type: 'string' } },
           ],
           requestBody: { required: true, ...json('Decision') },
           responses: {
-            '200': { description: 'Decision recorded' },
-            ...errors(400, 401, 404, 409, 413),
+            '200': ok('Decision recorded', 'DecisionResult'),
+            ...errorResponses(ROUTE_ERRORS.decideApproval),
           },
         },
       },
       '/v1/runs/{id}/cancel': {
         post: {
+          operationId: 'cancelRun',
           summary: 'Cancel a run at its next transition',
+          tags: ['runs'],
+          security: bearer,
           parameters: [runId],
           requestBody: { required: false, ...json('Cancel') },
-          responses: { '202': { description: 'Cancelling' }, ...errors(400, 401, 404, 409) },
+          responses: {
+            '202': ok('Cancelling', 'Cancelling'),
+            ...errorResponses(ROUTE_ERRORS.cancelRun),
+          },
         },
       },
-      '/slack/commands': {
-        post: {
-          summary: 'Slack slash command (Slack-signed)',
-          security: [],
-          responses: { '200': { description: 'Ack' } },
+      '/v1/approvals': {
+        get: {
+          operationId: 'listApprovals',
+          summary: 'Pending approvals across runs, newest first',
+          tags: ['approvals'],
+          security: bearer,
+          parameters: [
+            {
+              name: 'status',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', enum: ['pending'], default: 'pending' },
+            },
+            limit,
+            cursor,
+          ],
+          responses: {
+            '200': ok('A page of pending approvals', 'ApprovalPage'),
+            ...errorResponses(ROUTE_ERRORS.listApprovals),
+          },
         },
       },
-      '/slack/events': {
-        post: {
-          summary: 'Slack Events API (Slack-signed)',
-          security: [],
-          responses: { '200': { description: 'Ack' } },
-        },
-      },
-      '/slack/interactions': {
-        post: {
-          summary: 'Slack interactivity (Slack-signed)',
-          security: [],
-          responses: { '200': { description: 'Ack' } },
-        },
-      },
+      '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
+      '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
+      '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),
     },
   }
-  return cached
 }

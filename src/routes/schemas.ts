@@ -64,3 +64,9 @@ export const CreatedRun = z.object({
     approvals: z.string(),
   }),
 })
+
+/** What a client sends to start a run (the schema's input side). */
+export type CreateRunInput = z.input<typeof CreateRunBody>
+export type CreatedRunBody = z.infer<typeof CreatedRun>
+export type DecisionInput = z.input<typeof DecisionBody>
+export type CancelInput = z.input<typeof CancelBody>

@@ -37,6 +37,8 @@ export const LAYERS: Record<string, Layer> = {
   validation: { imports: [], packages: ['zod'] },
   errors: { imports: [], packages: [] },
   'env-vars': { imports: [], packages: [] },
+  // edgeloop/client: runs outside the Worker; its types come from the routes' schemas.
+  client: { imports: ['routes'], packages: [] },
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */

@@ -1,0 +1,169 @@
+import type {
+  ApprovalPageBody,
+  CancellingBody,
+  DecisionResultBody,
+  RunEventBody,
+  RunPageBody,
+  RunResultBody,
+  RunViewBody,
+} from '../routes/response-schemas'
+import type { CancelInput, CreatedRunBody, CreateRunInput } from '../routes/schemas'
+import { EdgeloopError } from './edgeloop-error'
+import { sseFrames } from './sse-frames'
+
+export interface EdgeloopClientOptions {
+  /** The Worker's origin, e.g. `https://edgeloop.example.workers.dev`. */
+  baseUrl: string
+  /** The API_TOKEN. */
+  token: string
+  /** A fetch to use instead of the global one (tests, proxies). */
+  fetch?: (request: Request) => Promise<Response>
+}
+
+export interface EventsOptions {
+  /** Start after this sequence number (what the last event you saw had). */
+  after?: number
+  signal?: AbortSignal
+  /** Reconnects when the connection drops before `run_finished` (default 5 times in a row). */
+  maxReconnects?: number
+}
+
+/**
+ * A small typed client of the edgeloop HTTP API (README "The client"). Its types are the ones
+ * /openapi.json is generated from, so the two cannot disagree.
+ */
+export class EdgeloopClient {
+  readonly #base: string
+  readonly #token: string
+  readonly #fetch: (request: Request) => Promise<Response>
+
+  constructor(options: EdgeloopClientOptions) {
+    if (!options.baseUrl || !options.token) {
+      throw new TypeError('EdgeloopClient needs options "baseUrl" and "token" (the API_TOKEN)')
+    }
+    this.#base = options.baseUrl.replace(/\/+$/, '')
+    this.#token = options.token
+    this.#fetch = options.fetch ?? ((request) => fetch(request))
+  }
+
+  /** Starts a run; the same `idempotencyKey` returns the same run. */
+  startRun(body: CreateRunInput, options: { idempotencyKey?: string } = {}) {
+    const headers: Record<string, string> = {}
+    if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey
+    return this.#json<CreatedRunBody>('POST', '/v1/runs', body, headers)
+  }
+
+  getRun(id: string) {
+    return this.#json<RunViewBody>('GET', `/v1/runs/${encodeURIComponent(id)}`)
+  }
+
+  trace(id: string) {
+    return this.#json<RunResultBody>('GET', `/v1/runs/${encodeURIComponent(id)}/trace`)
+  }
+
+  listRuns(query: { status?: RunViewBody['status']; limit?: number; cursor?: string } = {}) {
+    return this.#json<RunPageBody>('GET', `/v1/runs${search(query)}`)
+  }
+
+  listApprovals(query: { limit?: number; cursor?: string } = {}) {
+    return this.#json<ApprovalPageBody>('GET', `/v1/approvals${search(query)}`)
+  }
+
+  /** Approves or denies a pending call; `argsHash` is the one you were shown. */
+  decide(
+    id: string,
+    callId: string,
+    body: { decision: 'approve' | 'deny'; argsHash: string; reason?: string; by?: string },
+  ) {
+    const { argsHash, ...rest } = body
+    return this.#json<DecisionResultBody>(
+      'POST',
+      `/v1/runs/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`,
+      { ...rest, args_hash: argsHash },
+    )
+  }
+
+  cancel(id: string, body: CancelInput = {}) {
+    return this.#json<CancellingBody>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`, body)
+  }
+
+  /**
+   * The run's events, oldest first, until `run_finished`. A dropped connection is resumed after
+   * the last event received (no gap, no duplicate).
+   */
+  async *events(id: string, options: EventsOptions = {}): AsyncGenerator<RunEventBody> {
+    let after = options.after ?? 0
+    let failures = 0
+    for (;;) {
+      const res = await this.#send(
+        'GET',
+        `/v1/runs/${encodeURIComponent(id)}/events`,
+        undefined,
+        {
+          Accept: 'text/event-stream',
+          ...(after ? { 'Last-Event-ID': String(after) } : {}),
+        },
+        options.signal,
+      )
+      let progressed = false
+      for await (const frame of sseFrames(res.body!)) {
+        const event = JSON.parse(frame.data) as RunEventBody
+        after = event.seq
+        progressed = true
+        yield event
+        if (event.type === 'run_finished') return
+      }
+      // The server ends the stream only after run_finished; an end before it is a lost connection.
+      failures = progressed ? 0 : failures + 1
+      if (failures > (options.maxReconnects ?? 5)) {
+        throw new EdgeloopError(0, 'stream_lost', `the event stream of ${id} kept closing early`)
+      }
+    }
+  }
+
+  async #json<T>(method: string, path: string, body?: unknown, headers = {}): Promise<T> {
+    const res = await this.#send(method, path, body, headers)
+    return (await res.json()) as T
+  }
+
+  async #send(
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    const init: RequestInit = {
+      method,
+      headers: {
+        Authorization: `Bearer ${this.#token}`,
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...headers,
+      },
+    }
+    if (body !== undefined) init.body = JSON.stringify(body)
+    if (signal) init.signal = signal
+    const res = await this.#fetch(new Request(`${this.#base}${path}`, init))
+    if (res.ok) return res
+    const text = await res.text()
+    let error: { code?: string; message?: string; details?: unknown } = {}
+    try {
+      error = (JSON.parse(text) as { error?: typeof error }).error ?? {}
+    } catch {
+      // not JSON: a proxy's page, reported by status below
+    }
+    throw new EdgeloopError(
+      res.status,
+      error.code ?? 'http_error',
+      error.message ?? `${method} ${path} answered HTTP ${res.status}`,
+      error.details,
+    )
+  }
+}
+
+function search(query: Record<string, string | number | undefined>): string {
+  const params = new URLSearchParams()
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
+  const s = params.toString()
+  return s ? `?${s}` : ''
+}

@@ -1,0 +1,87 @@
+/**
+ * The error codes each route can answer, by status (README "HTTP API"). /openapi.json lists them
+ * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
+ */
+export type ErrorCodes = Partial<
+  Record<400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503, string[]>
+>
+
+const BODY_400 = ['malformed_json', 'invalid_encoding', 'invalid_request']
+const AUTH = {
+  401: ['unauthorized', 'auth_not_configured', 'invalid_signature'],
+  500: ['internal_error'],
+}
+/** Routes only the API token may use: a valid webhook signature is refused with 403. */
+const TOKEN_ONLY = { ...AUTH, 403: ['forbidden'] }
+const BODY = { 413: ['body_too_large'], 415: ['unsupported_media_type'] }
+
+export const ROUTE_ERRORS = {
+  createRun: {
+    ...AUTH,
+    ...BODY,
+    400: [
+      ...BODY_400,
+      'invalid_idempotency_key',
+      'unknown_tools',
+      'budget_over_maximum',
+      'policy_not_allowed',
+      'model_not_allowed',
+      'invalid_callback_url',
+      'callback_unsigned',
+      'cost_budget_unavailable',
+      'metadata_too_large',
+    ],
+    409: ['idempotency_key_reused'],
+    503: ['misconfigured'],
+  },
+  listRuns: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
+  getRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
+  getTrace: { ...TOKEN_ONLY, 404: ['run_not_found'] },
+  streamEvents: { ...TOKEN_ONLY, 400: ['invalid_after'], 404: ['run_not_found'] },
+  decideApproval: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: BODY_400,
+    404: ['run_not_found', 'call_not_found'],
+    409: ['already_decided', 'hash_mismatch', 'not_pending', 'run_finished', 'run_cancelling'],
+  },
+  cancelRun: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: BODY_400,
+    404: ['run_not_found'],
+    409: ['run_finished'],
+  },
+  listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
+} satisfies Record<string, ErrorCodes>
+
+/** An error response whose `code` is one of `codes`. */
+export function errorResponses(codes: ErrorCodes): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(codes).map(([status, list]) => [
+      status,
+      {
+        description: `Error: ${list.join(', ')}`,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['error'],
+              properties: {
+                error: {
+                  type: 'object',
+                  required: ['code', 'message'],
+                  properties: {
+                    code: { type: 'string', enum: list },
+                    message: { type: 'string', description: 'What went wrong and what to do.' },
+                    details: { description: 'More about the error, when there is more.' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    ]),
+  )
+}

@@ -1,0 +1,230 @@
+import * as z from 'zod/mini'
+import { STOP_REASONS } from '../kernel/budget'
+import { OBSERVATION_KINDS } from '../kernel/state'
+
+/**
+ * The response bodies of the HTTP API. They make /openapi.json's response schemas, type the
+ * client (src/client), and the tests parse real responses with them, so none can drift.
+ */
+
+const json = z.record(z.string(), z.unknown())
+const iso = z.string().check(z.iso.datetime())
+const runStatus = z.enum(['running', 'awaiting_approval', 'succeeded', 'failed'])
+const phase = z.enum(['think', 'act', 'await_approval', 'done'])
+const stopReason = z.enum(STOP_REASONS)
+const observationKind = z.enum(OBSERVATION_KINDS)
+const stepKind = z.enum(['action', 'finish', 'format_error'])
+
+export const Approval = z.object({
+  hash: z.string(),
+  requestedAt: z.number(),
+  expiresAt: z.number(),
+  decision: z.optional(z.enum(['approved', 'denied'])),
+  decidedBy: z.optional(z.string()),
+  decidedAt: z.optional(z.number()),
+  reason: z.optional(z.string()),
+})
+
+export const Usage = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  estimated: z.boolean(),
+  costUsd: z.optional(z.number()),
+  modelCalls: z.number(),
+  activeMs: z.number(),
+})
+
+export const TraceCall = z.object({
+  id: z.string(),
+  name: z.string(),
+  args: json,
+  observation: z.string(),
+  originalSize: z.number(),
+  truncated: z.boolean(),
+  handle: z.optional(z.string()),
+  ms: z.number(),
+  status: z.string(),
+  kind: z.optional(z.string()),
+  approval: z.optional(Approval),
+  argsError: z.optional(z.string()),
+})
+
+export const TraceStep = z.object({
+  i: z.number(),
+  kind: stepKind,
+  thought: z.string(),
+  calls: z.array(TraceCall),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  estimated: z.boolean(),
+  costUsd: z.optional(z.number()),
+  ms: z.number(),
+  modelMs: z.number(),
+  finishReason: z.string(),
+  formatError: z.optional(z.string()),
+})
+
+/** `GET /v1/runs/:id/trace`: the serializable trace (DESIGN §1.3). */
+export const RunResult = z.object({
+  id: z.string(),
+  ok: z.boolean(),
+  answer: z.string(),
+  stopReason: z.nullable(stopReason),
+  error: z.optional(z.string()),
+  phase,
+  protocol: z.enum(['text', 'native']),
+  model: z.optional(z.string()),
+  steps: z.array(TraceStep),
+  usage: Usage,
+})
+
+export const PendingApproval = z.object({
+  callId: z.string(),
+  tool: z.string(),
+  args: json,
+  argsHash: z.string(),
+  reason: z.string(),
+  requestedBy: z.string(),
+  requestedAt: iso,
+  expiresAt: iso,
+})
+
+export const Delivery = z.object({
+  id: z.string(),
+  kind: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: z.number(),
+  nextAt: z.number(),
+  lastError: z.optional(z.string()),
+  updatedAt: z.number(),
+})
+
+/** `GET /v1/runs/:id`. */
+export const RunView = z.object({
+  id: z.string(),
+  status: runStatus,
+  phase,
+  task: z.string(),
+  createdAt: iso,
+  requestedBy: z.string(),
+  metadata: z.optional(json),
+  stepCount: z.number(),
+  pendingApprovals: z.array(PendingApproval),
+  result: RunResult,
+  deliveries: z.array(Delivery),
+})
+
+/** `POST /v1/runs/:id/approvals/:callId` → 200. */
+export const DecisionResult = z.object({
+  ok: z.literal(true),
+  call: z.object({ id: z.string(), name: z.string(), status: z.string() }),
+  decidedBy: z.string(),
+  decision: z.string(),
+})
+
+/** `POST /v1/runs/:id/cancel` → 202. */
+export const Cancelling = z.object({
+  id: z.string(),
+  status: z.literal('cancelling'),
+  message: z.string(),
+})
+
+export const RunListItem = z.object({
+  id: z.string(),
+  task: z.string(),
+  status: runStatus,
+  createdAt: iso,
+  updatedAt: iso,
+  stepCount: z.number(),
+  requestedBy: z.string(),
+  metadata: z.optional(json),
+})
+
+export const ApprovalListItem = z.object({
+  runId: z.string(),
+  callId: z.string(),
+  tool: z.string(),
+  args: json,
+  argsHash: z.string(),
+  reason: z.string(),
+  requestedBy: z.string(),
+  requestedAt: iso,
+  expiresAt: iso,
+})
+
+export const RunPage = z.object({ items: z.array(RunListItem), nextCursor: z.nullable(z.string()) })
+export const ApprovalPage = z.object({
+  items: z.array(ApprovalListItem),
+  nextCursor: z.nullable(z.string()),
+})
+
+const call = { step: z.number(), callId: z.string(), tool: z.string() }
+const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
+  z.object({ seq: z.number(), runId: z.string(), type: z.literal(type), at: iso, data })
+
+/** One `data:` line of `GET /v1/runs/:id/events` (and a `callback_events: "all"` body). */
+export const RunEvent = z.discriminatedUnion('type', [
+  event('step_started', z.object({ step: z.number() })),
+  event(
+    'model_replied',
+    z.object({
+      step: z.number(),
+      kind: stepKind,
+      thought: z.string(),
+      calls: z.array(z.object({ id: z.string(), tool: z.string(), args: json })),
+      answer: z.optional(z.string()),
+      formatError: z.optional(z.string()),
+      promptTokens: z.number(),
+      completionTokens: z.number(),
+      costUsd: z.optional(z.number()),
+      modelMs: z.number(),
+    }),
+  ),
+  event('call_started', z.object({ ...call, args: json })),
+  event(
+    'call_finished',
+    z.object({
+      ...call,
+      kind: observationKind,
+      observation: z.string(),
+      truncated: z.boolean(),
+      originalSize: z.number(),
+      handle: z.optional(z.string()),
+      ms: z.number(),
+    }),
+  ),
+  event(
+    'approval_requested',
+    z.object({ ...call, args: json, argsHash: z.string(), reason: z.string(), expiresAt: iso }),
+  ),
+  event(
+    'approval_decided',
+    z.object({
+      ...call,
+      decision: z.enum(['approved', 'denied']),
+      by: z.string(),
+      reason: z.optional(z.string()),
+    }),
+  ),
+  event(
+    'run_finished',
+    z.object({
+      ok: z.boolean(),
+      answer: z.string(),
+      stopReason,
+      error: z.optional(z.string()),
+      stepCount: z.number(),
+      usage: Usage,
+    }),
+  ),
+])
+
+export const Health = z.object({ ok: z.boolean(), service: z.string() })
+
+export type RunViewBody = z.infer<typeof RunView>
+export type RunResultBody = z.infer<typeof RunResult>
+export type RunEventBody = z.infer<typeof RunEvent>
+export type RunPageBody = z.infer<typeof RunPage>
+export type ApprovalPageBody = z.infer<typeof ApprovalPage>
+export type DecisionResultBody = z.infer<typeof DecisionResult>
+export type CancellingBody = z.infer<typeof Cancelling>

@@ -1,0 +1,212 @@
+/**
+ * /openapi.json describes the API as it answers (issue 15 §4): every operation has an id and
+ * its responses; every error code a route throws is in its enum; and real responses parse with
+ * the schemas the document is made from.
+ */
+import { describe, expect, it } from 'vitest'
+import * as z from 'zod/mini'
+import { ROUTE_ERRORS } from '../../src/routes/openapi-errors'
+import {
+  ApprovalPage,
+  Cancelling,
+  DecisionResult,
+  RunEvent,
+  RunPage,
+  RunResult,
+  RunView,
+} from '../../src/routes/response-schemas'
+import { reply } from '../fakes/fake-openai'
+import { readSse } from '../events/sse'
+import {
+  api,
+  AUTH,
+  decide,
+  drainAlarms,
+  getRun,
+  ORIGIN,
+  postJson,
+  RECEIVER,
+  startRun,
+  useServiceFakes,
+} from '../service/harness'
+
+const fakes = useServiceFakes()
+
+type Operation = {
+  operationId?: string
+  security?: Record<string, string[]>[]
+  responses: Record<string, { content?: Record<string, { schema: any }> }>
+}
+type Doc = {
+  servers: { url: string }[]
+  security: Record<string, string[]>[]
+  paths: Record<string, Record<string, Operation>>
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
+}
+
+async function document(): Promise<Doc> {
+  const res = await api('/openapi.json')
+  expect(res.status).toBe(200)
+  return (await res.json()) as Doc
+}
+
+const operations = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  )
+
+const codesOf = (op: Operation) =>
+  Object.entries(op.responses)
+    .filter(([status]) => Number(status) >= 400)
+    .flatMap(
+      ([, r]) => r.content!['application/json']!.schema.properties.error.properties.code.enum,
+    )
+
+// Every module of the HTTP layer, as text, to find the codes it throws.
+const routeSources = import.meta.glob(['/src/routes/*.ts', '!/src/routes/slack*.ts'], {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+}) as Record<string, string>
+
+describe('/openapi.json', () => {
+  it('names the server it was fetched from, and an operationId for every operation', async () => {
+    const doc = await document()
+    expect(doc.servers).toEqual([{ url: ORIGIN, description: 'This deployment' }])
+    const ids = operations(doc).map(({ op }) => op.operationId)
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/runs',
+        '/v1/runs/{id}',
+        '/v1/runs/{id}/trace',
+        '/v1/runs/{id}/events',
+        '/v1/runs/{id}/approvals/{callId}',
+        '/v1/runs/{id}/cancel',
+        '/v1/approvals',
+      ]),
+    )
+  })
+
+  it('offers the webhook signature only on POST /v1/runs', async () => {
+    const doc = await document()
+    for (const { path, method, op } of operations(doc)) {
+      const schemes = (op.security ?? doc.security).flatMap((s) => Object.keys(s))
+      if (path === '/v1/runs' && method === 'post') {
+        expect(op.security).toEqual([
+          { bearer: [] },
+          { webhookSignature: [], webhookTimestamp: [] },
+        ])
+      } else if (path.startsWith('/v1/')) {
+        expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }])
+      } else {
+        expect(schemes, `${method} ${path}`).not.toContain('bearer')
+      }
+    }
+  })
+
+  it('gives every /v1 success response a schema', async () => {
+    const doc = await document()
+    for (const { path, method, op } of operations(doc)) {
+      if (!path.startsWith('/v1/')) continue
+      for (const [status, response] of Object.entries(op.responses)) {
+        const content = response.content ?? {}
+        expect(Object.keys(content).length, `${method} ${path} ${status}`).toBeGreaterThan(0)
+      }
+    }
+    for (const name of ['RunView', 'RunResult', 'RunPage', 'ApprovalPage', 'RunEvent']) {
+      expect(doc.components.schemas[name], name).toBeDefined()
+    }
+  })
+
+  it('lists every error code the HTTP layer throws', async () => {
+    const doc = await document()
+    const documented = new Set(
+      operations(doc).flatMap(({ path, op }) => (path.startsWith('/v1') ? codesOf(op) : [])),
+    )
+    const thrown = new Set<string>()
+    for (const source of Object.values(routeSources)) {
+      for (const m of source.matchAll(/new ApiError\(\s*\d{3},\s*'([a-z_]+)'/g)) thrown.add(m[1]!)
+    }
+    // Codes the DO answers and the routes pass on (runs.ts maps only no_run and not_found).
+    for (const code of [
+      'already_decided',
+      'hash_mismatch',
+      'not_pending',
+      'run_finished',
+      'run_cancelling',
+    ]) {
+      thrown.add(code)
+    }
+    // `not_found` is the unknown-route answer, not an operation's.
+    thrown.delete('not_found')
+    expect([...thrown].filter((c) => !documented.has(c))).toEqual([])
+  })
+})
+
+/** Parses `body` with `schema`, failing with zod's issues. */
+function conforms(schema: z.ZodMiniType, body: unknown) {
+  const parsed = z.safeParse(schema, body)
+  expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true)
+}
+
+async function errorCode(res: Response) {
+  return ((await res.json()) as { error: { code: string } }).error.code
+}
+
+describe('real responses match the documented schemas', () => {
+  it('run, trace, events, list pages, decision and cancel', async () => {
+    fakes.ai.enqueue(
+      reply.toolCalls([
+        {
+          id: 'call_post',
+          name: 'http_post',
+          arguments: { url: `https://${RECEIVER}/x`, body: {} },
+        },
+      ]),
+      reply.text('Posted.'),
+    )
+    const id = await startRun({ task: 'Post', tools: ['http_post'], metadata: { k: 'v' } })
+    await drainAlarms(id)
+    const view = await getRun(id)
+    conforms(RunView, view)
+    conforms(ApprovalPage, await (await api('/v1/approvals', { headers: AUTH })).json())
+    const pending = view.pendingApprovals[0]!
+    const decided = await decide(id, pending.callId, {
+      decision: 'approve',
+      args_hash: pending.argsHash,
+    })
+    conforms(DecisionResult, await decided.json())
+    await drainAlarms(id)
+    conforms(RunView, await getRun(id))
+    conforms(RunResult, await (await api(`/v1/runs/${id}/trace`, { headers: AUTH })).json())
+    conforms(RunPage, await (await api('/v1/runs?limit=5', { headers: AUTH })).json())
+    const events = await readSse(await api(`/v1/runs/${id}/events`, { headers: AUTH })).toEnd()
+    expect(events.length).toBeGreaterThan(5)
+    for (const event of events) conforms(RunEvent, event)
+
+    fakes.ai.enqueue(reply.hang())
+    const other = await startRun({ task: 'Wait', tools: ['calculator'] })
+    const cancel = await postJson(`/v1/runs/${other}/cancel`, {})
+    expect(cancel.status).toBe(202)
+    conforms(Cancelling, await cancel.json())
+  })
+
+  it.each([
+    ['getRun', () => api(`/v1/runs/run_${'0'.repeat(32)}`, { headers: AUTH }), 404],
+    ['listRuns', () => api('/v1/runs?status=nope', { headers: AUTH }), 400],
+    [
+      'streamEvents',
+      () => api(`/v1/runs/run_${'0'.repeat(32)}/events?after=x`, { headers: AUTH }),
+      400,
+    ],
+    ['createRun', () => postJson('/v1/runs', { task: 'x', tools: ['nope'] }), 400],
+    ['listApprovals', () => api('/v1/approvals'), 401],
+  ] as const)('%s answers a documented code for its status', async (route, send, status) => {
+    const res = await send()
+    expect(res.status).toBe(status)
+    const codes = (ROUTE_ERRORS[route] as Record<number, string[]>)[status]!
+    expect(codes).toContain(await errorCode(res))
+  })
+})

@@ -1,0 +1,137 @@
+/** `edgeloop/client` (issue 15 §4) against the Worker, through its own fetch. */
+import { exports } from 'cloudflare:workers'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import { EdgeloopClient, EdgeloopError, type RunEvent, type RunView } from '../../src/client'
+import type { RunEvent as ServerRunEvent } from '../../src/runs/events'
+import type { RunView as ServerRunView } from '../../src/runs/types'
+import type { RunResult as ServerRunResult } from '../../src/kernel/result'
+import type { RunListItem, ApprovalListItem, Page } from '../../src/runs/run-index'
+import type { RunResult, RunPage, ApprovalPage } from '../../src/client'
+import { reply } from '../fakes/fake-openai'
+import { API_TOKEN, drainAlarms, ORIGIN, RECEIVER, useServiceFakes } from '../service/harness'
+
+const fakes = useServiceFakes()
+
+/** Requests made by the client, for asserting what it sent. */
+const sent: Request[] = []
+const client = new EdgeloopClient({
+  baseUrl: `${ORIGIN}/`,
+  token: API_TOKEN,
+  fetch: (request) => {
+    sent.push(request.clone())
+    return exports.default.fetch(request)
+  },
+})
+
+describe('the client types', () => {
+  it('are what the server builds (checked by tsc)', () => {
+    // The client's types come from the schemas /openapi.json is made of; the server's own
+    // types must fit them, or this file does not compile.
+    expectTypeOf<ServerRunView>().toExtend<RunView>()
+    expectTypeOf<ServerRunResult>().toExtend<RunResult>()
+    expectTypeOf<ServerRunEvent>().toExtend<RunEvent>()
+    expectTypeOf<Page<RunListItem>>().toExtend<RunPage>()
+    expectTypeOf<Page<ApprovalListItem>>().toExtend<ApprovalPage>()
+  })
+})
+
+describe('EdgeloopClient', () => {
+  it('starts a run, follows its events, decides the approval, and reads the result', async () => {
+    fakes.ai.enqueue(
+      reply.toolCalls(
+        [
+          {
+            id: 'call_post',
+            name: 'http_post',
+            arguments: { url: `https://${RECEIVER}/r`, body: {} },
+          },
+        ],
+        { content: 'Post it.' },
+      ),
+      reply.text('Posted.'),
+    )
+    const created = await client.startRun(
+      { task: 'Post', tools: ['http_post'], metadata: { from: 'client' } },
+      { idempotencyKey: 'client-test-1' },
+    )
+    expect(created).toMatchObject({ status: 'running', created: true })
+    expect(sent.at(-1)!.headers.get('idempotency-key')).toBe('client-test-1')
+    expect(sent.at(-1)!.headers.get('authorization')).toBe(`Bearer ${API_TOKEN}`)
+
+    const seen: RunEvent[] = []
+    for await (const event of client.events(created.id)) {
+      seen.push(event)
+      if (event.type === 'step_started') await drainAlarms(created.id)
+      if (event.type === 'approval_requested') {
+        const inbox = await client.listApprovals()
+        expect(inbox.items.find((a) => a.runId === created.id)).toMatchObject({
+          callId: 'call_post',
+          argsHash: event.data.argsHash,
+        })
+        const decided = await client.decide(created.id, event.data.callId, {
+          decision: 'approve',
+          argsHash: event.data.argsHash,
+          by: 'carol',
+        })
+        expect(decided).toMatchObject({ ok: true, decidedBy: 'api:carol', decision: 'approved' })
+        await drainAlarms(created.id)
+      }
+    }
+    expect(seen.map((e) => e.type)).toEqual([
+      'step_started',
+      'model_replied',
+      'approval_requested',
+      'approval_decided',
+      'call_started',
+      'call_finished',
+      'step_started',
+      'model_replied',
+      'run_finished',
+    ])
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_e, i) => i + 1))
+
+    const run = await client.getRun(created.id)
+    expect(run).toMatchObject({ status: 'succeeded', metadata: { from: 'client' } })
+    const trace = await client.trace(created.id)
+    expect(trace).toMatchObject({ ok: true, answer: 'Posted.', stopReason: 'finish' })
+    const page = await client.listRuns({ status: 'succeeded', limit: 100 })
+    expect(page.items.map((r) => r.id)).toContain(created.id)
+    expect(new URL(sent.at(-1)!.url).search).toBe('?status=succeeded&limit=100')
+
+    // Resuming after event 7 yields exactly the rest.
+    const rest: number[] = []
+    for await (const event of client.events(created.id, { after: 7 })) rest.push(event.seq)
+    expect(rest).toEqual([8, 9])
+    expect(sent.at(-1)!.headers.get('last-event-id')).toBe('7')
+  })
+
+  it('cancels a run', async () => {
+    fakes.ai.enqueue(reply.hang())
+    const { id } = await client.startRun({ task: 'Wait', tools: ['calculator'] })
+    expect(await client.cancel(id, { by: 'dave', reason: 'not needed' })).toMatchObject({
+      id,
+      status: 'cancelling',
+    })
+    await drainAlarms(id)
+    expect((await client.trace(id)).stopReason).toBe('cancelled')
+    await expect(client.cancel(id)).rejects.toMatchObject({ status: 409, code: 'run_finished' })
+  })
+
+  it('turns error answers into EdgeloopError with status and code', async () => {
+    const missing = client.getRun(`run_${'0'.repeat(32)}`)
+    await expect(missing).rejects.toBeInstanceOf(EdgeloopError)
+    await expect(missing).rejects.toMatchObject({ status: 404, code: 'run_not_found' })
+    await expect(client.startRun({ task: 'x', tools: ['nope'] })).rejects.toMatchObject({
+      status: 400,
+      code: 'unknown_tools',
+      details: expect.objectContaining({ unknown: ['nope'] }),
+    })
+    const wrong = new EdgeloopClient({
+      baseUrl: ORIGIN,
+      token: 'wrong',
+      fetch: (r) => exports.default.fetch(r),
+    })
+    await expect(wrong.listRuns()).rejects.toMatchObject({ status: 401, code: 'unauthorized' })
+    expect(() => new EdgeloopClient({ baseUrl: ORIGIN, token: '' })).toThrow(/token/)
+  })
+})
