@@ -19,10 +19,10 @@ export const Approval = z.object({
   hash: z.string(),
   requestedAt: z.number(),
   expiresAt: z.number(),
-  decision: z.optional(z.enum(['approved', 'denied'])),
-  decidedBy: z.optional(z.string()),
-  decidedAt: z.optional(z.number()),
-  reason: z.optional(z.string()),
+  decision: z.nullable(z.enum(['approved', 'denied'])),
+  decidedBy: z.nullable(z.string()),
+  decidedAt: z.nullable(z.number()),
+  reason: z.nullable(z.string()),
 })
 
 export const Usage = z.object({
@@ -31,6 +31,9 @@ export const Usage = z.object({
   estimated: z.boolean(),
   costUsd: z.optional(z.number()),
   modelCalls: z.number(),
+  /** Model calls whose answers were lost to a crash, and their estimated prompt tokens. */
+  lostModelCalls: z.number(),
+  lostPromptTokens: z.number(),
   activeMs: z.number(),
 })
 
@@ -58,6 +61,7 @@ export const TraceStep = z.object({
   completionTokens: z.number(),
   estimated: z.boolean(),
   costUsd: z.optional(z.number()),
+  lostModelCalls: z.number(),
   ms: z.number(),
   modelMs: z.number(),
   finishReason: z.string(),

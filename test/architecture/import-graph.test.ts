@@ -16,7 +16,17 @@ import {
 export const LAYERS: Record<string, Layer> = {
   index: { imports: ['routes', 'runs', 'env'], packages: [] },
   routes: {
-    imports: ['env', 'runs', 'config', 'kernel', 'slack', 'security', 'validation', 'errors'],
+    imports: [
+      'console',
+      'env',
+      'runs',
+      'config',
+      'kernel',
+      'slack',
+      'security',
+      'validation',
+      'errors',
+    ],
     packages: ['hono', 'zod'],
   },
   env: { imports: ['runs', 'env-vars'], packages: [] },
@@ -39,6 +49,8 @@ export const LAYERS: Record<string, Layer> = {
   'env-vars': { imports: [], packages: [] },
   // edgeloop/client: runs outside the Worker; its types come from the routes' schemas.
   client: { imports: ['routes'], packages: [] },
+  // The web console's page and browser script, as strings (a leaf).
+  console: { imports: [], packages: [] },
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */
