@@ -69,11 +69,14 @@ export class EdgeloopClient {
     return this.#json<ApprovalPageBody>('GET', `/v1/approvals${search(query)}`)
   }
 
-  /** Approves or denies a pending call; `argsHash` is the one you were shown. */
+  /**
+   * Approves or denies a pending call; `argsHash` is the one you were shown. The decider is
+   * recorded as the name of the client's token.
+   */
   decide(
     id: string,
     callId: string,
-    body: { decision: 'approve' | 'deny'; argsHash: string; reason?: string; by?: string },
+    body: { decision: 'approve' | 'deny'; argsHash: string; reason?: string },
   ) {
     const { argsHash, ...rest } = body
     return this.#json<DecisionResultBody>(

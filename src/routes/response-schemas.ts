@@ -16,12 +16,12 @@ const observationKind = z.enum(OBSERVATION_KINDS)
 const stepKind = z.enum(['action', 'finish', 'format_error'])
 
 export const Approval = z.object({
-  hash: z.string(),
-  requestedAt: z.number(),
-  expiresAt: z.number(),
+  argsHash: z.string(),
+  requestedAt: iso,
+  expiresAt: iso,
   decision: z.nullable(z.enum(['approved', 'denied'])),
   decidedBy: z.nullable(z.string()),
-  decidedAt: z.nullable(z.number()),
+  decidedAt: z.nullable(iso),
   reason: z.nullable(z.string()),
 })
 
@@ -30,6 +30,7 @@ export const Usage = z.object({
   completionTokens: z.number(),
   estimated: z.boolean(),
   costUsd: z.optional(z.number()),
+  cachedPromptTokens: z.number(),
   modelCalls: z.number(),
   /** Model calls whose answers were lost to a crash, and their estimated prompt tokens. */
   lostModelCalls: z.number(),
@@ -61,6 +62,9 @@ export const TraceStep = z.object({
   completionTokens: z.number(),
   estimated: z.boolean(),
   costUsd: z.optional(z.number()),
+  cachedPromptTokens: z.optional(z.number()),
+  elidedTokens: z.number(),
+  toolSpecTokens: z.number(),
   lostModelCalls: z.number(),
   ms: z.number(),
   modelMs: z.number(),
@@ -98,9 +102,9 @@ export const Delivery = z.object({
   kind: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),
   attempts: z.number(),
-  nextAt: z.number(),
+  nextAt: iso,
   lastError: z.optional(z.string()),
-  updatedAt: z.number(),
+  updatedAt: iso,
 })
 
 /** `GET /v1/runs/:id`. */
@@ -112,6 +116,23 @@ export const RunView = z.object({
   createdAt: iso,
   requestedBy: z.string(),
   metadata: z.optional(json),
+  slack: z.optional(
+    z.object({
+      channel: z.string(),
+      threadTs: z.optional(z.string()),
+      userId: z.string(),
+      teamId: z.optional(z.string()),
+    }),
+  ),
+  blocked: z.optional(
+    z.object({
+      code: z.literal('misconfigured'),
+      variable: z.optional(z.string()),
+      message: z.string(),
+      since: iso,
+      retryAt: iso,
+    }),
+  ),
   stepCount: z.number(),
   pendingApprovals: z.array(PendingApproval),
   result: RunResult,

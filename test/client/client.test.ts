@@ -4,7 +4,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest'
 import { EdgeloopClient, EdgeloopError, type RunEvent, type RunView } from '../../src/client'
 import type { RunEvent as ServerRunEvent } from '../../src/runs/events'
 import type { RunView as ServerRunView } from '../../src/runs/types'
-import type { RunResult as ServerRunResult } from '../../src/kernel/trace'
+import type { ApiRunResult as ServerRunResult } from '../../src/runs/api-result'
 import type { RunListItem, ApprovalListItem, Page } from '../../src/runs/run-index'
 import type { RunResult, RunPage, ApprovalPage } from '../../src/client'
 import { reply } from '../fakes/fake-openai'
@@ -71,9 +71,9 @@ describe('EdgeloopClient', () => {
         const decided = await client.decide(created.id, event.data.callId, {
           decision: 'approve',
           argsHash: event.data.argsHash,
-          by: 'carol',
         })
-        expect(decided).toMatchObject({ ok: true, decidedBy: 'api:carol', decision: 'approved' })
+        // The decider is the token's name (the legacy API_TOKEN is named api).
+        expect(decided).toMatchObject({ ok: true, decidedBy: 'api', decision: 'approved' })
         await drainAlarms(created.id)
       }
     }
@@ -108,7 +108,7 @@ describe('EdgeloopClient', () => {
   it('cancels a run', async () => {
     fakes.ai.enqueue(reply.hang())
     const { id } = await client.startRun({ task: 'Wait', tools: ['calculator'] })
-    expect(await client.cancel(id, { by: 'dave', reason: 'not needed' })).toMatchObject({
+    expect(await client.cancel(id, { reason: 'not needed' })).toMatchObject({
       id,
       status: 'cancelling',
     })
