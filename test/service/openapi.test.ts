@@ -52,7 +52,10 @@ describe('GET /openapi.json', () => {
     const decision = doc.components.schemas.Decision!
     expect(decision.required).toEqual(expect.arrayContaining(['decision', 'args_hash']))
     expect(decision.properties!.decision).toMatchObject({ enum: ['approve', 'deny'] })
-    expect(doc.components.schemas.Budget!.properties).toHaveProperty('approvalTtlSeconds')
+    // The budget is described inline in CreateRun (a separate component would be unused).
+    expect(
+      (create.properties!.budget as { properties: Record<string, unknown> }).properties,
+    ).toHaveProperty('approvalTtlSeconds')
   })
 })
 
