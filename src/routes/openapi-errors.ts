@@ -3,12 +3,14 @@
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
-  Record<400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503, string[]>
+  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 503, string[]>
 >
 
-const BODY_400 = ['malformed_json', 'invalid_encoding', 'invalid_request']
+const BODY_400 = ['malformed_json', 'invalid_encoding', 'invalid_request', 'client_disconnected']
 const AUTH = {
   401: ['unauthorized', 'auth_not_configured', 'invalid_signature'],
+  // A method the path does not take (the answer carries Allow).
+  405: ['method_not_allowed'],
   500: ['internal_error'],
 }
 /** Routes only the API token may use: a valid webhook signature is refused with 403. */
@@ -41,14 +43,15 @@ export const ROUTE_ERRORS = {
   decideApproval: {
     ...TOKEN_ONLY,
     ...BODY,
-    400: BODY_400,
+    400: [...BODY_400, 'by_not_accepted'],
+    403: ['forbidden', 'slack_run'],
     404: ['run_not_found', 'call_not_found'],
     409: ['already_decided', 'hash_mismatch', 'not_pending', 'run_finished', 'run_cancelling'],
   },
   cancelRun: {
     ...TOKEN_ONLY,
     ...BODY,
-    400: BODY_400,
+    400: [...BODY_400, 'by_not_accepted'],
     404: ['run_not_found'],
     409: ['run_finished'],
   },
