@@ -25,6 +25,8 @@ export interface WorkerBuild {
   compatibilityDate: string
   compatibilityFlags: string[]
   durableObjects: Record<string, { className: string; useSQLite?: boolean }>
+  /** D1 binding names (`[[d1_databases]] binding`), local databases under the storage folder. */
+  d1Databases: string[]
 }
 
 let building: Promise<WorkerBuild> | undefined
@@ -78,7 +80,13 @@ export function runtimeSettings(toml: string): Omit<WorkerBuild, 'scriptPath'> {
       throw new Error('wrangler.toml: a Durable Object binding needs name and class_name')
     durableObjects[name] = { className, useSQLite: sqliteClasses.includes(className) }
   }
-  return { compatibilityDate, compatibilityFlags: strings(flags), durableObjects }
+  const d1Databases: string[] = []
+  for (const block of toml.split(/^\[\[d1_databases\]\]\s*$/m).slice(1)) {
+    const binding = /^binding\s*=\s*"([^"]+)"/m.exec(block.split(/^\[/m)[0]!)?.[1]
+    if (!binding) throw new Error('wrangler.toml: a D1 database needs binding = "…"')
+    d1Databases.push(binding)
+  }
+  return { compatibilityDate, compatibilityFlags: strings(flags), durableObjects, d1Databases }
 }
 
 function strings(list: string): string[] {
@@ -145,6 +153,7 @@ export class WorkerRuntime {
         compatibilityDate: worker.compatibilityDate,
         compatibilityFlags: worker.compatibilityFlags,
         durableObjects: worker.durableObjects,
+        d1Databases: worker.d1Databases,
         resourcePersistencePath: options.storage,
         bindings: options.bindings,
         outboundService: options.outbound as never,
