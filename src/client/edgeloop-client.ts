@@ -6,6 +6,7 @@ import type {
   RunPageBody,
   RunResultBody,
   RunViewBody,
+  StoredObservationBody,
 } from '../routes/response-schemas'
 import type { CancelInput, CreatedRunBody, CreateRunInput } from '../routes/schemas'
 import { EdgeloopError } from './edgeloop-error'
@@ -59,6 +60,14 @@ export class EdgeloopClient {
 
   trace(id: string) {
     return this.#json<RunResultBody>('GET', `/v1/runs/${encodeURIComponent(id)}/trace`)
+  }
+
+  /** A truncated call's whole output, by the `handle` in the trace. */
+  readObservation(id: string, handle: string) {
+    return this.#json<StoredObservationBody>(
+      'GET',
+      `/v1/runs/${encodeURIComponent(id)}/observations/${encodeURIComponent(handle)}`,
+    )
   }
 
   listRuns(query: { status?: RunViewBody['status']; limit?: number; cursor?: string } = {}) {

@@ -9,6 +9,7 @@ import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi'
+import { consoleRoutes } from './console'
 import { approvalsRoutes } from './run-list'
 import { runsRoutes } from './runs'
 
@@ -31,6 +32,7 @@ app.get('/readyz', readiness)
 app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin) as object))
 app.route('/v1/runs', runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
+app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 
 /**

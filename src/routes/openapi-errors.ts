@@ -55,6 +55,7 @@ export const ROUTE_ERRORS = {
     404: ['run_not_found'],
     409: ['run_finished'],
   },
+  readObservation: { ...TOKEN_ONLY, 404: ['run_not_found', 'observation_not_found'] },
   listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
 } satisfies Record<string, ErrorCodes>
 

@@ -10,6 +10,7 @@ import {
   RunPage,
   RunResult,
   RunView,
+  StoredObservation,
 } from './response-schemas'
 import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
 
@@ -123,6 +124,7 @@ function buildDocument(): Record<string, unknown> {
         RunPage: schema(RunPage, 'output'),
         ApprovalPage: schema(ApprovalPage, 'output'),
         RunEvent: schema(RunEvent, 'output'),
+        StoredObservation: schema(StoredObservation, 'output'),
         Health: schema(Health, 'output'),
       },
     },
@@ -285,6 +287,28 @@ function buildDocument(): Record<string, unknown> {
               },
             },
             ...errorResponses(ROUTE_ERRORS.streamEvents),
+          },
+        },
+      },
+      '/v1/runs/{id}/observations/{handle}': {
+        get: {
+          operationId: 'readObservation',
+          summary: "A truncated call's whole output (what read_observation reads)",
+          tags: ['runs'],
+          security: bearer,
+          parameters: [
+            runId,
+            {
+              name: 'handle',
+              in: 'path',
+              required: true,
+              description: 'The `handle` of a truncated call in the trace.',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': ok('The stored observation', 'StoredObservation'),
+            ...errorResponses(ROUTE_ERRORS.readObservation),
           },
         },
       },

@@ -244,6 +244,9 @@ export const RunEvent = z.discriminatedUnion('type', [
   ),
 ])
 
+/** `GET /v1/runs/:id/observations/:handle`. */
+export const StoredObservation = z.object({ handle: z.string(), text: z.string() })
+
 export const Health = z.object({ ok: z.boolean(), service: z.string() })
 
 export type RunViewBody = z.infer<typeof RunView>
@@ -252,4 +255,5 @@ export type RunEventBody = z.infer<typeof RunEvent>
 export type RunPageBody = z.infer<typeof RunPage>
 export type ApprovalPageBody = z.infer<typeof ApprovalPage>
 export type DecisionResultBody = z.infer<typeof DecisionResult>
+export type StoredObservationBody = z.infer<typeof StoredObservation>
 export type CancellingBody = z.infer<typeof Cancelling>

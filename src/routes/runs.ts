@@ -55,6 +55,20 @@ runsRoutes.get('/', listRunsHandler)
 
 runsRoutes.get('/:id/events', streamEvents)
 
+// The whole output of a truncated call, as `read_observation` gives it to the model.
+runsRoutes.get('/:id/observations/:handle', async (c) => {
+  const handle = c.req.param('handle')
+  const text = await stubFor(c.env, c.req.param('id')).observation(handle)
+  if (text === null) {
+    throw new ApiError(
+      404,
+      'observation_not_found',
+      `no stored observation ${handle.slice(0, 100)}`,
+    )
+  }
+  return c.json({ handle, text })
+})
+
 runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c.env, c.req.param('id'))).result))
 
 runsRoutes.get('/:id/approvals', async (c) => {

@@ -199,6 +199,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     return this.#state ? this.#hub.subscribe(after) : null
   }
 
+  /** A stored observation (what `read_observation` reads); null when the run or handle is unknown. */
+  async observation(handle: string): Promise<string | null> {
+    return this.#state ? (this.#storage.getObservation(handle) ?? null) : null
+  }
+
   override async alarm(): Promise<void> {
     if (!this.#state) return
     // Deliver first: a decision's Slack update should not wait behind the next model call.
