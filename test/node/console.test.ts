@@ -69,7 +69,13 @@ describe.skipIf(!available)('the console in Chromium', () => {
     await page.goto(`${dev.baseUrl}/console`)
     await page.fill('#token', TOKEN)
     await page.click('#login button[type=submit]')
-    expect(await page.evaluate(() => sessionStorage.getItem('edgeloop.token'))).toBe(TOKEN)
+    expect(
+      await page.evaluate(() =>
+        (
+          globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }
+        ).sessionStorage.getItem('edgeloop.token'),
+      ),
+    ).toBe(TOKEN)
 
     await page.click(`#runs li[data-run="${id}"]`, { timeout: 30_000 })
     const approval = page.locator('[data-testid=approval]')
