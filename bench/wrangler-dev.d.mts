@@ -2,6 +2,6 @@
 export function startWranglerDev(
   root: string,
   vars: Record<string, string>,
-  options?: { timeoutMs?: number },
+  options?: { timeoutMs?: number; config?: string },
 ): Promise<{ baseUrl: string; stop: () => void }>
 export function percentiles(ms: number[]): { median: number; p99: number; n: number }

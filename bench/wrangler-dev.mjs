@@ -17,12 +17,14 @@ function freePort() {
 }
 
 /** Starts wrangler dev with `vars` (KEY → value) and waits for /healthz. Call stop() when done. */
-export async function startWranglerDev(root, vars, { timeoutMs = 60_000 } = {}) {
+/** `config`: a wrangler.toml other than root's (e.g. one with no .dev.vars beside it). */
+export async function startWranglerDev(root, vars, { timeoutMs = 60_000, config } = {}) {
   const port = await freePort()
   const persist = mkdtempSync(join(tmpdir(), 'edgeloop-dev-'))
   const args = [
     join(root, 'node_modules/wrangler/bin/wrangler.js'),
     'dev',
+    ...(config ? ['--config', config] : []),
     '--ip',
     '127.0.0.1',
     '--port',

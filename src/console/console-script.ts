@@ -12,6 +12,11 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
   var selected = null
   var stream = null
   var refreshTimer = null
+  var listTimer = null
+  var shown = null
+  // Whole observations already read ("read more"), by handle: the timeline is redrawn on every
+  // event and keeps them open.
+  var whole = {}
 
   function $(id) { return document.getElementById(id) }
   function el(tag, attrs) {
@@ -95,17 +100,19 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
       })
       cursor = page.nextCursor
       $('more').hidden = !cursor
+      if (shown) patchLists(shown)
     }).catch(function (e) { showError(e.message) })
   }
 
   function loadInbox() {
     return json('/v1/approvals').then(function (page) {
       $('inbox').replaceChildren.apply($('inbox'), page.items.map(function (a) {
-        return el('li', { onclick: function () { openRun(a.runId) } },
+        return el('li', { 'data-run': a.runId, 'data-call': a.callId, onclick: function () { openRun(a.runId) } },
           el('strong', { text: a.tool }), el('span', { text: ' ' + JSON.stringify(a.args) }),
           el('div', { class: 'meta', text: a.runId + ' · expires ' + new Date(a.expiresAt).toLocaleString() }))
       }))
-      if (!page.items.length) $('inbox').append(el('li', { class: 'hint', text: 'None waiting.' }))
+      if (shown) patchLists(shown)
+      if (!$('inbox').children.length) $('inbox').append(el('li', { class: 'hint', text: 'None waiting.' }))
     }).catch(function (e) { showError(e.message) })
   }
 
@@ -125,18 +132,37 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     var id = selected
     if (!id) return
     return json('/v1/runs/' + id).then(function (view) {
-      if (id === selected) renderRun(view)
+      if (id !== selected) return
+      shown = view
+      renderRun(view)
+      patchLists(view)
     }).catch(function (e) { showError(e.message) })
   }
 
-  // Each event refreshes the run view once (events that come together are one refresh).
+  // The run list and the inbox come from the run index, which may lag the run by a moment:
+  // the open run's own view (read from the run itself) corrects its row and its approvals.
+  function patchLists(view) {
+    var row = document.querySelector('#runs li[data-run="' + view.id + '"] .status')
+    if (row) {
+      row.className = 'status ' + view.status
+      row.textContent = view.status.replace('_', ' ')
+    }
+    var pending = view.pendingApprovals.map(function (a) { return a.callId })
+    Array.prototype.forEach.call(document.querySelectorAll('#inbox li[data-run="' + view.id + '"]'), function (li) {
+      if (pending.indexOf(li.dataset.call) < 0) li.remove()
+    })
+  }
+
+  // Each event refreshes the run view once (events that come together are one refresh); a
+  // change of status also reloads the lists, now and once more when the index has caught up.
   function onEvent(event) {
     clearTimeout(refreshTimer)
     refreshTimer = setTimeout(function () {
       refreshRun()
       if (event.type === 'approval_requested' || event.type === 'approval_decided' || event.type === 'run_finished' || event.type === 'step_started') {
-        loadRuns(true)
-        loadInbox()
+        clearTimeout(listTimer)
+        loadRuns(true).then(loadInbox)
+        listTimer = setTimeout(function () { loadRuns(true).then(loadInbox) }, 2000)
       }
     }, 150)
   }
@@ -186,7 +212,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     var usage = r.usage
     panel.replaceChildren(
       el('h2', {}, el('span', { class: 'status ' + view.status, 'data-testid': 'run-status', text: view.status.replace('_', ' ') }), el('span', { text: view.task })),
-      el('div', { class: 'meta', text: view.id + ' · ' + usage.promptTokens + ' prompt + ' + usage.completionTokens + ' completion tokens · ' + usage.activeMs + ' ms active' + money(usage.costUsd) + (r.model ? ' · ' + r.model : '') }))
+      el('div', { class: 'meta', 'data-testid': 'run-usage', text: view.id + ' · ' + usage.promptTokens + ' prompt + ' + usage.completionTokens + ' completion tokens · ' + usage.activeMs + ' ms active' + money(usage.costUsd) + (r.model ? ' · ' + r.model : '') }))
     r.steps.forEach(function (step) { panel.append(renderStep(view, step)) })
     view.pendingApprovals.forEach(function (a) { panel.append(renderApproval(view, a)) })
     if (view.status === 'succeeded') panel.append(el('div', { class: 'answer', 'data-testid': 'answer', text: r.answer }))
@@ -199,11 +225,13 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
       step.thought ? el('div', { class: 'thought', text: step.thought }) : null,
       step.formatError ? el('pre', { text: step.formatError }) : null)
     step.calls.forEach(function (call) {
-      var obs = el('pre', { class: 'observation', text: call.observation || '(' + call.status + ')' })
+      var full = call.handle ? whole[view.id + ' ' + call.handle] : undefined
+      var obs = el('pre', { class: 'observation', text: full !== undefined ? full : call.observation || '(' + call.status + ')' })
       var more = null
-      if (call.truncated && call.handle) {
+      if (call.truncated && call.handle && full === undefined) {
         more = el('button', { class: 'read-more', text: 'read more (' + call.originalSize + ' characters)', onclick: function () {
           json('/v1/runs/' + view.id + '/observations/' + encodeURIComponent(call.handle)).then(function (o) {
+            whole[view.id + ' ' + call.handle] = o.text
             obs.textContent = o.text
             more.remove()
           }).catch(function (e) { showError(e.message) })
@@ -223,7 +251,8 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
       return function () {
         json('/v1/runs/' + view.id + '/approvals/' + encodeURIComponent(a.callId), {
           method: 'POST',
-          body: JSON.stringify({ decision: decision, args_hash: a.argsHash, by: 'console' }),
+          // The decider is the token's name (the server records it); the body names no one.
+          body: JSON.stringify({ decision: decision, args_hash: a.argsHash }),
         }).then(refreshRun).catch(function (e) { showError(e.message) })
       }
     }

@@ -153,6 +153,17 @@ function buildDocument(): Record<string, unknown> {
           },
         },
       },
+      '/console': consoleFile(
+        'consolePage',
+        'The web console (asks for an API token)',
+        'text/html',
+      ),
+      '/console/console.js': consoleFile(
+        'consoleScript',
+        "The console's script",
+        'text/javascript',
+      ),
+      '/console/console.css': consoleFile('consoleStyle', "The console's style sheet", 'text/css'),
       '/v1/runs': {
         post: {
           operationId: 'startRun',
@@ -368,6 +379,21 @@ function buildDocument(): Record<string, unknown> {
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
       '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
       '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),
+    },
+  }
+}
+
+/** A file of the web console: public (it holds no secret; its API calls carry the token). */
+function consoleFile(operationId: string, summary: string, type: string) {
+  return {
+    get: {
+      operationId,
+      summary,
+      tags: ['service'],
+      security: [],
+      responses: {
+        '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
+      },
     },
   }
 }

@@ -57,16 +57,18 @@ runsRoutes.get('/:id/events', streamEvents)
 
 // The whole output of a truncated call, as `read_observation` gives it to the model.
 runsRoutes.get('/:id/observations/:handle', async (c) => {
+  const id = c.req.param('id')
   const handle = c.req.param('handle')
-  const text = await stubFor(c.env, c.req.param('id')).observation(handle)
-  if (text === null) {
+  const stored = await stubFor(c.env, id).observation(handle)
+  if (!stored) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  if (stored.text === null) {
     throw new ApiError(
       404,
       'observation_not_found',
-      `no stored observation ${handle.slice(0, 100)}`,
+      `run ${id} stored no observation ${handle.slice(0, 100)}; use a call's "handle" from its trace`,
     )
   }
-  return c.json({ handle, text })
+  return c.json({ handle, text: stored.text })
 })
 
 runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c.env, c.req.param('id'))).result))

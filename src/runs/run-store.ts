@@ -199,9 +199,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     return this.#state ? this.#hub.subscribe(after) : null
   }
 
-  /** A stored observation (what `read_observation` reads); null when the run or handle is unknown. */
-  async observation(handle: string): Promise<string | null> {
-    return this.#state ? (this.#storage.getObservation(handle) ?? null) : null
+  /** A stored observation (what `read_observation` reads): null when there is no run here. */
+  async observation(handle: string): Promise<{ text: string | null } | null> {
+    return this.#state ? { text: this.#storage.getObservation(handle) ?? null } : null
   }
 
   override async alarm(): Promise<void> {

@@ -120,7 +120,7 @@ export interface RunStoreApi {
   }): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
   events(after: number): Promise<ReadableStream<Uint8Array> | null>
-  observation(handle: string): Promise<string | null>
+  observation(handle: string): Promise<{ text: string | null } | null>
 }
 
 /** The stub of run `id`'s Durable Object. */

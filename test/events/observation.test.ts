@@ -72,8 +72,6 @@ it('serves the stored output the trace and the events point to, and 404s an unkn
     headers: AUTH,
   })
   expect(noRun.status).toBe(404)
-  expect(((await noRun.json()) as { error: { code: string } }).error.code).toBe(
-    'observation_not_found',
-  )
+  expect(((await noRun.json()) as { error: { code: string } }).error.code).toBe('run_not_found')
   expect((await api(`/v1/runs/${id}/observations/obs_call_get`)).status).toBe(401)
 })

@@ -3,6 +3,7 @@
  * offline demo: open it, give the token, watch the demo run reach its approval, approve it from
  * the page and watch the run finish. The timeline is saved as test/output/console-timeline.png.
  */
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -10,22 +11,50 @@ import { fileURLToPath } from 'node:url'
 import { chromium, type BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startWranglerDev } from '../../bench/wrangler-dev.mjs'
+import { wranglerConfigWithoutDevVars } from '../../scripts/test-wrangler-config.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
-const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+// A named token (API_TOKENS): the console's decisions are recorded under its name.
 const TOKEN = 'console-test-token'
+const TOKEN_NAME = 'oncall'
+const API_TOKENS = JSON.stringify([
+  {
+    name: TOKEN_NAME,
+    sha256: createHash('sha256').update(TOKEN).digest('hex'),
+    scopes: ['runs:read', 'runs:write', 'approvals:write'],
+  },
+])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
 // .ci/run installs Chromium and sets REQUIRE_CHROMIUM, so CI can never skip this.
 const available = existsSync(CHROMIUM) || process.env.REQUIRE_CHROMIUM === '1'
+const title = available
+  ? 'the console in Chromium'
+  : `the console in Chromium (SKIPPED: no ${CHROMIUM}; apt-get install chromium, or set CHROMIUM_PATH)`
 
-describe.skipIf(!available)('the console in Chromium', () => {
+describe.skipIf(!available)(title, () => {
   let dev: Awaited<ReturnType<typeof startWranglerDev>>
   let context: BrowserContext
   let profile: string
 
   beforeAll(async () => {
-    dev = await startWranglerDev(ROOT, { API_TOKEN: TOKEN, MODEL: 'demo', OPENAI_API_KEY: '' })
+    // The offline demo as `npm start` runs it, from a copy of wrangler.toml that no local
+    // .dev.vars sits beside (a developer's settings must not change what this test sees).
+    dev = await startWranglerDev(
+      ROOT,
+      {
+        API_TOKENS,
+        API_TOKEN: '',
+        MODEL: 'demo',
+        OPENAI_API_KEY: '',
+        ENABLED_TOOLS: '',
+        // Prices, so the timeline shows each step's cost and the run's.
+        PRICE_PROMPT_PER_1K_USD: '0.15',
+        PRICE_COMPLETION_PER_1K_USD: '0.6',
+      },
+      { config: wranglerConfigWithoutDevVars() },
+    )
     profile = mkdtempSync(join(tmpdir(), 'edgeloop-chromium-'))
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -59,7 +88,11 @@ describe.skipIf(!available)('the console in Chromium', () => {
   }
 
   it('shows the demo run reach its approval, approves it, and shows it finish', async () => {
-    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    // A small observation budget, so the log search comes back truncated (the "read more").
+    const { id } = await api('/v1/runs', {
+      method: 'POST',
+      body: JSON.stringify({ task: TASK, budget: { maxObservationTokens: 200 } }),
+    })
     const page = await context.newPage()
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
@@ -76,6 +109,21 @@ describe.skipIf(!available)('the console in Chromium', () => {
         ).sessionStorage.getItem('edgeloop.token'),
       ),
     ).toBe(TOKEN)
+    // Asked once: a reload in the same tab opens the console without asking again.
+    await page.reload()
+    await page.locator('#app').waitFor()
+    expect(await page.locator('#login').isHidden()).toBe(true)
+
+    // The status filters: the run is listed under "awaiting approval" once the index has it
+    // there, and not under "succeeded".
+    await page.click('#filters button[data-status=awaiting_approval]')
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ timeout: 60_000 })
+    const succeededPage = page.waitForResponse((r) => r.url().includes('status=succeeded'))
+    await page.click('#filters button[data-status=succeeded]')
+    expect((await (await succeededPage).json()).items).toEqual([])
+    await page.locator('#filters button.active[data-status=succeeded]').waitFor()
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ state: 'detached' })
+    await page.click('#filters button[data-status=""]')
 
     await page.click(`#runs li[data-run="${id}"]`, { timeout: 30_000 })
     const approval = page.locator('[data-testid=approval]')
@@ -88,23 +136,69 @@ describe.skipIf(!available)('the console in Chromium', () => {
     // The timeline so far: the investigation's steps with their calls and observations.
     expect(await page.locator('.step').count()).toBe(view.stepCount)
     expect(await page.locator('.call .observation').first().textContent()).not.toBe('')
+    // Tokens, ms and cost per step, and the run's cost.
+    expect(await page.locator('.step .meta').first().textContent()).toMatch(
+      /\d+ \+ \d+ tokens · \d+ ms \(model \d+ ms\) · \$\d/,
+    )
+    expect(await page.locator('[data-testid=run-usage]').textContent()).toMatch(/\$\d/)
     // The approval also waits in the inbox.
     await page.locator('#inbox li', { hasText: 'rollback_deploy' }).waitFor()
+
+    // "read more" on the truncated log search loads its whole output through the API.
+    const truncated = view.result.steps
+      .flatMap((s: any) => s.calls)
+      .find((c: any) => c.truncated && c.handle)
+    expect(truncated?.name).toBe('search_logs')
+    const call = page.locator(`.call[data-call="${truncated.id}"]`)
+    expect(await call.locator('.observation').textContent()).toBe(truncated.observation)
+    await call.locator('button.read-more').click()
+    await call.locator('button.read-more').waitFor({ state: 'detached' })
+    const whole = await api(`/v1/runs/${id}/observations/${truncated.handle}`)
+    expect(whole.text.length).toBeGreaterThan(truncated.observation.length)
+    expect(await call.locator('.observation').textContent()).toBe(whole.text)
 
     await approval.locator('button.approve').click()
     const answer = page.locator('[data-testid=answer]')
     await answer.waitFor({ timeout: 60_000 })
     expect(await answer.textContent()).toContain('max_connections from 50 to 10')
     expect(await page.locator('[data-testid=run-status]').textContent()).toBe('succeeded')
+    // The page read the run's end from its event stream.
+    expect(await page.locator('body').getAttribute('data-last-event')).toBe('run_finished')
+    // The list and the inbox follow: the run succeeded, nothing waits any more.
+    await page.locator(`#runs li[data-run="${id}"] .status.succeeded`).waitFor()
+    await page.locator('#inbox li', { hasText: 'rollback_deploy' }).waitFor({ state: 'detached' })
     const trace = await api(`/v1/runs/${id}/trace`)
     expect(trace.steps[3].calls[0].approval).toMatchObject({
       decision: 'approved',
-      decidedBy: 'api:console',
+      decidedBy: TOKEN_NAME,
     })
     expect(await page.locator('.step').count()).toBe(trace.steps.length)
+    // The whole log search stays open through the redraws the later events caused.
+    expect(await call.locator('.observation').textContent()).toBe(whole.text)
 
     mkdirSync(OUTPUT, { recursive: true })
     await page.screenshot({ path: join(OUTPUT, 'console-timeline.png'), fullPage: true })
     expect(errors).toEqual([])
   }, 180_000)
+
+  it('follows a run live: a cancel sent elsewhere shows up without touching the page', async () => {
+    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (err) => errors.push(err.message))
+    // Same browser profile, new tab: sessionStorage is per tab, so the token is asked again.
+    await page.goto(`${dev.baseUrl}/console#run=${id}`)
+    await page.fill('#token', TOKEN)
+    await page.click('#login button[type=submit]')
+    await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
+
+    // Only the event stream reloads an open run's timeline; the page does nothing here.
+    await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
+    const failure = page.locator('[data-testid=failure]')
+    await failure.waitFor({ timeout: 30_000 })
+    expect(await failure.textContent()).toContain('cancelled')
+    expect(await page.locator('[data-testid=run-status]').textContent()).toBe('failed')
+    expect(await page.locator('[data-testid=approval]').count()).toBe(0)
+    expect(errors).toEqual([])
+  }, 120_000)
 })

@@ -28,6 +28,8 @@ describe('GET /openapi.json', () => {
         '/v1/runs/{id}/trace',
         '/v1/runs/{id}/approvals/{callId}',
         '/v1/runs/{id}/cancel',
+        '/v1/runs/{id}/observations/{handle}',
+        '/console',
       ]),
     )
     expect(doc.paths['/v1/runs']!.post!.requestBody).toMatchObject({

@@ -1,0 +1,54 @@
+/**
+ * `GET /console` through the Worker's fetch: the page, its script and its style are served with a
+ * same-origin-only Content-Security-Policy and hold none of the server's secrets (issue 15 §3).
+ * test/node/console.test.ts drives the same page in Chromium.
+ */
+import { describe, expect, it } from 'vitest'
+import { api, API_TOKEN, OPENAI_KEY, WEBHOOK_SECRET } from '../service/harness'
+
+const FILES = [
+  ['/console', 'text/html'],
+  ['/console/console.js', 'text/javascript'],
+  ['/console/console.css', 'text/css'],
+] as const
+
+describe('GET /console', () => {
+  it.each(FILES)('serves %s as %s, same origin only, without a token', async (path, type) => {
+    const res = await api(path)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe(`${type}; charset=utf-8`)
+    const csp = res.headers.get('content-security-policy')!
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("connect-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+    const body = await res.text()
+    for (const secret of [API_TOKEN, OPENAI_KEY, WEBHOOK_SECRET, 'test-signing-secret', 'xoxb-'])
+      expect(body).not.toContain(secret)
+  })
+
+  it('loads its script from this origin (no inline script) and asks for the token', async () => {
+    const html = await (await api('/console')).text()
+    expect(html).toContain('<script src="/console/console.js" defer></script>')
+    expect(html).not.toMatch(/<script>(?!<)/)
+    expect(html).toContain('<form id="login"')
+    expect(html).toMatch(/data-status="awaiting_approval"/)
+    const script = await (await api('/console/console.js')).text()
+    // The token lives in the tab's sessionStorage only; decisions send the hash shown, no "by".
+    expect(script).toContain('sessionStorage.setItem(KEY, token)')
+    expect(script).not.toContain('localStorage')
+    expect(script).toContain('args_hash: a.argsHash')
+    expect(script).not.toMatch(/\bby:/)
+    // Run data is set as text, never parsed as HTML.
+    expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/)
+  })
+
+  it('answers other methods with 405 and a trailing slash with 404', async () => {
+    const post = await api('/console', { method: 'POST' })
+    expect(post.status).toBe(405)
+    expect(post.headers.get('allow')).toBe('GET, HEAD')
+    expect((await api('/console/')).status).toBe(404)
+    expect((await api('/console/other.js')).status).toBe(404)
+  })
+})
