@@ -33,6 +33,9 @@ const title = available
   ? 'the console in Chromium'
   : `the console in Chromium (SKIPPED: no ${CHROMIUM}; apt-get install chromium, or set CHROMIUM_PATH)`
 
+// One line where Chromium is missing (and not required), so a skip is never silent.
+if (!available) console.warn(`test/node/console.test.ts: ${title.replace(/^.*\((.*)\)$/, '$1')}`)
+
 describe.skipIf(!available)(title, () => {
   let dev: Awaited<ReturnType<typeof startWranglerDev>>
   let context: BrowserContext
