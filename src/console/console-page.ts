@@ -1,5 +1,5 @@
 /**
- * `GET /console` (DESIGN §8): one static page, no build step. The script (console-script.ts) asks
+ * `GET /console` (docs/architecture.md#events): one static page, no build step. The script (console-script.ts) asks
  * for an API token once and keeps it in sessionStorage; the page itself holds no secret.
  */
 export const CONSOLE_HTML = `<!doctype html>

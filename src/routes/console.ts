@@ -3,7 +3,7 @@ import { CONSOLE_CSS, CONSOLE_HTML } from '../console/console-page'
 import { CONSOLE_SCRIPT } from '../console/console-script'
 import type { AppEnv } from './app-env'
 
-/** `GET /console`: the web console (DESIGN §8). Public files; the API calls need a token. */
+/** `GET /console`: the web console (docs/architecture.md#events). Public files; the API calls need a token. */
 export const consoleRoutes = new Hono<AppEnv>()
 
 const headers = (type: string) => ({

@@ -72,7 +72,7 @@ export const TraceStep = z.object({
   formatError: z.optional(z.string()),
 })
 
-/** `GET /v1/runs/:id/trace`: the serializable trace (DESIGN §1.3). */
+/** `GET /v1/runs/:id/trace`: the serializable trace (docs/architecture.md#the-five-disciplines, 3). */
 export const RunResult = z.object({
   id: z.string(),
   ok: z.boolean(),

@@ -10,7 +10,7 @@ const STATUSES: RunStatus[] = ['running', 'awaiting_approval', 'succeeded', 'fai
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100
 
-/** `GET /v1/runs?status=&limit=&cursor=`: runs newest first, from the run index (DESIGN §8). */
+/** `GET /v1/runs?status=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
 export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
   const status = c.req.query('status')
   if (status !== undefined && !STATUSES.includes(status as RunStatus)) {

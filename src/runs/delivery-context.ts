@@ -12,7 +12,7 @@ export interface DeliveryContext {
   outbox: Outbox
   /** The run's events, for `callback_events: "all"` deliveries. */
   events?: EventLog
-  /** The D1 run index (DESIGN §8). */
+  /** The D1 run index (docs/architecture.md#events). */
   runIndex?: D1Database
   now: number
 }

@@ -1,7 +1,7 @@
 import type { RunStatus } from './types'
 
 /**
- * The run index in D1 (DESIGN §8): Durable Objects cannot be enumerated, so each run writes its
+ * The run index in D1 (docs/architecture.md#events): Durable Objects cannot be enumerated, so each run writes its
  * row here through its outbox. The index may lag a run, never lose it. The schema is created by
  * the code (`CREATE TABLE IF NOT EXISTS`, once per isolate), so no migration step is needed.
  */

@@ -33,7 +33,7 @@ const CONFIG_RETRY_MS = 5 * 60_000
  * alarm; the run advances in `alarm()`, one slice per invocation, persisting after every
  * transition, so eviction, redeploys and alarm retries resume at the right sub-step.
  */
-/** What the run's object is given: the settings and the run index it writes (DESIGN §8). */
+/** What the run's object is given: the settings and the run index it writes (docs/architecture.md#events). */
 type RunStoreEnv = EnvVars & { RUN_INDEX?: D1Database }
 
 export class RunStore extends DurableObject<RunStoreEnv> {
