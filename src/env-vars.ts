@@ -39,6 +39,7 @@ export interface EnvVars {
   LOG_LEVEL?: string
   MAX_CONTEXT_TOKENS?: string
   MAX_PARALLEL_CALLS?: string
+  MAX_HISTORY_TOKENS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
 }

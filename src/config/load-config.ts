@@ -1,4 +1,12 @@
-import { DEFAULT_BUDGET, sliceForCpuMs, type Budget, type EdgeSlice } from '../kernel/budget'
+import {
+  DEFAULT_BUDGET,
+  DEFAULT_HISTORY_TOKENS,
+  MAX_HISTORY_TOKENS,
+  MIN_HISTORY_TOKENS,
+  sliceForCpuMs,
+  type Budget,
+  type EdgeSlice,
+} from '../kernel/budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from '../kernel/confirm'
 import type { Tool } from '../kernel/tool'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
@@ -63,6 +71,13 @@ const SERVICE_SETTINGS = {
   // The context cap every run gets (a run may ask for a smaller one, never a larger).
   MAX_CONTEXT_TOKENS: setting.number({ min: 1_000, integer: true, fallback: 32_000 }),
   MAX_PARALLEL_CALLS: setting.number({ min: 1, max: 64, integer: true, fallback: 8 }),
+  // A follow-up run's history of earlier turns (a run may ask for less, never more).
+  MAX_HISTORY_TOKENS: setting.number({
+    min: MIN_HISTORY_TOKENS,
+    max: MAX_HISTORY_TOKENS,
+    integer: true,
+    fallback: DEFAULT_HISTORY_TOKENS,
+  }),
   CPU_MS: setting.number({ min: 1_000, max: 300_000, integer: true, fallback: 30_000 }),
   CALLBACK_ALLOWLIST: setting.list(),
   SLACK_API_URL: setting.httpUrl('https://slack.com/api'),
@@ -114,6 +129,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     approvalTtlSeconds: s.APPROVAL_TTL_SECONDS,
     maxContextTokens: s.MAX_CONTEXT_TOKENS,
     maxParallelCalls: s.MAX_PARALLEL_CALLS,
+    maxHistoryTokens: s.MAX_HISTORY_TOKENS,
     ...(s.MAX_COST_USD !== undefined ? { maxCostUsd: s.MAX_COST_USD } : {}),
   }
   const defaultBudget: Budget = {
@@ -124,6 +140,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     approvalTtlSeconds: maxBudget.approvalTtlSeconds,
     maxContextTokens: s.MAX_CONTEXT_TOKENS,
     maxParallelCalls: s.MAX_PARALLEL_CALLS,
+    maxHistoryTokens: s.MAX_HISTORY_TOKENS,
     ...(maxBudget.maxCostUsd !== undefined ? { maxCostUsd: maxBudget.maxCostUsd } : {}),
   }
   if (

@@ -17,6 +17,11 @@ export const STOP_REASONS = [
 ] as const
 export type StopReason = (typeof STOP_REASONS)[number]
 
+/** The history limit's bounds: room for the header and the stub of dropped turns, and a cap. */
+export const MIN_HISTORY_TOKENS = 200
+export const MAX_HISTORY_TOKENS = 100_000
+export const DEFAULT_HISTORY_TOKENS = 4_000
+
 export const BudgetSchema = z.object({
   /** Model calls (steps) at most. */
   maxSteps: z.number().check(z.int(), z.minimum(1), z.maximum(1000)),
@@ -36,6 +41,13 @@ export const BudgetSchema = z.object({
    * are elided from the request (not the trace), never the latest step's. Unset: no cap.
    */
   maxContextTokens: z.optional(z.number().check(z.int(), z.minimum(1_000))),
+  /**
+   * A follow-up run (`continue`) starts with the earlier runs of its conversation as compact
+   * turns in at most this many estimated tokens: the oldest go first. Unset: 4000.
+   */
+  maxHistoryTokens: z.optional(
+    z.number().check(z.int(), z.minimum(MIN_HISTORY_TOKENS), z.maximum(MAX_HISTORY_TOKENS)),
+  ),
   /** Read-only calls of one step run at the same time, at most this many at once. Default 8. */
   maxParallelCalls: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(64))),
   /** Spend limit in USD; needs prices configured for the model. */

@@ -84,7 +84,7 @@ export interface ContextCut {
  * Not a WeakMap keyed by step: an entry per step costs more CPU than the step (npm run bench).
  */
 export class RenderCache {
-  #key: { protocol: Protocol; registry: ToolRegistry; task: string } | undefined
+  #key: { protocol: Protocol; registry: ToolRegistry; task: string; history: string } | undefined
   /** The steps rendered, in order. */
   #steps: Step[] = []
   /** Where step i's messages start in #messages, and the tokens before it. */
@@ -132,9 +132,16 @@ export class RenderCache {
   /** Brings the rendering up to `state`'s steps, the first `cut` of them elided. */
   #render(state: RunState, registry: ToolRegistry, cut: number): void {
     const { protocol, task, steps } = state
+    const history = state.conversation?.prompt ?? ''
     const key = this.#key
-    if (!key || key.protocol !== protocol || key.registry !== registry || key.task !== task) {
-      this.#reset(protocol, registry, task)
+    if (
+      !key ||
+      key.protocol !== protocol ||
+      key.registry !== registry ||
+      key.task !== task ||
+      key.history !== history
+    ) {
+      this.#reset(protocol, registry, task, history)
     }
     const cached = this.#steps
     let i = 0
@@ -160,15 +167,21 @@ export class RenderCache {
     }
   }
 
-  #reset(protocol: Protocol, registry: ToolRegistry, task: string): void {
-    this.#key = { protocol, registry, task }
+  #reset(protocol: Protocol, registry: ToolRegistry, task: string, history: string): void {
+    this.#key = { protocol, registry, task, history }
     const system = systemPrompts(registry)
     const head: ChatMessage[] = [
       { role: 'system', content: protocol === 'native' ? system.native : system.text },
       { role: 'user', content: `Task: ${task}` },
     ]
+    let tokens = headTokens(registry, protocol, head)
+    // A follow-up's history (frozen in its state: conversation.ts) comes before its task.
+    if (history) {
+      head.splice(1, 0, { role: 'user', content: history })
+      tokens += FRAMING + approxTokens(history)
+    }
     this.#messages = head
-    this.#tokens = headTokens(registry, protocol, head)
+    this.#tokens = tokens
     this.#steps = []
     this.#starts = []
     this.#tokensBefore = []

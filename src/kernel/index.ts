@@ -35,6 +35,18 @@ export {
 } from './state'
 export type { Outcome } from './outcome'
 
+// Conversations
+export {
+  continueConversation,
+  conversationHandle,
+  conversationView,
+  followUpSource,
+  splitConversationHandle,
+  type ConversationView,
+  type FollowUpSource,
+} from './conversation'
+export type { Conversation, Turn } from './conversation-schema'
+
 // Approvals and the confirm policy
 export {
   decideApproval,

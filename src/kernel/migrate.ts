@@ -1,7 +1,8 @@
 /**
  * Migrations of saved run states to the current version. Each step takes one version to the
  * next; `parseRunState` validates the result against the current schema, so a migration only
- * reshapes and never has to check. test/fixtures/run-state-v1 holds states saved by version 1.
+ * reshapes and never has to check. test/fixtures/run-state-v1 and run-state-v2 hold states saved
+ * by versions 1 and 2.
  */
 
 type Json = Record<string, unknown>
@@ -10,7 +11,13 @@ type Json = Record<string, unknown>
 export function migrateRunState(value: unknown): unknown {
   let state = value
   if (isRecord(state) && state.v === 1) state = v1ToV2(state)
+  if (isRecord(state) && state.v === 2) state = v2ToV3(state)
   return state
+}
+
+/** Version 3 adds conversations: a run saved before them continues nothing. */
+function v2ToV3(s: Json): Json {
+  return { ...s, v: 3, conversation: null }
 }
 
 /**

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini'
 import { BudgetSchema, DEFAULT_BUDGET, STOP_REASONS, type Budget } from './budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from './confirm'
+import { ConversationSchema, type Conversation } from './conversation-schema'
 import { KernelUsageError } from './errors'
 import { migrateRunState } from './migrate'
 import { NATIVE_TOOL_NAME_PATTERN } from './names'
@@ -12,7 +13,7 @@ import type { Outcome } from './outcome'
  * a plain spread that never adds a key. `v` is bumped on any incompatible change, and
  * `parseRunState` migrates older versions (src/kernel/migrate.ts).
  */
-export const RUN_STATE_VERSION = 2
+export const RUN_STATE_VERSION = 3
 
 export const CALL_STATUSES = [
   'pending', // recorded from the model, not yet reviewed
@@ -173,6 +174,8 @@ export const RunStateSchema = z.object({
   model: z.nullable(z.string()),
   modelCall: z.nullable(ModelCallSchema),
   result: z.nullable(RunOutcomeSchema),
+  /** The earlier runs this one continues (their history, frozen at creation); null: none. */
+  conversation: z.nullable(ConversationSchema),
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
@@ -186,6 +189,8 @@ export interface NewRunInput {
   budget?: Partial<Budget>
   policy?: ConfirmPolicy
   now?: number
+  /** The conversation this run continues (`continueConversation`). */
+  conversation?: Conversation
 }
 
 /**
@@ -232,6 +237,7 @@ export function createRunState(input: NewRunInput): RunState {
     model: null,
     modelCall: null,
     result: null,
+    conversation: input.conversation ?? null,
   }
 }
 
@@ -304,6 +310,7 @@ export function updateState(state: RunState, changes: Partial<RunState>): RunSta
     model: c.model !== undefined ? c.model : state.model,
     modelCall: c.modelCall !== undefined ? c.modelCall : state.modelCall,
     result: c.result !== undefined ? c.result : state.result,
+    conversation: state.conversation,
   }
 }
 

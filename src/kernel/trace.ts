@@ -1,4 +1,5 @@
 import type { StopReason } from './budget'
+import { conversationView, type ConversationView } from './conversation'
 import type { Approval, RunState } from './state'
 
 /** One call in the trace: what was called, with what, and what came back. */
@@ -54,6 +55,8 @@ export interface RunResult {
   phase: RunState['phase']
   protocol: RunState['protocol']
   model?: string
+  /** Where the run stands in its conversation (a run that continues nothing starts its own). */
+  conversation: ConversationView
   steps: TraceStep[]
   usage: TraceUsage
 }
@@ -85,6 +88,7 @@ export function toRunResult(state: RunState): RunResult {
     phase: state.phase,
     protocol: state.protocol,
     ...(state.model ? { model: state.model } : {}),
+    conversation: conversationView(state),
     steps: state.steps.map((s) => ({
       i: s.i,
       kind: s.kind,

@@ -32,8 +32,12 @@ export const ROUTE_ERRORS = {
       'callback_unsigned',
       'cost_budget_unavailable',
       'metadata_too_large',
+      'invalid_run_id',
     ],
-    409: ['idempotency_key_reused'],
+    // A webhook signature may start runs but not continue one (that needs runs:read).
+    403: ['forbidden'],
+    404: ['run_not_found'],
+    409: ['idempotency_key_reused', 'run_not_finished'],
     503: ['misconfigured'],
   },
   listRuns: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },

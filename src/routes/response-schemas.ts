@@ -72,6 +72,19 @@ export const TraceStep = z.object({
   formatError: z.optional(z.string()),
 })
 
+/** Where a run stands in its conversation (README "Conversations"). */
+export const Conversation = z.object({
+  /** The id of the run that started the conversation (the run's own id if it continues none). */
+  id: z.string(),
+  /** 0 for the run that started it, 1 for the first follow-up, … */
+  position: z.number(),
+  /** The run this one continued; null for the first. */
+  previousRunId: z.nullable(z.string()),
+  /** Earlier turns the run's requests show, and the oldest left out (maxHistoryTokens). */
+  historyTurns: z.number(),
+  droppedTurns: z.number(),
+})
+
 /** `GET /v1/runs/:id/trace`: the serializable trace (docs/architecture.md#the-five-disciplines, 3). */
 export const RunResult = z.object({
   id: z.string(),
@@ -82,6 +95,7 @@ export const RunResult = z.object({
   phase,
   protocol: z.enum(['text', 'native']),
   model: z.optional(z.string()),
+  conversation: Conversation,
   steps: z.array(TraceStep),
   usage: Usage,
 })
@@ -133,6 +147,7 @@ export const RunView = z.object({
       retryAt: iso,
     }),
   ),
+  conversation: Conversation,
   stepCount: z.number(),
   pendingApprovals: z.array(PendingApproval),
   result: RunResult,

@@ -19,6 +19,8 @@ runsRoutes.use('*', requireAuth())
 runsRoutes.post('/', async (c) => {
   const body = parseJsonBody(c.var.rawBody, CreateRunBody, c.req.header('Content-Type') ?? null)
   const key = idempotencyKey(c.var.caller, c.req.header('Idempotency-Key'))
+  // Continuing a run puts its history into the new run: only a caller who may read it.
+  if (body.continue !== undefined) requireReader(c.var.caller)
   const { created, view } = await startRun(c.env, {
     task: body.task,
     requestedBy: c.var.principal,
@@ -31,13 +33,16 @@ runsRoutes.post('/', async (c) => {
     ...(body.callback_events ? { callbackEvents: body.callback_events } : {}),
     ...(body.metadata ? { metadata: body.metadata } : {}),
     ...(key ? { idempotencyKey: key } : {}),
+    ...(body.continue !== undefined ? { continue: body.continue } : {}),
   })
   const self = `/v1/runs/${view.id}`
+  const { id, position, previousRunId } = view.conversation
   return c.json(
     {
       id: view.id,
       status: view.status,
       created,
+      conversation: { id, position, previousRunId },
       links: {
         self,
         trace: `${self}/trace`,
@@ -176,6 +181,18 @@ function idempotencyKey(caller: Principal, header: string | undefined): string |
     )
   }
   return `token:${caller.name}:${header}`
+}
+
+function requireReader(caller: Principal): void {
+  if (caller.scopes.includes('runs:read')) return
+  throw new ApiError(
+    403,
+    'forbidden',
+    caller.kind === 'webhook'
+      ? 'a webhook signature cannot continue a run: the earlier run is readable only with a token (runs:read)'
+      : `token "${caller.name}" lacks the scope runs:read, which continuing a run needs (the new run reads the earlier one)`,
+    { required: 'runs:read', scopes: caller.scopes },
+  )
 }
 
 function stubFor(env: AppEnv['Bindings'], id: string) {

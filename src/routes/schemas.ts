@@ -32,6 +32,11 @@ export const CreateRunBody = z.strictObject({
   /** `all`: callback_url also receives every run event; `final` (default): only the result. */
   callback_events: z.optional(z.enum(['final', 'all'])),
   metadata: z.optional(z.record(z.string(), z.unknown())),
+  /**
+   * The id of a finished run (succeeded or failed) to continue: the new run starts with the
+   * conversation's earlier turns (at most budget.maxHistoryTokens). Needs runs:read too.
+   */
+  continue: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 })
 
 /**
@@ -57,6 +62,12 @@ export const CreatedRun = z.object({
   id: z.string(),
   status: z.string(),
   created: z.boolean(),
+  /** Where the run stands in its conversation (see the run view). */
+  conversation: z.object({
+    id: z.string(),
+    position: z.number(),
+    previousRunId: z.nullable(z.string()),
+  }),
   links: z.object({
     self: z.string(),
     trace: z.string(),

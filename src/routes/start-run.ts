@@ -1,4 +1,4 @@
-import type { Budget } from '../kernel/budget'
+import { DEFAULT_HISTORY_TOKENS, type Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { canonicalJson } from '../kernel/canonical'
 import { sha256Hex } from '../security/sha256'
@@ -6,6 +6,7 @@ import { DEMO_MODEL, loadConfig, type ServiceConfig } from '../config'
 import type { Env } from '../env'
 import { runStub, type RunView, type StartInput } from '../runs/types'
 import { ApiError } from './api-error'
+import { continuationOf } from './continue-run'
 import { forbiddenAddress, writtenHost } from '../security/private-address'
 
 /** A run as asked for: what the RunStore takes as given, plus what is still to be checked. */
@@ -19,6 +20,11 @@ export interface StartRunRequest extends Pick<
   confirm?: ConfirmPolicy
   /** Same key → same run: retried requests (and Slack retries) never start a second run. */
   idempotencyKey?: string
+  /**
+   * The id of a finished run this one continues (its conversation's history comes first in the
+   * new run's context). The caller has checked that the asker may read that run.
+   */
+  continue?: string
 }
 
 /** Validates a run request against the server's configuration and starts it in its own object. */
@@ -73,6 +79,9 @@ export async function startRun(
     (req.model ?? config.model.model) === DEMO_MODEL
       ? 'native'
       : (req.protocol ?? config.model.protocol)
+  const conversation = req.continue
+    ? await continuationOf(env, req.continue, budget.maxHistoryTokens ?? DEFAULT_HISTORY_TOKENS)
+    : undefined
   const id = req.idempotencyKey ? await idFromKey(req.idempotencyKey) : newRunId()
   const stub = runStub(env.RUNS, id)
   const out = await stub.start({
@@ -88,6 +97,7 @@ export async function startRun(
     ...(req.callbackEvents ? { callbackEvents: req.callbackEvents } : {}),
     ...(req.metadata ? { metadata: req.metadata } : {}),
     ...(req.slack ? { slack: req.slack } : {}),
+    ...(conversation ? { conversation } : {}),
     ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),
   })
   if (out.conflict) {
@@ -135,6 +145,7 @@ function resolveBudget(config: ServiceConfig, requested: Partial<Budget> | undef
     'approvalTtlSeconds',
     'maxContextTokens',
     'maxParallelCalls',
+    'maxHistoryTokens',
   ]
   for (const key of limits) {
     const value = requested?.[key]

@@ -7,6 +7,7 @@ import {
 } from '../kernel/approvals'
 import { runSlice } from '../kernel/machine'
 import { ToolRegistry } from '../kernel/registry'
+import { followUpSource } from '../kernel/conversation'
 import { createRunState, type RunState } from '../kernel/state'
 import { happened, type Deps, type TransitionEvent } from '../kernel/transition'
 import { createModel } from '../llm/create-model'
@@ -18,12 +19,13 @@ import { deliver } from './deliver'
 import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
 import { eventsBetween } from './events'
+import { conversationObservations, observationForConversation } from './conversation-observations'
 import { changesIndex } from './run-index-entry'
 import { logTransition, logEvent } from './log'
 import { Outbox } from './outbox'
 import { RunStorage } from './storage'
-import type { DecideResponse, RunInfo, RunView, StartInput } from './types'
-import { toRunView } from './view'
+import type { DecideResponse, FollowUpAnswer, RunInfo, RunView, StartInput } from './types'
+import { statusOf, toRunView } from './view'
 
 /** How long a run waits before looking at a bad configuration again. */
 const CONFIG_RETRY_MS = 5 * 60_000
@@ -34,7 +36,7 @@ const CONFIG_RETRY_MS = 5 * 60_000
  * transition, so eviction, redeploys and alarm retries resume at the right sub-step.
  */
 /** What the run's object is given: the settings and the run index it writes (docs/architecture.md#events). */
-type RunStoreEnv = EnvVars & { RUN_INDEX?: D1Database }
+type RunStoreEnv = EnvVars & { RUN_INDEX?: D1Database; RUNS?: DurableObjectNamespace }
 
 export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #storage: RunStorage
@@ -83,6 +85,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       budget: input.budget,
       policy: input.policy,
       now,
+      ...(input.conversation ? { conversation: input.conversation } : {}),
     })
     const info: RunInfo = {
       requestedBy: input.requestedBy,
@@ -114,6 +117,21 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   /** The run as the API shows it, or null when no run has this id. */
   async get(): Promise<RunView | null> {
     return this.#state ? this.#view() : null
+  }
+
+  /** What a run continuing this one starts from (routes/continue-run.ts). */
+  async followUp(): Promise<FollowUpAnswer> {
+    const state = this.#state
+    if (!state) return { ok: false, code: 'no_run' }
+    if (state.phase !== 'done')
+      return { ok: false, code: 'run_not_finished', status: statusOf(state) }
+    return { ok: true, requestedBy: this.#info!.requestedBy, source: followUpSource(state) }
+  }
+
+  /** An observation of this run, for a later run of the same conversation (else null). */
+  async conversationObservation(handle: string, conversationId: string): Promise<string | null> {
+    const state = this.#state
+    return state ? observationForConversation(state, this.#storage, handle, conversationId) : null
   }
 
   /** Approve or deny one pending call. The first decision wins; later ones learn who decided. */
@@ -417,10 +435,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#deps = {
       model: createModel(config.model, this.#info?.model ? { model: this.#info.model } : {}),
       registry,
-      observations: {
-        put: (h, t) => storage.putObservation(h, t),
-        get: (h) => storage.getObservation(h),
-      },
+      observations: conversationObservations(
+        { put: (h, t) => storage.putObservation(h, t), get: (h) => storage.getObservation(h) },
+        () => this.#state!,
+        this.env.RUNS,
+      ),
       ...(p !== undefined || c !== undefined
         ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
         : {}),

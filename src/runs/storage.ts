@@ -20,6 +20,8 @@ export const MAX_STORED_OBSERVATION = 1_500_000
 export class RunStorage {
   #lastStep: { i: number; json: string } | undefined
   #lastMeta: string | undefined
+  /** A follow-up's conversation is written once: it never changes after the run is created. */
+  #conversationSaved = false
 
   #ready: boolean
 
@@ -51,11 +53,14 @@ export class RunStorage {
   loadState(): RunState | undefined {
     const meta = this.getValue<Omit<RunState, 'steps'>>('state')
     if (!meta) return undefined
+    // Its own row (see saveState); absent for runs that continue nothing and older versions.
+    const conversation = this.getValue<RunState['conversation']>('conversation')
+    this.#conversationSaved = conversation !== undefined
     const steps = this.sql
       .exec<{ json: string }>('SELECT json FROM step ORDER BY i')
       .toArray()
       .map((r) => JSON.parse(r.json) as Step)
-    const parsed = parseRunState({ ...meta, steps })
+    const parsed = parseRunState({ ...meta, conversation: conversation ?? null, steps })
     if (!parsed.ok) throw new Error(`run storage is corrupt: ${parsed.error}`)
     this.#lastMeta = JSON.stringify(meta)
     const last = steps.at(-1)
@@ -69,8 +74,16 @@ export class RunStorage {
    */
   saveState(state: RunState): number {
     this.ensureSchema()
-    const { steps, ...meta } = state
+    // The conversation (up to maxHistoryTokens of history) is not rewritten with every
+    // transition: it has a row of its own, written with the run's first state.
+    const { steps, conversation, ...meta } = state
     let written = 0
+    if (conversation && !this.#conversationSaved) {
+      const json = JSON.stringify(conversation)
+      this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'conversation', json)
+      this.#conversationSaved = true
+      written += json.length
+    }
     const metaJson = JSON.stringify(meta)
     if (metaJson !== this.#lastMeta) {
       this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'state', metaJson)

@@ -1,5 +1,7 @@
 import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
+import type { ConversationView, FollowUpSource } from '../kernel/conversation'
+import type { Conversation } from '../kernel/conversation-schema'
 import type { ApiDelivery, ApiRunResult } from './api-result'
 
 /** Where a Slack-started run answers. */
@@ -29,6 +31,8 @@ export interface StartInput {
   slack?: SlackOrigin
   /** Hash of what was asked; a reused idempotency key with a different request is refused. */
   requestHash?: string
+  /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
+  conversation?: Conversation
 }
 
 /** Stored beside the state: who asked and where to report. */
@@ -76,6 +80,8 @@ export interface RunView {
     since: string
     retryAt: string
   }
+  /** Where the run stands in its conversation: walk it by `previousRunId`. */
+  conversation: ConversationView
   stepCount: number
   pendingApprovals: PendingApprovalView[]
   result: ApiRunResult
@@ -121,7 +127,15 @@ export interface RunStoreApi {
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
   events(after: number): Promise<ReadableStream<Uint8Array> | null>
   observation(handle: string): Promise<{ text: string | null } | null>
+  followUp(): Promise<FollowUpAnswer>
+  conversationObservation(handle: string, conversationId: string): Promise<string | null>
 }
+
+/** What a run gives a run that would continue it: its turns, or why it cannot be continued. */
+export type FollowUpAnswer =
+  | { ok: true; requestedBy: string; source: FollowUpSource }
+  | { ok: false; code: 'no_run' }
+  | { ok: false; code: 'run_not_finished'; status: RunStatus }
 
 /** The stub of run `id`'s Durable Object. */
 export function runStub<T extends Rpc.DurableObjectBranded | undefined>(

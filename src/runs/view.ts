@@ -1,4 +1,5 @@
 import { pendingApprovals } from '../kernel/approvals'
+import { conversationView } from '../kernel/conversation'
 import { findCall, type RunState } from '../kernel/state'
 import { toApiDelivery, toApiResult } from './api-result'
 import type { OutboxEntry } from './outbox'
@@ -25,6 +26,7 @@ export function toRunView(
     ...(info.metadata ? { metadata: info.metadata } : {}),
     ...(info.slack ? { slack: info.slack } : {}),
     ...(blocked && state.phase !== 'done' ? { blocked } : {}),
+    conversation: conversationView(state),
     stepCount: state.steps.length,
     pendingApprovals: pendingApprovals(state).map(({ call }) => ({
       callId: call.id,

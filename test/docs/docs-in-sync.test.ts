@@ -57,6 +57,7 @@ describe('README', () => {
     'LOG_LEVEL',
     'MAX_CONTEXT_TOKENS',
     'MAX_PARALLEL_CALLS',
+    'MAX_HISTORY_TOKENS',
     'PRICE_CACHED_PROMPT_PER_1K_USD',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {

@@ -1,0 +1,37 @@
+import { continueConversation } from '../kernel/conversation'
+import type { Conversation } from '../kernel/conversation-schema'
+import { RUN_ID_PATTERN } from '../kernel/names'
+import type { Env } from '../env'
+import { runStub } from '../runs/types'
+import { ApiError } from './api-error'
+
+/**
+ * The conversation a new run continues (`"continue": "<run id>"`, docs/architecture.md#conversations):
+ * the earlier run must exist and be finished (succeeded or failed, a cancelled run included).
+ * Its turns, and those of the runs before it, are fitted into `maxHistoryTokens` here, once:
+ * the new run keeps the result in its state.
+ */
+export async function continuationOf(
+  env: Env,
+  runId: string,
+  maxHistoryTokens: number,
+): Promise<Conversation> {
+  if (!RUN_ID_PATTERN.test(runId)) {
+    throw new ApiError(
+      400,
+      'invalid_run_id',
+      `continue must be a run id ("run_" and 32 hex digits), got "${runId.slice(0, 100)}"`,
+    )
+  }
+  const answer = await runStub(env.RUNS, runId).followUp()
+  if (answer.ok) return continueConversation(answer.source, maxHistoryTokens)
+  if (answer.code === 'no_run') {
+    throw new ApiError(404, 'run_not_found', `no run ${runId} to continue`)
+  }
+  throw new ApiError(
+    409,
+    'run_not_finished',
+    `run ${runId} is ${answer.status}: a run can be continued once it has finished (succeeded or failed); wait for it, or cancel it first`,
+    { runId, status: answer.status },
+  )
+}
