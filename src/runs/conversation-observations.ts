@@ -25,7 +25,10 @@ export function conversationObservations(
       const conversation = state().conversation
       if (!split || !conversation || !runs) return undefined
       if (!conversation.earlierRuns.includes(split.runId)) return undefined
-      const text = await runStub(runs, split.runId).conversationObservation(split.handle, conversation.id)
+      const text = await runStub(runs, split.runId).conversationObservation(
+        split.handle,
+        conversation.id,
+      )
       return text ?? undefined
     },
   }
