@@ -58,15 +58,18 @@ export class Outbox {
 
   /**
    * Adds a delivery, or makes a finished one with this id due again: one entry that always
-   * carries the latest state (the run index). A pending one keeps its attempts and backoff.
+   * carries the latest state (the run index). A pending one keeps its attempts and backoff; a
+   * delivered one is due again no sooner than `minGapMs` after it was delivered (a rate limit).
    */
-  rearm(id: string, kind: string, payload: unknown, now: number): void {
+  rearm(id: string, kind: string, payload: unknown, now: number, minGapMs = 0): void {
     this.sql.exec(
       `INSERT INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
        VALUES (?, ?, ?, 'pending', 0, ?, ?)
        ON CONFLICT (id) DO UPDATE SET
          attempts = CASE WHEN status = 'pending' THEN attempts ELSE 0 END,
-         next_at = CASE WHEN status = 'pending' THEN next_at ELSE excluded.next_at END,
+         next_at = CASE WHEN status = 'pending' THEN next_at
+           WHEN status = 'delivered' THEN MAX(excluded.next_at, updated_at + ?)
+           ELSE excluded.next_at END,
          last_error = CASE WHEN status = 'pending' THEN last_error ELSE NULL END,
          status = 'pending', updated_at = excluded.updated_at`,
       id,
@@ -74,6 +77,7 @@ export class Outbox {
       JSON.stringify(payload),
       now,
       now,
+      minGapMs,
     )
   }
 

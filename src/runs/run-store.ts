@@ -22,7 +22,8 @@ import { eventsBetween } from './events'
 import { conversationObservations, observationForConversation } from './conversation-observations'
 import { changesIndex } from './run-index-entry'
 import { logTransition, logEvent } from './log'
-import { Outbox } from './outbox'
+import { Outbox, type OutboxEntry } from './outbox'
+import { PROGRESS_ID, ProgressPump, queueProgress, requeueStaleProgress } from './slack-progress'
 import { RunStorage } from './storage'
 import type { DecideResponse, FollowUpAnswer, RunInfo, RunView, StartInput } from './types'
 import { statusOf, toRunView } from './view'
@@ -43,6 +44,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #outbox: Outbox
   readonly #events: EventLog
   readonly #hub: EventHub
+  readonly #progress: ProgressPump
   #state: RunState | undefined
   #info: RunInfo | undefined
   #running = false
@@ -62,6 +64,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
     this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
+    this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
     this.#state = this.#storage.loadState()
     this.#info = this.#storage.getValue<RunInfo>('info')
   }
@@ -158,6 +161,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(out.state)
       this.#enqueueDecisions(state, out.state, now)
+      queueProgress(this.#outbox, state, out.state, this.#info!, now)
       this.#recordEvents(state, out.state, this.#info!, now)
     })
     this.#state = out.state
@@ -269,6 +273,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     }
     this.#running = true
     this.#abort = new AbortController()
+    this.#progress.start()
     try {
       const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
@@ -304,6 +309,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       })
       this.#state = failed
     } finally {
+      await this.#progress.stop()
       this.#running = false
       this.#abort = undefined
       this.#sideEffectInFlight = false
@@ -349,10 +355,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         if (this.#info?.callbackUrl) this.#outbox.enqueue('callback', 'callback', {}, now)
         if (this.#info?.slack) this.#outbox.enqueue('slack.final', 'slack.final', {}, now)
       }
+      queueProgress(this.#outbox, prev, next, this.#info!, now)
       this.#recordEvents(prev, next, this.#info!, now)
     })
     this.#state = next
     this.#hub.publish()
+    this.#progress.poke()
     logTransition(this.env, event, next)
   }
 
@@ -371,38 +379,41 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   async #deliverDue(): Promise<void> {
-    const now = Date.now()
-    for (const entry of this.#outbox.due(now)) {
-      try {
-        const result = await deliver(entry, {
-          env: this.env,
-          state: this.#state!,
-          info: this.#info!,
-          outbox: this.#outbox,
-          events: this.#events,
-          runIndex: this.env.RUN_INDEX,
-          now,
-        })
-        this.#outbox.delivered(entry.id, Date.now(), result)
-        logEvent(this.env, 'delivered', {
+    for (const entry of this.#outbox.due(Date.now())) await this.#deliverOne(entry)
+  }
+
+  /** Delivers one outbox entry from the run as it is now; a failure is recorded for a retry. */
+  async #deliverOne(entry: OutboxEntry): Promise<void> {
+    try {
+      const result = await deliver(entry, {
+        env: this.env,
+        state: this.#state!,
+        info: this.#info!,
+        outbox: this.#outbox,
+        events: this.#events,
+        runIndex: this.env.RUN_INDEX,
+        now: Date.now(),
+      })
+      this.#outbox.delivered(entry.id, Date.now(), result)
+      if (entry.id === PROGRESS_ID) requeueStaleProgress(this.#outbox, this.#state!, Date.now())
+      logEvent(this.env, 'delivered', {
+        runId: this.#state!.id,
+        delivery: entry.id,
+        attempts: entry.attempts + 1,
+      })
+    } catch (err) {
+      this.#outbox.failed(entry, Date.now(), err as Error)
+      logEvent(
+        this.env,
+        'delivery_failed',
+        {
           runId: this.#state!.id,
           delivery: entry.id,
           attempts: entry.attempts + 1,
-        })
-      } catch (err) {
-        this.#outbox.failed(entry, Date.now(), err as Error)
-        logEvent(
-          this.env,
-          'delivery_failed',
-          {
-            runId: this.#state!.id,
-            delivery: entry.id,
-            attempts: entry.attempts + 1,
-            error: (err as Error).message,
-          },
-          'warn',
-        )
-      }
+          error: (err as Error).message,
+        },
+        'warn',
+      )
     }
   }
 

@@ -11,6 +11,7 @@ import { SlackClient } from '../slack/web-api'
 import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
 import { findCall } from '../kernel/state'
+import { updateProgress } from './slack-progress'
 
 /** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
 export const SLACK_CALL_TIMEOUT_MS = 10_000
@@ -19,7 +20,8 @@ const ERROR_LIMIT = 500
 
 /**
  * Delivers the Slack messages a run owes its thread (docs/architecture.md#slack): started, approval requests,
- * decisions (buttons replaced with `chat.update`), and the final answer or explicit failure.
+ * decisions (buttons replaced with `chat.update`), live progress in the first message, and the
+ * final answer or explicit failure.
  * Called from the run's outbox, so a Slack outage delays messages but never the run.
  */
 export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
@@ -128,6 +130,15 @@ async function send(
           : ''
       const res = await client.postMessage({ channel, text: text + why, ...threadArg })
       return { ts: res.ts }
+    }
+    case 'slack.progress': {
+      const started = ctx.outbox.get('slack.started')
+      if (!started || started.status === 'failed')
+        return { skipped: 'the thread message was never posted' }
+      if (started.status === 'pending') waitFor(ctx, started, 'the thread message')
+      const posted = started.result as { ts?: string; channel?: string } | undefined
+      if (!posted?.ts) return { skipped: 'the thread message has no ts' }
+      return updateProgress(ctx, client, { ts: posted.ts, channel: posted.channel ?? channel })
     }
     default:
       throw new DeliveryError(`unknown Slack delivery "${entry.kind}"`, { retryable: false })

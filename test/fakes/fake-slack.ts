@@ -31,6 +31,8 @@ export interface FakeEphemeral {
 
 export interface FakeSlackCall {
   method: string
+  /** `Date.now()` when the call arrived (a faked clock makes the gaps what the caller waited). */
+  at: number
   body: Record<string, unknown> | undefined
   status: number
   response: unknown
@@ -78,12 +80,18 @@ export class FakeSlack {
     return this.calls.filter((c) => c.method === method && (c.response as Json)?.ok === true)
   }
 
+  /** Successful `chat.update` calls of one message. */
+  updatesOf(ts: string): FakeSlackCall[] {
+    return this.succeeded('chat.update').filter((c) => c.body?.ts === ts)
+  }
+
   readonly handler: FakeHandler = async (req) => {
     const match = /^\/api\/([A-Za-z.]+)$/.exec(new URL(req.url).pathname)
     const method = match?.[1] ?? ''
+    const at = Date.now()
     let body: Json | undefined
     const reply = (status: number, response: unknown, headers: Record<string, string> = {}) => {
-      this.calls.push({ method, body, status, response })
+      this.calls.push({ method, at, body, status, response })
       return typeof response === 'string'
         ? new Response(response, { status, headers })
         : Response.json(response, { status, headers })
@@ -96,7 +104,7 @@ export class FakeSlack {
     const failure = this.#failures.get(method)?.shift()
     if (failure) {
       if ('network' in failure) {
-        this.calls.push({ method, body, status: 0, response: 'network error' })
+        this.calls.push({ method, at, body, status: 0, response: 'network error' })
         throw new TypeError('fake Slack: network connection lost')
       }
       if ('error' in failure) return reply(200, { ok: false, error: failure.error })

@@ -114,11 +114,14 @@ describe('a slash command run that needs an approval', () => {
     expect(final.thread_ts).toBe(world.messages()[0]!.ts)
     expect(final.text).toContain('Rolled back the order service to v2.13.2.')
     expect(final.text).toContain('Done in 2 steps')
-    expect(world.slack.calls.map((c) => c.method)).toEqual([
-      'chat.postMessage',
-      'chat.postMessage',
-      'chat.update',
-      'chat.postMessage',
+    // Started, its progress ("waiting for approval"), the request, the decision, the answer; the
+    // progress update with the totals waits out the one-a-second pace (see progress.test.ts).
+    expect(world.slack.calls.map((c) => [c.method, c.body?.ts === approval.ts])).toEqual([
+      ['chat.postMessage', false],
+      ['chat.update', false],
+      ['chat.postMessage', false],
+      ['chat.update', true],
+      ['chat.postMessage', false],
     ])
     const view = await world.view(runId)
     expect(view.status).toBe('succeeded')
@@ -129,9 +132,17 @@ describe('a slash command run that needs an approval', () => {
         [`slack.approval:${pending.callId}`, 'delivered', 1],
         [`slack.decision:${pending.callId}`, 'delivered', 1],
         ['slack.final', 'delivered', 1],
+        // The totals, due a second after the last progress update.
+        ['slack.progress', 'pending', 0],
       ].sort(),
     )
+    expect(await world.nextAlarm(runId)).toBe(true)
+    expect(
+      (await world.view(runId)).deliveries.find((d) => d.id === 'slack.progress'),
+    ).toMatchObject({ status: 'delivered', attempts: 1 })
+    expect(world.messages()[0]!.text).toMatch(/\ndone in 2 steps · \d+ tokens$/)
     // Settled means settled: no alarm re-runs anything.
+    expect(await world.nextAlarm(runId)).toBe(false)
     await world.settle(runId)
     expect(world.received).toHaveLength(1)
     expect(world.model.bodies).toHaveLength(2)
@@ -167,7 +178,7 @@ describe('a slash command run that needs an approval', () => {
     world.advance(Date.parse(pending.expiresAt) - Date.now() - 60_000)
     await world.settle(runId)
     expect((await world.view(runId)).status).toBe('awaiting_approval')
-    expect(world.slack.succeeded('chat.update')).toHaveLength(0)
+    expect(world.slack.updatesOf(approval.ts)).toHaveLength(0)
 
     world.advance(61_000)
     await world.settle(runId)
@@ -200,7 +211,7 @@ describe('clicks that must not decide twice', () => {
     await world.settle(runId)
 
     expect(world.received).toHaveLength(1)
-    expect(world.slack.succeeded('chat.update')).toHaveLength(1)
+    expect(world.slack.updatesOf(approval.ts)).toHaveLength(1)
     expect(world.slack.ephemerals()).toEqual([
       expect.objectContaining({
         channel: CHANNEL,
@@ -227,7 +238,7 @@ describe('clicks that must not decide twice', () => {
     expect([APPROVER, APPROVER_2]).toContain(winner)
     const loser = winner === APPROVER ? APPROVER_2 : APPROVER
     expect(world.received).toHaveLength(winner === APPROVER ? 1 : 0)
-    expect(world.slack.succeeded('chat.update')).toHaveLength(1)
+    expect(world.slack.updatesOf(approval.ts)).toHaveLength(1)
     expect(world.slack.ephemerals()).toEqual([
       expect.objectContaining({
         user: loser,

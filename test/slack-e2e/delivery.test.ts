@@ -76,7 +76,8 @@ describe('Slack failing, then recovering', () => {
       expect(view.deliveries.find((d) => d.id === 'slack.started')!.lastError).toBeUndefined()
       const [first, answer] = world.messages()
       expect(world.messages()).toHaveLength(2)
-      expect(first!.text).toContain('Working on it')
+      // The first message, posted late, then shows how the run ended (live progress).
+      expect(first!.text).toMatch(/^:white_check_mark: Done \(run `run_\w+`\): check the gateway\n/)
       expect(answer).toMatchObject({ thread_ts: first!.ts })
       expect(answer!.text).toContain('The gateway is healthy.')
       expect(world.model.bodies).toHaveLength(1)

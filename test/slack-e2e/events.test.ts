@@ -73,7 +73,7 @@ describe('POST /slack/events', () => {
     ])
     expect(world.model.bodies).toHaveLength(1)
     expect(world.messages().map((m) => m.text)).toEqual([
-      expect.stringContaining('Working on it'),
+      expect.stringMatching(/^:white_check_mark: Done .*\ndone in 1 step/),
       expect.stringContaining('The gateway is healthy.'),
     ])
   })

@@ -52,6 +52,11 @@ export class SlackWorld {
   /** Requests the side-effecting tool sent to receiver.test. */
   readonly received: RecordedRequest[] = []
   readonly outbound: Outbound
+  /** How far the Worker's clock moves while the model answers a request. */
+  modelLatencyMs = 0
+  /** Called as the model receives its nth request (from 1), before it answers. */
+  onModelRequest: ((n: number) => void) | undefined
+  #modelRequests = 0
   #offset = CLOCK_LEAD_MS
   readonly #clock: { mockRestore(): void }
 
@@ -60,7 +65,12 @@ export class SlackWorld {
     this.#clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + this.#offset)
     this.outbound = new Outbound()
       .on('slack.test', this.slack.handler)
-      .on('api.openai.test', this.model.handler)
+      .on('api.openai.test', (req) => {
+        // The model "takes" modelLatencyMs of the Worker's clock to answer.
+        this.advance(this.modelLatencyMs)
+        this.onModelRequest?.(++this.#modelRequests)
+        return this.model.handler(req)
+      })
       .on(RECEIVER_HOST, async (req) => {
         this.received.push({
           method: req.method,
