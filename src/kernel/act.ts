@@ -122,7 +122,7 @@ function dispatchContext(state: RunState, call: Call, slice: Slice) {
     approved: call.approval?.decision === 'approved',
     maxObservationTokens: state.budget.maxObservationTokens,
     now: slice.now,
-    ...(deps.signal ? { signal: deps.signal } : {}),
+    signal: deps.signal,
   }
 }
 

@@ -289,27 +289,31 @@ export function findCall<C extends { id: string }>(
  * µs/step with spreads, see the commit that added this).
  */
 export function updateState(state: RunState, changes: Partial<RunState>): RunState {
-  const c = changes
+  return Object.assign(copyState(state), changes)
+}
+
+/** A copy of `state` this transition owns (see `updateState`). */
+export function copyState(state: RunState): RunState {
   return {
     v: state.v,
     id: state.id,
     task: state.task,
-    protocol: c.protocol ?? state.protocol,
+    protocol: state.protocol,
     protocolSetting: state.protocolSetting,
     tools: state.tools,
     budget: state.budget,
-    policy: c.policy ?? state.policy,
-    phase: c.phase ?? state.phase,
-    steps: c.steps ?? state.steps,
-    usage: c.usage ?? state.usage,
-    activeMs: c.activeMs ?? state.activeMs,
-    consecutiveErrors: c.consecutiveErrors ?? state.consecutiveErrors,
-    cancelRequested: c.cancelRequested ?? state.cancelRequested,
-    cancelReason: c.cancelReason !== undefined ? c.cancelReason : state.cancelReason,
+    policy: state.policy,
+    phase: state.phase,
+    steps: state.steps,
+    usage: state.usage,
+    activeMs: state.activeMs,
+    consecutiveErrors: state.consecutiveErrors,
+    cancelRequested: state.cancelRequested,
+    cancelReason: state.cancelReason,
     createdAt: state.createdAt,
-    model: c.model !== undefined ? c.model : state.model,
-    modelCall: c.modelCall !== undefined ? c.modelCall : state.modelCall,
-    result: c.result !== undefined ? c.result : state.result,
+    model: state.model,
+    modelCall: state.modelCall,
+    result: state.result,
     conversation: state.conversation,
   }
 }
