@@ -46,9 +46,18 @@ export async function transition(state: RunState, slice: Slice): Promise<Transit
   return { state: next, event }
 }
 
-/** `transition` in a slice of its own, returning the next state. */
+/**
+ * One transition in a slice of its own, returning the next state. A transition that writes a
+ * start record (of a model call or a side effect) is followed by the one it announces: only
+ * this slice may make that call.
+ */
 export async function advance(state: RunState, deps: Deps): Promise<RunState> {
-  return (await transition(state, new Slice(deps))).state
+  const slice = new Slice(deps)
+  let out = await transition(state, slice)
+  while (out.event.action === 'model_call_started' || out.event.action === 'start_call') {
+    out = await transition(out.state, slice)
+  }
+  return out.state
 }
 
 function phase(state: RunState, slice: Slice): Promise<Change> | Change {
@@ -105,9 +114,9 @@ export async function runSlice(
     state = out.state
     const persisted = persist(state, out.event)
     if (persisted) await persisted
-    // A started side effect must run in this same invocation: stopping here would make the
-    // next one see it as interrupted and report an unknown outcome.
-    if (out.event.action === 'start_call') continue
+    // A started side effect or model call must run in this same invocation: stopping here would
+    // make the next one see it as interrupted (an unknown outcome, a lost answer).
+    if (out.event.action === 'start_call' || out.event.action === 'model_call_started') continue
     if (state.phase === 'done') return { state, end: 'done', transitions, bytes }
     if (transitions >= limits.maxTransitions) {
       return { state, end: 'max_transitions', transitions, bytes }

@@ -146,6 +146,8 @@ export const RunOutcomeSchema = z.object({
 export const ModelCallSchema = z.object({
   /** The step the call is for. */
   step: z.number(),
+  /** 1 for the step's first call; one more for each call whose answer was lost. */
+  attempt: z.number(),
   /** Estimated prompt tokens of the request. */
   promptTokens: z.number(),
   startedAt: z.number(),

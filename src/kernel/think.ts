@@ -1,13 +1,20 @@
 import { cancelApprovals } from './approvals'
-import type { StopReason } from './budget'
 import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
 import { ModelError } from './errors'
 import type { ModelRequest, ModelResponse, NativeToolCall } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import { readNativeReply, readTextReply, type Reading } from './reply'
+import { startModelCall } from './model-call'
 import { phaseAfterReview, reviewCalls } from './review'
-import { updateState, type Call, type Phase, type RunState, type Step } from './state'
+import {
+  updateState,
+  type Call,
+  type ModelCall,
+  type Phase,
+  type RunState,
+  type Step,
+} from './state'
 import { approxTokens } from './tokens'
 import {
   cancelMessage,
@@ -21,24 +28,25 @@ import {
 } from './transition'
 
 /**
- * The think phase (docs/architecture.md): check the budgets, build the request, ask the model
- * once, record its reply as a step, and review the step's calls in the same transition, so a
- * step is saved once, ready to act.
+ * The think phase (docs/architecture.md), in two transitions. The first checks the budgets and
+ * writes the model call's record (`RunState.modelCall`), persisted before the call is made like
+ * a side effect's `started`. The second, in the same slice, asks the model once, records its
+ * reply as a step and reviews the step's calls, so a step is saved once, ready to act.
+ *
+ * A record this slice did not write means the process that wrote it died while the model was
+ * answering: that call was made and its answer lost. It is counted (its prompt tokens estimated,
+ * and charged to the token and cost budgets, so a crash loop cannot evade them), and the call is
+ * made again.
  */
 export async function think(state: RunState, slice: Slice): Promise<Change> {
-  const { budget } = state
-  const spent = budgetSpent(state)
-  if (spent) return stopped(state, spent.reason, slice, spent.error)
+  const record = state.modelCall
+  if (record && slice.startedModelCalls.has(record.step)) return callModel(state, record, slice)
+  return startModelCall(state, slice)
+}
+
+async function callModel(state: RunState, record: ModelCall, slice: Slice): Promise<Change> {
   const built = buildRequest(state, slice.registry, slice.render)
-  if (state.usage.promptTokens + built.tokens > budget.maxPromptTokens) {
-    return stopped(
-      state,
-      'token_budget',
-      slice,
-      `the next request (~${built.tokens} tokens) would pass maxPromptTokens (${budget.maxPromptTokens}; ${state.usage.promptTokens} used)`,
-    )
-  }
-  const remainingMs = budget.maxSeconds * 1000 - state.activeMs
+  const remainingMs = state.budget.maxSeconds * 1000 - state.activeMs
   const { protocol, messages, tools } = built.request
   const request: ModelRequest = tools
     ? { protocol, messages, tools, timeoutMs: remainingMs }
@@ -51,25 +59,7 @@ export async function think(state: RunState, slice: Slice): Promise<Change> {
   } catch (err) {
     return modelFailed(state, slice, built.bytes, startedAt, remainingMs, err)
   }
-  return recordReply(state, slice, built, startedAt, response)
-}
-
-/** The budget that is spent before the next model call, if any. */
-function budgetSpent(state: RunState): { reason: StopReason; error: string } | null {
-  const { budget, usage } = state
-  if (state.steps.length >= budget.maxSteps) {
-    return {
-      reason: 'max_steps',
-      error: `reached maxSteps (${budget.maxSteps}) without a final answer`,
-    }
-  }
-  if (state.activeMs >= budget.maxSeconds * 1000) {
-    return { reason: 'timeout', error: `used the ${budget.maxSeconds}s time budget` }
-  }
-  if (budget.maxCostUsd !== undefined && (usage.costUsd ?? 0) >= budget.maxCostUsd) {
-    return { reason: 'cost_budget', error: `spent $${usage.costUsd} of $${budget.maxCostUsd}` }
-  }
-  return null
+  return recordReply(state, slice, built, startedAt, record, response)
 }
 
 /** The model call threw: a cancel, a protocol fallback, the time budget, or a model error. */
@@ -93,7 +83,7 @@ function modelFailed(
     state.protocol === 'native'
   ) {
     return {
-      state: updateState(state, { protocol: 'text' }),
+      state: updateState(state, { protocol: 'text', modelCall: null }),
       event: happened('fallback', { bytes }),
     }
   }
@@ -113,6 +103,7 @@ async function recordReply(
   slice: Slice,
   built: BuiltRequest,
   startedAt: number,
+  record: ModelCall,
   response: ModelResponse,
 ): Promise<Change> {
   const { deps } = slice
@@ -138,13 +129,14 @@ async function recordReply(
     elidedSteps: built.cut.steps,
     elidedTokens: built.cut.tokens,
     toolSpecTokens: built.toolSpecTokens,
-    lostModelCalls: 0,
+    lostModelCalls: record.attempt - 1,
     ms: modelMs,
     modelMs,
     at: startedAt,
   }
   const spent = state.usage
   const next = updateState(state, {
+    modelCall: null,
     // The trace names who answered: the provider's model name, else the Model's own name.
     model: response.model ?? state.model ?? deps.model.name,
     usage: {

@@ -196,6 +196,31 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     await expectFinishedOnce(id, { modelRequests: 4 })
   })
 
+  it('during a model call: the lost call is counted and estimated, and asked again once', async () => {
+    scriptModel()
+    fakes.ai.enqueue(reply.text('Recorded 42.')) // the answer the dead object never recorded is asked again
+    const id = await startRun(TASK)
+    await drainAlarms(id)
+    const pending = (await getRun(id)).pendingApprovals[0]!
+    await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
+    // The record of step 2's model call is persisted before the call goes out.
+    const before = await snapshotAt(id, saved.modelCallStarted(2))
+    await drainAlarms(id) // the model answers step 2; then the object "dies" before recording it
+    await before.restore()
+    await kill(id, how)
+    expect(await getRun(id)).toMatchObject({ phase: 'think', stepCount: 2 })
+    await drainAlarms(id)
+    const result = await getTrace(id)
+    expect(result).toMatchObject({ ok: true, answer: 'Recorded 42.', stopReason: 'finish' })
+    // Every request the provider got is in the trace, the lost one's tokens estimated.
+    expect(fakes.ai.bodies).toHaveLength(4)
+    expect(result.usage).toMatchObject({ modelCalls: 4, lostModelCalls: 1, estimated: true })
+    expect(result.usage.lostPromptTokens).toBeGreaterThan(0)
+    expect(result.steps.map((s) => s.lostModelCalls)).toEqual([0, 0, 1])
+    expect(fakes.receiver.executions()).toBe(1)
+    expect(fakes.ai.violations).toEqual([])
+  })
+
   it('between started and the result of http_post (idempotent): retries with the same key', async () => {
     scriptModel()
     const id = await startRun(TASK)

@@ -11,7 +11,7 @@ import type { RunState } from '../../src/kernel/state'
 import { stubOf } from './harness'
 
 /** The run as its rows hold it right after a save. */
-export type SavedRun = Pick<RunState, 'phase' | 'steps' | 'result'>
+export type SavedRun = Pick<RunState, 'phase' | 'steps' | 'result' | 'modelCall'>
 
 /** One saved change: the run before and after the transaction. */
 export interface SavedChange {
@@ -127,6 +127,11 @@ export const saved = {
     (): ChangeMatch =>
     ({ before, after }) =>
       changedCalls(before, after).some((c) => c.status === 'started'),
+  /** The record of step `i`'s model call was written, before the call is made. */
+  modelCallStarted:
+    (i: number): ChangeMatch =>
+    ({ before, after }) =>
+      before?.modelCall?.step !== i && after.modelCall?.step === i,
   /** The run ended with this stop reason. */
   finished:
     (stopReason: string): ChangeMatch =>
