@@ -1,6 +1,7 @@
 import { act, closeStartedCalls } from './act'
 import { cancelApprovals, expireApprovals } from './approvals'
 import type { EdgeSlice } from './budget'
+import { countLostModelCall } from './model-call'
 import { updateState, type RunState } from './state'
 import { think } from './think'
 import {
@@ -63,7 +64,9 @@ export async function advance(state: RunState, deps: Deps): Promise<RunState> {
 function phase(state: RunState, slice: Slice): Promise<Change> | Change {
   if (state.phase === 'done') return { state, event: happened('noop') }
   if (state.cancelRequested || slice.deps.signal?.aborted) {
-    const cancelled = closeStartedCalls(cancelApprovals(state, slice.now()), slice)
+    // A model call whose answer a crash lost is counted even when it is never made again.
+    const counted = countLostModelCall(state, slice)
+    const cancelled = closeStartedCalls(cancelApprovals(counted, slice.now()), slice)
     return stopped(cancelled, 'cancelled', slice, cancelMessage(state, slice))
   }
   switch (state.phase) {

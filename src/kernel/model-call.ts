@@ -10,7 +10,7 @@ import { happened, stopped, type Change, type Slice } from './transition'
  */
 export function startModelCall(state: RunState, slice: Slice): Change {
   const lost = state.modelCall
-  const counted = lost ? countLostCall(state, lost, slice) : state
+  const counted = countLostModelCall(state, slice)
   const { budget, usage } = counted
   const spent = budgetSpent(counted)
   if (spent) return stopped(counted, spent.reason, slice, spent.error)
@@ -37,8 +37,19 @@ export function startModelCall(state: RunState, slice: Slice): Change {
   }
 }
 
+/**
+ * `state` with its model-call record counted as a call made whose answer was lost, when it is
+ * one: a record this slice did not write (its process died while the model answered). A record
+ * this slice wrote has not been sent yet, or is being answered here.
+ */
+export function countLostModelCall(state: RunState, slice: Slice): RunState {
+  const record = state.modelCall
+  if (!record || slice.startedModelCalls.has(record.step)) return state
+  return countLostCall(state, record, slice)
+}
+
 /** A model call whose answer was lost: counted as made, its prompt tokens as estimated. */
-function countLostCall(state: RunState, lost: ModelCall, slice: Slice): RunState {
+export function countLostCall(state: RunState, lost: ModelCall, slice: Slice): RunState {
   const u = state.usage
   const price = slice.deps.pricing
   const cost = price ? (lost.promptTokens * price.promptPer1K) / 1000 : null

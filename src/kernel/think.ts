@@ -5,7 +5,7 @@ import { ModelError } from './errors'
 import type { ModelRequest, ModelResponse, NativeToolCall } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import { readNativeReply, readTextReply, type Reading } from './reply'
-import { startModelCall } from './model-call'
+import { countLostCall, startModelCall } from './model-call'
 import { phaseAfterReview, reviewCalls } from './review'
 import {
   updateState,
@@ -57,7 +57,7 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
   try {
     response = await slice.deps.model.complete(request)
   } catch (err) {
-    return modelFailed(state, slice, built.bytes, startedAt, remainingMs, err)
+    return modelFailed(state, record, slice, built.bytes, startedAt, remainingMs, err)
   }
   return recordReply(state, slice, built, startedAt, record, response)
 }
@@ -65,6 +65,7 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
 /** The model call threw: a cancel, a protocol fallback, the time budget, or a model error. */
 function modelFailed(
   state: RunState,
+  record: ModelCall,
   slice: Slice,
   bytes: number,
   startedAt: number,
@@ -73,7 +74,9 @@ function modelFailed(
 ): Change {
   // A cancel surfaces as the abort reason thrown by the adapter: that is not a model error.
   if (slice.deps.signal?.aborted) {
-    const cancelled = cancelApprovals(state, slice.now())
+    // The request was made and its answer dropped: counted like one a crash lost.
+    const counted = countLostCall(state, record, slice)
+    const cancelled = cancelApprovals(counted, slice.now())
     return stopped(cancelled, 'cancelled', slice, cancelMessage(state, slice))
   }
   const code = err instanceof ModelError ? err.options.code : undefined

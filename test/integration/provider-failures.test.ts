@@ -1,11 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import {
-  runSlice,
-  Slice,
-  toRunResult,
-  transition,
-  type TransitionEvent,
-} from '../../src/kernel/index'
+import { advance, runSlice, toRunResult, type TransitionEvent } from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
 import { FAKE_OPENAI_KEY, reply, type FakeReply } from '../fakes/fake-openai'
 import {
@@ -129,7 +123,7 @@ describe('permanent provider failure → model_error, and the key stays secret',
       wire.model({ attemptTimeoutMs: 20, maxRetries: 2 }),
       { protocol: 'native' },
     )
-    const { state: next } = await settle(transition(state, new Slice(deps)))
+    const next = await settle(advance(state, deps))
     const trace = toRunResult(next)
     expect(trace.ok).toBe(false)
     expect(trace.stopReason).toBe('model_error')

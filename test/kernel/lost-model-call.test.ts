@@ -137,4 +137,43 @@ describe('a model call whose answer was lost to a crash', () => {
     expect(trace.usage.costUsd).toBeGreaterThanOrEqual(0.01)
     expect(trace.usage.modelCalls).toBe(s.model.requests.length)
   })
+
+  it('a run cancelled before the call is made again still counts it', async () => {
+    const s = setup()
+    const stored = await dieDuringModelCall(roundTrip(s.state), s.deps)
+    const lostTokens = stored.modelCall!.promptTokens
+    const out = await runSlice({ ...stored, cancelRequested: true }, s.deps, UNLIMITED)
+    const trace = toRunResult(out.state)
+    expect(trace).toMatchObject({ ok: false, stopReason: 'cancelled' })
+    expect(s.model.requests).toHaveLength(1)
+    expect(trace.usage).toMatchObject({
+      modelCalls: 1,
+      lostModelCalls: 1,
+      lostPromptTokens: lostTokens,
+      promptTokens: lostTokens,
+      estimated: true,
+    })
+    expect(out.state.modelCall).toBeNull()
+  })
+
+  it('a call whose answer a cancel dropped (aborted in flight) is counted', async () => {
+    const s = setup()
+    const abort = new AbortController()
+    const asked = s.model.complete.bind(s.model)
+    const model = {
+      name: s.model.name,
+      complete: async (req: Parameters<typeof asked>[0]) => {
+        await asked(req)
+        abort.abort(new Error('cancelled by the caller'))
+        throw new Error('aborted')
+      },
+    }
+    const deps: Deps = { ...s.deps, model, signal: abort.signal }
+    const out = await runSlice(s.state, deps, UNLIMITED)
+    const trace = toRunResult(out.state)
+    expect(trace).toMatchObject({ ok: false, stopReason: 'cancelled' })
+    expect(s.model.requests).toHaveLength(1)
+    expect(trace.usage).toMatchObject({ modelCalls: 1, lostModelCalls: 1, estimated: true })
+    expect(trace.usage.lostPromptTokens).toBeGreaterThan(0)
+  })
 })

@@ -158,7 +158,8 @@ describe('parallel read-only calls', () => {
     )
     const actions: string[] = []
     const out = await runSlice(state, deps, UNLIMITED, (_s, e) => {
-      if (e.action !== 'think') actions.push(`${e.action} ${e.callId ?? e.tool ?? ''}`.trim())
+      if (e.action !== 'think' && e.action !== 'model_call_started')
+        actions.push(`${e.action} ${e.callId ?? e.tool ?? ''}`.trim())
     })
     expect(toRunResult(out.state).ok).toBe(true)
     expect(log).toEqual([

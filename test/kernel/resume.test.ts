@@ -125,9 +125,12 @@ describe.each<Protocol>(['native', 'text'])('%s protocol: resume from storage', 
   ])('a started side effect read back from storage (idempotent %s) %s', async (idempotent) => {
     const s = setup(protocol, idempotent)
     let state = roundTrip(s.state)
-    // Run until the start record is written, then "crash": only the stored copy survives.
+    // Run until the start record is written, then "crash": only the stored copy survives. One
+    // invocation until then: a model call's record is only followed by its call in the slice
+    // that wrote it.
+    const slice = new Slice(s.deps)
     for (;;) {
-      const out = await transition(state, new Slice(s.deps))
+      const out = await transition(state, slice)
       state = roundTrip(out.state)
       if (out.event.action === 'start_call') break
     }
@@ -159,8 +162,9 @@ describe.each([false, true])(
     it('read back from storage: reported outcome unknown, not run again, not left started', async () => {
       const s = setup('native', idempotent)
       let state = roundTrip(s.state)
+      const slice = new Slice(s.deps) // one invocation until the "crash"
       for (;;) {
-        const out = await transition(state, new Slice(s.deps))
+        const out = await transition(state, slice)
         state = roundTrip(out.state)
         if (out.event.action === 'start_call') break
       }

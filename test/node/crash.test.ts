@@ -16,11 +16,7 @@ beforeAll(async () => {
 }, 60_000)
 
 /** Runs one crash point on its own storage, fake network and runtimes; checks everything. */
-async function crashAt(
-  point: CrashPoint,
-  onFinished: (close: () => Promise<void>) => void,
-  options: { strictModelCallUsage?: boolean } = {},
-) {
+async function crashAt(point: CrashPoint, onFinished: (close: () => Promise<void>) => void) {
   const session = await CrashSession.open(point.bindings ? { bindings: point.bindings } : {})
   onFinished(() => session.close())
   const tag = `crash-${CRASH_POINTS.indexOf(point)}`
@@ -43,7 +39,6 @@ async function crashAt(
     session,
     { ...run, script, ...(point.callback ? { callback: true } : {}) },
     view,
-    options,
   )
   expect(violations).toEqual([])
   // The crash point was really hit, and the run stands where that point leaves it.
@@ -65,6 +60,7 @@ async function crashAt(
   if (post?.kind === 'outcome_unknown') {
     expect(post.observation).toMatch(/^\[ToolError\] outcome unknown: http_post \(call call_post\)/)
   }
+  return result
 }
 
 // Each point has its own storage, fake network and runtimes, so points run side by side.
@@ -73,16 +69,12 @@ describe.concurrent('killed with SIGKILL', () => {
     await crashAt(point, (close) => t.onTestFinished(close))
   })
 
-  // Usage must count a model call whose answer a crash lost (docs: `usage.modelCalls` is "every
-  // model call made, lost ones included"). The kernel does not write its "model call started"
-  // record yet, so this fails today; when that record lands this test starts failing: make it
-  // a plain `it` then (and pass `strictModelCallUsage` in the soak too).
-  it.fails(
-    'usage counts the model call a crash cut off (awaits the model-call record)',
-    async (t) => {
-      await crashAt(CRASH_POINTS[0]!, (close) => t.onTestFinished(close), {
-        strictModelCallUsage: true,
-      })
-    },
-  )
+  // Usage counts a model call whose answer a crash lost (issue 14 §5): its record was stored
+  // before the request left, so the next runtime counts it, its prompt tokens estimated.
+  it('usage counts the model call a crash cut off, its prompt tokens estimated', async (t) => {
+    const result = await crashAt(CRASH_POINTS[0]!, (close) => t.onTestFinished(close))
+    expect(result.usage).toMatchObject({ modelCalls: 4, lostModelCalls: 1, estimated: true })
+    expect(result.usage.lostPromptTokens).toBeGreaterThan(0)
+    expect(result.steps.map((s) => s.lostModelCalls)).toEqual([1, 0, 0])
+  })
 })

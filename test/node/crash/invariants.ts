@@ -52,8 +52,6 @@ export interface RunEvidence {
   /** The run's events as `GET /v1/runs/:id/events` streamed them, in order. */
   events?: StreamedEvent[]
   callback?: boolean
-  /** Usage must count the model calls whose answers were lost too (see checkModelCalls). */
-  strictModelCallUsage?: boolean
 }
 
 /** Every invariant the run breaks; empty when it kept them all. */
@@ -120,7 +118,7 @@ function scriptedCallIds(reply: FakeReply | undefined): string[] {
 /**
  * The model was asked once per stored step; again only when a kill came after the earlier ask
  * and before anything proved that step stored (a later request of the run, or the API showing
- * the step). Usage counts each stored step's model call.
+ * the step). Usage counts every model call made, those whose answers a crash lost included.
  */
 function checkModelCalls(run: RunEvidence, result: RunResult, fail: Fail) {
   const asks = run.requests
@@ -155,17 +153,11 @@ function checkModelCalls(run: RunEvidence, result: RunResult, fail: Fail) {
     fail('lost_step', `the model answered step ${unstored.at(-1)!.step}, the trace has ${stored}`)
   }
   const { modelCalls } = result.usage
-  if (run.strictModelCallUsage) {
-    // Every call made is counted, those whose answers a crash lost included (a "model call
-    // started" record written before each call). A kill between that record and the request
-    // leaving may count a call the provider never saw: at most one per kill.
-    if (modelCalls < asks.length || modelCalls > asks.length + run.kills.length) {
-      fail('usage_miscount', `usage.modelCalls ${modelCalls} for ${asks.length} model requests`)
-    }
-  } else if (modelCalls !== stored) {
-    // What holds today: each stored step's call is counted; a call whose answer was lost to a
-    // crash or a cancel left no record to count.
-    fail('usage_miscount', `usage.modelCalls ${modelCalls} for ${stored} stored steps`)
+  // Every call made is counted, those whose answers a crash lost included (the "model call
+  // started" record written before each call). A kill between that record and the request
+  // leaving may count a call the provider never saw: at most one per kill.
+  if (modelCalls < asks.length || modelCalls > asks.length + run.kills.length) {
+    fail('usage_miscount', `usage.modelCalls ${modelCalls} for ${asks.length} model requests`)
   }
   for (let k = 0; k < stored; k++) {
     if (!asks.some((a) => a.step === k)) fail('lost_step', `step ${k} was never asked for`)

@@ -14,7 +14,6 @@ export async function judge(
   session: CrashSession,
   run: { id: string; task: string; tag: string; script: FakeReply[]; callback?: boolean },
   view: RunView | undefined,
-  options: { strictModelCallUsage?: boolean } = {},
 ): Promise<Judged> {
   const result = view && !session.down ? await session.trace(run.id) : undefined
   const evidence: RunEvidence = {
@@ -31,7 +30,6 @@ export async function judge(
     modelViolations: session.model.violations,
     ...(view ? { events: await readEvents(session, run.id) } : {}),
     ...(run.callback ? { callback: true } : {}),
-    ...(options.strictModelCallUsage ? { strictModelCallUsage: true } : {}),
   }
   const violations = checkRun(evidence)
   for (const u of session.network.unexpected) {
