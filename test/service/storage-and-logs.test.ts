@@ -82,21 +82,30 @@ describe('logs', () => {
     expect((await getRun(id)).result.ok).toBe(true)
 
     const lines = transitionLines(fakes.logs)
-    // think also classifies the calls and requests the approval.
-    expect(lines.map((l) => l.action)).toEqual(['think', 'start_call', 'run_call', 'think'])
+    // Each model call's record is written first; think also classifies the calls and requests
+    // the approval.
+    expect(lines.map((l) => l.action)).toEqual([
+      'model_call_started',
+      'think',
+      'start_call',
+      'run_call',
+      'model_call_started',
+      'think',
+    ])
     for (const line of lines) {
       expect(line).toMatchObject({ level: 'info', runId: id })
       expect(line.step).toBeTypeOf('number')
       expect(line.phase).toBeTypeOf('string')
       expect(line.ms).toBeTypeOf('number')
     }
-    expect(lines[0]).toMatchObject({
+    expect(lines[0]).toMatchObject({ step: 0, phase: 'think' })
+    expect(lines[1]).toMatchObject({
       step: 0,
       phase: 'await_approval',
       tool: 'http_post',
       promptTokens: 10,
     })
-    expect(lines[2]).toMatchObject({ step: 0, tool: 'http_post', callId: 'call_post' })
+    expect(lines[3]).toMatchObject({ step: 0, tool: 'http_post', callId: 'call_post' })
     expect(lines.at(-1)).toMatchObject({ step: 1, phase: 'done', stopReason: 'finish' })
 
     const everything = [...fakes.logs.mock.calls, ...errors.mock.calls, ...warns.mock.calls]
