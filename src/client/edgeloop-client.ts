@@ -70,7 +70,15 @@ export class EdgeloopClient {
     )
   }
 
-  listRuns(query: { status?: RunViewBody['status']; limit?: number; cursor?: string } = {}) {
+  listRuns(
+    query: {
+      status?: RunViewBody['status']
+      /** Only the runs of this conversation (its first run's id). */
+      conversation?: string
+      limit?: number
+      cursor?: string
+    } = {},
+  ) {
     return this.#json<RunPageBody>('GET', `/v1/runs${search(query)}`)
   }
 

@@ -226,6 +226,13 @@ function buildDocument(): Record<string, unknown> {
                 enum: ['running', 'awaiting_approval', 'succeeded', 'failed'],
               },
             },
+            {
+              name: 'conversation',
+              in: 'query',
+              required: false,
+              description: 'Only the runs of this conversation (the id of its first run).',
+              schema: { type: 'string', pattern: '^run_[0-9a-f]{32}$' },
+            },
             limit,
             cursor,
           ],

@@ -178,6 +178,7 @@ export const RunListItem = z.object({
   stepCount: z.number(),
   requestedBy: z.string(),
   metadata: z.optional(json),
+  conversation: z.object({ id: z.string(), position: z.number() }),
 })
 
 export const ApprovalListItem = z.object({

@@ -5,12 +5,13 @@ import type { RunStatus } from '../runs/types'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { requireAuth } from './auth'
+import { RUN_ID_PATTERN } from './schemas'
 
 const STATUSES: RunStatus[] = ['running', 'awaiting_approval', 'succeeded', 'failed']
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100
 
-/** `GET /v1/runs?status=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
+/** `GET /v1/runs?status=&conversation=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
 export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
   const status = c.req.query('status')
   if (status !== undefined && !STATUSES.includes(status as RunStatus)) {
@@ -20,6 +21,14 @@ export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
       `status must be one of ${STATUSES.join(', ')}, got "${status.slice(0, 40)}"`,
     )
   }
+  const conversation = c.req.query('conversation')
+  if (conversation !== undefined && !RUN_ID_PATTERN.test(conversation)) {
+    throw new ApiError(
+      400,
+      'invalid_query',
+      `conversation must be a run id (the conversation's first run), got "${conversation.slice(0, 40)}"`,
+    )
+  }
   const limit = pageSize(c.req.query('limit'))
   const cursor = c.req.query('cursor')
   return c.json(
@@ -27,6 +36,7 @@ export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
       listRuns(c.env.RUN_INDEX, {
         limit,
         ...(status ? { status: status as RunStatus } : {}),
+        ...(conversation ? { conversation } : {}),
         ...(cursor ? { cursor } : {}),
       }),
     ),

@@ -20,6 +20,9 @@ export function runIndexEntry(
     stepCount: state.steps.length,
     requestedBy: info.requestedBy,
     ...(info.metadata ? { metadata: info.metadata } : {}),
+    ...(state.conversation
+      ? { conversation: { id: state.conversation.id, position: state.conversation.position } }
+      : {}),
     version,
     approvals: pendingApprovals(state).map(({ stepIndex, call }) => ({
       callId: call.id,

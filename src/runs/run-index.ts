@@ -1,23 +1,10 @@
+import { ensureSchema } from './run-index-schema'
 import type { RunStatus } from './types'
 
 /**
  * The run index in D1 (docs/architecture.md#events): Durable Objects cannot be enumerated, so each run writes its
- * row here through its outbox. The index may lag a run, never lose it. The schema is created by
- * the code (`CREATE TABLE IF NOT EXISTS`, once per isolate), so no migration step is needed.
+ * row here through its outbox. The index may lag a run, never lose it. Its tables: run-index-schema.ts.
  */
-const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS runs (
-     id TEXT PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL, steps INTEGER NOT NULL, requested_by TEXT NOT NULL,
-     metadata TEXT, version INTEGER NOT NULL)`,
-  `CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at DESC, id DESC)`,
-  `CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created_at DESC, id DESC)`,
-  `CREATE TABLE IF NOT EXISTS pending_approvals (
-     run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
-     args_hash TEXT NOT NULL, reason TEXT NOT NULL, requested_by TEXT NOT NULL,
-     requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, call_id))`,
-  `CREATE INDEX IF NOT EXISTS approvals_by_requested ON pending_approvals (requested_at DESC)`,
-]
 
 /** Characters of the task the list shows. */
 export const LISTED_TASK_CHARS = 200
@@ -32,6 +19,8 @@ export interface RunIndexEntry {
   stepCount: number
   requestedBy: string
   metadata?: Record<string, unknown>
+  /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
+  conversation?: { id: string; position: number }
   /** The run's last event sequence number: an older write never replaces a newer one. */
   version: number
   approvals: {
@@ -55,6 +44,8 @@ export interface RunListItem {
   stepCount: number
   requestedBy: string
   metadata?: Record<string, unknown>
+  /** The conversation's first run and this run's position in it (0: it started it). */
+  conversation: { id: string; position: number }
 }
 
 /** A pending approval as `GET /v1/approvals` lists it. */
@@ -76,19 +67,6 @@ export interface Page<T> {
   nextCursor: string | null
 }
 
-const ready = new WeakMap<D1Database, Promise<void>>()
-
-/** Creates the tables once per isolate and database; a failure is retried by the next call. */
-function ensureSchema(db: D1Database): Promise<void> {
-  let p = ready.get(db)
-  if (!p) {
-    p = db.batch(SCHEMA.map((s) => db.prepare(s))).then(() => undefined)
-    p.catch(() => ready.delete(db))
-    ready.set(db, p)
-  }
-  return p
-}
-
 /** Writes a run's row and replaces its pending approvals, unless the index has a newer version. */
 export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<void> {
   await ensureSchema(db)
@@ -96,8 +74,9 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
   await db.batch([
     db
       .prepare(
-        `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version)
-         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2)
+        `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
+           conversation_id, conversation_position)
+         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
          WHERE excluded.version >= runs.version`,
@@ -112,6 +91,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
         e.stepCount,
         e.requestedBy,
         e.metadata ? JSON.stringify(e.metadata) : null,
+        e.conversation?.id ?? e.id,
+        e.conversation?.position ?? 0,
       ),
     db
       .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
@@ -148,6 +129,8 @@ type RunRow = {
   steps: number
   requested_by: string
   metadata: string | null
+  conversation_id: string | null
+  conversation_position: number | null
 }
 
 /**
@@ -156,13 +139,18 @@ type RunRow = {
  */
 export async function listRuns(
   db: D1Database,
-  query: { status?: RunStatus; limit: number; cursor?: string },
+  query: { status?: RunStatus; conversation?: string; limit: number; cursor?: string },
 ): Promise<Page<RunListItem>> {
   await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const where: string[] = []
   const args: unknown[] = []
   if (query.status) where.push(`status = ?${args.push(query.status)}`)
+  if (query.conversation) {
+    // Rows from before conversations have no conversation_id: such a run started its own.
+    const c = args.push(query.conversation)
+    where.push(`(conversation_id = ?${c} OR (conversation_id IS NULL AND id = ?${c}))`)
+  }
   if (after) {
     const t = args.push(after.t)
     const id = args.push(after.id)
@@ -171,7 +159,8 @@ export async function listRuns(
   const limit = args.push(query.limit + 1)
   const { results } = await db
     .prepare(
-      `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata FROM runs
+      `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata,
+         conversation_id, conversation_position FROM runs
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
     )
@@ -189,6 +178,7 @@ export async function listRuns(
       stepCount: r.steps,
       requestedBy: r.requested_by,
       ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
+      conversation: { id: r.conversation_id ?? r.id, position: r.conversation_position ?? 0 },
     })),
     nextCursor:
       results.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null,

@@ -12,6 +12,7 @@ import { reply, type ReceivedBody } from '../fakes/fake-openai'
 import {
   api,
   API_TOKEN,
+  AUTH,
   decide,
   drainAlarms,
   getRun,
@@ -414,5 +415,38 @@ describe('the typed client', () => {
     await expect(
       client.startRun({ task: 'x', continue: `run_${'f'.repeat(32)}` }),
     ).rejects.toMatchObject({ status: 404, code: 'run_not_found' })
+  })
+})
+
+describe('GET /v1/runs?conversation=', () => {
+  it('lists the runs of one conversation, newest first, with their positions', async () => {
+    const first = await finishedRun()
+    fakes.clock.advance(1_000)
+    fakes.ai.enqueue(reply.text('Second.'))
+    const second = await continueRun({ task: 'Second', tools: ['http_get'], continue: first })
+    await drainAlarms(second.id)
+    fakes.clock.advance(1_000)
+    fakes.ai.enqueue(reply.text('Third.'))
+    const third = await continueRun({ task: 'Third', tools: ['http_get'], continue: second.id })
+    await drainAlarms(third.id)
+    const unrelated = await finishedRun('Unrelated', 'Unrelated.')
+
+    const res = await api(`/v1/runs?conversation=${first}`, { headers: AUTH })
+    expect(res.status).toBe(200)
+    const page = (await res.json()) as {
+      items: { id: string; conversation: { id: string; position: number } }[]
+    }
+    expect(page.items.map((r) => [r.id, r.conversation])).toEqual([
+      [third.id, { id: first, position: 2 }],
+      [second.id, { id: first, position: 1 }],
+      [first, { id: first, position: 0 }],
+    ])
+    const other = await api(`/v1/runs?conversation=${unrelated}`, { headers: AUTH })
+    expect(((await other.json()) as { items: { id: string }[] }).items.map((r) => r.id)).toEqual([
+      unrelated,
+    ])
+    const bad = await api('/v1/runs?conversation=nope', { headers: AUTH })
+    expect(bad.status).toBe(400)
+    expect(await errorOf(bad)).toMatchObject({ code: 'invalid_query' })
   })
 })

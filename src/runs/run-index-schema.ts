@@ -1,0 +1,63 @@
+/**
+ * The run index's tables in D1 (docs/architecture.md#events). The schema is created by the code
+ * (`CREATE TABLE IF NOT EXISTS`, once per isolate), so no migration step is needed; columns added
+ * later are added to an existing table the same way.
+ */
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS runs (
+     id TEXT PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL, steps INTEGER NOT NULL, requested_by TEXT NOT NULL,
+     metadata TEXT, version INTEGER NOT NULL)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at DESC, id DESC)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created_at DESC, id DESC)`,
+  `CREATE TABLE IF NOT EXISTS pending_approvals (
+     run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
+     args_hash TEXT NOT NULL, reason TEXT NOT NULL, requested_by TEXT NOT NULL,
+     requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, call_id))`,
+  `CREATE INDEX IF NOT EXISTS approvals_by_requested ON pending_approvals (requested_at DESC)`,
+]
+
+/**
+ * Columns added after the first deployments, so not in the CREATE TABLE above: an existing
+ * table gains them once (`ALTER TABLE` has no IF NOT EXISTS; another isolate may win the race).
+ */
+const ADDED_COLUMNS: [table: string, column: string, ddl: string][] = [
+  // The conversation a run belongs to (docs/architecture.md#conversations); NULL in older rows,
+  // which each started their own.
+  ['runs', 'conversation_id', 'ALTER TABLE runs ADD COLUMN conversation_id TEXT'],
+  ['runs', 'conversation_position', 'ALTER TABLE runs ADD COLUMN conversation_position INTEGER'],
+]
+const ADDED_INDEXES = [
+  `CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation_id, created_at DESC, id DESC)`,
+]
+
+const ready = new WeakMap<D1Database, Promise<void>>()
+
+/** Creates the tables once per isolate and database; a failure is retried by the next call. */
+export function ensureSchema(db: D1Database): Promise<void> {
+  let p = ready.get(db)
+  if (!p) {
+    p = db
+      .batch(SCHEMA.map((s) => db.prepare(s)))
+      .then(() => addColumns(db))
+      .then(() => db.batch(ADDED_INDEXES.map((s) => db.prepare(s))))
+      .then(() => undefined)
+    p.catch(() => ready.delete(db))
+    ready.set(db, p)
+  }
+  return p
+}
+
+async function addColumns(db: D1Database): Promise<void> {
+  for (const [table, column, ddl] of ADDED_COLUMNS) {
+    // The statement form D1 documents (docs: D1 "Database commands"), filtered here.
+    const { results } = await db.prepare(`PRAGMA table_info(${table})`).all<{ name: string }>()
+    if (results.some((c) => c.name === column)) continue
+    try {
+      await db.prepare(ddl).run()
+    } catch (err) {
+      // Another isolate added it between the look and the ALTER.
+      if (!/duplicate column/i.test(String((err as Error).message))) throw err
+    }
+  }
+}
