@@ -1,8 +1,21 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin'
-import { defineConfig } from 'vitest/config'
+import { readFile } from 'node:fs/promises'
+import { defineConfig, type Plugin } from 'vitest/config'
 import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
 
 const wrangler = { configPath: wranglerConfigWithoutDevVars() }
+
+// The MCP SDK ships source maps that name sources it does not ship, and Vite warns about each
+// file; loading its files without their maps keeps `npm test` quiet (stack traces still work).
+const sdkWithoutSourceMaps: Plugin = {
+  name: 'mcp-sdk-without-source-maps',
+  enforce: 'pre',
+  async load(id) {
+    if (!/node_modules\/@modelcontextprotocol\/sdk\/.*\.js$/.test(id)) return null
+    const code = await readFile(id.split('?')[0]!, 'utf8')
+    return { code: code.replace(/\n\/\/# sourceMappingURL=.*$/, ''), map: null }
+  },
+}
 
 // Settings every test Worker gets. Hosts use the reserved .test TLD: the strict outbound fake
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
@@ -57,6 +70,7 @@ export default defineConfig({
       {
         // The service wired to a fake OpenAI-compatible provider.
         plugins: [
+          sdkWithoutSourceMaps,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -68,13 +82,42 @@ export default defineConfig({
           testTimeout: 30_000,
           name: 'edgeloop',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/demo/**', 'test/node/**'],
+          exclude: ['test/demo/**', 'test/node/**', 'test/mcp/**'],
         },
+      },
+      {
+        // MCP servers as tool sources: a real SDK server (test/fakes/fake-mcp.ts) on mcp.test,
+        // and one that is down.
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                MCP_SERVERS: JSON.stringify([
+                  {
+                    name: 'docs',
+                    url: 'https://mcp.test/mcp',
+                    token_secret: 'DOCS_MCP_TOKEN',
+                    timeout_ms: 2_000,
+                    overrides: { list_pages: { sideEffect: true } },
+                  },
+                  { name: 'down', url: 'https://down.test/mcp', timeout_ms: 500 },
+                ]),
+                DOCS_MCP_TOKEN: 'docs-mcp-token-0123',
+              },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'mcp', include: ['test/mcp/**/*.test.ts'] },
       },
       {
         // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from
         // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
         plugins: [
+          sdkWithoutSourceMaps,
           cloudflareTest({
             wrangler,
             // Empty wins over values a developer may have in .dev.vars.

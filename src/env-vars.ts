@@ -26,6 +26,8 @@ export interface EnvVars {
   ENABLED_TOOLS?: string
   HTTP_ALLOWLIST?: string
   HTTP_POST_IDEMPOTENT?: string
+  /** JSON array of MCP servers; each may name a secret (token_secret) read by that name. */
+  MCP_SERVERS?: string
   MAX_STEPS?: string
   MAX_SECONDS?: string
   MAX_PROMPT_TOKENS?: string

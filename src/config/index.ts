@@ -10,3 +10,4 @@ export {
 } from '../settings/setting'
 export { DEMO_MODEL, NO_KEY } from '../llm/create-model'
 export { configReport, type ConfigProblem, type ConfigReport } from './problems'
+export { allToolsOf, isMcpToolName } from '../../tools/mcp/index'

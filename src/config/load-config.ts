@@ -12,6 +12,7 @@ import type { Tool } from '../kernel/tool'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
 import { parseApprovers } from '../slack/approvers'
 import { buildToolset } from '../../tools/catalog'
+import { readMcpServers, type McpServerConfig } from '../../tools/mcp/index'
 import type { EnvVars } from '../env-vars'
 import { ConfigError } from '../errors/config-error'
 import { modelConfigFromEnv, requireModelKey } from './model'
@@ -27,6 +28,8 @@ export interface ServiceConfig {
   enabledTools: string[]
   /** Those tools, built once from the catalog with their own settings. */
   tools: readonly Tool[]
+  /** MCP servers whose tools runs may use (MCP_SERVERS); their lists are fetched per run. */
+  mcpServers: McpServerConfig[]
   /** Server maxima: a run may ask for less, never more. */
   maxBudget: Budget
   /** Defaults for runs that ask for nothing. */
@@ -158,6 +161,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     policy,
     enabledTools: tools.map((t) => t.name),
     tools,
+    mcpServers: readMcpServers(env),
     maxBudget,
     defaultBudget,
     slice: sliceForCpuMs(s.CPU_MS),

@@ -50,17 +50,23 @@ export class ToolRegistry {
     return new ToolRegistry(names.map((n) => this.#tools.get(n)!))
   }
 
-  /** JSON Schema of a tool's parameters (cached; `$schema` dropped to save prompt tokens). */
+  /**
+   * JSON Schema of a tool's parameters: its `inputSchema` as is, or derived from its zod params
+   * (cached; `$schema` dropped to save prompt tokens).
+   */
   jsonSchema(name: string): Record<string, unknown> {
     let schema = this.#schemas.get(name)
     if (!schema) {
       const tool = this.#tools.get(name)
       if (!tool) throw new TypeError(`ToolRegistry: no tool "${name}"`)
-      const { $schema: _ignored, ...rest } = toJSONSchema(tool.params, { io: 'input' }) as Record<
-        string,
-        unknown
-      >
-      schema = rest
+      if (tool.inputSchema) {
+        schema = tool.inputSchema as Record<string, unknown>
+      } else {
+        const { $schema: _ignored, ...rest } = toJSONSchema(tool.params, {
+          io: 'input',
+        }) as Record<string, unknown>
+        schema = rest
+      }
       this.#schemas.set(name, schema)
     }
     return schema

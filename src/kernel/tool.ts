@@ -37,6 +37,11 @@ export interface ToolDefinition<P extends ParamsSchema = ParamsSchema> {
   /** When to use it and what to put in each argument: written for the model. */
   description: string
   params: P
+  /**
+   * The JSON Schema the model is shown for the arguments, when it is not derived from `params`:
+   * an MCP server's schema, passed through as is. `params` must accept the same arguments.
+   */
+  inputSchema?: Readonly<Record<string, unknown>>
   /** What the result looks like, in a sentence (shown to the model). */
   returns: string
   /** True when running it changes the world; then the confirm policy decides first. */

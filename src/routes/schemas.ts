@@ -9,6 +9,10 @@ import { SHA256_HEX_PATTERN } from '../validation/patterns'
 export { RUN_ID_PATTERN } from '../kernel/names'
 
 const toolName = z.string().check(z.regex(TOOL_NAME_PATTERN))
+/** A tool name, or `<server>__*`: every tool of an MCP server. */
+const runToolName = z
+  .string()
+  .check(z.regex(new RegExp(`${TOOL_NAME_PATTERN.source}|^[a-z][a-z0-9_-]{0,31}__\\*$`)))
 
 /** The budget a request may set: the kernel's schema, the same one `react()` checks. */
 export { BudgetOverrides }
@@ -16,8 +20,11 @@ export { BudgetOverrides }
 export const CreateRunBody = z.strictObject({
   /** What the agent should do. */
   task: z.string().check(z.trim(), z.minLength(1), z.maxLength(20_000)),
-  /** A subset of the deployment's enabled tools; all enabled tools when absent. */
-  tools: z.optional(z.array(toolName).check(z.maxLength(64))),
+  /**
+   * A subset of the deployment's enabled tools, MCP tools as `<server>__<tool>` or `<server>__*`;
+   * all enabled tools and every MCP server's tools when absent.
+   */
+  tools: z.optional(z.array(runToolName).check(z.maxLength(64))),
   /** Lower limits than the server's (never higher). */
   budget: z.optional(BudgetOverrides),
   protocol: z.optional(z.enum(['auto', 'text', 'native'])),

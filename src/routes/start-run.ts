@@ -2,7 +2,7 @@ import { DEFAULT_HISTORY_TOKENS, type Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { canonicalJson } from '../kernel/canonical'
 import { sha256Hex } from '../security/sha256'
-import { DEMO_MODEL, loadConfig, type ServiceConfig } from '../config'
+import { allToolsOf, DEMO_MODEL, isMcpToolName, loadConfig, type ServiceConfig } from '../config'
 import type { Env } from '../env'
 import { runStub, type RunView, type StartInput } from '../runs/types'
 import { ApiError } from './api-error'
@@ -117,9 +117,14 @@ async function requestHash(req: StartRunRequest): Promise<string> {
   return sha256Hex(canonicalJson(asked))
 }
 
+// MCP tools are named `<server>__<tool>`; the server's list is only known once the run starts,
+// so a name is accepted here for any configured server, and `<server>__*` stands for all of them.
 function resolveTools(config: ServiceConfig, requested: string[] | undefined): string[] {
-  if (!requested) return config.enabledTools
-  const unknown = requested.filter((t) => !config.enabledTools.includes(t))
+  if (!requested)
+    return [...config.enabledTools, ...config.mcpServers.map((s) => allToolsOf(s.name))]
+  const unknown = requested.filter(
+    (t) => !config.enabledTools.includes(t) && !isMcpToolName(config.mcpServers, t),
+  )
   if (unknown.length) {
     throw new ApiError(
       400,
@@ -128,6 +133,7 @@ function resolveTools(config: ServiceConfig, requested: string[] | undefined): s
       {
         unknown,
         enabled: config.enabledTools,
+        ...(config.mcpServers.length ? { mcpServers: config.mcpServers.map((s) => s.name) } : {}),
       },
     )
   }

@@ -22,6 +22,7 @@ import { eventsBetween } from './events'
 import { conversationObservations, observationForConversation } from './conversation-observations'
 import { changesIndex } from './run-index-entry'
 import { logTransition, logEvent } from './log'
+import { freezeRunMcpTools, runMcpTools } from './mcp-tools'
 import { Outbox, type OutboxEntry } from './outbox'
 import { PROGRESS_ID, ProgressPump, queueProgress, requeueStaleProgress } from './slack-progress'
 import { RunStorage } from './storage'
@@ -275,6 +276,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#abort = new AbortController()
     this.#progress.start()
     try {
+      await freezeRunMcpTools(this.#storage, state.id, config.mcpServers, state.tools)
       const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
@@ -439,9 +441,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   #dependencies(state: RunState): Deps {
     if (this.#deps) return this.#deps
     const config = loadConfig(this.env)
-    const all = new ToolRegistry(config.tools)
-    const registry = all.subset(state.tools.filter((t) => all.get(t))).forRun()
     const storage = this.#storage
+    const mcp = runMcpTools(storage, state.id, config.mcpServers, state.tools)
+    const all = new ToolRegistry(config.tools)
+    const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
+    const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()
     const { pricePromptPer1kUsd: p, priceCompletionPer1kUsd: c } = config.model
     this.#deps = {
       model: createModel(config.model, this.#info?.model ? { model: this.#info.model } : {}),

@@ -39,7 +39,10 @@ export const LAYERS: Record<string, Layer> = {
     packages: [],
   },
   llm: { imports: ['kernel', 'errors'], packages: ['openai', 'zod'] },
-  tools: { imports: ['kernel', 'settings', 'errors'], packages: ['zod'] },
+  tools: {
+    imports: ['kernel', 'settings', 'errors'],
+    packages: ['zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema'],
+  },
   settings: { imports: ['errors'], packages: ['zod'] },
   kernel: { imports: ['validation', 'security', 'errors'], packages: ['zod'] },
   slack: { imports: ['security', 'validation', 'errors'], packages: ['zod'] },

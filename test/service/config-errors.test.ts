@@ -59,6 +59,13 @@ describe('a bad setting answers 503 misconfigured, naming the variable to fix', 
       'MODEL_TEMPERATURE must be a number from 0 to 2; got "warm"',
     ],
     [
+      'a bad MCP server entry',
+      {
+        MCP_SERVERS: '[{"name":"docs","url":"https://docs.test/mcp"},{"name":"Tracker","url":"x"}]',
+      },
+      'MCP_SERVERS entry 1 ("Tracker"): name must be 1–32 of a-z, 0-9, _ and -',
+    ],
+    [
       'a Slack setting',
       { SLACK_APPROVERS: 'UAPPROVER1,bob' },
       'SLACK_APPROVERS: "bob" is not a Slack user id',

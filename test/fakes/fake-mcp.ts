@@ -1,0 +1,149 @@
+/**
+ * A real MCP server, built with the official SDK (McpServer over its web-standard Streamable
+ * HTTP transport, stateless, JSON responses), answering the outbound fake in-process. Its tools
+ * cover every policy: read-only, destructive, idempotent, no annotations, and one that fails.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
+import * as z from 'zod'
+
+export const FAKE_MCP_HOST = 'mcp.test'
+export const FAKE_MCP_TOKEN = 'docs-mcp-token-0123'
+
+export interface McpCall {
+  tool: string
+  args: Record<string, unknown>
+  idempotencyKey: unknown
+}
+
+export class FakeMcp {
+  /** Every tools/call the server received, in order. */
+  readonly calls: McpCall[] = []
+  /** How many times tools/list was asked. */
+  listed = 0
+  /** Authorization headers of the requests. */
+  readonly authorizations: (string | null)[] = []
+  /** When true, the server lists one more tool (to show a run's list does not change). */
+  addTool = false
+  /** Tools that never answer (their calls still count). */
+  readonly hanging = new Set<string>()
+
+  readonly handler = async (req: Request): Promise<Response> => {
+    this.authorizations.push(req.headers.get('authorization'))
+    if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
+      return new Response('unauthorized', { status: 401 })
+    }
+    if (req.method === 'POST') {
+      const body = (await req.clone().json()) as { method?: string }
+      if (body.method === 'tools/list') this.listed++
+    }
+    const server = this.#server()
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    })
+    await server.connect(transport)
+    return transport.handleRequest(req)
+  }
+
+  #server(): McpServer {
+    const server = new McpServer(
+      { name: 'fake-docs', version: '1.0.0' },
+      { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    )
+    const record = (tool: string, args: Record<string, unknown>, meta: unknown) => {
+      this.calls.push({
+        tool,
+        args,
+        idempotencyKey: (meta as Record<string, unknown> | undefined)?.idempotencyKey,
+      })
+      if (this.hanging.has(tool)) return new Promise<never>(() => {})
+      return undefined
+    }
+    server.registerTool(
+      'search',
+      {
+        description: 'Search the docs. query: words to look for.',
+        inputSchema: { query: z.string().min(1) },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ query }, extra) => {
+        await record('search', { query }, extra._meta)
+        const text =
+          query === 'everything' ? 'lorem ipsum dolor '.repeat(2000) : `3 pages mention "${query}"`
+        return { content: [{ type: 'text', text }] }
+      },
+    )
+    server.registerTool(
+      'delete_page',
+      {
+        description: 'Delete a docs page for good.',
+        inputSchema: { page: z.string() },
+        annotations: { destructiveHint: true },
+      },
+      async ({ page }, extra) => {
+        await record('delete_page', { page }, extra._meta)
+        return { content: [{ type: 'text', text: `deleted ${page}` }] }
+      },
+    )
+    server.registerTool(
+      'upsert_page',
+      {
+        description: 'Create or replace a docs page.',
+        inputSchema: { page: z.string(), text: z.string() },
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+      },
+      async ({ page, text }, extra) => {
+        await record('upsert_page', { page, text }, extra._meta)
+        return {
+          content: [],
+          structuredContent: { page, bytes: text.length, saved: true },
+        }
+      },
+    )
+    server.registerTool(
+      'archive_page',
+      { description: 'Move a page to the archive.', inputSchema: { page: z.string() } },
+      async ({ page }, extra) => {
+        await record('archive_page', { page }, extra._meta)
+        return { content: [{ type: 'text', text: `archived ${page}` }] }
+      },
+    )
+    server.registerTool(
+      'reindex',
+      {
+        description: 'Rebuild the search index.',
+        inputSchema: {},
+        annotations: { readOnlyHint: true },
+      },
+      async (_args, extra) => {
+        await record('reindex', {}, extra._meta)
+        return {
+          isError: true,
+          content: [{ type: 'text', text: 'the index is locked by another rebuild' }],
+        }
+      },
+    )
+    server.registerTool(
+      'list_pages',
+      {
+        description: 'List the docs pages (MCP_SERVERS overrides it to need approval).',
+        inputSchema: {},
+        annotations: { readOnlyHint: true },
+      },
+      async (_args, extra) => {
+        await record('list_pages', {}, extra._meta)
+        return { content: [{ type: 'text', text: 'intro, setup, faq' }] }
+      },
+    )
+    if (this.addTool) {
+      server.registerTool(
+        'new_tool',
+        { description: 'Added after the run started.', annotations: { readOnlyHint: true } },
+        async () => ({ content: [{ type: 'text', text: 'new' }] }),
+      )
+    }
+    return server
+  }
+}

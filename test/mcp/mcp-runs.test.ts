@@ -1,0 +1,229 @@
+/**
+ * MCP servers as tool sources, through the Worker: a real MCP server built with the SDK
+ * (test/fakes/fake-mcp.ts) on mcp.test, configured in vitest.config.ts as the "docs" server
+ * (token in DOCS_MCP_TOKEN, `list_pages` overridden to need approval), and "down", which answers
+ * 503 to everything.
+ */
+import { evictDurableObject } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { reply } from '../fakes/fake-openai'
+import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN } from '../fakes/fake-mcp'
+import {
+  decide,
+  drainAlarms,
+  getRun,
+  getTrace,
+  startRun,
+  stubOf,
+  useServiceFakes,
+} from '../service/harness'
+
+let mcp: FakeMcp
+const fakes = useServiceFakes({
+  hosts: () => {
+    mcp = new FakeMcp()
+    return {
+      [FAKE_MCP_HOST]: mcp.handler,
+      'down.test': () => new Response('upstream connect error', { status: 503 }),
+    }
+  },
+})
+
+const call = (id: string, name: string, args: Record<string, unknown>) =>
+  reply.toolCalls([{ id, name, arguments: args }])
+
+/** The tools the model was offered in its `n`th request, by name. */
+function offered(n = 0): Record<string, { description: string; parameters: unknown }> {
+  return Object.fromEntries(fakes.ai.bodies[n]!.tools!.map((t) => [t.function.name, t.function]))
+}
+
+/** Starts a run, lets it reach its approval, approves it, and lets it finish. */
+async function approveAndFinish(id: string, callId: string): Promise<void> {
+  await drainAlarms(id)
+  const view = await getRun(id)
+  expect(view.status).toBe('awaiting_approval')
+  const pending = view.pendingApprovals.find((p) => p.callId === callId)!
+  await decide(id, callId, { decision: 'approve', args_hash: pending.argsHash })
+  await drainAlarms(id)
+}
+
+describe('an MCP server’s tools in a run', () => {
+  it('are offered as <server>__<tool> with the server’s description and schema as is', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__search', { query: 'rollback' }), reply.text('Three pages.'))
+    const id = await startRun({ task: 'How many pages mention rollback?', tools: ['docs__*'] })
+    await drainAlarms(id)
+
+    expect(Object.keys(offered())).toEqual([
+      'docs__search',
+      'docs__delete_page',
+      'docs__upsert_page',
+      'docs__archive_page',
+      'docs__reindex',
+      'docs__list_pages',
+      'read_observation',
+    ])
+    expect(offered().docs__search).toEqual({
+      name: 'docs__search',
+      description: 'Search the docs. query: words to look for.',
+      parameters: {
+        type: 'object',
+        properties: { query: { type: 'string', minLength: 1 } },
+        required: ['query'],
+        $schema: 'http://json-schema.org/draft-07/schema#',
+      },
+    })
+    expect(await getTrace(id)).toMatchObject({ ok: true, answer: 'Three pages.' })
+    expect((await getTrace(id)).steps[0]!.calls[0]).toMatchObject({
+      name: 'docs__search',
+      status: 'done',
+      observation: '3 pages mention "rollback"',
+    })
+    expect(mcp.calls).toEqual([
+      { tool: 'search', args: { query: 'rollback' }, idempotencyKey: `${id}:c1` },
+    ])
+    // The token named by token_secret, on every request to the server.
+    expect(mcp.authorizations.length).toBeGreaterThan(2)
+    expect(new Set(mcp.authorizations)).toEqual(new Set([`Bearer ${FAKE_MCP_TOKEN}`]))
+  })
+
+  it('are all offered, next to the enabled tools, when a run names no tools', async () => {
+    fakes.ai.enqueue(reply.text('Nothing to do.'))
+    const id = await startRun({ task: 'Say hi' })
+    await drainAlarms(id)
+    expect(Object.keys(offered())).toEqual(
+      expect.arrayContaining(['calculator', 'http_post', 'docs__search', 'down__unavailable']),
+    )
+  })
+
+  it('a destructive tool waits for approval, and runs once when approved', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__delete_page', { page: 'old-faq' }), reply.text('Deleted.'))
+    const id = await startRun({ task: 'Delete the old FAQ', tools: ['docs__delete_page'] })
+    await drainAlarms(id)
+    const view = await getRun(id)
+    expect(view.pendingApprovals).toMatchObject([
+      { callId: 'c1', tool: 'docs__delete_page', args: { page: 'old-faq' } },
+    ])
+    expect(mcp.calls).toEqual([]) // nothing reached the server before the approval
+    await approveAndFinish(id, 'c1')
+    expect(mcp.calls).toEqual([
+      { tool: 'delete_page', args: { page: 'old-faq' }, idempotencyKey: `${id}:c1` },
+    ])
+    expect((await getTrace(id)).steps[0]!.calls[0]).toMatchObject({
+      status: 'done',
+      observation: 'deleted old-faq',
+    })
+  })
+
+  it('a tool without annotations is a side effect too', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__archive_page', { page: 'v1' }))
+    const id = await startRun({ task: 'Archive v1', tools: ['docs__*'] })
+    await drainAlarms(id)
+    expect((await getRun(id)).pendingApprovals).toMatchObject([{ tool: 'docs__archive_page' }])
+    expect(offered().docs__archive_page!.description).toContain('a person must approve')
+  })
+
+  it('an override makes a read-only tool need approval', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__list_pages', {}))
+    const id = await startRun({ task: 'List the pages', tools: ['docs__list_pages'] })
+    await drainAlarms(id)
+    expect((await getRun(id)).pendingApprovals).toMatchObject([{ tool: 'docs__list_pages' }])
+    expect(mcp.calls).toEqual([])
+  })
+
+  it('an idempotent tool gets the idempotency key in _meta; structured content is the observation', async () => {
+    fakes.ai.enqueue(
+      call('c1', 'docs__upsert_page', { page: 'setup', text: 'npm ci' }),
+      reply.text('Saved.'),
+    )
+    const id = await startRun({ task: 'Save the setup page', tools: ['docs__upsert_page'] })
+    await approveAndFinish(id, 'c1')
+    expect(mcp.calls).toEqual([
+      { tool: 'upsert_page', args: { page: 'setup', text: 'npm ci' }, idempotencyKey: `${id}:c1` },
+    ])
+    expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe(
+      '{"page":"setup","bytes":6,"saved":true}',
+    )
+  })
+
+  it.each([
+    ['a read-only tool', 'docs__search', { query: '' }, 'query'],
+    ['a side effect', 'docs__delete_page', { page: 42 }, 'page'],
+  ])(
+    'arguments that fail the server’s schema are a [ToolError] (%s), and nobody is asked',
+    async (_what, tool, args, field) => {
+      fakes.ai.enqueue(call('c1', tool, args), reply.text('Could not.'))
+      const id = await startRun({ task: 'Try it', tools: ['docs__*'] })
+      await drainAlarms(id)
+      const done = await getRun(id)
+      expect(done.status).toBe('succeeded')
+      const observation = (await getTrace(id)).steps[0]!.calls[0]!.observation
+      expect(observation).toMatch(
+        new RegExp(`^\\[ToolError\\] invalid arguments for ${tool}:\\n- ${field}: `),
+      )
+      expect(mcp.calls).toEqual([])
+    },
+  )
+
+  it('isError: true from the server is a [ToolError]', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__reindex', {}), reply.text('The index is locked.'))
+    const id = await startRun({ task: 'Reindex', tools: ['docs__reindex'] })
+    await drainAlarms(id)
+    expect((await getTrace(id)).steps[0]!.calls[0]).toMatchObject({
+      kind: 'tool_error',
+      observation:
+        '[ToolError] docs__reindex failed: Error: the docs MCP server answered with an error: ' +
+        'the index is locked by another rebuild',
+    })
+  })
+
+  it('a large result is truncated and kept whole by handle', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__search', { query: 'everything' }), reply.text('Long.'))
+    const id = await startRun({ task: 'Find everything', tools: ['docs__search'] })
+    await drainAlarms(id)
+    const c = (await getTrace(id)).steps[0]!.calls[0]!
+    expect(c).toMatchObject({ truncated: true, handle: 'obs_c1', originalSize: 36_000 })
+    expect(c.observation).toContain('Call read_observation with this handle')
+  })
+
+  it('a read-only tool that does not answer in timeout_ms times out', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__search', { query: 'slow' }), reply.text('Timed out.'))
+    const id = await startRun({ task: 'Search slowly', tools: ['docs__search'] })
+    mcp.hanging.add('search')
+    await drainAlarms(id)
+    expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe(
+      '[ToolError] docs__search timed out after 2000ms',
+    )
+  })
+})
+
+describe('the tool list of a run', () => {
+  it('is fetched when the run starts and never changes after, across a restart', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__delete_page', { page: 'a' }), reply.text('Done.'))
+    const id = await startRun({ task: 'Delete a', tools: ['docs__*'] })
+    await drainAlarms(id)
+    expect(mcp.listed).toBe(1)
+    mcp.addTool = true // the server's list changes while the run waits for a person
+    await evictDurableObject(stubOf(id))
+    await approveAndFinish(id, 'c1')
+    expect(fakes.ai.bodies).toHaveLength(2)
+    expect(Object.keys(offered(1))).toEqual(Object.keys(offered(0)))
+    expect(Object.keys(offered(1))).not.toContain('docs__new_tool')
+    expect(mcp.listed).toBe(1)
+  })
+
+  it('of a server that is down gives its tools a clear error, and the run goes on', async () => {
+    fakes.ai.enqueue(
+      call('c1', 'down__create_issue', { title: 'x' }),
+      call('c2', 'calculator', { expression: '1+1' }),
+      reply.text('The tracker is down; 1+1 is 2.'),
+    )
+    const id = await startRun({ task: 'File it', tools: ['calculator', 'down__create_issue'] })
+    await drainAlarms(id)
+    const trace = await getTrace(id)
+    expect(trace).toMatchObject({ ok: true, answer: 'The tracker is down; 1+1 is 2.' })
+    expect(trace.steps[0]!.calls[0]!.observation).toMatch(
+      /^\[ToolError\] down__create_issue failed: Error: the down MCP server could not be reached when this run started \(HTTP 503: .*upstream connect error\), so its tools are not available in this run/,
+    )
+    expect(offered().down__create_issue!.description).toMatch(/^Unavailable: the down MCP server/)
+  })
+})

@@ -1,0 +1,14 @@
+export {
+  allToolsOf,
+  freezeMcpTools,
+  isMcpToolName,
+  mcpTools,
+  type FrozenMcpServer,
+} from './mcp-toolset'
+export { mcpToolPolicy, renderMcpResult } from './mcp-tool'
+export {
+  MCP_SERVERS,
+  readMcpServers,
+  type McpServerConfig,
+  type McpToolOverride,
+} from './mcp-servers'
