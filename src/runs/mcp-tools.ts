@@ -11,13 +11,14 @@ import {
   type FrozenMcpServer,
   type McpServerConfig,
 } from '../../tools/mcp/index'
-import { logEvent } from './log'
+import { logEvent, type LogEnv } from './log'
 import type { RunStorage } from './storage'
 
 const KEY = 'mcp_tools'
 
 /** Fetches and stores the run's MCP tool lists, once; a run that uses no server stores nothing. */
 export async function freezeRunMcpTools(
+  env: LogEnv,
   storage: RunStorage,
   runId: string,
   servers: readonly McpServerConfig[],
@@ -27,7 +28,7 @@ export async function freezeRunMcpTools(
   if (!runTools.some((t) => isMcpToolName(servers, t))) return
   const frozen = await freezeMcpTools(servers, runTools)
   storage.setValue(KEY, frozen)
-  logEvent('mcp_tools_frozen', {
+  logEvent(env, 'mcp_tools_frozen', {
     runId,
     servers: frozen.map((f) => ({
       server: f.server,
@@ -39,6 +40,7 @@ export async function freezeRunMcpTools(
 
 /** The run's MCP tools, built from its frozen lists (none before the first slice froze them). */
 export function runMcpTools(
+  env: LogEnv,
   storage: RunStorage,
   runId: string,
   servers: readonly McpServerConfig[],
@@ -47,6 +49,6 @@ export function runMcpTools(
   const frozen = storage.getValue<FrozenMcpServer[]>(KEY)
   if (!frozen) return []
   const { tools, skipped } = mcpTools(frozen, servers, runTools)
-  if (skipped.length) logEvent('mcp_tools_skipped', { runId, skipped })
+  if (skipped.length) logEvent(env, 'mcp_tools_skipped', { runId, skipped }, 'warn')
   return tools
 }

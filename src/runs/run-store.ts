@@ -276,7 +276,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#abort = new AbortController()
     this.#progress.start()
     try {
-      await freezeRunMcpTools(this.#storage, state.id, config.mcpServers, state.tools)
+      await freezeRunMcpTools(this.env, this.#storage, state.id, config.mcpServers, state.tools)
       const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
@@ -442,7 +442,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (this.#deps) return this.#deps
     const config = loadConfig(this.env)
     const storage = this.#storage
-    const mcp = runMcpTools(storage, state.id, config.mcpServers, state.tools)
+    const mcp = runMcpTools(this.env, storage, state.id, config.mcpServers, state.tools)
     const all = new ToolRegistry(config.tools)
     const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
     const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()
