@@ -92,6 +92,16 @@ export function checkUrl(allowlist: HostAllowlist, raw: string, base?: URL): URL
   return url
 }
 
+/** What `checkUrl` would refuse about `raw`, as a sentence; undefined when it may be fetched. */
+export function allowlistProblem(allowlist: HostAllowlist, raw: string): string | undefined {
+  try {
+    checkUrl(allowlist, raw)
+    return undefined
+  } catch (err) {
+    return `${(err as Error).message}.`
+  }
+}
+
 /** `HTTP_ALLOWLIST`, the hosts http_get and http_post may reach; each entry checked when read. */
 export const HTTP_ALLOWLIST = parsedBy((raw) => {
   const entries = splitList(raw)

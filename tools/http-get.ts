@@ -1,7 +1,7 @@
 import * as z from 'zod/mini'
 import { defineTool, type Tool } from '../src/kernel/tool'
 import { defineConfiguredTool } from './configured-tool'
-import { checkUrl, HTTP_ALLOWLIST } from './http-allowlist'
+import { allowlistProblem, checkUrl, HTTP_ALLOWLIST } from './http-allowlist'
 import { resolveHttpOptions, type HttpToolOptions } from './http-options'
 import { sendRequest } from './http-request'
 import { describeResponse } from './http-response'
@@ -35,6 +35,9 @@ export function createHttpGetTool(options: HttpToolOptions): Tool {
       'The status line and content type, e.g. "HTTP 200 OK (application/json)", then a blank ' +
       'line and the body as text.',
     timeoutMs,
+    // Before anyone is asked to approve: a call to a host outside the allowlist never reaches a
+    // person (and the handler checks again, for redirects and as the last line).
+    check: ({ url }) => allowlistProblem(allowlist, url),
     handler: async ({ url }, ctx) => {
       let current = checkUrl(allowlist, url)
       const notes: string[] = []

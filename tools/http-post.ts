@@ -2,7 +2,7 @@ import * as z from 'zod/mini'
 import { defineTool, type Tool } from '../src/kernel/tool'
 import { flag } from '../src/settings/setting'
 import { defineConfiguredTool } from './configured-tool'
-import { checkUrl, HTTP_ALLOWLIST } from './http-allowlist'
+import { allowlistProblem, checkUrl, HTTP_ALLOWLIST } from './http-allowlist'
 import { resolveHttpOptions, type HttpToolOptions } from './http-options'
 import { sendRequest } from './http-request'
 import { describeResponse } from './http-response'
@@ -44,6 +44,9 @@ export function createHttpPostTool(
     sideEffect: true,
     idempotent: options.idempotent ?? false,
     timeoutMs,
+    // Before anyone is asked to approve: a call to a host outside the allowlist never reaches a
+    // person (and the handler checks again, for redirects and as the last line).
+    check: ({ url }) => allowlistProblem(allowlist, url),
     handler: async ({ url, body }, ctx) => {
       const target = checkUrl(allowlist, url)
       const res = await sendRequest(

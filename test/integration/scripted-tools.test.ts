@@ -133,8 +133,8 @@ describe('refusals in a whole run', () => {
     })
 
     expect(result.steps[0]!.calls[0]!.observation).toBe(
-      `[ToolError] http_get failed: Error: host evil.test is not in the allowlist (${PAGE_HOST}); ` +
-        'use one of those hosts or ask the user to allow this one',
+      `[ToolError] http_get: host evil.test is not in the allowlist (${PAGE_HOST}); ` +
+        'use one of those hosts or ask the user to allow this one.',
     )
     expect(outbound.requests).toEqual([])
   })

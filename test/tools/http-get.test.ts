@@ -95,7 +95,8 @@ describe('http_get', () => {
   ])('refuses %s without sending anything', async (url, message) => {
     outbound = new Outbound().install()
     const observation = await get(url)
-    expect(observation).toMatch(/^\[ToolError\] http_get failed: Error: /)
+    // Refused by the tool's check, before anything is sent (or anyone asked).
+    expect(observation).toMatch(/^\[ToolError\] http_get: /)
     expect(observation).toContain(message)
     expect(outbound.requests).toEqual([])
   })

@@ -108,7 +108,7 @@ describe('http_post', () => {
   it.each([
     [
       { url: 'https://evil.test/x', body: {} },
-      'http_post failed: Error: host evil.test is not in the allowlist (hooks.allowed.test)',
+      'http_post: host evil.test is not in the allowlist (hooks.allowed.test)',
     ],
     [{ url: 'http://u:p@hooks.allowed.test/', body: {} }, 'credentials in the URL are not allowed'],
     [{ url: 'javascript:alert(1)', body: {} }, 'scheme "javascript:" is not allowed'],
