@@ -5,7 +5,7 @@
  * unknown. An idempotent one is sent again with the same idempotency key in `_meta`.
  */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import { FakeMcp, FAKE_MCP_HOST } from '../fakes/fake-mcp'
 import {
@@ -17,6 +17,7 @@ import {
   stubOf,
   useServiceFakes,
 } from '../service/harness'
+import { watchRun } from '../service/run-watch'
 
 let mcp: FakeMcp
 const fakes = useServiceFakes({
@@ -27,16 +28,6 @@ const fakes = useServiceFakes({
 })
 
 type Rows = { run: { k: string; v: string }[]; step: { i: number; json: string }[] }
-let onStartCall: (() => void) | undefined
-
-beforeEach(() => {
-  onStartCall = undefined
-  fakes.logs.mockImplementation((line: unknown) => {
-    if (typeof line !== 'string') return
-    const parsed = JSON.parse(line) as { msg?: string; action?: string }
-    if (parsed.msg === 'transition' && parsed.action === 'start_call') onStartCall?.()
-  })
-})
 
 /** Approves the run's one pending call and kills the run right after its `started` record. */
 async function approveAndCrashAfterStart(id: string, callId: string): Promise<void> {
@@ -45,13 +36,17 @@ async function approveAndCrashAfterStart(id: string, callId: string): Promise<vo
     sql = state.storage.sql
   })
   let rows: Rows | undefined
-  onStartCall = () => {
-    rows = {
-      run: sql!.exec<{ k: string; v: string }>('SELECT k, v FROM run').toArray(),
-      step: sql!.exec<{ i: number; json: string }>('SELECT i, json FROM step').toArray(),
-    }
-    onStartCall = undefined
-  }
+  const watch = await watchRun(id)
+  watch.once(
+    (c) =>
+      c.after.steps.some((st) => st.calls.some((x) => x.id === callId && x.status === 'started')),
+    () => {
+      rows = {
+        run: sql!.exec<{ k: string; v: string }>('SELECT k, v FROM run').toArray(),
+        step: sql!.exec<{ i: number; json: string }>('SELECT i, json FROM step').toArray(),
+      }
+    },
+  )
   const pending = (await getRun(id)).pendingApprovals[0]!
   await decide(id, callId, { decision: 'approve', args_hash: pending.argsHash })
   await drainAlarms(id) // the call is sent and its result recorded; then storage goes back

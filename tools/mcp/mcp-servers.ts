@@ -5,7 +5,7 @@
  */
 import * as z from 'zod/mini'
 import { safeParse } from 'zod/v4/core'
-import { ConfigError } from '../../src/settings/config-error'
+import { ConfigError } from '../../src/errors/config-error'
 import { parsedBy, readSetting, type EnvRecord } from '../../src/settings/setting'
 
 /** A server's tools are offered as `<server>__<tool>`. */
