@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 
-const GOAL_GZIP_KIB = 100
+// The goal is the platform's own limit: a Worker may be at most 3 MiB after compression on the
+// Workers Free plan (10 MiB on Paid; developers.cloudflare.com/workers/platform/limits/#worker-size).
+// It was a self-set 100 KiB until MCP servers became a tool source: the official MCP client
+// (@modelcontextprotocol/sdk, with its transports and validator) takes the bundle past it.
+const LIMIT_GZIP_KIB = 3 * 1024
+const LIMIT = 'Workers Free plan limit 3 MiB gzip'
+const WHY = 'was a self-set 100 KiB; the MCP client (@modelcontextprotocol/sdk) alone exceeds it'
 
 /** Builds the deployable bundle and returns a report: its sizes and whether the goal is met. */
 export function benchBundle(root) {
@@ -38,10 +44,12 @@ export function benchBundle(root) {
       gzip += gzipSync(content, { level: 9 }).length
     }
     const kib = (n) => (n / 1024).toFixed(1)
-    const ok = gzip <= GOAL_GZIP_KIB * 1024
+    const ok = gzip <= LIMIT_GZIP_KIB * 1024
+    const share = ((gzip / (LIMIT_GZIP_KIB * 1024)) * 100).toFixed(1)
     return [
       `bundle as deployed (wrangler deploy --dry-run --outdir: ${files.join(', ')})`,
-      `  ${kib(bytes)} KiB, gzip ${kib(gzip)} KiB; goal <= ${GOAL_GZIP_KIB} KiB gzip: ${ok ? 'met' : 'NOT met'}`,
+      `  ${kib(bytes)} KiB, gzip ${kib(gzip)} KiB (${share}% of the ${LIMIT}): ${ok ? 'met' : 'NOT met'}`,
+      `  (${WHY})`,
     ].join('\n')
   } finally {
     rmSync(outdir, { recursive: true, force: true })
