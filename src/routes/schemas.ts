@@ -12,7 +12,14 @@ const toolName = z.string().check(z.regex(TOOL_NAME_PATTERN))
 /** A tool name, or `<server>__*`: every tool of an MCP server. */
 const runToolName = z
   .string()
-  .check(z.regex(new RegExp(`${TOOL_NAME_PATTERN.source}|^[a-z][a-z0-9_-]{0,31}__\\*$`)))
+  .check(
+    z.regex(
+      new RegExp(
+        `${TOOL_NAME_PATTERN.source}|^[a-z][a-z0-9_-]{0,31}__\\*$`,
+        TOOL_NAME_PATTERN.flags,
+      ),
+    ),
+  )
 
 /** The budget a request may set: the kernel's schema, the same one `react()` checks. */
 export { BudgetOverrides }
