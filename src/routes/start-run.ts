@@ -33,7 +33,7 @@ export async function startRun(
   req: StartRunRequest,
 ): Promise<{ created: boolean; view: RunView }> {
   const config = loadConfig(env)
-  const tools = resolveTools(config, req.tools)
+  const { tools, mcpTools } = resolveTools(config, req.tools)
   const budget = resolveBudget(config, req.budget)
   const narrowed = narrowPolicy(config.policy, req.confirm)
   if (!narrowed.ok) throw new ApiError(400, 'policy_not_allowed', narrowed.error)
@@ -88,6 +88,7 @@ export async function startRun(
     id,
     task: req.task,
     tools,
+    ...(mcpTools.length ? { mcpTools } : {}),
     budget,
     protocol,
     policy: narrowed.policy,
@@ -117,11 +118,22 @@ async function requestHash(req: StartRunRequest): Promise<string> {
   return sha256Hex(canonicalJson(asked))
 }
 
-// MCP tools are named `<server>__<tool>`; the server's list is only known once the run starts,
-// so a name is accepted here for any configured server, and `<server>__*` stands for all of them.
-function resolveTools(config: ServiceConfig, requested: string[] | undefined): string[] {
-  if (!requested)
-    return [...config.enabledTools, ...config.mcpServers.map((s) => allToolsOf(s.name))]
+/**
+ * The enabled tools the run may use, and the MCP tools it asks for. An MCP server's list is only
+ * fetched when the run starts (runs/mcp-tools.ts), so `<server>__<tool>` is accepted here for any
+ * configured server and `<server>__*` stands for all its tools; no `tools` means every enabled
+ * tool and every server's tools.
+ */
+function resolveTools(
+  config: ServiceConfig,
+  requested: string[] | undefined,
+): { tools: string[]; mcpTools: string[] } {
+  if (!requested) {
+    return {
+      tools: config.enabledTools,
+      mcpTools: config.mcpServers.map((s) => allToolsOf(s.name)),
+    }
+  }
   const unknown = requested.filter(
     (t) => !config.enabledTools.includes(t) && !isMcpToolName(config.mcpServers, t),
   )
@@ -137,7 +149,11 @@ function resolveTools(config: ServiceConfig, requested: string[] | undefined): s
       },
     )
   }
-  return [...new Set(requested)]
+  const asked = [...new Set(requested)]
+  return {
+    tools: asked.filter((t) => config.enabledTools.includes(t)),
+    mcpTools: asked.filter((t) => !config.enabledTools.includes(t)),
+  }
 }
 
 function resolveBudget(config: ServiceConfig, requested: Partial<Budget> | undefined): Budget {

@@ -22,7 +22,7 @@ import { eventsBetween } from './events'
 import { conversationObservations, observationForConversation } from './conversation-observations'
 import { changesIndex } from './run-index-entry'
 import { logTransition, logEvent } from './log'
-import { freezeRunMcpTools, runMcpTools } from './mcp-tools'
+import { runMcpTools, withRunMcpTools } from './mcp-tools'
 import { Outbox, type OutboxEntry } from './outbox'
 import { PROGRESS_ID, ProgressPump, queueProgress, requeueStaleProgress } from './slack-progress'
 import { RunStorage } from './storage'
@@ -99,6 +99,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       ...(input.metadata ? { metadata: input.metadata } : {}),
       ...(input.model ? { model: input.model } : {}),
       ...(input.slack ? { slack: input.slack } : {}),
+      ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),
     }
     this.#storage.ensureSchema()
     this.ctx.storage.transactionSync(() => {
@@ -276,7 +277,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#abort = new AbortController()
     this.#progress.start()
     try {
-      await freezeRunMcpTools(this.env, this.#storage, state.id, config.mcpServers, state.tools)
+      const asked = this.#info?.mcpTools
+      state = await withRunMcpTools(this.env, this.#storage, state, config.mcpServers, asked)
       const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
@@ -442,7 +444,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (this.#deps) return this.#deps
     const config = loadConfig(this.env)
     const storage = this.#storage
-    const mcp = runMcpTools(this.env, storage, state.id, config.mcpServers, state.tools)
+    const mcp = runMcpTools(this.env, storage, state.id, config.mcpServers)
     const all = new ToolRegistry(config.tools)
     const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
     const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()

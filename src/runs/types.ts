@@ -17,7 +17,13 @@ export interface SlackOrigin {
 export interface StartInput {
   id: string
   task: string
+  /** The enabled tools the run may use. */
   tools: string[]
+  /**
+   * The MCP tools it may use, as asked (`<server>__<tool>`, `<server>__*`): their lists are
+   * fetched and frozen before its first step (runs/mcp-tools.ts).
+   */
+  mcpTools?: string[]
   budget: Budget
   protocol: 'auto' | 'text' | 'native'
   policy: ConfirmPolicy
@@ -44,6 +50,8 @@ export interface RunInfo {
   metadata?: Record<string, unknown>
   model?: string
   slack?: SlackOrigin
+  /** The MCP tools the run asked for; see StartInput.mcpTools. */
+  mcpTools?: string[]
 }
 
 export type CallbackEvents = 'final' | 'all'

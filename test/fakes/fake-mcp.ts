@@ -137,6 +137,12 @@ export class FakeMcp {
         return { content: [{ type: 'text', text: 'intro, setup, faq' }] }
       },
     )
+    // A valid MCP name (dots are allowed there) that no model API takes as a function name.
+    server.registerTool(
+      'pages.export',
+      { description: 'Export every page.', annotations: { readOnlyHint: true } },
+      async () => ({ content: [{ type: 'text', text: 'exported' }] }),
+    )
     if (this.addTool) {
       server.registerTool(
         'new_tool',

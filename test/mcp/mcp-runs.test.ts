@@ -4,7 +4,7 @@
  * (token in DOCS_MCP_TOKEN, `list_pages` overridden to need approval), and "down", which answers
  * 503 to everything.
  */
-import { evictDurableObject } from 'cloudflare:test'
+import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN } from '../fakes/fake-mcp'
@@ -13,6 +13,7 @@ import {
   drainAlarms,
   getRun,
   getTrace,
+  postJson,
   startRun,
   stubOf,
   useServiceFakes,
@@ -35,6 +36,16 @@ const call = (id: string, name: string, args: Record<string, unknown>) =>
 /** The tools the model was offered in its `n`th request, by name. */
 function offered(n = 0): Record<string, { description: string; parameters: unknown }> {
   return Object.fromEntries(fakes.ai.bodies[n]!.tools!.map((t) => [t.function.name, t.function]))
+}
+
+/** The run's tools as stored in its state: the names it was created with and will resume with. */
+async function storedTools(id: string): Promise<string[]> {
+  return runInDurableObject(stubOf(id), (_instance, state) => {
+    const row = state.storage.sql
+      .exec<{ v: string }>("SELECT v FROM run WHERE k = 'state'")
+      .toArray()[0]!
+    return (JSON.parse(row.v) as { tools: string[] }).tools
+  })
 }
 
 /** Starts a run, lets it reach its approval, approves it, and lets it finish. */
@@ -208,6 +219,8 @@ describe('the tool list of a run', () => {
     expect(fakes.ai.bodies).toHaveLength(2)
     expect(Object.keys(offered(1))).toEqual(Object.keys(offered(0)))
     expect(Object.keys(offered(1))).not.toContain('docs__new_tool')
+    expect(await storedTools(id)).not.toContain('docs__new_tool')
+    expect(await storedTools(id)).toContain('docs__delete_page')
     expect(mcp.listed).toBe(1)
   })
 
@@ -222,8 +235,69 @@ describe('the tool list of a run', () => {
     const trace = await getTrace(id)
     expect(trace).toMatchObject({ ok: true, answer: 'The tracker is down; 1+1 is 2.' })
     expect(trace.steps[0]!.calls[0]!.observation).toMatch(
-      /^\[ToolError\] down__create_issue failed: Error: the down MCP server could not be reached when this run started \(HTTP 503: .*upstream connect error\), so its tools are not available in this run/,
+      /^\[ToolError\] down__create_issue failed: Error: the down MCP server could not be reached when this run started \(HTTP 503: .*upstream connect error\), so down__create_issue is not available in this run; go on without it, or tell the user$/,
     )
     expect(offered().down__create_issue!.description).toMatch(/^Unavailable: the down MCP server/)
+    expect(await storedTools(id)).toEqual(['calculator', 'down__create_issue'])
+  })
+
+  it('of a server that is down, asked for all its tools, is one tool that says so', async () => {
+    fakes.ai.enqueue(call('c1', 'down__unavailable', {}), reply.text('The tracker is down.'))
+    const id = await startRun({ task: 'File it', tools: ['down__*'] })
+    await drainAlarms(id)
+    expect(Object.keys(offered())).toEqual(['down__unavailable', 'read_observation'])
+    expect((await getTrace(id)).steps[0]!.calls[0]).toMatchObject({
+      kind: 'tool_error',
+      observation: expect.stringContaining('the down MCP server could not be reached'),
+    })
+  })
+
+  it('holds a tool asked for by name that the server does not list, as one that says so', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__purge', {}), reply.text('There is no purge.'))
+    const id = await startRun({ task: 'Purge', tools: ['docs__search', 'docs__purge'] })
+    await drainAlarms(id)
+    expect(Object.keys(offered())).toEqual(['docs__search', 'docs__purge', 'read_observation'])
+    expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe(
+      '[ToolError] docs__purge failed: Error: the docs MCP server did not list a tool "purge" ' +
+        'when this run started, so docs__purge is not available in this run; go on without it, ' +
+        'or tell the user',
+    )
+    expect(mcp.calls).toEqual([])
+  })
+
+  it('leaves out a tool whose name no model API takes, and offers the rest', async () => {
+    fakes.ai.enqueue(reply.text('Fine.'))
+    const id = await startRun({ task: 'Look', tools: ['docs__*'] })
+    await drainAlarms(id)
+    expect(Object.keys(offered())).not.toContain('docs__pages.export')
+    expect(await storedTools(id)).toEqual([
+      'docs__search',
+      'docs__delete_page',
+      'docs__upsert_page',
+      'docs__archive_page',
+      'docs__reindex',
+      'docs__list_pages',
+    ])
+  })
+
+  it('is not fetched for a run that names no MCP tool', async () => {
+    fakes.ai.enqueue(reply.text('2.'))
+    const id = await startRun({ task: '1+1', tools: ['calculator'] })
+    await drainAlarms(id)
+    expect(mcp.listed).toBe(0)
+    expect(await storedTools(id)).toEqual(['calculator'])
+  })
+})
+
+describe('a run request naming MCP tools', () => {
+  it('of a server that is not configured is a 400 unknown_tools', async () => {
+    const res = await postJson('/v1/runs', { task: 'x', tools: ['github__create_issue'] })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({
+      error: {
+        code: 'unknown_tools',
+        details: { unknown: ['github__create_issue'], mcpServers: ['docs', 'down'] },
+      },
+    })
   })
 })

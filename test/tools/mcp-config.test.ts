@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/config'
-import { mcpToolPolicy, readMcpServers, renderMcpResult } from '../../tools/mcp/index'
+import {
+  frozenToolNames,
+  mcpToolPolicy,
+  mcpTools,
+  readMcpServers,
+  renderMcpResult,
+  type FrozenMcpServer,
+} from '../../tools/mcp/index'
 
 const docs = { name: 'docs', url: 'https://docs.test/mcp' }
 const read = (servers: unknown, env: Record<string, string> = {}) =>
@@ -146,5 +153,49 @@ describe('an MCP result as the observation', () => {
     ['nothing', { content: [] }, '(no output)'],
   ])('%s', (_what, result, text) => {
     expect(renderMcpResult(result)).toBe(text)
+  })
+})
+
+describe('a run’s frozen MCP tools', () => {
+  const frozen: FrozenMcpServer[] = [
+    {
+      server: 'docs',
+      tools: [
+        {
+          name: 'search',
+          description: 'Search the docs.',
+          inputSchema: { type: 'object', properties: { query: { type: 'string' } } },
+          annotations: { readOnlyHint: true },
+        },
+      ],
+    },
+    { server: 'tracker', tools: [], error: 'HTTP 503: down', unavailable: ['unavailable'] },
+  ]
+
+  it('are built under the names the run was given, in that order', () => {
+    const { tools, skipped } = mcpTools(frozen, read([docs, { name: 'tracker', url: docs.url }]))
+    expect(skipped).toEqual([])
+    expect(tools.map((t) => t.name)).toEqual(frozenToolNames(frozen))
+    expect(tools.map((t) => t.name)).toEqual(['docs__search', 'tracker__unavailable'])
+  })
+
+  it('take an override deployed after the run started: stricter at once', () => {
+    const servers = read([{ ...docs, overrides: { search: { sideEffect: true } } }])
+    expect(mcpTools(frozen, servers).tools[0]).toMatchObject({ sideEffect: true })
+    expect(mcpTools(frozen, read([docs])).tools[0]).toMatchObject({ sideEffect: false })
+  })
+
+  it('of a server taken out of MCP_SERVERS stay as they were; every call says why', async () => {
+    const { tools } = mcpTools(frozen, [])
+    expect(tools[0]).toMatchObject({
+      name: 'docs__search',
+      description: 'Search the docs.',
+      inputSchema: frozen[0]!.tools[0]!.inputSchema,
+      sideEffect: false,
+    })
+    const ctx = { runId: 'r', callId: 'c', idempotencyKey: 'r:c', signal: AbortSignal.timeout(1) }
+    await expect(async () => tools[0]!.handler({ query: 'x' }, ctx as never)).rejects.toThrow(
+      'the docs MCP server is no longer in MCP_SERVERS, so its tools cannot be called',
+    )
   })
 })

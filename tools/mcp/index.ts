@@ -1,6 +1,7 @@
 export {
   allToolsOf,
   freezeMcpTools,
+  frozenToolNames,
   isMcpToolName,
   mcpTools,
   type FrozenMcpServer,

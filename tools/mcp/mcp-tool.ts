@@ -1,6 +1,6 @@
 /** One MCP tool as a kernel tool: its name, schema and policy, and a handler that calls it. */
 import * as z from 'zod/mini'
-import { defineTool, type Tool } from '../../src/kernel/tool'
+import { defineTool, type Tool, type ToolContext } from '../../src/kernel/tool'
 import { callMcpTool, type ListedMcpTool, type McpCallResult } from './mcp-client'
 import { jsonSchemaParams } from './json-schema-params'
 import { MCP_NAME_SEPARATOR, type McpServerConfig, type McpToolOverride } from './mcp-servers'
@@ -33,17 +33,12 @@ export function mcpToolName(server: string, tool: string): string {
 
 /** Builds the tool; throws a TypeError when the server's name or schema cannot be used. */
 export function buildMcpTool(server: McpServerConfig, listed: ListedMcpTool): Tool {
-  const policy = mcpToolPolicy(listed.annotations, server.overrides[listed.name])
-  return defineTool({
-    name: mcpToolName(server.name, listed.name),
-    description:
-      listed.description?.trim() || `The "${listed.name}" tool of the ${server.name} MCP server.`,
-    params: jsonSchemaParams(listed.inputSchema),
-    inputSchema: listed.inputSchema,
-    returns: 'What the MCP tool answered: its text content, or its structured content as JSON.',
-    ...policy,
-    timeoutMs: server.timeoutMs,
-    handler: async (args, ctx) => {
+  return defineMcpTool(
+    server.name,
+    listed,
+    server.overrides[listed.name],
+    server.timeoutMs,
+    async (args, ctx) => {
       const result = await callMcpTool(
         server,
         { name: listed.name, args, idempotencyKey: ctx.idempotencyKey },
@@ -54,22 +49,55 @@ export function buildMcpTool(server: McpServerConfig, listed: ListedMcpTool): To
         throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
       return text
     },
+  )
+}
+
+/**
+ * A frozen tool of a server taken out of MCP_SERVERS while the run went on: offered as it was
+ * (a run's tools never change), and every call answers that the server is gone.
+ */
+export function removedMcpTool(server: string, listed: ListedMcpTool): Tool {
+  return defineMcpTool(server, listed, undefined, undefined, () => {
+    throw new Error(
+      `the ${server} MCP server is no longer in MCP_SERVERS, so its tools cannot be called; ` +
+        'go on without them, or tell the user',
+    )
+  })
+}
+
+function defineMcpTool(
+  server: string,
+  listed: ListedMcpTool,
+  override: McpToolOverride | undefined,
+  timeoutMs: number | undefined,
+  handler: (args: Record<string, unknown>, ctx: ToolContext) => unknown,
+): Tool {
+  return defineTool({
+    name: mcpToolName(server, listed.name),
+    description:
+      listed.description?.trim() || `The "${listed.name}" tool of the ${server} MCP server.`,
+    params: jsonSchemaParams(listed.inputSchema),
+    inputSchema: listed.inputSchema,
+    returns: 'What the MCP tool answered: its text content, or its structured content as JSON.',
+    ...mcpToolPolicy(listed.annotations, override),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    handler,
   })
 }
 
 /**
- * Stands in for a server that could not be reached when the run started: calling it (or any
- * of that server's tools the run asked for) returns the reason as a tool error.
+ * Stands in for a tool the run cannot use: its server could not be reached when the run started,
+ * or did not list it. Calling it returns the reason as a tool error.
  */
-export function unavailableMcpTool(server: string, name: string, error: string): Tool {
+export function unavailableMcpTool(server: string, name: string, why: string): Tool {
   const message =
-    `the ${server} MCP server could not be reached when this run started (${error}), so its ` +
-    'tools are not available in this run; go on without them, or tell the user'
+    `the ${server} MCP server ${why}, so ${name} is not available in this run; ` +
+    'go on without it, or tell the user'
   return defineTool({
     name,
     description: `Unavailable: ${message}.`,
     params: z.looseObject({}),
-    returns: 'Always a tool error saying why the server is unavailable.',
+    returns: 'Always a tool error saying why the tool is unavailable.',
     handler: () => {
       throw new Error(message)
     },

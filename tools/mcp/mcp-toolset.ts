@@ -1,27 +1,37 @@
 /**
  * MCP servers as a tool source. When a run starts, the tool lists of the servers it may use are
- * fetched once and frozen into its stored state (`freezeMcpTools`); every later slice builds the
- * same tools from that record (`mcpTools`), so a run never sees its tools change.
+ * fetched once and frozen into its stored state (`freezeMcpTools`), under their real names
+ * (`<server>__<tool>`); every later slice builds the same tools from that record (`mcpTools`),
+ * so a run never sees its tools change.
  */
+import { NATIVE_TOOL_NAME_PATTERN, TOOL_NAME_PATTERN } from '../../src/kernel/names'
 import type { Tool } from '../../src/kernel/tool'
 import { listMcpTools, type ListedMcpTool } from './mcp-client'
 import { MCP_NAME_SEPARATOR, type McpServerConfig } from './mcp-servers'
-import { buildMcpTool, mcpToolName, unavailableMcpTool } from './mcp-tool'
+import { buildMcpTool, mcpToolName, removedMcpTool, unavailableMcpTool } from './mcp-tool'
 
-/** One server's tools as the run saw them when it started; `error` when it could not be asked. */
+/** One server's tools as the run saw them when it started. */
 export interface FrozenMcpServer {
   server: string
+  /** The tools the run may use, as the server listed them. */
   tools: ListedMcpTool[]
+  /** Why the server could not be asked; then `unavailable` names the tools that say so. */
   error?: string
+  /** The server's own names of the stand-ins for a server that could not be asked. */
+  unavailable?: string[]
+  /** Asked for by name, but not in the server's list: they answer with an error. */
+  missing?: string[]
+  /** Listed, but left out of the run, with why (a name the model cannot be sent, a bad schema). */
+  skipped?: string[]
 }
 
 /** What a run may use from a server: all its tools (`<server>__*`) or the ones named. */
 interface Selection {
   all: boolean
-  names: Set<string>
+  names: string[]
 }
 
-/** The run tool name that stands for "every tool of this server". */
+/** The name a run asks for to mean "every tool of this server". */
 export function allToolsOf(server: string): string {
   return `${server}${MCP_NAME_SEPARATOR}*`
 }
@@ -31,70 +41,126 @@ export function isMcpToolName(servers: readonly McpServerConfig[], name: string)
   return servers.some((s) => name.startsWith(`${s.name}${MCP_NAME_SEPARATOR}`))
 }
 
-/** Asks every server the run may use for its tools, at once; a server that fails is recorded. */
+/**
+ * Asks every server the run may use for its tools, at once. A server that fails is recorded with
+ * the reason; a tool whose name cannot be offered (too long, or outside what the chat-completions
+ * API takes when the run may use it) or whose schema cannot be read is left out and recorded.
+ */
 export async function freezeMcpTools(
   servers: readonly McpServerConfig[],
-  runTools: readonly string[],
+  selection: readonly string[],
+  protocol: 'auto' | 'text' | 'native',
 ): Promise<FrozenMcpServer[]> {
-  const used = servers.filter((s) => selectionOf(s.name, runTools))
+  const used = servers.flatMap((s) => {
+    const pick = selectionOf(s.name, selection)
+    return pick ? [{ server: s, pick }] : []
+  })
+  const problemOf = (server: string, tool: string): string | undefined => {
+    const name = mcpToolName(server, tool)
+    if (!TOOL_NAME_PATTERN.test(name))
+      return `${name}: not a usable tool name (${TOOL_NAME_PATTERN})`
+    if (protocol !== 'text' && !NATIVE_TOOL_NAME_PATTERN.test(name)) {
+      return `${name}: the chat-completions API refuses it (${NATIVE_TOOL_NAME_PATTERN}); protocol "text" takes it`
+    }
+    return undefined
+  }
   return Promise.all(
-    used.map(async (server): Promise<FrozenMcpServer> => {
-      const pick = selectionOf(server.name, runTools)!
-      try {
-        const listed = await listMcpTools(server, AbortSignal.timeout(server.timeoutMs))
-        const tools = listed.filter(
-          (t) =>
-            (server.tools === undefined || server.tools.includes(t.name)) &&
-            (pick.all || pick.names.has(t.name)),
-        )
-        return { server: server.name, tools }
-      } catch (err) {
-        return { server: server.name, tools: [], error: describeFailure(err, server) }
+    used.map(async ({ server, pick }): Promise<FrozenMcpServer> => {
+      const skipped: string[] = []
+      const usable = (tool: string) => {
+        const problem = problemOf(server.name, tool)
+        if (problem) skipped.push(problem)
+        return problem === undefined
       }
+      let listed: ListedMcpTool[]
+      try {
+        listed = await listMcpTools(server, AbortSignal.timeout(server.timeoutMs))
+      } catch (err) {
+        const unavailable = (pick.all ? ['unavailable'] : pick.names).filter(usable)
+        return {
+          server: server.name,
+          tools: [],
+          error: describeFailure(err, server),
+          unavailable,
+          ...some({ skipped }),
+        }
+      }
+      const offered = listed.filter(
+        (t) => server.tools === undefined || server.tools.includes(t.name),
+      )
+      const tools = offered.filter((t) => {
+        if (!pick.all && !pick.names.includes(t.name)) return false
+        if (!usable(t.name)) return false
+        try {
+          buildMcpTool(server, t)
+          return true
+        } catch (err) {
+          skipped.push(`${mcpToolName(server.name, t.name)}: ${(err as Error).message}`)
+          return false
+        }
+      })
+      const missing = pick.names.filter((n) => !offered.some((t) => t.name === n)).filter(usable)
+      return { server: server.name, tools, ...some({ missing, skipped }) }
     }),
   )
 }
 
+/** The names the frozen record gives the run's tools, in order. */
+export function frozenToolNames(frozen: readonly FrozenMcpServer[]): string[] {
+  return frozen.flatMap((r) =>
+    [...r.tools.map((t) => t.name), ...(r.unavailable ?? []), ...(r.missing ?? [])].map((n) =>
+      mcpToolName(r.server, n),
+    ),
+  )
+}
+
 /**
- * The frozen tools as kernel tools. A tool whose name or schema cannot be used is left out and
- * reported in `skipped`; a server that was down stands in as tools that say so.
+ * The frozen tools as kernel tools, one for each name `frozenToolNames` gives, in its order. A server that was
+ * down, a tool that was missing, or a server no longer in MCP_SERVERS stands in as tools that
+ * answer why with a tool error. Overrides are read from the current configuration: a stricter
+ * one deployed while the run goes applies at once (it can never loosen).
  */
 export function mcpTools(
   frozen: readonly FrozenMcpServer[],
   servers: readonly McpServerConfig[],
-  runTools: readonly string[],
 ): { tools: Tool[]; skipped: string[] } {
   const tools: Tool[] = []
   const skipped: string[] = []
   for (const record of frozen) {
     const server = servers.find((s) => s.name === record.server)
-    if (!server) {
-      skipped.push(`${record.server}: no longer in MCP_SERVERS`)
-      continue
-    }
-    if (record.error !== undefined) {
-      const pick = selectionOf(server.name, runTools)
-      const names = [...(pick?.names ?? [])].map((n) => mcpToolName(server.name, n))
-      if (pick?.all) names.unshift(mcpToolName(server.name, 'unavailable'))
-      for (const name of names) tools.push(unavailableMcpTool(server.name, name, record.error))
-      continue
-    }
+    const name = (tool: string) => mcpToolName(record.server, tool)
     for (const listed of record.tools) {
       try {
-        tools.push(buildMcpTool(server, listed))
+        tools.push(server ? buildMcpTool(server, listed) : removedMcpTool(record.server, listed))
       } catch (err) {
-        skipped.push(`${mcpToolName(server.name, listed.name)}: ${(err as Error).message}`)
+        // Built once when frozen, so only a changed validator gets here: say so on each call.
+        skipped.push(`${name(listed.name)}: ${(err as Error).message}`)
+        const why = `has a tool whose schema cannot be read (${(err as Error).message})`
+        tools.push(unavailableMcpTool(record.server, name(listed.name), why))
       }
+    }
+    for (const tool of record.unavailable ?? []) {
+      const why = `could not be reached when this run started (${record.error})`
+      tools.push(unavailableMcpTool(record.server, name(tool), why))
+    }
+    for (const tool of record.missing ?? []) {
+      const why = `did not list a tool "${tool}" when this run started`
+      tools.push(unavailableMcpTool(record.server, name(tool), why))
     }
   }
   return { tools, skipped }
 }
 
-function selectionOf(server: string, runTools: readonly string[]): Selection | undefined {
+function selectionOf(server: string, asked: readonly string[]): Selection | undefined {
   const prefix = `${server}${MCP_NAME_SEPARATOR}`
-  const mine = runTools.filter((t) => t.startsWith(prefix)).map((t) => t.slice(prefix.length))
+  const mine = asked.filter((t) => t.startsWith(prefix)).map((t) => t.slice(prefix.length))
   if (mine.length === 0) return undefined
-  return { all: mine.includes('*'), names: new Set(mine.filter((n) => n !== '*')) }
+  return { all: mine.includes('*'), names: [...new Set(mine.filter((n) => n !== '*'))] }
+}
+
+/** The non-empty lists only, so a record holds what happened and nothing else. */
+function some<T extends Record<string, string[]>>(lists: T): Partial<T> {
+  return Object.fromEntries(Object.entries(lists).filter(([, v]) => v.length)) as Partial<T>
 }
 
 function describeFailure(err: unknown, server: McpServerConfig): string {
