@@ -36,11 +36,12 @@ export function configReport(env: EnvRecord): ConfigReport {
         problems.push({ variable: 'unknown', message: (err as Error).message })
         break
       }
-      problems.push({ variable: err.variable, message: err.message })
       const names = err.variable.split(',').map((n) => n.trim())
       // A problem that reading on without the variable does not clear (a required setting
-      // that is missing) leaves nothing further to find.
+      // that is missing, a secret an MCP server names) is listed once and leaves nothing
+      // further to find.
       if (names.every((n) => looked.has(n))) break
+      problems.push({ variable: err.variable, message: err.message })
       names.forEach((n) => looked.add(n))
       current = { ...current }
       for (const n of names) current[n] = n === 'OPENAI_API_KEY' ? NO_KEY : undefined

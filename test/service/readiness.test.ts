@@ -67,6 +67,57 @@ describe('/healthz and /readyz', () => {
     ])
   })
 
+  it('lists a bad MCP_SERVERS entry and what is wrong with it', async () => {
+    const res = await fetchWith(
+      {
+        MCP_SERVERS: JSON.stringify([
+          { name: 'docs', url: 'https://docs.test/mcp', token_secret: 'DOCS_MCP_TOKEN' },
+          {
+            name: 'tracker',
+            url: 'https://tracker.test/mcp',
+            overrides: { x: { sideEffect: false } },
+          },
+        ]),
+        MAX_STEPS: 'many',
+      },
+      '/healthz?deep=1',
+    )
+    expect(res.status).toBe(503)
+    const body = (await res.json()) as Report
+    expect(body.error!.details.problems).toEqual(
+      expect.arrayContaining([
+        {
+          variable: 'MCP_SERVERS',
+          message: expect.stringMatching(
+            /^MCP_SERVERS entry 1 \("tracker"\): overrides\.x: an override can only make a tool stricter: \{"sideEffect": true\} and\/or \{"idempotent": false\}/,
+          ),
+        },
+        expect.objectContaining({ variable: 'MAX_STEPS' }),
+      ]),
+    )
+  })
+
+  it('names the secret an MCP server’s token_secret names when it is not set', async () => {
+    const res = await fetchWith(
+      {
+        MCP_SERVERS: JSON.stringify([
+          { name: 'github', url: 'https://gh.test/mcp', token_secret: 'GITHUB_MCP_TOKEN' },
+        ]),
+      },
+      '/readyz',
+    )
+    expect(res.status).toBe(503)
+    const body = (await res.json()) as Report
+    expect(body.error!.details.problems).toEqual([
+      {
+        variable: 'GITHUB_MCP_TOKEN',
+        message:
+          'MCP_SERVERS server "github" names token_secret GITHUB_MCP_TOKEN, which is not set; ' +
+          'set it with `wrangler secret put GITHUB_MCP_TOKEN` (or in .dev.vars)',
+      },
+    ])
+  })
+
   it('CONFIRM_ALLOWLIST names must be enabled tools', async () => {
     const res = await fetchWith(
       { CONFIRM_POLICY: 'allowlist', CONFIRM_ALLOWLIST: 'http_post,deploy_prod' },
