@@ -1,7 +1,7 @@
 // For vitest.config.ts: wrangler.toml, copied where no `.dev.vars` or `.env` lies beside it.
 // wrangler reads those from the config's folder and the vitest plugin has no switch to skip
 // them, so a developer's local settings (say MODEL_PROTOCOL=text) would change what the tests
-// see. `main` is made absolute; wrangler.toml names no other path.
+// see. The paths it names (`main`, the `[alias]` targets) are made absolute.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,7 +15,12 @@ export function wranglerConfigWithoutDevVars() {
   const source = readFileSync(join(root, 'wrangler.toml'), 'utf8')
   const main = /^main = "(.+)"$/m
   if (!main.test(source)) throw new Error('wrangler.toml: no `main = "…"` line to make absolute')
-  const toml = source.replace(main, (_, file) => `main = ${JSON.stringify(resolve(root, file))}`)
+  const toml = source
+    .replace(main, (_, file) => `main = ${JSON.stringify(resolve(root, file))}`)
+    .replace(
+      /^("[^"]+" = )"(\.\/[^"]+)"$/gm,
+      (_, key, file) => `${key}${JSON.stringify(resolve(root, file))}`,
+    )
   const path = join(dir, 'wrangler.toml')
   writeFileSync(path, toml)
   return path
