@@ -6,6 +6,7 @@
  */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
+import wranglerToml from '../../wrangler.toml?raw'
 import { reply } from '../fakes/fake-openai'
 import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN } from '../fakes/fake-mcp'
 import {
@@ -204,6 +205,28 @@ describe('an MCP server’s tools in a run', () => {
     expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe(
       '[ToolError] docs__search timed out after 2000ms',
     )
+  })
+
+  it('a side effect that does not answer in timeout_ms has an unknown outcome, sent once', async () => {
+    fakes.ai.enqueue(call('c1', 'docs__delete_page', { page: 'faq' }), reply.text('Unsure.'))
+    const id = await startRun({ task: 'Delete the FAQ', tools: ['docs__delete_page'] })
+    mcp.hanging.add('delete_page')
+    await approveAndFinish(id, 'c1')
+    expect((await getTrace(id)).steps[0]!.calls[0]).toMatchObject({
+      kind: 'outcome_unknown',
+      observation:
+        '[ToolError] docs__delete_page timed out after 2000ms; its outcome is unknown (it may ' +
+        'have taken effect). Check its effect before retrying.',
+    })
+    expect(mcp.calls.map((c) => c.tool)).toEqual(['delete_page'])
+  })
+})
+
+describe('the Worker that runs the MCP client', () => {
+  it('has no nodejs_compat: the SDK runs on Web APIs, with the cfworker validator', () => {
+    expect(wranglerToml).not.toMatch(/nodejs_compat|compatibility_flags/)
+    // ajv compiles schemas with new Function, which Workers forbid: it is aliased out.
+    expect(wranglerToml).toMatch(/^"ajv" = "\.\/tools\/mcp\/ajv-stub\.ts"$/m)
   })
 })
 
