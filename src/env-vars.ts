@@ -38,6 +38,7 @@ export interface EnvVars {
   SLACK_API_URL?: string
   SLACK_APPROVERS?: string
   SLACK_FORBID_SELF_APPROVAL?: string
+  SLACK_DM_CONVERSATION_MINUTES?: string
   LOG_LEVEL?: string
   MAX_CONTEXT_TOKENS?: string
   MAX_PARALLEL_CALLS?: string

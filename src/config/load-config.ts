@@ -44,6 +44,8 @@ export interface ServiceConfig {
     apiUrl: string
     approvers: string[]
     forbidSelfApproval: boolean
+    /** A direct message outside a thread continues the DM's latest run started this recently. */
+    dmConversationMinutes: number
   }
 }
 
@@ -86,6 +88,12 @@ const SERVICE_SETTINGS = {
   SLACK_API_URL: setting.httpUrl('https://slack.com/api'),
   SLACK_APPROVERS: setting.parsedBy(parseApprovers),
   SLACK_FORBID_SELF_APPROVAL: setting.flag(),
+  SLACK_DM_CONVERSATION_MINUTES: setting.number({
+    min: 0,
+    max: 7 * 24 * 60,
+    integer: true,
+    fallback: 60,
+  }),
   // Read by runs/log.ts on every line; checked here so a typo is reported like any setting.
   LOG_LEVEL: setting.oneOf(LOG_LEVELS, 'info'),
 }
@@ -172,6 +180,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       apiUrl: s.SLACK_API_URL,
       approvers: s.SLACK_APPROVERS,
       forbidSelfApproval: s.SLACK_FORBID_SELF_APPROVAL,
+      dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
     },
   }
 }

@@ -1,11 +1,12 @@
 import { Hono } from 'hono/tiny'
 import type { Context } from 'hono'
 import { logEvent } from '../runs/log'
-import { parseEventBody, parseSlashCommand, stripMention } from '../slack/payloads'
+import { parseEventBody, parseSlashCommand } from '../slack/payloads'
 import { verifySlackRequest } from '../slack/verify'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { readRawBody } from './body'
+import { answerSlackAsk } from './slack-messages'
 import { slackInteraction } from './slack-interactions'
 import { startRun } from './start-run'
 
@@ -66,35 +67,36 @@ slackRoutes.post('/events', async (c) => {
   if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
   const body = parsed.value
   if (body.kind === 'url_verification') return c.json({ challenge: body.challenge })
-  if (body.kind === 'ignored') return c.json({ ok: true, ignored: body.reason })
+  if (body.kind === 'ignored') {
+    return c.json({ ok: true, runId: null, created: false, ignored: body.reason })
+  }
   const { event } = body
-  const task = stripMention(event.text).trim()
-  if (!task) return c.json({ ok: true, ignored: 'empty mention' })
+  const thread = event.thread_ts && event.thread_ts !== event.ts ? event.thread_ts : undefined
   // Slack retries (X-Slack-Retry-Num) carry the same event_id: the same run id, never a second run.
-  const { created, view } = await startRun(c.env, {
-    task,
-    requestedBy: `slack:${event.user}`,
-    slack: {
-      channel: event.channel,
-      threadTs: event.thread_ts ?? event.ts,
-      userId: event.user,
-      ...(body.teamId ? { teamId: body.teamId } : {}),
-    },
-    idempotencyKey: `slack-event:${body.teamId ?? ''}:${body.eventId}`,
+  const outcome = await answerSlackAsk(c, {
+    eventId: body.eventId,
+    ...(body.teamId ? { teamId: body.teamId } : {}),
+    user: event.user,
+    text: event.text,
+    channel: event.channel,
+    ts: event.ts,
+    ...(thread ? { thread } : {}),
+    im: body.kind === 'message' && event.channel_type === 'im',
+    mention: body.kind === 'app_mention',
   }).catch((err) => {
     // A bad request from Slack's side must still be acknowledged, or Slack retries it.
     if (err instanceof ApiError && err.status < 500) {
       logEvent(c.env, 'slack_event_rejected', { eventId: body.eventId, code: err.code }, 'warn')
-      return { created: false, view: undefined }
+      return { ignored: `rejected: ${err.code}` }
     }
     throw err
   })
-  return c.json({
-    ok: true,
-    runId: view?.id ?? null,
-    created,
-    retry: c.req.header('X-Slack-Retry-Num') ?? null,
-  })
+  const retry = c.req.header('X-Slack-Retry-Num') ?? null
+  if ('runId' in outcome) {
+    const { runId, created, continues } = outcome
+    return c.json({ ok: true, runId, created, continues, retry })
+  }
+  return c.json({ ok: true, runId: null, created: false, ...outcome, retry })
 })
 
 slackRoutes.post('/interactions', slackInteraction)

@@ -229,6 +229,7 @@ function newRunId(): string {
   return `run_${crypto.randomUUID().replaceAll('-', '')}`
 }
 
-async function idFromKey(key: string): Promise<string> {
+/** The run id an idempotency key gives (the same key always names the same run). */
+export async function idFromKey(key: string): Promise<string> {
   return `run_${(await sha256Hex(`edgeloop-run:${key}`)).slice(0, 32)}`
 }

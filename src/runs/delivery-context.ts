@@ -2,6 +2,7 @@ import type { RunState } from '../kernel/state'
 import type { EnvVars } from '../env-vars'
 import type { EventLog } from './event-log'
 import type { Outbox } from './outbox'
+import type { SlackThread } from './slack-thread'
 import type { RunInfo } from './types'
 
 /** What every delivery (callback, Slack) is given: the run as it now is, and its outbox. */
@@ -14,5 +15,7 @@ export interface DeliveryContext {
   events?: EventLog
   /** The D1 run index (docs/architecture.md#events). */
   runIndex?: D1Database
+  /** The Slack conversation places, for a run whose thread starts with its first message. */
+  slackThreads?: DurableObjectNamespace<SlackThread>
   now: number
 }

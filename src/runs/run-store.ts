@@ -25,6 +25,7 @@ import { logTransition, logEvent } from './log'
 import { runMcpTools, withRunMcpTools } from './mcp-tools'
 import { Outbox, type OutboxEntry } from './outbox'
 import { PROGRESS_ID, ProgressPump, queueProgress, requeueStaleProgress } from './slack-progress'
+import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
 import { RunStorage } from './storage'
 import type { DecideResponse, FollowUpAnswer, RunInfo, RunView, StartInput } from './types'
 import { statusOf, toRunView } from './view'
@@ -38,7 +39,11 @@ const CONFIG_RETRY_MS = 5 * 60_000
  * transition, so eviction, redeploys and alarm retries resume at the right sub-step.
  */
 /** What the run's object is given: the settings and the run index it writes (docs/architecture.md#events). */
-type RunStoreEnv = EnvVars & { RUN_INDEX?: D1Database; RUNS?: DurableObjectNamespace }
+type RunStoreEnv = EnvVars & {
+  RUN_INDEX?: D1Database
+  RUNS?: DurableObjectNamespace
+  SLACK_THREADS?: DurableObjectNamespace<SlackThread>
+}
 
 export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #storage: RunStorage
@@ -106,6 +111,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       this.#storage.setValue('info', info)
       this.#storage.saveState(state)
       if (info.slack) this.#outbox.enqueue('slack.started', 'slack.started', {}, now)
+      // A thread that starts with our first message: replies there continue this run.
+      if (info.slack && !info.slack.threadTs)
+        this.#outbox.enqueue(SLACK_THREAD_ID, SLACK_THREAD_ID, {}, now)
       this.#recordEvents(undefined, state, info, now)
     })
     this.#state = state
@@ -396,6 +404,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         outbox: this.#outbox,
         events: this.#events,
         runIndex: this.env.RUN_INDEX,
+        slackThreads: this.env.SLACK_THREADS,
         now: Date.now(),
       })
       this.#outbox.delivered(entry.id, Date.now(), result)

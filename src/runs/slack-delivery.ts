@@ -12,6 +12,7 @@ import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
 import { findCall } from '../kernel/state'
 import { updateProgress } from './slack-progress'
+import { SLACK_THREAD_ID, slackThreadStub } from './slack-thread'
 
 /** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
 export const SLACK_CALL_TIMEOUT_MS = 10_000
@@ -130,6 +131,17 @@ async function send(
           : ''
       const res = await client.postMessage({ channel, text: text + why, ...threadArg })
       return { ts: res.ts }
+    }
+    case SLACK_THREAD_ID: {
+      // The thread is the "Working on it" message's; until it is posted there is none to name.
+      const started = ctx.outbox.get('slack.started')
+      if (!started || started.status === 'failed') return { skipped: 'no thread was started' }
+      if (started.status === 'pending') waitFor(ctx, started, 'the thread message')
+      const ts = (started.result as { ts?: string } | undefined)?.ts
+      if (!ts || !ctx.slackThreads) return { skipped: 'no thread to record' }
+      const origin = ctx.info.slack!
+      const place = { ...(origin.teamId ? { teamId: origin.teamId } : {}), channel, thread: ts }
+      return slackThreadStub(ctx.slackThreads, place).claim(state.id, state.createdAt)
     }
     case 'slack.progress': {
       const started = ctx.outbox.get('slack.started')

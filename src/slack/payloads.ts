@@ -45,19 +45,44 @@ export const AppMentionEventSchema = z.looseObject({
 })
 export type AppMentionEvent = z.infer<typeof AppMentionEventSchema>
 
+/** A person's plain message (no subtype): in a direct message with the app, or in a thread. */
+export const UserMessageEventSchema = z.looseObject({
+  type: z.literal('message'),
+  user: id,
+  text: z.string(),
+  channel: id,
+  channel_type: z.enum(['im', 'mpim', 'channel', 'group']),
+  ts: slackTs,
+  thread_ts: z.optional(slackTs),
+  event_ts: optionalString,
+})
+export type UserMessageEvent = z.infer<typeof UserMessageEventSchema>
+
 export const EventCallbackSchema = z.looseObject({
   type: z.literal('event_callback'),
   event_id: id,
   team_id: optionalString,
   api_app_id: optionalString,
   event_time: z.optional(z.number()),
-  event: z.looseObject({ type: id, bot_id: optionalString }),
+  event: z.looseObject({
+    type: id,
+    subtype: optionalString,
+    bot_id: optionalString,
+    user: optionalString,
+    text: z.optional(z.unknown()),
+    channel_type: optionalString,
+  }),
+  /** Who the event is delivered to: the app's bot user is the entry with `is_bot`. */
+  authorizations: z.optional(
+    z.array(z.looseObject({ user_id: optionalString, is_bot: z.optional(z.boolean()) })),
+  ),
 })
 
 /** What an Events API body asks of us. `ignored` bodies are acknowledged and dropped. */
 export type SlackEventBody =
   | { kind: 'url_verification'; challenge: string }
   | { kind: 'app_mention'; eventId: string; teamId?: string; event: AppMentionEvent }
+  | { kind: 'message'; eventId: string; teamId?: string; event: UserMessageEvent }
   | { kind: 'ignored'; eventId?: string; reason: string }
 
 const BlockActionSchema = z.looseObject({
@@ -120,16 +145,40 @@ export function parseEventBody(rawBody: string): Parsed<SlackEventBody> {
   const envelope = validate('Slack event_callback', EventCallbackSchema, json.value)
   if (!envelope.ok) return envelope
   const { event_id: eventId, team_id: teamId, event } = envelope.value
-  if (event.type !== 'app_mention') {
-    return { ok: true, value: { kind: 'ignored', eventId, reason: `event type ${event.type}` } }
+  const ignore = (reason: string): Parsed<SlackEventBody> => ({
+    ok: true,
+    value: { kind: 'ignored', eventId, reason },
+  })
+  if (event.type !== 'app_mention' && event.type !== 'message') {
+    return ignore(`event type ${event.type}`)
   }
-  // A bot mentioning us (possibly ourselves) must not start runs: that way lies a loop.
-  if (event.bot_id) {
-    return { ok: true, value: { kind: 'ignored', eventId, reason: 'app_mention from a bot' } }
+  // Edits, deletions, joins, bot posts… are not someone asking: they start nothing.
+  if (event.subtype !== undefined) return ignore(`${event.type} subtype ${event.subtype}`)
+  // A bot (possibly ourselves) must not start runs: that way lies a loop.
+  if (event.bot_id) return ignore(`${event.type} from a bot`)
+  const botUser = envelope.value.authorizations?.find((a) => a.is_bot)?.user_id
+  if (event.user === undefined) return ignore(`${event.type} without a user`)
+  if (botUser && event.user === botUser) return ignore(`${event.type} from this app's bot user`)
+  if (event.type === 'app_mention') {
+    const mention = validate('Slack app_mention event', AppMentionEventSchema, event)
+    if (!mention.ok) return mention
+    return { ok: true, value: { kind: 'app_mention', eventId, teamId, event: mention.value } }
   }
-  const mention = validate('Slack app_mention event', AppMentionEventSchema, event)
-  if (!mention.ok) return mention
-  return { ok: true, value: { kind: 'app_mention', eventId, teamId, event: mention.value } }
+  const message = validate('Slack message event', UserMessageEventSchema, event)
+  if (!message.ok) return message
+  const m = message.value
+  if (m.channel_type !== 'im') {
+    // In a channel only a reply in a thread may continue a conversation; a mention of the app
+    // arrives as app_mention as well, and is answered from that one.
+    if (!m.thread_ts || m.thread_ts === m.ts) return ignore('channel message outside a thread')
+    if (mentions(m.text, botUser)) return ignore('message mentions the app (app_mention answers)')
+  }
+  return { ok: true, value: { kind: 'message', eventId, teamId, event: m } }
+}
+
+/** True when `text` mentions `user` (`<@U…>` or `<@U…|name>`); false when we don't know who we are. */
+function mentions(text: string, user: string | undefined): boolean {
+  return !!user && (text.includes(`<@${user}>`) || text.includes(`<@${user}|`))
 }
 
 /** Parse an interactivity request (form field `payload` holding JSON) as `block_actions`. */

@@ -317,6 +317,44 @@ export function eventCallbackBody(input: {
   })
 }
 
+/**
+ * An `event_callback` JSON body carrying a `message` event (`message.channels`, `message.im`…):
+ * `subtype`, `bot_id`, `edited`, `hidden` etc. as Slack sends them for edits, deletions and bots.
+ */
+export function messageEventBody(input: {
+  text?: string
+  user?: string
+  channel?: string
+  channel_type?: 'im' | 'channel' | 'group' | 'mpim'
+  ts?: string
+  thread_ts?: string
+  event_id?: string
+  /** Extra event fields (subtype, bot_id, message, previous_message, hidden…). */
+  extra?: Record<string, unknown>
+}): string {
+  const ts = input.ts ?? '1700000100.000300'
+  return JSON.stringify({
+    token: 'XXYYZZ',
+    team_id: 'T0001',
+    api_app_id: 'A123456',
+    event: {
+      type: 'message',
+      ...(input.extra?.subtype === undefined ? { user: input.user ?? 'U2147483697' } : {}),
+      ...(input.text !== undefined ? { text: input.text } : {}),
+      ts,
+      channel: input.channel ?? 'C2147483705',
+      channel_type: input.channel_type ?? 'channel',
+      event_ts: ts,
+      ...(input.thread_ts ? { thread_ts: input.thread_ts } : {}),
+      ...input.extra,
+    },
+    type: 'event_callback',
+    event_id: input.event_id ?? 'Ev0PV52K22',
+    event_time: 1700000100,
+    authorizations: [{ team_id: 'T0001', user_id: 'UFAKEBOT', is_bot: true }],
+  })
+}
+
 /** The `url_verification` body Slack sends when the events URL is saved. */
 export function urlVerificationBody(challenge: string): string {
   return JSON.stringify({ token: 'XXYYZZ', challenge, type: 'url_verification' })

@@ -132,6 +132,8 @@ describe('a slash command run that needs an approval', () => {
         [`slack.approval:${pending.callId}`, 'delivered', 1],
         [`slack.decision:${pending.callId}`, 'delivered', 1],
         ['slack.final', 'delivered', 1],
+        // Replies in the thread continue this run (the thread starts with our first message).
+        ['slack.thread', 'delivered', 1],
         // The totals, due a second after the last progress update.
         ['slack.progress', 'pending', 0],
       ].sort(),

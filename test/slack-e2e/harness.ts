@@ -17,6 +17,7 @@ import { FakeOpenAI } from '../fakes/fake-openai'
 import {
   FakeSlack,
   eventCallbackBody,
+  messageEventBody,
   signedSlackRequest,
   slashCommandBody,
   type FakeSlackMessage,
@@ -144,7 +145,18 @@ export class SlackWorld {
         : { 'x-slack-retry-num': String(retryNum), 'x-slack-retry-reason': 'http_timeout' }
     const res = await this.post('/slack/events', eventCallbackBody(input), { headers })
     expect(res.status).toBe(200)
-    return (await res.json()) as { ok: boolean; runId: string | null; created: boolean }
+    return (await res.json()) as SlackEventAck
+  }
+
+  /** Sends a `message` event callback (a DM, a thread reply, an edit, a bot post…). */
+  async message(input: Parameters<typeof messageEventBody>[0], retryNum?: number) {
+    const headers: Record<string, string> =
+      retryNum === undefined
+        ? {}
+        : { 'x-slack-retry-num': String(retryNum), 'x-slack-retry-reason': 'http_timeout' }
+    const res = await this.post('/slack/events', messageEventBody(input), { headers })
+    expect(res.status).toBe(200)
+    return (await res.json()) as SlackEventAck
   }
 
   /** Clicks a button of a posted approval message, as Slack posts the `block_actions`. */
@@ -253,6 +265,16 @@ export class SlackWorld {
     // A copy: the client keeps showing these buttons even after chat.update replaces them.
     return structuredClone(found[0]!)
   }
+}
+
+/** What /slack/events answers: the run started (or found), or why nothing started. */
+export interface SlackEventAck {
+  ok: boolean
+  runId: string | null
+  created: boolean
+  continues?: string | null
+  ignored?: string
+  busy?: string
 }
 
 export interface PostedButton {

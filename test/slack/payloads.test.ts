@@ -8,6 +8,7 @@ import {
 import {
   blockActionsBody,
   eventCallbackBody,
+  messageEventBody,
   slashCommandBody,
   urlVerificationBody,
 } from '../fakes/fake-slack'
@@ -103,8 +104,17 @@ describe('parseEventBody', () => {
   it.each([
     [
       'another event type',
+      JSON.stringify({
+        type: 'event_callback',
+        event_id: 'Ev1',
+        event: { type: 'reaction_added' },
+      }),
+      'event type reaction_added',
+    ],
+    [
+      'a message without a user',
       JSON.stringify({ type: 'event_callback', event_id: 'Ev1', event: { type: 'message' } }),
-      'event type message',
+      'message without a user',
     ],
     [
       'app_rate_limited',
@@ -118,6 +128,61 @@ describe('parseEventBody', () => {
     ],
   ])('ignores %s', (_name, body, reason) => {
     expect(parseEventBody(body)).toMatchObject({ ok: true, value: { kind: 'ignored', reason } })
+  })
+
+  it.each([
+    ['a direct message', { channel: 'D1', channel_type: 'im' as const, text: 'check the gateway' }],
+    [
+      'a reply in a DM thread',
+      { channel: 'D1', channel_type: 'im' as const, thread_ts: '1700000000.000100', text: 'and?' },
+    ],
+    [
+      'a reply in a channel thread',
+      { thread_ts: '1700000000.000100', text: 'and the order service?' },
+    ],
+  ])('reads %s as a message', (_name, input) => {
+    expect(parseEventBody(messageEventBody({ ...input, event_id: 'Ev9' }))).toMatchObject({
+      ok: true,
+      value: { kind: 'message', eventId: 'Ev9', teamId: 'T0001', event: { text: input.text } },
+    })
+  })
+
+  it.each([
+    [
+      'an edit',
+      { extra: { subtype: 'message_changed', hidden: true } },
+      'message subtype message_changed',
+    ],
+    ['a deletion', { extra: { subtype: 'message_deleted' } }, 'message subtype message_deleted'],
+    [
+      'a bot post',
+      { extra: { subtype: 'bot_message', bot_id: 'B1' } },
+      'message subtype bot_message',
+    ],
+    [
+      'a bot user message',
+      { text: 'x', thread_ts: '1.2', extra: { bot_id: 'B1' } },
+      'message from a bot',
+    ],
+    [
+      "the app's own bot user",
+      { text: 'x', thread_ts: '1.2', user: 'UFAKEBOT' },
+      "message from this app's bot user",
+    ],
+    ['a top-level channel message', { text: 'x' }, 'channel message outside a thread'],
+    [
+      'a thread root',
+      { text: 'x', ts: '1.2', thread_ts: '1.2' },
+      'channel message outside a thread',
+    ],
+    [
+      'a mention as a message',
+      { text: '<@UFAKEBOT|edgeloop> x', thread_ts: '1.2' },
+      'message mentions the app',
+    ],
+  ])('ignores %s', (_name, input, reason) => {
+    const parsed = parseEventBody(messageEventBody(input))
+    expect(parsed.ok && parsed.value.kind === 'ignored' && parsed.value.reason).toContain(reason)
   })
 
   const mention = JSON.parse(eventCallbackBody({ text: 'hi' }))

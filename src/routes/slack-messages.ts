@@ -1,0 +1,137 @@
+import type { Context } from 'hono'
+import { loadConfig } from '../config'
+import { logEvent } from '../runs/log'
+import { slackThreadStub, type SlackThreadApi } from '../runs/slack-thread'
+import { runStub, type RunView } from '../runs/types'
+import { stripMention } from '../slack/payloads'
+import { SlackClient } from '../slack/web-api'
+import type { AppEnv } from './app-env'
+import { ApiError } from './api-error'
+import { idFromKey, startRun } from './start-run'
+
+/**
+ * A person asking the app something in Slack (docs/architecture.md#slack): a mention in a
+ * channel, a reply in the thread of an earlier run, or a direct message. The thread is the
+ * conversation: a follow-up continues the thread's latest run. A direct message outside a thread
+ * continues the DM's latest run if it started within SLACK_DM_CONVERSATION_MINUTES.
+ */
+export interface SlackAsk {
+  eventId: string
+  teamId?: string
+  user: string
+  text: string
+  channel: string
+  ts: string
+  /** The thread the message was posted in (absent at a channel's or DM's top level). */
+  thread?: string
+  /** A direct message with the app (`channel_type: im`). */
+  im: boolean
+  /** An `app_mention`: may start a conversation anywhere the app is. */
+  mention: boolean
+}
+
+export type SlackAskOutcome =
+  | { runId: string; created: boolean; continues: string | null }
+  | { ignored: string }
+  | { busy: string }
+
+// A note to one person must never hold Slack's 3 s acknowledgement.
+const NOTE_TIMEOUT_MS = 1_500
+
+export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise<SlackAskOutcome> {
+  const task = stripMention(ask.text).trim()
+  if (!task) return { ignored: ask.mention ? 'empty mention' : 'empty message' }
+  const now = Date.now()
+  const idempotencyKey = `slack-event:${ask.teamId ?? ''}:${ask.eventId}`
+  const runId = await idFromKey(idempotencyKey)
+  // The run answers in the message's thread, or starts one under the message.
+  const threadTs = ask.thread ?? ask.ts
+  const where = { ...(ask.teamId ? { teamId: ask.teamId } : {}), channel: ask.channel }
+  const threads = c.env.SLACK_THREADS
+  const own = slackThreadStub(threads, { ...where, thread: threadTs })
+  const dm = ask.im ? slackThreadStub(threads, where) : undefined
+  // Where the conversation is looked up: the thread, or a DM's top level.
+  const place = ask.thread || !dm ? own : dm
+  // In a channel, a reply without a mention only continues a thread edgeloop already answers in.
+  const claim = await place.claim(runId, now, !ask.mention && !ask.im)
+  if (!claim.claimed) return { ignored: 'not a thread of an edgeloop run' }
+  let previous = claim.previous
+  const windowMs = loadConfig(c.env).slack.dmConversationMinutes * 60_000
+  if (previous && place === dm && now - previous.at > windowMs) previous = null
+
+  if (previous) {
+    const view = await runStub(c.env.RUNS, previous.runId).get()
+    if (!view || view.phase !== 'done') {
+      await place.release(runId)
+      await noteBusy(c, ask, previous.runId, view)
+      return { busy: previous.runId }
+    }
+  }
+  // Replies in the new run's thread continue it; the DM remembers its latest run.
+  if (place !== own) await own.claim(runId, now)
+  if (dm && place !== dm) await dm.claim(runId, now)
+
+  try {
+    const { created, view } = await startRun(c.env, {
+      task,
+      requestedBy: `slack:${ask.user}`,
+      slack: { ...where, threadTs, userId: ask.user },
+      idempotencyKey,
+      ...(previous ? { continue: previous.runId } : {}),
+    })
+    return { runId: view.id, created, continues: previous?.runId ?? null }
+  } catch (err) {
+    // No run was started: the place must not name it, or every later message would wait on it.
+    await releaseAll([place, own, dm], runId)
+    if (err instanceof ApiError && err.code === 'run_not_finished' && previous) {
+      await noteBusy(c, ask, previous.runId, undefined)
+      return { busy: previous.runId }
+    }
+    throw err
+  }
+}
+
+async function releaseAll(stubs: (SlackThreadApi | undefined)[], runId: string): Promise<void> {
+  for (const stub of new Set(stubs)) await stub?.release(runId)
+}
+
+/**
+ * The conversation's previous run is still working: a follow-up is not queued (it may depend on
+ * an answer the person has not seen yet); they are told, privately, to send it again after.
+ */
+async function noteBusy(
+  c: Context<AppEnv>,
+  ask: SlackAsk,
+  previousRunId: string,
+  view: RunView | null | undefined,
+): Promise<void> {
+  const doing =
+    view?.status === 'awaiting_approval' ? 'is waiting for an approval' : 'is still working'
+  const text =
+    `The previous request in this conversation (run \`${previousRunId}\`) ${doing}. ` +
+    'Send your message again once it has answered.'
+  logEvent(c.env, 'slack_conversation_busy', { previousRunId, eventId: ask.eventId })
+  const token = c.env.SLACK_BOT_TOKEN
+  if (!token) return
+  try {
+    const client = new SlackClient({
+      token,
+      baseUrl: loadConfig(c.env).slack.apiUrl,
+      maxRetries: 0,
+      timeoutMs: NOTE_TIMEOUT_MS,
+    })
+    await client.postEphemeral({
+      channel: ask.channel,
+      user: ask.user,
+      text,
+      ...(ask.thread ? { thread_ts: ask.thread } : {}),
+    })
+  } catch (err) {
+    logEvent(
+      c.env,
+      'slack_ephemeral_failed',
+      { channel: ask.channel, error: (err as Error).message },
+      'warn',
+    )
+  }
+}

@@ -1,0 +1,81 @@
+import { DurableObject } from 'cloudflare:workers'
+
+/**
+ * One Durable Object per Slack conversation place (docs/architecture.md#slack): a thread
+ * (team, channel, thread ts) or a direct message's top level (team, DM channel). It remembers the
+ * runs started there, newest last, so a follow-up finds the run it continues. Claims go through
+ * this one object, so two messages at once cannot both continue the same run.
+ */
+/** The outbox entry that records a run in the thread its first message started. */
+export const SLACK_THREAD_ID = 'slack.thread'
+
+export interface ThreadRun {
+  runId: string
+  /** When the run was claimed here (ms). */
+  at: number
+}
+
+export interface ThreadClaim {
+  /** The run this one follows in the place, or null when it is the first. */
+  previous: ThreadRun | null
+  /** False when `onlyIfKnown` was asked and the place has no run: nothing was recorded. */
+  claimed: boolean
+}
+
+/** The object's key for a place; `thread` undefined: a direct message's top level. */
+export function slackPlaceName(place: {
+  teamId?: string
+  channel: string
+  thread?: string
+}): string {
+  const where = `${place.teamId ?? '-'}:${place.channel}`
+  return place.thread ? `thread:${where}:${place.thread}` : `dm:${where}`
+}
+
+export class SlackThread extends DurableObject {
+  /**
+   * Records `runId` as the place's latest run and says which run was latest before. Idempotent:
+   * claiming the same run again (a Slack retry) answers as the first time.
+   */
+  async claim(runId: string, now: number, onlyIfKnown = false): Promise<ThreadClaim> {
+    const storage = this.ctx.storage
+    const earlier = await storage.get<ThreadRun | null>(`claim:${runId}`)
+    if (earlier !== undefined) return { previous: earlier, claimed: true }
+    const latest = (await storage.get<ThreadRun>('latest')) ?? null
+    if (!latest && onlyIfKnown) return { previous: null, claimed: false }
+    await storage.put({ [`claim:${runId}`]: latest, latest: { runId, at: now } })
+    return { previous: latest, claimed: true }
+  }
+
+  /** Undoes a claim that did not start a run (the previous one was still working). */
+  async release(runId: string): Promise<void> {
+    const storage = this.ctx.storage
+    const previous = await storage.get<ThreadRun | null>(`claim:${runId}`)
+    if (previous === undefined) return
+    const latest = await storage.get<ThreadRun>('latest')
+    if (latest?.runId === runId) {
+      if (previous) await storage.put('latest', previous)
+      else await storage.delete('latest')
+    }
+    await storage.delete(`claim:${runId}`)
+  }
+
+  /** The place's latest run, or null. */
+  async latest(): Promise<ThreadRun | null> {
+    return (await this.ctx.storage.get<ThreadRun>('latest')) ?? null
+  }
+}
+
+/** The RPC surface callers use (the generated stub types are awkward for plain data). */
+export interface SlackThreadApi {
+  claim(runId: string, now: number, onlyIfKnown?: boolean): Promise<ThreadClaim>
+  release(runId: string): Promise<void>
+  latest(): Promise<ThreadRun | null>
+}
+
+export function slackThreadStub(
+  ns: DurableObjectNamespace<SlackThread>,
+  place: Parameters<typeof slackPlaceName>[0],
+): SlackThreadApi {
+  return ns.get(ns.idFromName(slackPlaceName(place))) as unknown as SlackThreadApi
+}
