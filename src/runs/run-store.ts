@@ -283,7 +283,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     }
     this.#running = true
     this.#abort = new AbortController()
-    this.#progress.start()
+    this.#progress.start(!!this.#info?.slack)
     try {
       const asked = this.#info?.mcpTools
       state = await withRunMcpTools(this.env, this.#storage, state, config.mcpServers, asked)

@@ -100,9 +100,9 @@ export class ProgressPump {
     private readonly send: (entry: OutboxEntry) => Promise<void>,
   ) {}
 
-  /** A slice begins: pokes may send. */
-  start(): void {
-    this.#active = true
+  /** A slice begins: pokes may send (only for a run that reports to Slack). */
+  start(enabled: boolean): void {
+    this.#active = enabled
   }
 
   poke(): void {
