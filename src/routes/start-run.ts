@@ -1,4 +1,4 @@
-import { DEFAULT_HISTORY_TOKENS, type Budget } from '../kernel/budget'
+import { DEFAULT_HISTORY_TOKENS, MIN_HISTORY_TOKENS, type Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { canonicalJson } from '../kernel/canonical'
 import { sha256Hex } from '../security/sha256'
@@ -80,7 +80,7 @@ export async function startRun(
       ? 'native'
       : (req.protocol ?? config.model.protocol)
   const conversation = req.continue
-    ? await continuationOf(env, req.continue, budget.maxHistoryTokens ?? DEFAULT_HISTORY_TOKENS)
+    ? await continuationOf(env, req.continue, historyLimit(budget))
     : undefined
   const id = req.idempotencyKey ? await idFromKey(req.idempotencyKey) : newRunId()
   const stub = runStub(env.RUNS, id)
@@ -223,6 +223,16 @@ function checkCallbackUrl(config: ServiceConfig, value: string): void {
         'list it in CALLBACK_ALLOWLIST if this server should call it',
     )
   }
+}
+
+/**
+ * The history's share of a request: `maxHistoryTokens`, and at most half of `maxContextTokens`
+ * (the history is never elided, so it must leave the trajectory room under the cap).
+ */
+function historyLimit(budget: Budget): number {
+  const limit = budget.maxHistoryTokens ?? DEFAULT_HISTORY_TOKENS
+  const context = budget.maxContextTokens
+  return context === undefined ? limit : Math.max(MIN_HISTORY_TOKENS, Math.min(limit, context / 2))
 }
 
 function newRunId(): string {

@@ -12,7 +12,14 @@ import {
   type RunState,
 } from '../../src/kernel/index'
 import { TURN_ARGS_CHARS, TURN_CALLS } from '../../src/kernel/conversation'
-import { nativeAnswer, nativeCall, nativeCalls, ScriptedModel } from '../fakes/scripted-model'
+import {
+  nativeAnswer,
+  nativeCall,
+  nativeCalls,
+  ScriptedModel,
+  textAction,
+  textFinish,
+} from '../fakes/scripted-model'
 import { recordingTool, sliceDeps, UNLIMITED, type Ran } from './harness'
 
 const now = 1_800_000_000_000
@@ -143,6 +150,37 @@ describe('a follow-up run', () => {
     // The history is counted in the request's estimate (the scripted model reports no usage).
     expect(state.steps[0]!.estimated).toBe(true)
     expect(state.steps[0]!.promptTokens).toBeGreaterThan(conversation.tokens)
+  })
+})
+
+describe('a follow-up in the text protocol', () => {
+  it('sends the same history message between the system prompt and the task', async () => {
+    const first = await finished('run_a', 'Say hi', [nativeAnswer('hi')])
+    const conversation = continueConversation(followUpSource(first.state), 4000)
+    const replies = [textAction('echo', { text: 'x' }), textFinish('x')]
+    const model = new ScriptedModel((_request, turn) => replies[turn])
+    const state = createRunState({
+      id: 'run_t',
+      task: 'Echo x',
+      tools: ['echo'],
+      protocol: 'text',
+      now,
+      conversation,
+    })
+    const out = await runSlice(
+      state,
+      sliceDeps(model, [echo([])], () => now),
+      UNLIMITED,
+    )
+    expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'x', protocol: 'text' })
+    for (const request of model.requests) {
+      expect(request.messages[0]!.role).toBe('system')
+      expect(request.messages.slice(1, 3)).toEqual([
+        { role: 'user', content: conversation.prompt },
+        { role: 'user', content: 'Task: Echo x' },
+      ])
+    }
+    expect(model.requests).toHaveLength(2)
   })
 })
 

@@ -264,6 +264,21 @@ describe('the history limit', () => {
       droppedTurns: 1,
     })
 
+    // The history takes at most half the context cap: 1200 asked, 1000 of a 2000 cap given,
+    // so only the newest turn fits.
+    const halfBefore = fakes.ai.bodies.length
+    fakes.ai.enqueue(reply.text('Answer 4b.'))
+    const capped = await continueRun({
+      task: 'Capped',
+      tools: ['calculator'],
+      continue: last,
+      budget: { maxHistoryTokens: 1200, maxContextTokens: 2000 },
+    })
+    await drainAlarms(capped.id)
+    const cappedHistory = historyOf(fakes.ai.bodies[halfBefore]!)
+    expect(cappedHistory).toContain('[2 earlier turns left out to fit the history limit]')
+    expect(Math.ceil(cappedHistory.length / 4)).toBeLessThanOrEqual(1000)
+
     // With the smallest limit only the stub is left (no ~500-token turn fits): all dropped.
     const stubBefore = fakes.ai.bodies.length
     fakes.ai.enqueue(reply.text('Answer 5.'))
