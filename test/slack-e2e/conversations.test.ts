@@ -275,6 +275,25 @@ describe('the thread is the conversation', () => {
     expect((await world.view(next.runId!)).pendingApprovals).toEqual([])
   })
 
+  it('two follow-ups at once: one continues the run, the other is told it is busy', async () => {
+    const first = await finishedMention()
+    world.model.enqueue(reply.text('Orders are fine.'))
+    const acks = await Promise.all(
+      ['and orders?', 'and payments?'].map((text) =>
+        world.message({ text, thread_ts: first.thread, ts: ts(), event_id: uniqueId('Ev') }),
+      ),
+    )
+    const started = acks.filter((a) => a.created)
+    const busy = acks.filter((a) => a.busy)
+    expect(started).toHaveLength(1)
+    expect(started[0]).toMatchObject({ continues: first.runId })
+    // The other one found the new run (not the finished first) as the thread's latest.
+    expect(busy).toEqual([expect.objectContaining({ runId: null, busy: started[0]!.runId })])
+    expect(world.slack.ephemerals(CHANNEL)).toHaveLength(1)
+    await world.settle(started[0]!.runId!)
+    expect(world.model.bodies).toHaveLength(2)
+  })
+
   it('a Slack retry of a follow-up maps to the same run', async () => {
     const first = await finishedMention()
     world.model.enqueue(reply.text('Again healthy.'))
