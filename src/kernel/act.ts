@@ -12,7 +12,7 @@ import { completeStep, happened, type Change, type Slice } from './transition'
  * the next transition of the same slice; a `started` record this slice did not write means the
  * process that wrote it died, and the call is not run again (unless its tool is idempotent).
  */
-export async function act(state: RunState, slice: Slice): Promise<Change> {
+export function act(state: RunState, slice: Slice): Change | Promise<Change> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   if (current.calls.some((c) => c.status === 'pending')) return reviewAgain(state, slice)
@@ -97,8 +97,9 @@ async function runReadOnly(
     calls: current.calls.map((c) => done.get(c.id) ?? c),
     ms: current.ms + ms,
   }
-  let next = updateState(state, { steps })
-  if (steps[stepIndex]!.calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
+  const next = steps[stepIndex]!.calls.every((c) => c.status === 'done')
+    ? completeStep(state, slice, steps)
+    : updateState(state, { steps })
   const event = happened('run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),
@@ -187,8 +188,9 @@ function finishCall(
     calls: current.calls.map((c) => (c.id === call.id ? call : c)),
     ms: current.ms + (call.ms ?? 0),
   }
-  let next = updateState(state, { steps })
-  if (steps[stepIndex]!.calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
+  const next = steps[stepIndex]!.calls.every((c) => c.status === 'done')
+    ? completeStep(state, slice, steps)
+    : updateState(state, { steps })
   const event = happened('run_call', {
     step: stepIndex,
     tool: call.name,

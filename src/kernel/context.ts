@@ -107,6 +107,26 @@ export class RenderCache {
     state: RunState,
     registry: ToolRegistry,
   ): { messages: ChatMessage[]; tokens: number; cut: ContextCut } {
+    const cut = this.#fit(state, registry)
+    const { steps } = state
+    let saved = 0
+    for (let i = 0; i < cut; i++) saved += elisionSaving(steps[i]!)
+    // A copy: the model may keep the request, and the next build appends to ours.
+    return {
+      messages: this.#messages.slice(),
+      tokens: this.#tokens,
+      cut: { steps: cut, tokens: saved },
+    }
+  }
+
+  /** The estimated tokens of the request `build` would make, without making it. */
+  tokens(state: RunState, registry: ToolRegistry): number {
+    this.#fit(state, registry)
+    return this.#tokens
+  }
+
+  /** Renders `state`'s steps, cutting old observations as `build` says; returns the cut. */
+  #fit(state: RunState, registry: ToolRegistry): number {
     const { steps } = state
     let cut = steps.length ? steps[steps.length - 1]!.elidedSteps : 0
     this.#render(state, registry, cut)
@@ -119,14 +139,7 @@ export class RenderCache {
       }
       this.#render(state, registry, cut)
     }
-    let saved = 0
-    for (let i = 0; i < cut; i++) saved += elisionSaving(steps[i]!)
-    // A copy: the model may keep the request, and the next build appends to ours.
-    return {
-      messages: this.#messages.slice(),
-      tokens: this.#tokens,
-      cut: { steps: cut, tokens: saved },
-    }
+    return cut
   }
 
   /** Brings the rendering up to `state`'s steps, the first `cut` of them elided. */

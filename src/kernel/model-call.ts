@@ -1,5 +1,4 @@
 import type { StopReason } from './budget'
-import { buildRequest } from './context'
 import { updateState, type ModelCall, type RunState } from './state'
 import { happened, stopped, type Change, type Slice } from './transition'
 
@@ -14,13 +13,14 @@ export function startModelCall(state: RunState, slice: Slice): Change {
   const { budget, usage } = counted
   const spent = budgetSpent(counted)
   if (spent) return stopped(counted, spent.reason, slice, spent.error)
-  const built = buildRequest(counted, slice.registry, slice.render)
-  if (usage.promptTokens + built.tokens > budget.maxPromptTokens) {
+  // Only the size: the request itself is built when the call is made (callModel).
+  const tokens = slice.render.tokens(counted, slice.registry)
+  if (usage.promptTokens + tokens > budget.maxPromptTokens) {
     return stopped(
       counted,
       'token_budget',
       slice,
-      `the next request (~${built.tokens} tokens) would pass maxPromptTokens (${budget.maxPromptTokens}; ${usage.promptTokens} used)`,
+      `the next request (~${tokens} tokens) would pass maxPromptTokens (${budget.maxPromptTokens}; ${usage.promptTokens} used)`,
     )
   }
   const step = counted.steps.length
@@ -28,12 +28,12 @@ export function startModelCall(state: RunState, slice: Slice): Change {
   const modelCall = {
     step,
     attempt: (lost?.attempt ?? 0) + 1,
-    promptTokens: built.tokens,
+    promptTokens: tokens,
     startedAt: slice.now(),
   }
   return {
     state: updateState(counted, { modelCall }),
-    event: happened('model_call_started', { step, promptTokens: built.tokens }),
+    event: happened('model_call_started', { step, promptTokens: tokens }),
   }
 }
 

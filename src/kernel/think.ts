@@ -38,7 +38,7 @@ import {
  * and charged to the token and cost budgets, so a crash loop cannot evade them), and the call is
  * made again.
  */
-export async function think(state: RunState, slice: Slice): Promise<Change> {
+export function think(state: RunState, slice: Slice): Change | Promise<Change> {
   const record = state.modelCall
   if (record && slice.startedModelCalls.has(record.step)) return callModel(state, record, slice)
   return startModelCall(state, slice)
@@ -138,7 +138,8 @@ async function recordReply(
     at: startedAt,
   }
   const spent = state.usage
-  const next = updateState(state, {
+  // What recording any reply changes in the run, applied with its step in one copy.
+  const reply: Partial<RunState> = {
     modelCall: null,
     // The trace names who answered: the provider's model name, else the Model's own name.
     model: response.model ?? state.model ?? deps.model.name,
@@ -153,9 +154,9 @@ async function recordReply(
       lostModelCalls: spent.lostModelCalls,
       lostPromptTokens: spent.lostPromptTokens,
     },
-  })
+  }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
-  const settled = (s: RunState, tool: string | null = null): Change => ({
+  const thought = (s: RunState, tool: string | null = null): Change => ({
     state: s,
     event: happened('think', {
       step: base.i,
@@ -168,9 +169,9 @@ async function recordReply(
   })
 
   if (response.finishReason === 'content_filter') {
-    const filtered = withStep(next, base, 'format_error', text, [])
+    const filtered = withStep(state, reply, stepOf(base, 'format_error', text, []))
     const why = 'the provider withheld the answer (content_filter)'
-    return settled(stop(filtered, 'content_filter', slice, why))
+    return thought(stop(filtered, 'content_filter', slice, why))
   }
   const reading: Reading =
     state.protocol === 'native'
@@ -179,75 +180,75 @@ async function recordReply(
   if (response.finishReason === 'length') {
     // A cut-off reply is never an answer, and its tool arguments may be cut off too.
     const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
-    return settled(formatError(next, base, reading.thought, problem, slice))
+    return thought(formatError(state, reply, base, reading.thought, problem, slice))
   }
   if (reading.kind === 'format_error') {
-    return settled(formatError(next, base, reading.thought, reading.problem, slice))
+    return thought(formatError(state, reply, base, reading.thought, reading.problem, slice))
   }
   if (reading.kind === 'finish') {
-    const finished = withStep(next, base, 'finish', reading.thought, [], reading.answer)
-    const done = stop(finished, 'finish', slice, null, reading.answer)
-    return settled(done)
+    const step = stepOf(base, 'finish', reading.thought, [], reading.answer)
+    return thought(stop(withStep(state, reply, step), 'finish', slice, null, reading.answer))
   }
   const tool = reading.calls.map((c) => c.name).join(',')
   const acting = (calls: Call[], phase: Phase): RunState =>
-    updateState(withStep(next, base, 'action', reading.thought, calls), {
-      phase,
-    })
+    withStep(state, { ...reply, phase }, stepOf(base, 'action', reading.thought, calls))
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
   if (deps.signal?.aborted) {
     const recorded = acting(reading.calls, 'act')
-    return settled(stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice)), tool)
+    return thought(stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice)), tool)
   }
   let calls: Call[]
   try {
-    calls = await reviewCalls(reading.calls, base.i, next, slice)
+    calls = await reviewCalls(reading.calls, base.i, state, slice)
   } catch {
     // If review fails (a tool schema that throws, hashing), the reply is still recorded with
     // its calls pending: the next transition reviews them, and a lasting fault ends the run
     // with the step and its usage in the trace.
-    return settled(acting(reading.calls, 'act'), tool)
+    return thought(acting(reading.calls, 'act'), tool)
   }
   const reviewed = acting(calls, phaseAfterReview(calls))
   const answered = calls.every((c) => c.status === 'done')
-  return settled(answered ? completeStep(reviewed, slice) : reviewed, tool)
+  return thought(answered ? completeStep(reviewed, slice) : reviewed, tool)
 }
 
 /** An unusable reply: a `[FormatError]` step the model sees, and the streak it counts toward. */
 function formatError(
-  next: RunState,
+  state: RunState,
+  reply: Partial<RunState>,
   base: StepBase,
   thought: string,
   problem: string,
   slice: Slice,
 ): RunState {
   const formatErrorText =
-    next.protocol === 'native'
+    state.protocol === 'native'
       ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
       : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
   // One streak of failed steps of every kind (issue 11): a format error extends the streak
   // failed tool steps started, and a step with a working call ends it (transition.ts).
-  const streak = next.consecutiveErrors + 1
-  const recorded = updateState(
-    withStep(next, base, 'format_error', thought, [], null, formatErrorText),
-    { consecutiveErrors: streak },
-  )
-  if (streak < next.budget.maxConsecutiveErrors) return recorded
+  const streak = state.consecutiveErrors + 1
+  const step = stepOf(base, 'format_error', thought, [], null, formatErrorText)
+  const recorded = withStep(state, { ...reply, consecutiveErrors: streak }, step)
+  if (streak < state.budget.maxConsecutiveErrors) return recorded
   const why = `${streak} failed steps in a row; last: an unusable reply (${problem})`
   return stop(recorded, 'unparsable_exhausted', slice, why)
 }
 
-/** `state` with the step this think started (`base`) completed and appended. */
-function withStep(
-  state: RunState,
+/** `state` with `changes` and `step` appended, in one copy. */
+function withStep(state: RunState, changes: Partial<RunState>, step: Step): RunState {
+  return updateState(state, { ...changes, steps: state.steps.concat([step]) })
+}
+
+/** The step this think started (`base`), completed. */
+function stepOf(
   base: StepBase,
   kind: Step['kind'],
   thought: string,
   calls: Call[],
   answer: string | null = null,
   formatErrorText: string | null = null,
-): RunState {
-  const step: Step = {
+): Step {
+  return {
     i: base.i,
     kind,
     thought,
@@ -269,7 +270,6 @@ function withStep(
     modelMs: base.modelMs,
     at: base.at,
   }
-  return updateState(state, { steps: state.steps.concat([step]) })
 }
 
 /** USD for one call; cached prompt tokens at the cached price when one is configured. */

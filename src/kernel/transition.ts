@@ -153,12 +153,14 @@ export function stopped(
 /**
  * Every call of the last step has its observation: update the error streak (failed steps of
  * every kind count; a success resets it), then think again or stop when the streak is spent.
+ * `steps` are the run's steps with that last step recorded (by default `state`'s), so the
+ * caller that records it needs no copy of its own.
  */
-export function completeStep(state: RunState, slice: Slice): RunState {
-  const current = state.steps[state.steps.length - 1]!
+export function completeStep(state: RunState, slice: Slice, steps = state.steps): RunState {
+  const current = steps[steps.length - 1]!
   const failed = current.calls.length > 0 && current.calls.every((c) => isErrorKind(c.kind))
   const streak = failed ? state.consecutiveErrors + 1 : 0
-  const next = updateState(state, { consecutiveErrors: streak, phase: 'think' })
+  const next = updateState(state, { steps, consecutiveErrors: streak, phase: 'think' })
   if (streak < state.budget.maxConsecutiveErrors) return next
   const last = current.calls.at(-1)?.observation ?? ''
   const why = `${streak} failed steps in a row; last: ${last.slice(0, 300)}`
