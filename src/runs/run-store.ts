@@ -1,37 +1,30 @@
 import { DurableObject } from 'cloudflare:workers'
-import {
-  decideApproval,
-  nextApprovalExpiry,
-  pendingApprovals,
-  type Decision,
-} from '../kernel/approvals'
+import { decideApproval, type Decision } from '../kernel/approvals'
 import { runSlice } from '../kernel/machine'
-import { ToolRegistry } from '../kernel/registry'
 import { followUpSource } from '../kernel/conversation'
-import { createRunState, type RunState } from '../kernel/state'
-import { happened, type Deps, type TransitionEvent } from '../kernel/transition'
-import { createModel } from '../llm/create-model'
-import { ConfigError, loadConfig, type ServiceConfig } from '../config'
+import type { RunState } from '../kernel/state'
+import type { Deps, TransitionEvent } from '../kernel/transition'
 import { narrowPolicy } from '../kernel/confirm'
 import type { EnvVars } from '../env-vars'
-import { redact, registerSecrets } from '../security/redact'
-import { deliver } from './deliver'
+import { registerSecrets } from '../security/redact'
+import { deliverEntry } from './deliver-entry'
 import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
-import { eventsBetween } from './events'
-import { conversationObservations, observationForConversation } from './conversation-observations'
-import { changesIndex } from './run-index-entry'
+import { internalFailure } from './internal-failure'
+import { observationForConversation } from './conversation-observations'
 import { logTransition, logEvent } from './log'
-import { runMcpTools, withRunMcpTools } from './mcp-tools'
+import { withRunMcpTools } from './mcp-tools'
+import { newRun } from './new-run'
+import { nextAlarmAt } from './next-alarm'
 import { Outbox, type OutboxEntry } from './outbox'
-import { PROGRESS_ID, ProgressPump, queueProgress, requeueStaleProgress } from './slack-progress'
+import { configForSlice } from './run-config'
+import { runDependencies } from './run-deps'
+import { ProgressPump, queueProgress } from './slack-progress'
 import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
 import { RunStorage } from './storage'
+import { queueDecisions, queueTransitionEffects, recordEvents } from './transition-effects'
 import type { DecideResponse, FollowUpAnswer, RunInfo, RunView, StartInput } from './types'
 import { statusOf, toRunView } from './view'
-
-/** How long a run waits before looking at a bad configuration again. */
-const CONFIG_RETRY_MS = 5 * 60_000
 
 /**
  * One Durable Object per run (docs/architecture.md#layers, #step-machine). HTTP-facing methods only record intent and arm the
@@ -86,26 +79,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       return { created: false, ...(conflict ? { conflict } : {}), view: this.#view() }
     }
     const now = Date.now()
-    const state = createRunState({
-      id: input.id,
-      task: input.task,
-      tools: input.tools,
-      protocol: input.protocol,
-      budget: input.budget,
-      policy: input.policy,
-      now,
-      ...(input.conversation ? { conversation: input.conversation } : {}),
-    })
-    const info: RunInfo = {
-      requestedBy: input.requestedBy,
-      ...(input.requestHash ? { requestHash: input.requestHash } : {}),
-      ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
-      ...(input.callbackEvents ? { callbackEvents: input.callbackEvents } : {}),
-      ...(input.metadata ? { metadata: input.metadata } : {}),
-      ...(input.model ? { model: input.model } : {}),
-      ...(input.slack ? { slack: input.slack } : {}),
-      ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),
-    }
+    const { state, info } = newRun(input, now)
     this.#storage.ensureSchema()
     this.ctx.storage.transactionSync(() => {
       this.#storage.setValue('info', info)
@@ -114,7 +88,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       // A thread that starts with our first message: replies there continue this run.
       if (info.slack && !info.slack.threadTs)
         this.#outbox.enqueue(SLACK_THREAD_ID, SLACK_THREAD_ID, {}, now)
-      this.#recordEvents(undefined, state, info, now)
+      recordEvents(this.#sinks(), info, undefined, state, now)
     })
     this.#state = state
     this.#info = info
@@ -170,9 +144,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     // Synchronous from here to the write: no other request can interleave (one decision wins).
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(out.state)
-      this.#enqueueDecisions(state, out.state, now)
+      queueDecisions(this.#outbox, this.#info!, state, out.state, now)
       queueProgress(this.#outbox, state, out.state, this.#info!, now)
-      this.#recordEvents(state, out.state, this.#info!, now)
+      recordEvents(this.#sinks(), this.#info!, state, out.state, now)
     })
     this.#state = out.state
     this.#hub.publish()
@@ -251,31 +225,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (cancel && !state.cancelRequested) {
       state = { ...state, cancelRequested: true, cancelReason: cancel.reason }
     }
-    let config: ServiceConfig
-    try {
-      config = loadConfig(this.env)
-      this.#notBefore = undefined
-      if (this.#storage.getValue('blocked')) this.#storage.setValue('blocked', null)
-    } catch (err) {
-      // An operator fixes a bad setting; the run waits for it instead of failing, and its view
-      // says why (GET /v1/runs/:id → blocked).
-      this.#notBefore = Date.now() + CONFIG_RETRY_MS
-      const variable = err instanceof ConfigError ? err.variable : undefined
-      this.#storage.setValue('blocked', {
-        code: 'misconfigured',
-        ...(variable ? { variable } : {}),
-        message: redact((err as Error).message),
-        since: new Date(Date.now()).toISOString(),
-        retryAt: new Date(this.#notBefore).toISOString(),
-      })
-      logEvent(
-        this.env,
-        'run_waiting_for_config',
-        { runId: state.id, error: (err as Error).message },
-        'warn',
-      )
-      return
-    }
+    const loaded = configForSlice(this.env, this.#storage, state.id)
+    this.#notBefore = loaded.ok ? undefined : loaded.retryAt
+    if (!loaded.ok) return
+    const { config } = loaded
     // A stricter policy deployed while the run was going applies at once (a read-only rollout
     // must reach runs in flight); a looser one never widens what the run asked for.
     if (!narrowPolicy(config.policy, state.policy).ok) {
@@ -297,29 +250,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       })
       this.#state = out.state
     } catch (err) {
-      // Storage failures or a tool set that can no longer be built: record them on the run
-      // instead of crashing the alarm into endless retries.
-      const message = redact(err instanceof Error ? `${err.name}: ${err.message}` : String(err))
-      logEvent(this.env, 'run_slice_failed', { runId: state.id, error: message }, 'error')
-      const failed: RunState = {
-        ...this.#state!,
-        phase: 'done',
-        modelCall: null,
-        result: {
-          ok: false,
-          answer: '',
-          stopReason: 'internal_error',
-          error: message,
-          finishedAt: Date.now(),
-        },
-      }
-      this.#persist(failed, {
-        ...happened('stop', { stopReason: 'internal_error' }),
-        runId: state.id,
-        phase: 'done',
-        ms: 0,
-      })
-      this.#state = failed
+      const failed = internalFailure(this.#state!, err, Date.now())
+      const error = failed.state.result!.error
+      logEvent(this.env, 'run_slice_failed', { runId: state.id, error }, 'error')
+      this.#persist(failed.state, failed.event)
     } finally {
       await this.#progress.stop()
       this.#running = false
@@ -329,46 +263,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     }
   }
 
-  /**
-   * Queues the Slack update for each call of the last step whose decision is new in `next`:
-   * approvals, denials, expiries and cancellations all replace the buttons, once.
-   */
-  #enqueueDecisions(prev: RunState | undefined, next: RunState, now: number): void {
-    if (!this.#info?.slack) return
-    const before = new Map(prev?.steps.at(-1)?.calls.map((c) => [c.id, c.approval?.decision]))
-    for (const call of next.steps.at(-1)?.calls ?? []) {
-      if (!call.approval?.decision || before.get(call.id) === call.approval.decision) continue
-      this.#outbox.enqueue(`slack.decision:${call.id}`, 'slack.decision', { callId: call.id }, now)
-    }
-  }
-
-  /** Saves one transition and queues the notifications it causes, in one transaction. */
+  /** Saves one transition and queues what it causes, in one transaction. */
   #persist(next: RunState, event: TransitionEvent): void {
     const prev = this.#state
-    const now = Date.now()
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(next)
-      if (
-        next.phase === 'await_approval' &&
-        prev?.phase !== 'await_approval' &&
-        this.#info?.slack
-      ) {
-        for (const { call } of pendingApprovals(next)) {
-          this.#outbox.enqueue(
-            `slack.approval:${call.id}`,
-            'slack.approval',
-            { callId: call.id },
-            now,
-          )
-        }
-      }
-      this.#enqueueDecisions(prev, next, now)
-      if (next.phase === 'done') {
-        if (this.#info?.callbackUrl) this.#outbox.enqueue('callback', 'callback', {}, now)
-        if (this.#info?.slack) this.#outbox.enqueue('slack.final', 'slack.final', {}, now)
-      }
-      queueProgress(this.#outbox, prev, next, this.#info!, now)
-      this.#recordEvents(prev, next, this.#info!, now)
+      queueTransitionEffects(this.#sinks(), this.#info!, prev, next, Date.now())
     })
     this.#state = next
     this.#hub.publish()
@@ -376,18 +276,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     logTransition(this.env, event, next)
   }
 
-  /** Stores the events of a change (inside its transaction) and queues their callbacks. */
-  #recordEvents(prev: RunState | undefined, next: RunState, info: RunInfo, now: number): void {
-    const events = eventsBetween(prev, next)
-    if (!events.length) return
-    const last = this.#events.append(events, now)
-    // The index row is written from the run as it is when delivered: one entry, re-armed.
-    if (changesIndex(prev, next)) this.#outbox.rearm('index', 'index', {}, now)
-    if (info.callbackUrl && info.callbackEvents === 'all') {
-      for (let seq = last - events.length + 1; seq <= last; seq++) {
-        this.#outbox.enqueue(`event:${seq}`, 'callback.event', { seq }, now)
-      }
-    }
+  #sinks() {
+    return { outbox: this.#outbox, events: this.#events }
   }
 
   async #deliverDue(): Promise<void> {
@@ -395,81 +285,29 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   /** Delivers one outbox entry from the run as it is now; a failure is recorded for a retry. */
-  async #deliverOne(entry: OutboxEntry): Promise<void> {
-    try {
-      const result = await deliver(entry, {
-        env: this.env,
-        state: this.#state!,
-        info: this.#info!,
-        outbox: this.#outbox,
-        events: this.#events,
-        runIndex: this.env.RUN_INDEX,
-        slackThreads: this.env.SLACK_THREADS,
-        now: Date.now(),
-      })
-      this.#outbox.delivered(entry.id, Date.now(), result)
-      if (entry.id === PROGRESS_ID) requeueStaleProgress(this.#outbox, this.#state!, Date.now())
-      logEvent(this.env, 'delivered', {
-        runId: this.#state!.id,
-        delivery: entry.id,
-        attempts: entry.attempts + 1,
-      })
-    } catch (err) {
-      this.#outbox.failed(entry, Date.now(), err as Error)
-      logEvent(
-        this.env,
-        'delivery_failed',
-        {
-          runId: this.#state!.id,
-          delivery: entry.id,
-          attempts: entry.attempts + 1,
-          error: (err as Error).message,
-        },
-        'warn',
-      )
-    }
+  #deliverOne(entry: OutboxEntry): Promise<void> {
+    return deliverEntry(entry, {
+      env: this.env,
+      state: this.#state!,
+      info: this.#info!,
+      outbox: this.#outbox,
+      events: this.#events,
+      runIndex: this.env.RUN_INDEX,
+      slackThreads: this.env.SLACK_THREADS,
+      now: Date.now(),
+    })
   }
 
   /** The next alarm: now while the run can advance, else the next expiry or delivery retry. */
   async #schedule(): Promise<void> {
-    const state = this.#state!
-    const times: number[] = []
-    // A cancel that arrived while this alarm was delivering must not wait for the expiry.
-    const cancelling =
-      state.phase !== 'done' &&
-      (state.cancelRequested || this.#storage.getValue('cancel') !== undefined)
-    if (state.phase === 'think' || state.phase === 'act' || cancelling) {
-      times.push(this.#notBefore ?? Date.now())
-    }
-    const expiry = state.phase === 'await_approval' ? nextApprovalExpiry(state) : undefined
-    if (expiry !== undefined) times.push(expiry)
-    const delivery = this.#outbox.nextDue()
-    if (delivery !== undefined) times.push(delivery)
-    if (times.length) await this.ctx.storage.setAlarm(Math.min(...times))
+    const cancelPending = this.#storage.getValue('cancel') !== undefined
+    const at = nextAlarmAt(this.#state!, cancelPending, this.#outbox, this.#notBefore)
+    if (at !== undefined) await this.ctx.storage.setAlarm(at)
     else await this.ctx.storage.deleteAlarm()
   }
 
   #dependencies(state: RunState): Deps {
-    if (this.#deps) return this.#deps
-    const config = loadConfig(this.env)
-    const storage = this.#storage
-    const mcp = runMcpTools(this.env, storage, state.id, config.mcpServers)
-    const all = new ToolRegistry(config.tools)
-    const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
-    const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()
-    const { pricePromptPer1kUsd: p, priceCompletionPer1kUsd: c } = config.model
-    this.#deps = {
-      model: createModel(config.model, this.#info?.model ? { model: this.#info.model } : {}),
-      registry,
-      observations: conversationObservations(
-        { put: (h, t) => storage.putObservation(h, t), get: (h) => storage.getObservation(h) },
-        () => this.#state!,
-        this.env.RUNS,
-      ),
-      ...(p !== undefined || c !== undefined
-        ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
-        : {}),
-    }
+    this.#deps ??= runDependencies(this.env, this.#storage, state, this.#info, () => this.#state!)
     return this.#deps
   }
 
@@ -477,11 +315,4 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const blocked = this.#storage.getValue<RunView['blocked']>('blocked') ?? undefined
     return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked)
   }
-}
-
-/** The run's prices; the cached-prompt price only when one is configured. */
-function pricing(promptPer1K: number, completionPer1K: number, cachedPromptPer1K?: number) {
-  return cachedPromptPer1K === undefined
-    ? { promptPer1K, completionPer1K }
-    : { promptPer1K, completionPer1K, cachedPromptPer1K }
 }

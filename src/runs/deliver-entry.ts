@@ -1,0 +1,28 @@
+import { deliver } from './deliver'
+import type { DeliveryContext } from './delivery-context'
+import { logEvent } from './log'
+import type { OutboxEntry } from './outbox'
+import { PROGRESS_ID, requeueStaleProgress } from './slack-progress'
+
+/**
+ * Delivers one outbox entry from the run as it is now (`ctx.state`); a failure is recorded on
+ * the entry for a retry, and logged, never thrown.
+ */
+export async function deliverEntry(entry: OutboxEntry, ctx: DeliveryContext): Promise<void> {
+  const { env, outbox } = ctx
+  const runId = ctx.state.id
+  try {
+    const result = await deliver(entry, ctx)
+    outbox.delivered(entry.id, Date.now(), result)
+    if (entry.id === PROGRESS_ID) requeueStaleProgress(outbox, ctx.state, Date.now())
+    logEvent(env, 'delivered', { runId, delivery: entry.id, attempts: entry.attempts + 1 })
+  } catch (err) {
+    outbox.failed(entry, Date.now(), err as Error)
+    logEvent(
+      env,
+      'delivery_failed',
+      { runId, delivery: entry.id, attempts: entry.attempts + 1, error: (err as Error).message },
+      'warn',
+    )
+  }
+}

@@ -1,0 +1,27 @@
+import { createRunState, type RunState } from '../kernel/state'
+import type { RunInfo, StartInput } from './types'
+
+/** A new run's state and what the object keeps beside it (who asked, where to report). */
+export function newRun(input: StartInput, now: number): { state: RunState; info: RunInfo } {
+  const state = createRunState({
+    id: input.id,
+    task: input.task,
+    tools: input.tools,
+    protocol: input.protocol,
+    budget: input.budget,
+    policy: input.policy,
+    now,
+    ...(input.conversation ? { conversation: input.conversation } : {}),
+  })
+  const info: RunInfo = {
+    requestedBy: input.requestedBy,
+    ...(input.requestHash ? { requestHash: input.requestHash } : {}),
+    ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+    ...(input.callbackEvents ? { callbackEvents: input.callbackEvents } : {}),
+    ...(input.metadata ? { metadata: input.metadata } : {}),
+    ...(input.model ? { model: input.model } : {}),
+    ...(input.slack ? { slack: input.slack } : {}),
+    ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),
+  }
+  return { state, info }
+}

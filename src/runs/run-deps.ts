@@ -1,0 +1,53 @@
+import { loadConfig } from '../config'
+import type { EnvVars } from '../env-vars'
+import { ToolRegistry } from '../kernel/registry'
+import type { RunState } from '../kernel/state'
+import type { Deps, Pricing } from '../kernel/transition'
+import { createModel } from '../llm/create-model'
+import { conversationObservations } from './conversation-observations'
+import { runMcpTools } from './mcp-tools'
+import type { RunStorage } from './storage'
+import type { RunInfo } from './types'
+
+/**
+ * What the kernel needs to advance one run (docs/architecture.md#layers): its tools (built-in
+ * and MCP, as the run named them), its model, its observation store (the conversation's earlier
+ * runs behind it) and the configured prices. Built once per object and kept.
+ */
+export function runDependencies(
+  env: EnvVars & { RUNS?: DurableObjectNamespace },
+  storage: RunStorage,
+  state: RunState,
+  info: RunInfo | undefined,
+  current: () => RunState,
+): Deps {
+  const config = loadConfig(env)
+  const mcp = runMcpTools(env, storage, state.id, config.mcpServers)
+  const all = new ToolRegistry(config.tools)
+  const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
+  const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()
+  const { pricePromptPer1kUsd: p, priceCompletionPer1kUsd: c } = config.model
+  return {
+    model: createModel(config.model, info?.model ? { model: info.model } : {}),
+    registry,
+    observations: conversationObservations(
+      { put: (h, t) => storage.putObservation(h, t), get: (h) => storage.getObservation(h) },
+      current,
+      env.RUNS,
+    ),
+    ...(p !== undefined || c !== undefined
+      ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
+      : {}),
+  }
+}
+
+/** The run's prices; the cached-prompt price only when one is configured. */
+function pricing(
+  promptPer1K: number,
+  completionPer1K: number,
+  cachedPromptPer1K?: number,
+): Pricing {
+  return cachedPromptPer1K === undefined
+    ? { promptPer1K, completionPer1K }
+    : { promptPer1K, completionPer1K, cachedPromptPer1K }
+}

@@ -1,0 +1,80 @@
+import { pendingApprovals } from '../kernel/approvals'
+import type { RunState } from '../kernel/state'
+import type { EventLog } from './event-log'
+import { eventsBetween } from './events'
+import type { Outbox } from './outbox'
+import { changesIndex } from './run-index-entry'
+import { queueProgress } from './slack-progress'
+import type { RunInfo } from './types'
+
+/** Where a saved change of the run writes what it causes (inside the change's transaction). */
+export interface EffectSinks {
+  outbox: Outbox
+  events: EventLog
+}
+
+/**
+ * What one saved transition causes, queued in the transaction that saves it: Slack approval
+ * requests and decision updates, the final callback and Slack message, Slack progress, and the
+ * run's events with their callbacks and index row.
+ */
+export function queueTransitionEffects(
+  sinks: EffectSinks,
+  info: RunInfo,
+  prev: RunState | undefined,
+  next: RunState,
+  now: number,
+): void {
+  const { outbox } = sinks
+  if (next.phase === 'await_approval' && prev?.phase !== 'await_approval' && info.slack) {
+    for (const { call } of pendingApprovals(next)) {
+      outbox.enqueue(`slack.approval:${call.id}`, 'slack.approval', { callId: call.id }, now)
+    }
+  }
+  queueDecisions(outbox, info, prev, next, now)
+  if (next.phase === 'done') {
+    if (info.callbackUrl) outbox.enqueue('callback', 'callback', {}, now)
+    if (info.slack) outbox.enqueue('slack.final', 'slack.final', {}, now)
+  }
+  queueProgress(outbox, prev, next, info, now)
+  recordEvents(sinks, info, prev, next, now)
+}
+
+/**
+ * Queues the Slack update for each call of the last step whose decision is new in `next`:
+ * approvals, denials, expiries and cancellations all replace the buttons, once.
+ */
+export function queueDecisions(
+  outbox: Outbox,
+  info: RunInfo,
+  prev: RunState | undefined,
+  next: RunState,
+  now: number,
+): void {
+  if (!info.slack) return
+  const before = new Map(prev?.steps.at(-1)?.calls.map((c) => [c.id, c.approval?.decision]))
+  for (const call of next.steps.at(-1)?.calls ?? []) {
+    if (!call.approval?.decision || before.get(call.id) === call.approval.decision) continue
+    outbox.enqueue(`slack.decision:${call.id}`, 'slack.decision', { callId: call.id }, now)
+  }
+}
+
+/** Stores the events of a change (inside its transaction) and queues their callbacks. */
+export function recordEvents(
+  sinks: EffectSinks,
+  info: RunInfo,
+  prev: RunState | undefined,
+  next: RunState,
+  now: number,
+): void {
+  const events = eventsBetween(prev, next)
+  if (!events.length) return
+  const last = sinks.events.append(events, now)
+  // The index row is written from the run as it is when delivered: one entry, re-armed.
+  if (changesIndex(prev, next)) sinks.outbox.rearm('index', 'index', {}, now)
+  if (info.callbackUrl && info.callbackEvents === 'all') {
+    for (let seq = last - events.length + 1; seq <= last; seq++) {
+      sinks.outbox.enqueue(`event:${seq}`, 'callback.event', { seq }, now)
+    }
+  }
+}
