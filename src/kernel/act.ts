@@ -1,8 +1,10 @@
 import { verdictFor } from './confirm'
 import { dispatch, type Dispatched } from './dispatch'
 import { reviewAgain } from './review'
-import { answeredCall, replaceCall, updateState, type Call, type RunState } from './state'
-import { observationHandle } from './context'
+import { answeredCall } from './calls'
+import { replaceCall, updateState } from './update-state'
+import { type Call, type RunState } from './state'
+import { observationHandle } from './step-messages'
 import type { ObservationStore, Tool } from './tool'
 import { completeStep, happened, type Change, type Slice } from './transition'
 

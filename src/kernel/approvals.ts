@@ -2,14 +2,9 @@ import { argsHash } from './canonical'
 import type { ConfirmHook } from './confirm'
 import { describeThrown } from './describe-thrown'
 import type { Outcome } from './outcome'
-import {
-  findCall,
-  replaceCall,
-  updateState,
-  type Approval,
-  type Call,
-  type RunState,
-} from './state'
+import { findCall } from './calls'
+import { replaceCall, updateState } from './update-state'
+import { type Approval, type Call, type RunState } from './state'
 import type { Tool } from './tool'
 
 /**

@@ -1,8 +1,9 @@
-import type { ChatMessage, ModelRequest, NativeToolCall, Protocol } from './model'
+import type { ChatMessage, ModelRequest, Protocol } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import type { ToolRegistry } from './registry'
-import type { Call, RunState, Step } from './state'
-import { approxTokens, approxTokensJoined } from './tokens'
+import type { RunState, Step } from './state'
+import { elisionSaving, FRAMING, messageTokens, stepMessages } from './step-messages'
+import { approxTokens } from './tokens'
 
 const NATIVE_SYSTEM =
   'You are an agent that solves the task step by step. Think briefly, then call tools to gather ' +
@@ -28,46 +29,12 @@ function systemPrompts(registry: ToolRegistry): { text: string; native: string }
   return cached
 }
 
-type Rendered = { messages: ChatMessage[]; tokens: number }
-
-/**
- * The messages one step contributes to every later request, and their estimated tokens. With
- * `elided`, its observations are replaced by stubs that keep their size and handle (the thought
- * and the calls stay): what a step looks like once the context cap has cut it.
- */
-export function stepMessages(step: Step, protocol: Protocol, elided = false): Rendered {
-  return protocol === 'native' ? nativeStep(step, elided) : textStep(step, elided)
-}
-
 /**
  * Once a request would pass `maxContextTokens`, old observations are elided down to this share of
  * it, not just under it: the prompt then grows for several steps with a byte-identical prefix
  * (which providers cache) before the next cut, instead of shifting at every step.
  */
 export const CONTEXT_LOW_WATER = 0.5
-
-/** What a call's observation becomes in a request once elided; null when the stub is no shorter. */
-export function elidedObservation(c: Call): { text: string; tokens: number } | null {
-  const tokens = observationTokens(c)
-  const text = `[elided: ${tokens} tokens, read_observation("${c.handle ?? observationHandle(c.id)}")]`
-  const stub = approxTokens(text)
-  return stub < tokens ? { text, tokens: stub } : null
-}
-
-/** The handle `read_observation` knows a call's observation by (stored whole, or in the run). */
-export function observationHandle(callId: string): string {
-  return `obs_${callId}`
-}
-
-/** Tokens a step's request messages lose when its observations are elided. */
-function elisionSaving(step: Step): number {
-  let saved = 0
-  for (const c of step.calls) {
-    const stub = elidedObservation(c)
-    if (stub) saved += observationTokens(c) - stub.tokens
-  }
-  return saved
-}
 
 /** The context cut a request was built with (see `RenderCache.build`). */
 export interface ContextCut {
@@ -200,80 +167,6 @@ export class RenderCache {
     this.#tokensBefore = []
     this.#cut = 0
   }
-}
-
-function nativeStep(step: Step, elided: boolean): Rendered {
-  if (step.kind === 'format_error') {
-    return said(step.text ?? '', step.formatError ?? '[FormatError]')
-  }
-  if (step.kind === 'finish') return said(step.answer ?? '')
-  let tokens = FRAMING + approxTokens(step.thought)
-  const toolCalls: NativeToolCall[] = []
-  for (const c of step.calls) {
-    const args = c.rawArgs ?? JSON.stringify(c.args)
-    toolCalls.push({ id: c.id, type: 'function', function: { name: c.name, arguments: args } })
-    tokens += approxTokens(args) + approxTokens(c.name) + FRAMING
-  }
-  const messages: ChatMessage[] = [
-    { role: 'assistant', content: step.thought || null, tool_calls: toolCalls },
-  ]
-  for (const c of step.calls) {
-    const stub = elided ? elidedObservation(c) : null
-    messages.push({ role: 'tool', tool_call_id: c.id, content: stub?.text ?? c.observation ?? '' })
-    tokens += FRAMING + (stub?.tokens ?? observationTokens(c))
-  }
-  return { messages, tokens }
-}
-
-function textStep(step: Step, elided: boolean): Rendered {
-  const text = step.text ?? step.thought
-  if (step.kind === 'format_error') return said(text, step.formatError ?? '[FormatError]')
-  if (step.kind === 'finish') return said(text)
-  const several = step.calls.length > 1
-  const pieces: string[] = []
-  let content = ''
-  for (const c of step.calls) {
-    if (pieces.length) pieces.push('\n\n')
-    const observation = (elided ? elidedObservation(c)?.text : null) ?? c.observation ?? ''
-    pieces.push(several ? `Observation (${c.name}):\n` : 'Observation:\n', observation)
-  }
-  // Concatenated, not joined: V8 keeps a concatenation as a rope until something reads it, so
-  // the observations are copied once, when the request is serialized.
-  for (const piece of pieces) content += piece
-  // Counted whole (summing rounded counts of pieces would drift), without reading the rope.
-  const tokens = 2 * FRAMING + approxTokens(text) + approxTokensJoined(pieces)
-  return {
-    messages: [
-      { role: 'assistant', content: text },
-      { role: 'user', content },
-    ],
-    tokens,
-  }
-}
-
-/** An assistant message, and the user's answer to it (a format error) when there is one. */
-function said(text: string, reply?: string): Rendered {
-  const messages: ChatMessage[] = [{ role: 'assistant', content: text }]
-  let tokens = FRAMING + approxTokens(text)
-  if (reply !== undefined) {
-    messages.push({ role: 'user', content: reply })
-    tokens += FRAMING + approxTokens(reply)
-  }
-  return { messages, tokens }
-}
-
-// Role and framing tokens per message (and per native tool call).
-const FRAMING = 4
-
-/** Counted once when the call finished (native tool messages are the observation itself). */
-function observationTokens(c: Call): number {
-  return c.tokens ?? approxTokens(c.observation ?? '')
-}
-
-function messageTokens(m: ChatMessage): number {
-  let n = FRAMING
-  if (m.content) n += approxTokens(m.content)
-  return n
 }
 
 export interface BuiltRequest {

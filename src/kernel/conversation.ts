@@ -1,5 +1,5 @@
 import { canonicalJson } from './canonical'
-import { observationHandle } from './context'
+import { observationHandle } from './step-messages'
 import type { Conversation, Turn } from './conversation-schema'
 import { KernelUsageError } from './errors'
 import type { Call, RunState } from './state'

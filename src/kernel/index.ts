@@ -20,9 +20,9 @@ export {
 } from './trace'
 
 // State
+export { findCall } from './calls'
 export {
   createRunState,
-  findCall,
   parseRunState,
   RUN_STATE_VERSION,
   type Approval,

@@ -2,7 +2,8 @@ import { act, closeStartedCalls } from './act'
 import { cancelApprovals, expireApprovals } from './approvals'
 import type { EdgeSlice } from './budget'
 import { countLostModelCall } from './model-call'
-import { updateState, type RunState } from './state'
+import { updateState } from './update-state'
+import { type RunState } from './state'
 import { think } from './think'
 import {
   cancelMessage,

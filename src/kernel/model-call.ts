@@ -1,5 +1,6 @@
 import type { StopReason } from './budget'
-import { updateState, type ModelCall, type RunState } from './state'
+import { updateState } from './update-state'
+import { type ModelCall, type RunState } from './state'
 import { happened, stopped, type Change, type Slice } from './transition'
 
 /**

@@ -1,7 +1,8 @@
 import type { ModelResponse } from './model'
 import { FINISH, parseArgsStrict, parseArgsTolerant, parseOutput, UNPARSABLE } from './parse/index'
 import type { ToolRegistry } from './registry'
-import { findCall, newCall, type Call, type RunState } from './state'
+import { findCall, newCall } from './calls'
+import { type Call, type RunState } from './state'
 import { readNativeText } from './native-text'
 import { toolShapesOf } from './tool-shapes'
 

@@ -1,7 +1,9 @@
 import { decideByHook, requestApproval } from './approvals'
 import { sameJson } from './canonical'
 import { verdictFor } from './confirm'
-import { answeredCall, updateState, type Call, type RunState } from './state'
+import { answeredCall } from './calls'
+import { updateState } from './update-state'
+import { type Call, type RunState } from './state'
 import { completeStep, happened, type Change, type Slice } from './transition'
 import { checkCall, validateArgs } from './validate'
 

@@ -7,14 +7,8 @@ import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import { readNativeReply, readTextReply, type Reading } from './reply'
 import { countLostCall, startModelCall } from './model-call'
 import { phaseAfterReview, reviewCalls } from './review'
-import {
-  updateState,
-  type Call,
-  type ModelCall,
-  type Phase,
-  type RunState,
-  type Step,
-} from './state'
+import { updateState } from './update-state'
+import { type Call, type ModelCall, type Phase, type RunState, type Step } from './state'
 import { approxTokens } from './tokens'
 import {
   cancelMessage,

@@ -3,7 +3,8 @@ import type { ConfirmHook } from './confirm'
 import { RenderCache } from './context'
 import type { Model } from './model'
 import type { ToolRegistry } from './registry'
-import { updateState, type Call, type Phase, type RunState } from './state'
+import { updateState } from './update-state'
+import { type Call, type Phase, type RunState } from './state'
 import type { ObservationStore } from './tool'
 
 /** What the kernel needs from outside to advance a run: it does no I/O of its own. */

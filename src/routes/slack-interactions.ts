@@ -10,7 +10,7 @@ import { SlackClient } from '../slack/web-api'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { RUN_ID_PATTERN } from './schemas'
-import { findCall } from '../kernel/state'
+import { findCall } from '../kernel/calls'
 
 // An ephemeral note is a courtesy; the click's answer must stay well inside Slack's 3 s.
 const EPHEMERAL_TIMEOUT_MS = 1_500

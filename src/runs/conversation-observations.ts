@@ -1,4 +1,4 @@
-import { observationHandle } from '../kernel/context'
+import { observationHandle } from '../kernel/step-messages'
 import { splitConversationHandle } from '../kernel/conversation'
 import type { RunState } from '../kernel/state'
 import type { ObservationStore } from '../kernel/tool'

@@ -10,7 +10,7 @@ import { escapeMrkdwn, truncateText } from '../slack/mrkdwn'
 import { SlackClient } from '../slack/web-api'
 import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
-import { findCall } from '../kernel/state'
+import { findCall } from '../kernel/calls'
 import { updateProgress } from './slack-progress'
 import { SLACK_THREAD_ID, slackThreadStub } from './slack-thread'
 

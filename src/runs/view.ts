@@ -1,6 +1,7 @@
 import { pendingApprovals } from '../kernel/approvals'
 import { conversationView } from '../kernel/conversation'
-import { findCall, type RunState } from '../kernel/state'
+import { findCall } from '../kernel/calls'
+import { type RunState } from '../kernel/state'
 import { toApiDelivery, toApiResult } from './api-result'
 import type { OutboxEntry } from './outbox'
 import type { RunInfo, RunStatus, RunView } from './types'
