@@ -231,7 +231,7 @@ function buildDocument(): Record<string, unknown> {
               in: 'query',
               required: false,
               description: 'Only the runs of this conversation (the id of its first run).',
-              schema: { type: 'string', pattern: '^run_[0-9a-f]{32}$' },
+              schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
             },
             limit,
             cursor,

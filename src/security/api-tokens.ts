@@ -5,6 +5,7 @@
  */
 import { timingSafeEqual } from './hmac'
 import { sha256Hex } from './sha256'
+import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
 export const SCOPES = ['runs:write', 'runs:read', 'approvals:write'] as const
 export type Scope = (typeof SCOPES)[number]
@@ -23,7 +24,6 @@ export const LEGACY_TOKEN_NAME = 'api'
 // so it cannot pose as `slack:<user>` or another principal; `webhook` and `system` are taken.
 const NAME = /^[a-z][a-z0-9_.-]{0,63}$/
 const RESERVED = new Set(['webhook', 'system'])
-const HEX64 = /^[0-9a-f]{64}$/
 
 const cache = new Map<string, ApiToken[]>()
 
@@ -83,7 +83,7 @@ function parseList(json: string): ApiToken[] {
     }
     if (seen.has(name)) throw new TypeError(`${where}.name "${name}" is used twice`)
     seen.add(name)
-    if (typeof sha256 !== 'string' || !HEX64.test(sha256.toLowerCase())) {
+    if (typeof sha256 !== 'string' || !SHA256_HEX_PATTERN.test(sha256.toLowerCase())) {
       throw new TypeError(
         `${where}.sha256 must be 64 hex characters, the SHA-256 of the token (printf %s "$TOKEN" | sha256sum)`,
       )

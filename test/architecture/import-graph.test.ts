@@ -46,7 +46,7 @@ export const LAYERS: Record<string, Layer> = {
   settings: { imports: ['errors'], packages: ['zod'] },
   kernel: { imports: ['validation', 'security', 'errors'], packages: ['zod'] },
   slack: { imports: ['security', 'validation', 'errors'], packages: ['zod'] },
-  security: { imports: ['errors'], packages: [] },
+  security: { imports: ['errors', 'validation'], packages: [] },
   validation: { imports: [], packages: ['zod'] },
   errors: { imports: [], packages: [] },
   'env-vars': { imports: [], packages: [] },
