@@ -1,61 +1,17 @@
-import { toJSONSchema, type $ZodType } from 'zod/v4/core'
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import {
-  ApprovalPage,
-  Cancelling,
-  DecisionResult,
-  Health,
-  RunEvent,
-  RunPage,
-  RunResult,
-  RunView,
-  StoredObservation,
-} from './response-schemas'
-import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
-
-const schema = (s: $ZodType, io: 'input' | 'output') => {
-  const { $schema: _s, ...rest } = toJSONSchema(s, { io }) as Record<string, unknown>
-  return rest
-}
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-const json = (name: string) => ({ content: { 'application/json': { schema: ref(name) } } })
-const ok = (description: string, name: string) => ({ description, ...json(name) })
-
-const runId = {
-  name: 'id',
-  in: 'path',
-  required: true,
-  description: 'The run id (`run_` and 32 hex digits).',
-  schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
-}
-const cursor = {
-  name: 'cursor',
-  in: 'query',
-  required: false,
-  description: 'The `nextCursor` of the previous page.',
-  schema: { type: 'string' },
-}
-const limit = {
-  name: 'limit',
-  in: 'query',
-  required: false,
-  schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-}
-const bearer = [{ bearer: [] }]
-const slackOperation = (operationId: string, summary: string) => ({
-  post: {
-    operationId,
-    summary,
-    description: 'Verified with Slack request signing (X-Slack-Signature), not the API token.',
-    tags: ['slack'],
-    security: [{ slackSignature: [] }],
-    responses: {
-      '200': { description: 'Acknowledged' },
-      '401': { description: 'Missing or invalid Slack signature' },
-    },
-  },
-})
+  bearer,
+  consoleFile,
+  cursor,
+  json,
+  limit,
+  ok,
+  ref,
+  runId,
+  slackOperation,
+} from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
 
@@ -83,51 +39,7 @@ function buildDocument(): Record<string, unknown> {
       { name: 'service', description: 'Health and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
     ],
-    components: {
-      securitySchemes: {
-        bearer: {
-          type: 'http',
-          scheme: 'bearer',
-          description:
-            'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
-        },
-        webhookSignature: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-Edgeloop-Signature',
-          description:
-            'v1=<hex HMAC-SHA256 of "{X-Edgeloop-Timestamp}.{raw body}"> with WEBHOOK_SECRET; 300 s window; starts runs only (POST /v1/runs), each signature once. Callbacks are signed c1= (never accepted inbound).',
-        },
-        webhookTimestamp: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-Edgeloop-Timestamp',
-          description: 'Unix seconds, signed together with the body.',
-        },
-        slackSignature: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-Slack-Signature',
-          description:
-            'Slack request signing with SLACK_SIGNING_SECRET (and X-Slack-Request-Timestamp).',
-        },
-      },
-      schemas: {
-        CreateRun: schema(CreateRunBody, 'input'),
-        Decision: schema(DecisionBody, 'input'),
-        Cancel: schema(CancelBody, 'input'),
-        CreatedRun: schema(CreatedRun, 'output'),
-        RunView: schema(RunView, 'output'),
-        RunResult: schema(RunResult, 'output'),
-        DecisionResult: schema(DecisionResult, 'output'),
-        Cancelling: schema(Cancelling, 'output'),
-        RunPage: schema(RunPage, 'output'),
-        ApprovalPage: schema(ApprovalPage, 'output'),
-        RunEvent: schema(RunEvent, 'output'),
-        StoredObservation: schema(StoredObservation, 'output'),
-        Health: schema(Health, 'output'),
-      },
-    },
+    components: openApiComponents(),
     security: bearer,
     paths: {
       '/healthz': {
@@ -386,21 +298,6 @@ function buildDocument(): Record<string, unknown> {
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
       '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
       '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),
-    },
-  }
-}
-
-/** A file of the web console: public (it holds no secret; its API calls carry the token). */
-function consoleFile(operationId: string, summary: string, type: string) {
-  return {
-    get: {
-      operationId,
-      summary,
-      tags: ['service'],
-      security: [],
-      responses: {
-        '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
-      },
     },
   }
 }

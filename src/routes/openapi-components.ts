@@ -1,0 +1,66 @@
+import {
+  ApprovalPage,
+  Cancelling,
+  DecisionResult,
+  Health,
+  RunEvent,
+  RunPage,
+  RunResult,
+  RunView,
+  StoredObservation,
+} from './response-schemas'
+import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
+import { schema } from './openapi-parts'
+
+/**
+ * The document's components: how each caller authenticates, and every request and response
+ * schema (request schemas are the zod schemas that validate requests, response schemas those
+ * the tests parse real responses with).
+ */
+export function openApiComponents(): Record<string, unknown> {
+  return {
+    securitySchemes: {
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
+      },
+      webhookSignature: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Edgeloop-Signature',
+        description:
+          'v1=<hex HMAC-SHA256 of "{X-Edgeloop-Timestamp}.{raw body}"> with WEBHOOK_SECRET; 300 s window; starts runs only (POST /v1/runs), each signature once. Callbacks are signed c1= (never accepted inbound).',
+      },
+      webhookTimestamp: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Edgeloop-Timestamp',
+        description: 'Unix seconds, signed together with the body.',
+      },
+      slackSignature: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Slack-Signature',
+        description:
+          'Slack request signing with SLACK_SIGNING_SECRET (and X-Slack-Request-Timestamp).',
+      },
+    },
+    schemas: {
+      CreateRun: schema(CreateRunBody, 'input'),
+      Decision: schema(DecisionBody, 'input'),
+      Cancel: schema(CancelBody, 'input'),
+      CreatedRun: schema(CreatedRun, 'output'),
+      RunView: schema(RunView, 'output'),
+      RunResult: schema(RunResult, 'output'),
+      DecisionResult: schema(DecisionResult, 'output'),
+      Cancelling: schema(Cancelling, 'output'),
+      RunPage: schema(RunPage, 'output'),
+      ApprovalPage: schema(ApprovalPage, 'output'),
+      RunEvent: schema(RunEvent, 'output'),
+      StoredObservation: schema(StoredObservation, 'output'),
+      Health: schema(Health, 'output'),
+    },
+  }
+}

@@ -1,0 +1,62 @@
+import { toJSONSchema, type $ZodType } from 'zod/v4/core'
+import { RUN_ID_PATTERN } from '../kernel/names'
+
+/** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */
+
+export const schema = (s: $ZodType, io: 'input' | 'output') => {
+  const { $schema: _s, ...rest } = toJSONSchema(s, { io }) as Record<string, unknown>
+  return rest
+}
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+export const json = (name: string) => ({ content: { 'application/json': { schema: ref(name) } } })
+export const ok = (description: string, name: string) => ({ description, ...json(name) })
+
+export const runId = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The run id (`run_` and 32 hex digits).',
+  schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
+}
+export const cursor = {
+  name: 'cursor',
+  in: 'query',
+  required: false,
+  description: 'The `nextCursor` of the previous page.',
+  schema: { type: 'string' },
+}
+export const limit = {
+  name: 'limit',
+  in: 'query',
+  required: false,
+  schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+}
+export const bearer = [{ bearer: [] }]
+export const slackOperation = (operationId: string, summary: string) => ({
+  post: {
+    operationId,
+    summary,
+    description: 'Verified with Slack request signing (X-Slack-Signature), not the API token.',
+    tags: ['slack'],
+    security: [{ slackSignature: [] }],
+    responses: {
+      '200': { description: 'Acknowledged' },
+      '401': { description: 'Missing or invalid Slack signature' },
+    },
+  },
+})
+
+/** A file of the web console: public (it holds no secret; its API calls carry the token). */
+export function consoleFile(operationId: string, summary: string, type: string) {
+  return {
+    get: {
+      operationId,
+      summary,
+      tags: ['service'],
+      security: [],
+      responses: {
+        '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
+      },
+    },
+  }
+}
