@@ -266,7 +266,7 @@ export async function benchKernel(): Promise<string> {
       `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} ${protocol}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
     )
   }
-  const parse = benchParse()
+  const parse = await benchParse()
   lines.push(...parse.lines, '', ...verdicts, ...parse.verdicts)
   return lines.join('\n')
 }
