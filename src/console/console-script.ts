@@ -14,8 +14,11 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
   var refreshTimer = null
   var listTimer = null
   var shown = null
-  // Whole observations already read ("read more"), by handle: the timeline is redrawn on every
-  // event and keeps them open.
+  // The open run's view as last drawn (JSON): a refresh that brings nothing new leaves the
+  // timeline alone, so a click on it is not lost to a redraw of the same content.
+  var drawn = null
+  // Whole observations already read ("read more"), by handle: a redraw of the timeline (when the
+  // run changed) keeps them open.
   var whole = {}
 
   function $(id) { return document.getElementById(id) }
@@ -118,6 +121,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
 
   function openRun(id) {
     selected = id
+    drawn = null
     location.hash = 'run=' + id
     Array.prototype.forEach.call(document.querySelectorAll('#runs li'), function (li) {
       li.classList.toggle('selected', li.dataset.run === id)
@@ -134,7 +138,9 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     return json('/v1/runs/' + id).then(function (view) {
       if (id !== selected) return
       shown = view
-      renderRun(view)
+      var text = JSON.stringify(view)
+      if (text !== drawn) renderRun(view)
+      drawn = text
       patchLists(view)
     }).catch(function (e) { showError(e.message) })
   }
@@ -232,8 +238,15 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
         more = el('button', { class: 'read-more', text: 'read more (' + call.originalSize + ' characters)', onclick: function () {
           json('/v1/runs/' + view.id + '/observations/' + encodeURIComponent(call.handle)).then(function (o) {
             whole[view.id + ' ' + call.handle] = o.text
-            obs.textContent = o.text
-            more.remove()
+            // The timeline may have been redrawn while this loaded: open the call as it is shown
+            // now, not the one this button belonged to.
+            if (selected !== view.id) return
+            var shownCall = document.querySelector('#run-panel .step[data-step="' + step.i +
+              '"] .call[data-call="' + CSS.escape(call.id) + '"]')
+            if (!shownCall) return
+            shownCall.querySelector('.observation').textContent = o.text
+            var button = shownCall.querySelector('button.read-more')
+            if (button) button.remove()
           }).catch(function (e) { showError(e.message) })
         } })
       }

@@ -154,15 +154,29 @@ describe.skipIf(!available)(title, () => {
     expect(truncated?.name).toBe('search_logs')
     const call = page.locator(`.call[data-call="${truncated.id}"]`)
     expect(await call.locator('.observation').textContent()).toBe(truncated.observation)
+    // Its answer is held until the run has moved on (approved, finished) and the timeline was
+    // redrawn: the whole text must still land in the timeline as it is shown then.
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let asked!: () => void
+    const askedFor = new Promise<void>((resolve) => (asked = resolve))
+    await page.route('**/observations/**', async (route) => {
+      asked()
+      await released
+      await route.continue()
+    })
     await call.locator('button.read-more').click()
+    await askedFor
+    await approval.locator('button.approve').click()
+    const answer = page.locator('[data-testid=answer]')
+    await answer.waitFor({ timeout: 60_000 })
+    expect(await call.locator('button.read-more').count()).toBe(1)
+    release()
     await call.locator('button.read-more').waitFor({ state: 'detached' })
     const whole = await api(`/v1/runs/${id}/observations/${truncated.handle}`)
     expect(whole.text.length).toBeGreaterThan(truncated.observation.length)
     expect(await call.locator('.observation').textContent()).toBe(whole.text)
 
-    await approval.locator('button.approve').click()
-    const answer = page.locator('[data-testid=answer]')
-    await answer.waitFor({ timeout: 60_000 })
     expect(await answer.textContent()).toContain('max_connections from 50 to 10')
     expect(await page.locator('[data-testid=run-status]').textContent()).toBe('succeeded')
     // The page read the run's end from its event stream.
@@ -176,8 +190,6 @@ describe.skipIf(!available)(title, () => {
       decidedBy: TOKEN_NAME,
     })
     expect(await page.locator('.step').count()).toBe(trace.steps.length)
-    // The whole log search stays open through the redraws the later events caused.
-    expect(await call.locator('.observation').textContent()).toBe(whole.text)
 
     mkdirSync(OUTPUT, { recursive: true })
     await page.screenshot({ path: join(OUTPUT, 'console-timeline.png'), fullPage: true })
@@ -185,7 +197,10 @@ describe.skipIf(!available)(title, () => {
   }, 180_000)
 
   it('follows a run live: a cancel sent elsewhere shows up without touching the page', async () => {
-    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const { id } = await api('/v1/runs', {
+      method: 'POST',
+      body: JSON.stringify({ task: TASK, budget: { maxObservationTokens: 200 } }),
+    })
     const page = await context.newPage()
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
@@ -194,11 +209,21 @@ describe.skipIf(!available)(title, () => {
     await page.fill('#token', TOKEN)
     await page.click('#login button[type=submit]')
     await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
+    // A log search read whole before the run changes.
+    const call = page.locator('.call', { has: page.locator('button.read-more') }).first()
+    const callId = await call.getAttribute('data-call')
+    await call.locator('button.read-more').click()
+    const redrawn = page.locator(`.call[data-call="${callId}"]`)
+    await redrawn.locator('button.read-more').waitFor({ state: 'detached' })
+    const whole = await redrawn.locator('.observation').textContent()
 
     // Only the event stream reloads an open run's timeline; the page does nothing here.
     await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
     const failure = page.locator('[data-testid=failure]')
     await failure.waitFor({ timeout: 30_000 })
+    // The redrawn timeline keeps the whole log search open.
+    expect(await redrawn.locator('button.read-more').count()).toBe(0)
+    expect(await redrawn.locator('.observation').textContent()).toBe(whole)
     expect(await failure.textContent()).toContain('cancelled')
     expect(await page.locator('[data-testid=run-status]').textContent()).toBe('failed')
     expect(await page.locator('[data-testid=approval]').count()).toBe(0)
