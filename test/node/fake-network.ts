@@ -74,6 +74,9 @@ export class FakeNetwork {
 
   async #handle(request: Request, generation: number, alive: () => boolean): Promise<Response> {
     const url = new URL(request.url)
+    // Read before numbering: requests arrive concurrently, and `n` must be unique and follow the
+    // order of `requests` (a kill records how many there were).
+    const body = request.body ? await request.clone().text() : ''
     const record: NetworkRequest = {
       n: this.requests.length,
       generation,
@@ -81,7 +84,7 @@ export class FakeNetwork {
       host: url.host,
       path: url.pathname + url.search,
       headers: Object.fromEntries(request.headers),
-      body: request.body ? await request.clone().text() : '',
+      body,
       delivered: false,
       answered: false,
     }

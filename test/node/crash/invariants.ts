@@ -125,18 +125,23 @@ function checkModelCalls(run: RunEvidence, result: RunResult, fail: Fail) {
     .filter((r) => r.host === MODEL_HOST)
     .map((r) => ({ r, ...modelStepOf(r.body) }))
     .filter((a) => a.task.includes(`[${run.tag}]`))
-  const mine = new Set(runRequests(run).map((r) => r.n))
+  const mine = runRequests(run)
   for (let j = 0; j < asks.length; j++) {
     const again = asks[j]!
     const before = asks.slice(0, j).filter((a) => a.step === again.step)
     if (!before.length) continue
     const prev = before.at(-1)!.r
-    const kill = run.kills.find((k) => k.afterRequests > prev.n && k.afterRequests <= again.r.n)
+    // The runtime that sent the earlier ask died if a later one sent this ask. Generations, not
+    // request counts, say so: a request can be in flight (sent, its body still being read) while
+    // the kill counts the requests recorded so far.
+    const kill = run.kills.find(
+      (k) => k.generation >= prev.generation && k.generation < again.r.generation,
+    )
     if (!kill) {
       fail('model_asked_twice', `step ${again.step} asked again with no crash in between`)
       continue
     }
-    const laterRequest = [...mine].some((n) => n > prev.n && n < kill.afterRequests)
+    const laterRequest = mine.some((r) => r.n > prev.n && r.generation === prev.generation)
     const shown = run.observations.some(
       (o) => o.generation === kill.generation && o.stepCount > again.step,
     )
