@@ -38,7 +38,7 @@ export async function benchServiceLatency(baseUrl, token, n = 50) {
     const res = await fetch(`${baseUrl}/v1/runs/${id}/approvals/${approval.callId}`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ decision: 'approve', args_hash: approval.argsHash, by: 'bench' }),
+      body: JSON.stringify({ decision: 'approve', argsHash: approval.argsHash }),
     })
     await res.arrayBuffer()
     approveMs.push(performance.now() - t0)

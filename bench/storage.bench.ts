@@ -86,12 +86,13 @@ export async function bytesPerStep(
     state,
     { model: model(steps), registry, observations: new MemoryObservationStore() },
     { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity },
-    (next) => {
+    (next, event) => {
       const before = sql.bytes
       storage.saveState(next)
-      const i = next.steps.length - 1
+      // The model-call record is written before the step it asks for exists: it is that step's.
+      const i = next.steps.length - (event.action === 'model_call_started' ? 0 : 1)
       perStep[i] = (perStep[i] ?? 0) + (sql.bytes - before)
-      stepSize[i] = JSON.stringify(next.steps[i]).length
+      if (next.steps[i]) stepSize[i] = JSON.stringify(next.steps[i]).length
     },
   )
   return { perStep, stepSize }

@@ -37,7 +37,9 @@ if (section('bundle')) report(benchBundle(root))
 if (section('service')) {
   const token = 'bench-token'
   const signingSecret = 'bench-signing-secret'
+  // The offline demo model, asked for by name (without it a deployment with no key answers 503).
   const dev = await startWranglerDev(root, {
+    MODEL: 'demo',
     API_TOKEN: token,
     SLACK_SIGNING_SECRET: signingSecret,
     SLACK_APPROVERS: 'UBENCH0001',
