@@ -6,14 +6,11 @@ import { APPROVE_ACTION_ID, DENY_ACTION_ID, parseButtonValue } from '../slack/ap
 import { canApprove } from '../slack/approvers'
 import { userRef } from '../slack/mrkdwn'
 import { parseBlockActions } from '../slack/payloads'
-import { SlackClient } from '../slack/web-api'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
+import { postEphemeralNote } from './slack-ephemeral'
 import { RUN_ID_PATTERN } from './schemas'
 import { findCall } from '../kernel/calls'
-
-// An ephemeral note is a courtesy; the click's answer must stay well inside Slack's 3 s.
-const EPHEMERAL_TIMEOUT_MS = 1_500
 
 /** `POST /slack/interactions`: an Approve or Deny click, decided in the run's Durable Object. */
 export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
@@ -31,7 +28,12 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
   const decision = action.action_id === APPROVE_ACTION_ID ? 'approve' : 'deny'
   const userId = payload.user.id
   const tell = (text: string) =>
-    notifyUser(c, payload.channel.id, userId, payload.message.thread_ts, text)
+    postEphemeralNote(c, {
+      channel: payload.channel.id,
+      user: userId,
+      threadTs: payload.message.thread_ts,
+      text,
+    })
   if (!RUN_ID_PATTERN.test(runId))
     throw new ApiError(400, 'invalid_slack_payload', 'unknown run in button')
   const stub = runStub(c.env.RUNS, runId)
@@ -109,33 +111,4 @@ function refusalText(
 function closedReason(view: RunView, callId: string): string | undefined {
   const call = findCall(view.result, callId)?.call
   return call?.approval?.decidedBy === 'system' ? (call.approval.reason ?? undefined) : undefined
-}
-
-/** An ephemeral note to one user; a Slack failure here is logged, never an error for Slack. */
-async function notifyUser(
-  c: Context<AppEnv>,
-  channel: string,
-  user: string,
-  threadTs: string | undefined,
-  text: string,
-): Promise<void> {
-  const token = c.env.SLACK_BOT_TOKEN
-  if (!token) return
-  try {
-    // Slack waits for our answer to the click: never let this note hold it near the 3 s limit.
-    const client = new SlackClient({
-      token,
-      baseUrl: loadConfig(c.env).slack.apiUrl,
-      maxRetries: 0,
-      timeoutMs: EPHEMERAL_TIMEOUT_MS,
-    })
-    await client.postEphemeral({
-      channel,
-      user,
-      text,
-      ...(threadTs ? { thread_ts: threadTs } : {}),
-    })
-  } catch (err) {
-    logEvent(c.env, 'slack_ephemeral_failed', { channel, error: (err as Error).message }, 'warn')
-  }
 }

@@ -4,9 +4,9 @@ import { logEvent } from '../runs/log'
 import { slackThreadStub, type SlackThreadApi } from '../runs/slack-thread'
 import { runStub, type RunView } from '../runs/types'
 import { stripMention } from '../slack/payloads'
-import { SlackClient } from '../slack/web-api'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
+import { postEphemeralNote } from './slack-ephemeral'
 import { idFromKey, startRun } from './start-run'
 
 /**
@@ -36,7 +36,6 @@ export type SlackAskOutcome =
   | { busy: string }
 
 // A note to one person must never hold Slack's 3 s acknowledgement.
-const NOTE_TIMEOUT_MS = 1_500
 
 export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise<SlackAskOutcome> {
   const task = stripMention(ask.text).trim()
@@ -111,27 +110,5 @@ async function noteBusy(
     `The previous request in this conversation (run \`${previousRunId}\`) ${doing}. ` +
     'Send your message again once it has answered.'
   logEvent(c.env, 'slack_conversation_busy', { previousRunId, eventId: ask.eventId })
-  const token = c.env.SLACK_BOT_TOKEN
-  if (!token) return
-  try {
-    const client = new SlackClient({
-      token,
-      baseUrl: loadConfig(c.env).slack.apiUrl,
-      maxRetries: 0,
-      timeoutMs: NOTE_TIMEOUT_MS,
-    })
-    await client.postEphemeral({
-      channel: ask.channel,
-      user: ask.user,
-      text,
-      ...(ask.thread ? { thread_ts: ask.thread } : {}),
-    })
-  } catch (err) {
-    logEvent(
-      c.env,
-      'slack_ephemeral_failed',
-      { channel: ask.channel, error: (err as Error).message },
-      'warn',
-    )
-  }
+  await postEphemeralNote(c, { channel: ask.channel, user: ask.user, threadTs: ask.thread, text })
 }
