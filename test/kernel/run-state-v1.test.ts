@@ -4,7 +4,6 @@
  * the state row without its steps, and one row per step. They are put together the way
  * RunStorage.loadState does, then go through `parseRunState`.
  */
-import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import awaitingRows from '../fixtures/run-state-v1/awaiting-approval.json'
 import finishedRows from '../fixtures/run-state-v1/finished.json'
@@ -18,49 +17,17 @@ import {
   toRunResult,
   type RunState,
 } from '../../src/kernel/index'
-import { nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
-import { recordingTool, sliceDeps, UNLIMITED, type Ran } from './harness'
-
-type Rows = { run: { k: string; v: string }[]; step: { i: number; json: string }[] }
+import { nativeAnswer } from '../fakes/scripted-model'
+import { UNLIMITED } from './harness'
+import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows, migrated and validated. */
 function load(rows: Rows): RunState {
-  const meta = JSON.parse(rows.run.find((r) => r.k === 'state')!.v) as Record<string, unknown>
+  const { meta, steps } = savedParts(rows)
   expect(meta.v).toBe(1)
-  const steps = rows.step.toSorted((a, b) => a.i - b.i).map((r) => JSON.parse(r.json) as unknown)
   const parsed = parseRunState({ ...meta, steps })
   if (!parsed.ok) throw new Error(parsed.error)
   return parsed.state
-}
-
-/** The tools of the saved runs; http_post is not idempotent here, so a lost start is unknown. */
-function tools(ran: Ran) {
-  return [
-    recordingTool(ran, {
-      name: 'calculator',
-      description: 'Evaluate an arithmetic expression.',
-      params: z.object({ expression: z.string() }),
-      returns: 'The result.',
-      answer: ({ expression }) => `${expression} = 42`,
-    }),
-    recordingTool(ran, {
-      name: 'http_post',
-      description: 'POST a JSON body to a URL.',
-      params: z.object({ url: z.string(), body: z.record(z.string(), z.unknown()) }),
-      returns: 'The response status.',
-      sideEffect: true,
-      answer: () => 'HTTP 200',
-    }),
-  ]
-}
-
-function resume(state: RunState, replies: ReturnType<typeof nativeAnswer>[]) {
-  const ran: Ran = []
-  // The model answers by turn (assistant messages so far): the saved runs are past turn 0 and 1.
-  const model = new ScriptedModel((_request, turn) => replies[turn - state.steps.length])
-  const now = state.createdAt + 60_000
-  const deps = sliceDeps(model, tools(ran), () => now)
-  return { ran, model, deps, now, run: () => runSlice(state, deps, UNLIMITED) }
 }
 
 describe('run states saved by version 1', () => {

@@ -4,7 +4,6 @@
  * version-2 code wrote them: the state row without its steps, and one row per step, made by
  * running that code's kernel (the same three moments as the version-1 fixtures).
  */
-import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import awaitingRows from '../fixtures/run-state-v2/awaiting-approval.json'
 import finishedRows from '../fixtures/run-state-v2/finished.json'
@@ -20,51 +19,21 @@ import {
   toRunResult,
   type RunState,
 } from '../../src/kernel/index'
-import { nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
-import { recordingTool, sliceDeps, UNLIMITED, type Ran } from './harness'
-
-type Rows = { run: { k: string; v: string }[]; step: { i: number; json: string }[] }
+import { nativeAnswer } from '../fakes/scripted-model'
+import { UNLIMITED } from './harness'
+import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows (no conversation row), migrated. */
 function load(rows: Rows): RunState {
-  const meta = JSON.parse(rows.run.find((r) => r.k === 'state')!.v) as Record<string, unknown>
+  const { meta, steps } = savedParts(rows)
   expect(meta.v).toBe(2)
   expect(meta).not.toHaveProperty('conversation')
-  const steps = rows.step.toSorted((a, b) => a.i - b.i).map((r) => JSON.parse(r.json) as unknown)
   const parsed = parseRunState({ ...meta, conversation: null, steps })
   if (!parsed.ok) throw new Error(parsed.error)
   // Without the key at all (a state handed over whole, not read from the rows) it loads too.
   const whole = parseRunState({ ...meta, steps })
   expect(whole.ok).toBe(true)
   return parsed.state
-}
-
-function tools(ran: Ran) {
-  return [
-    recordingTool(ran, {
-      name: 'calculator',
-      description: 'Evaluate an arithmetic expression.',
-      params: z.object({ expression: z.string() }),
-      returns: 'The result.',
-      answer: ({ expression }) => `${expression} = 42`,
-    }),
-    recordingTool(ran, {
-      name: 'http_post',
-      description: 'POST a JSON body to a URL.',
-      params: z.object({ url: z.string(), body: z.record(z.string(), z.unknown()) }),
-      returns: 'The response status.',
-      sideEffect: true,
-      answer: () => 'HTTP 200',
-    }),
-  ]
-}
-
-function resume(state: RunState, replies: ReturnType<typeof nativeAnswer>[]) {
-  const ran: Ran = []
-  const model = new ScriptedModel((_request, turn) => replies[turn - state.steps.length])
-  const now = state.createdAt + 60_000
-  const deps = sliceDeps(model, tools(ran), () => now)
-  return { ran, model, deps, now }
 }
 
 describe('run states saved by version 2', () => {
