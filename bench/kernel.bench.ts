@@ -20,9 +20,24 @@ import { benchParse } from './parse.bench'
 
 const SIZES = [20, 100] as const
 const OBSERVATION = 'x'.repeat(1024)
-const WARMUP_MS = 300
-const SAMPLE_MS = 40
-const REPEAT = 7
+/**
+ * Warm-up per loop and case, counted in steps (runs × steps per run), not in time: V8 optimizes a
+ * function after it has run enough, so a count gives every machine the same warm-up. Measured on
+ * the 2-core CI machine (docs/architecture.md#performance): from a cold process the kernel costs 40–60 µs/step for
+ * its first few thousand steps and settles after 100k–250k steps; the 30-line prototypes settle
+ * within a few thousand.
+ */
+const WARMUP_STEPS = 300_000
+/** Steps at the start of the warm-up reported as the cold figure (no goal: printed to be seen). */
+const COLD_STEPS = 10_000
+const SAMPLE_MS = 30
+/**
+ * Rounds, each one batch of each loop of every case: this machine's speed for allocation-heavy
+ * code drifts by up to 2x over seconds (docs/architecture.md#performance), so the kernel and its
+ * prototype are measured side by side, each case's batches are spread over the whole run, and
+ * each figure is the least of its batches.
+ */
+const ROUNDS = 12
 const GOAL_TEXT = 2
 const GOAL_NATIVE = 10
 const GOAL_GROWTH = 1.5
@@ -186,41 +201,106 @@ function cpuMicros(): number {
   return u.user + u.system
 }
 
-/**
- * CPU per run: after WARMUP_MS of warm-up (so the JIT has optimized both loops; the kernel has
- * far more code to warm than a 30-line prototype), runs are timed in batches that hold about
- * SAMPLE_MS of CPU, the clock read once before and once after a batch: process.cpuUsage costs
- * about 2 µs, as much as a whole step of the native prototype. Least of REPEAT batches.
- */
-async function measure(protocol: Protocol, loop: Loop, steps: number): Promise<Figures> {
-  let last: { model: BenchModel; kernelBytes: number | undefined } | undefined
-  const once = async () => {
-    const model = new BenchModel(protocol, steps)
-    const kernelBytes = await loop(model, steps)
-    if (model.seen.length !== steps) {
-      throw new Error(`expected ${steps} model calls, got ${model.seen.length}`)
+/** One loop's runs of one case: runs one to the end, and keeps the last for its sizes. */
+class Runner {
+  last: { model: BenchModel; kernelBytes: number | undefined } | undefined
+  constructor(
+    readonly protocol: Protocol,
+    readonly loop: Loop,
+    readonly steps: number,
+  ) {}
+
+  async once(): Promise<void> {
+    const model = new BenchModel(this.protocol, this.steps)
+    const kernelBytes = await this.loop(model, this.steps)
+    if (model.seen.length !== this.steps) {
+      throw new Error(`expected ${this.steps} model calls, got ${model.seen.length}`)
     }
-    last = { model, kernelBytes }
+    this.last = { model, kernelBytes }
   }
-  const warmStart = cpuMicros()
-  let warmRuns = 0
-  while (cpuMicros() - warmStart < WARMUP_MS * 1000) {
-    await once()
-    warmRuns++
-  }
-  const batch = Math.max(1, Math.round((warmRuns * SAMPLE_MS) / WARMUP_MS))
-  let cpuUs = Infinity
-  for (let r = 0; r < REPEAT; r++) {
+
+  /** CPU µs per run of `runs` runs, the clock read once before and once after. */
+  async batch(runs: number): Promise<number> {
     const start = cpuMicros()
-    for (let k = 0; k < batch; k++) await once()
-    cpuUs = Math.min(cpuUs, (cpuMicros() - start) / batch)
+    for (let k = 0; k < runs; k++) await this.once()
+    return (cpuMicros() - start) / runs
   }
-  const kernelBytes = last!.kernelBytes
-  return {
-    cpuUs,
-    requestBytes: last!.model.requestBytes(),
-    ...(kernelBytes ? { kernelBytes } : {}),
+
+  figures(cpuUs: number): Figures {
+    const kernelBytes = this.last!.kernelBytes
+    return {
+      cpuUs,
+      requestBytes: this.last!.model.requestBytes(),
+      ...(kernelBytes ? { kernelBytes } : {}),
+    }
   }
+}
+
+interface CaseFigures {
+  protocol: Protocol
+  steps: number
+  kernel: Figures
+  prototype: Figures
+  /** Kernel CPU µs per step over the first COLD_STEPS steps of a case (JIT still warming). */
+  coldUs: number
+}
+
+/** One protocol and size: its two loops, and how many runs hold about SAMPLE_MS of CPU. */
+interface Case {
+  protocol: Protocol
+  steps: number
+  kernel: Runner
+  prototype: Runner
+  kernelRuns: number
+  prototypeRuns: number
+  coldUs: number
+  least: { kernel: number; prototype: number }
+}
+
+/**
+ * Every case's loops warmed for WARMUP_STEPS each, then ROUNDS rounds that measure one batch of
+ * each loop of every case, so each case's batches are spread over the whole measurement instead
+ * of one stretch of it. A batch holds about SAMPLE_MS of CPU (process.cpuUsage costs about 2 µs,
+ * as much as a whole step of the native prototype, so it is read per batch, not per run).
+ */
+async function measureAll(): Promise<CaseFigures[]> {
+  const cases: Case[] = []
+  const runsFor = (cpuUs: number) => Math.max(1, Math.round((SAMPLE_MS * 1000) / cpuUs))
+  for (const protocol of ['text', 'native'] as const) {
+    for (const steps of SIZES) {
+      const prototype = protocol === 'text' ? textPrototype : nativePrototype
+      const kernel = new Runner(protocol, kernelLoop(protocol), steps)
+      const proto = new Runner(protocol, prototype, steps)
+      const warmRuns = Math.ceil(WARMUP_STEPS / steps)
+      const coldRuns = Math.ceil(COLD_STEPS / steps)
+      const coldUs = (await kernel.batch(coldRuns)) / steps
+      const kernelRun = await kernel.batch(warmRuns - coldRuns)
+      const protoRun = await proto.batch(warmRuns)
+      cases.push({
+        protocol,
+        steps,
+        kernel,
+        prototype: proto,
+        kernelRuns: runsFor(kernelRun),
+        prototypeRuns: runsFor(protoRun),
+        coldUs,
+        least: { kernel: Infinity, prototype: Infinity },
+      })
+    }
+  }
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const c of cases) {
+      c.least.kernel = Math.min(c.least.kernel, await c.kernel.batch(c.kernelRuns))
+      c.least.prototype = Math.min(c.least.prototype, await c.prototype.batch(c.prototypeRuns))
+    }
+  }
+  return cases.map((c) => ({
+    protocol: c.protocol,
+    steps: c.steps,
+    kernel: c.kernel.figures(c.least.kernel),
+    prototype: c.prototype.figures(c.least.prototype),
+    coldUs: c.coldUs,
+  }))
 }
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9)
@@ -229,19 +309,22 @@ const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9)
 export async function benchKernel(): Promise<string> {
   const lines: string[] = []
   const verdicts: string[] = []
+  const colds: string[] = []
   lines.push(
     'kernel benchmark: scripted zero-latency model, one trivial tool, 1 KiB observations,',
-    `CPU from process.cpuUsage(): least of ${REPEAT} batches of about ${SAMPLE_MS} ms after ${WARMUP_MS} ms of warm-up`,
+    `CPU from process.cpuUsage() after ${WARMUP_STEPS / 1000}k steps of warm-up per loop: least of ${ROUNDS} batches`,
+    `of about ${SAMPLE_MS} ms, in rounds that measure every case's kernel and prototype in turn`,
     '',
     'protocol steps  loop        µs/step   µs/KiB-req   KiB-req   ns/kernel-byte',
   )
+  const measured = await measureAll()
   for (const protocol of ['text', 'native'] as const) {
-    const prototype = protocol === 'text' ? textPrototype : nativePrototype
     const goal = protocol === 'text' ? GOAL_TEXT : GOAL_NATIVE
     const perKiB: number[] = []
     for (const steps of SIZES) {
-      const k = await measure(protocol, kernelLoop(protocol), steps)
-      const p = await measure(protocol, prototype, steps)
+      const found = measured.find((m) => m.protocol === protocol && m.steps === steps)!
+      const { kernel: k, prototype: p, coldUs } = found
+      colds.push(`${protocol} ${steps} steps: ${coldUs.toFixed(1)} µs/step`)
       const kStep = k.cpuUs / steps
       const pStep = p.cpuUs / steps
       const kKiB = k.cpuUs / (k.requestBytes / 1024)
@@ -266,6 +349,11 @@ export async function benchKernel(): Promise<string> {
       `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} ${protocol}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
     )
   }
+  lines.push(
+    '',
+    `cold: the kernel's first ${COLD_STEPS / 1000}k steps of each case (no goal; only the first case starts in a cold process)`,
+    ...colds.map((c) => `  ${c}`),
+  )
   const parse = await benchParse()
   lines.push(...parse.lines, '', ...verdicts, ...parse.verdicts)
   return lines.join('\n')

@@ -5,6 +5,7 @@ import { answeredCall } from './calls'
 import { replaceCall, updateState } from './update-state'
 import { type Call, type RunState } from './state'
 import { observationHandle } from './step-messages'
+import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore, Tool } from './tool'
 import { completeStep, happened, type Change, type Slice } from './transition'
 
@@ -14,7 +15,7 @@ import { completeStep, happened, type Change, type Slice } from './transition'
  * the next transition of the same slice; a `started` record this slice did not write means the
  * process that wrote it died, and the call is not run again (unless its tool is idempotent).
  */
-export function act(state: RunState, slice: Slice): Change | Promise<Change> {
+export function act(state: RunState, slice: Slice): SyncOrAsync<Change> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   if (current.calls.some((c) => c.status === 'pending')) return reviewAgain(state, slice)
@@ -120,7 +121,7 @@ function dispatchContext(state: RunState, call: Call, slice: Slice) {
   return {
     registry: slice.registry,
     runId: state.id,
-    observations: withRunObservations(deps.observations, state),
+    observations: new RunObservations(deps.observations, state),
     policy: state.policy,
     approved: call.approval?.decision === 'approved',
     maxObservationTokens: state.budget.maxObservationTokens,
@@ -134,29 +135,47 @@ function dispatchContext(state: RunState, call: Call, slice: Slice) {
  * (maxContextTokens) but short enough never to be stored is read back from the run's state by
  * the handle its stub names.
  */
-function withRunObservations(store: ObservationStore, state: RunState): ObservationStore {
-  return {
-    put: (handle, text) => store.put(handle, text),
-    async get(handle) {
-      const stored = await store.get(handle)
-      if (stored !== undefined) return stored
-      for (const step of state.steps) {
-        for (const c of step.calls) {
-          if (c.observation !== null && observationHandle(c.id) === handle) return c.observation
-        }
+class RunObservations implements ObservationStore {
+  constructor(
+    readonly store: ObservationStore,
+    readonly state: RunState,
+  ) {}
+
+  put(handle: string, text: string): void | Promise<void> {
+    return this.store.put(handle, text)
+  }
+
+  async get(handle: string): Promise<string | undefined> {
+    const stored = await this.store.get(handle)
+    if (stored !== undefined) return stored
+    for (const step of this.state.steps) {
+      for (const c of step.calls) {
+        if (c.observation !== null && observationHandle(c.id) === handle) return c.observation
       }
-      return undefined
-    },
+    }
+    return undefined
   }
 }
 
-async function runCall(
+function runCall(
   state: RunState,
   stepIndex: number,
   call: Call,
   slice: Slice,
-): Promise<Change> {
-  const result = await dispatch(request(call), dispatchContext(state, call, slice))
+): SyncOrAsync<Change> {
+  const result = dispatch(request(call), dispatchContext(state, call, slice))
+  return isPromise(result)
+    ? result.then((r) => ranCall(state, stepIndex, call, slice, r))
+    : ranCall(state, stepIndex, call, slice, result)
+}
+
+function ranCall(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  result: Dispatched,
+): Change {
   const bytes = result.originalSize + result.observation.length
   return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
 }

@@ -4,6 +4,7 @@ import { verdictFor, type ConfirmHook, type ConfirmPolicy } from './confirm'
 import { describeThrown } from './describe-thrown'
 import type { ToolRegistry } from './registry'
 import type { ObservationStore, Tool, ToolContext } from './tool'
+import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { approxTokens, truncateObservation } from './tokens'
 import { checkCall, validateArgs, type ToolCallRequest } from './validate'
 
@@ -51,21 +52,39 @@ type Observed = { text: string; kind: DispatchKind }
  * the whole observation all happen here and nowhere else. Never throws: every failure is an
  * observation starting with `[ToolError]`.
  */
-export async function dispatch(call: ToolCallRequest, ctx: DispatchContext): Promise<Dispatched> {
-  const now = ctx.now ?? Date.now
-  const started = now()
-  let observed: Observed
+export function dispatch(call: ToolCallRequest, ctx: DispatchContext): SyncOrAsync<Dispatched> {
+  const started = (ctx.now ?? Date.now)()
+  let observed: SyncOrAsync<Observed>
   try {
-    observed = await runCall(call, ctx)
+    observed = runCall(call, ctx)
   } catch (err) {
-    // runCall already turns tool failures into observations; this is the last line of defence.
-    observed = toolError(`${call.name} failed: ${describeThrown(err)}`)
+    observed = crashed(call, err)
   }
-  const result = observation(observed, Math.max(0, now() - started), ctx)
+  if (!isPromise(observed)) return dispatched(call, observed, started, ctx)
+  return observed.then(
+    (o) => dispatched(call, o, started, ctx),
+    (err: unknown) => dispatched(call, crashed(call, err), started, ctx),
+  )
+}
+
+/** runCall already turns tool failures into observations; this is the last line of defence. */
+function crashed(call: ToolCallRequest, err: unknown): Observed {
+  return toolError(`${call.name} failed: ${describeThrown(err)}`)
+}
+
+/** What the call gave, cut to the run's limit; stored whole when it was cut. */
+function dispatched(
+  call: ToolCallRequest,
+  observed: Observed,
+  started: number,
+  ctx: DispatchContext,
+): SyncOrAsync<Dispatched> {
+  const ms = Math.max(0, (ctx.now ?? Date.now)() - started)
+  const result = observation(observed, ms, ctx)
   return result.truncated ? storeWhole(call, observed, result, ctx) : result
 }
 
-function runCall(call: ToolCallRequest, ctx: DispatchContext): Observed | Promise<Observed> {
+function runCall(call: ToolCallRequest, ctx: DispatchContext): SyncOrAsync<Observed> {
   const valid = validateArgs(call, ctx.registry)
   if (!valid.ok) return toolError(valid.error)
   const { tool, args } = valid
@@ -114,7 +133,7 @@ function invoke(
   args: unknown,
   call: ToolCallRequest,
   ctx: DispatchContext,
-): Observed | Promise<Observed> {
+): SyncOrAsync<Observed> {
   if (ctx.signal?.aborted) return toolError(`${tool.name} was not run: the run was cancelled`)
   const toolCtx = new CallContext(
     ctx.runId,

@@ -2,8 +2,8 @@ import { act, closeStartedCalls } from './act'
 import { cancelApprovals, expireApprovals } from './approvals'
 import type { EdgeSlice } from './budget'
 import { countLostModelCall } from './model-call'
-import { updateState } from './update-state'
 import { type RunState } from './state'
+import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { think } from './think'
 import {
   cancelMessage,
@@ -21,30 +21,31 @@ import {
  * run and never throws on model output; `runSlice` loops it for one Worker invocation.
  */
 
-/** One transition; `slice` carries what the transitions of one invocation share. */
-export async function transition(state: RunState, slice: Slice): Promise<Transition> {
+/**
+ * One transition; `slice` carries what the transitions of one invocation share. A promise only
+ * when the transition waits for something (the model, an asynchronous tool, an approval hook):
+ * see sync-or-async.ts.
+ */
+export function transition(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const started = slice.now()
-  const change = await phase(state, slice)
+  const change = phase(state, slice)
+  return isPromise(change)
+    ? change.then((c) => completed(state, c, started, slice))
+    : completed(state, change, started, slice)
+}
+
+/** The transition `change` made from `state`, with its active time and its event. */
+function completed(state: RunState, change: Change, started: number, slice: Slice): Transition {
   const ms = Math.max(0, slice.now() - started)
-  // Only active work is charged to maxSeconds; waiting for a person is not a transition.
-  const next =
-    change.state === state
-      ? state
-      : updateState(change.state, { activeMs: change.state.activeMs + ms })
-  const e = change.event
-  const event: TransitionEvent = {
-    runId: state.id,
-    phase: next.phase,
-    action: e.action,
-    step: e.step,
-    tool: e.tool,
-    callId: e.callId,
-    ms,
-    promptTokens: e.promptTokens,
-    completionTokens: e.completionTokens,
-    stopReason: e.stopReason,
-    bytes: e.bytes,
-  }
+  // Only active work is charged to maxSeconds; waiting for a person is not a transition. A
+  // state a phase returns is new and seen by no one yet, so its time is added in place rather
+  // than by another copy of the whole state.
+  const next = change.state
+  if (next !== state) next.activeMs += ms
+  const event = change.event
+  event.runId = state.id
+  event.phase = next.phase
+  event.ms = ms
   return { state: next, event }
 }
 
@@ -62,7 +63,7 @@ export async function advance(state: RunState, deps: Deps): Promise<RunState> {
   return out.state
 }
 
-function phase(state: RunState, slice: Slice): Promise<Change> | Change {
+function phase(state: RunState, slice: Slice): SyncOrAsync<Change> {
   if (state.phase === 'done') return { state, event: happened('noop') }
   if (state.cancelRequested || slice.deps.signal?.aborted) {
     // A model call whose answer a crash lost is counted even when it is never made again.
@@ -108,7 +109,8 @@ export async function runSlice(
   let bytes = 0
   for (;;) {
     if (state.phase === 'done') return { state, end: 'done', transitions, bytes }
-    const out = await transition(state, slice)
+    const pending = transition(state, slice)
+    const out = isPromise(pending) ? await pending : pending
     transitions++
     bytes += out.event.bytes
     if (out.state === state) {

@@ -1,8 +1,8 @@
 import type { ModelResponse } from './model'
 import { FINISH, parseArgsStrict, parseArgsTolerant, parseOutput, UNPARSABLE } from './parse/index'
 import type { ToolRegistry } from './registry'
-import { findCall, newCall } from './calls'
-import { type Call, type RunState } from './state'
+import { newCall } from './calls'
+import { type Call } from './state'
 import { readNativeText } from './native-text'
 import { toolShapesOf } from './tool-shapes'
 
@@ -70,7 +70,7 @@ export function readNativeReply(
   response: ModelResponse,
   i: number,
   registry: ToolRegistry,
-  state: RunState,
+  taken: ReadonlySet<string>,
 ): Reading {
   const thought = (response.text ?? '').trim()
   const toolCalls = response.toolCalls ?? []
@@ -85,8 +85,8 @@ export function readNativeReply(
   for (let k = 0; k < toolCalls.length; k++) {
     const tc = toolCalls[k]!
     // Some providers send empty or repeated ids; each result must pair with exactly one call.
-    const taken = !tc.id || calls.some((c) => c.id === tc.id) || findCall(state, tc.id) !== null
-    const id = taken ? `s${i}c${k}` : tc.id
+    const used = !tc.id || calls.some((c) => c.id === tc.id) || taken.has(tc.id)
+    const id = used ? `s${i}c${k}` : tc.id
     // Side effects parse strictly: a repaired argument object never becomes a side effect.
     const parsed = registry.get(tc.function.name)?.sideEffect
       ? parseArgsStrict(tc.function.arguments)

@@ -5,6 +5,7 @@ import { answeredCall } from './calls'
 import { updateState } from './update-state'
 import { type Call, type RunState } from './state'
 import { completeStep, happened, type Change, type Slice } from './transition'
+import type { SyncOrAsync } from './sync-or-async'
 import { checkCall, validateArgs } from './validate'
 
 /**
@@ -17,12 +18,12 @@ import { checkCall, validateArgs } from './validate'
  * `calls` are those of step `stepIndex`; the loop guard compares them with the calls of the
  * steps before it in `state`.
  */
-export async function reviewCalls(
+export function reviewCalls(
   calls: Call[],
   stepIndex: number,
   state: RunState,
   slice: Slice,
-): Promise<Call[]> {
+): SyncOrAsync<Call[]> {
   const window = state.budget.loopGuardWindow
   // Calls the loop guard compares against: the last `window` steps', then this step's so far.
   const seen: Call[] = []
@@ -33,6 +34,12 @@ export async function reviewCalls(
   }
   const reviewed = calls.map((c) => (c.status === 'pending' ? review(c, seen, state, slice) : c))
   // Asking (hashing the arguments, or the in-memory hook) is the one asynchronous part.
+  const asks = reviewed.some((c) => c.status === 'awaiting_approval' && !c.approval)
+  return asks ? ask(reviewed, state, slice) : reviewed
+}
+
+/** Asks about each reviewed call that awaits a decision and has not been asked yet. */
+async function ask(reviewed: Call[], state: RunState, slice: Slice): Promise<Call[]> {
   const now = slice.now()
   for (let k = 0; k < reviewed.length; k++) {
     const call = reviewed[k]!

@@ -2,14 +2,23 @@ import { cancelApprovals } from './approvals'
 import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
 import { ModelError } from './errors'
-import type { ModelRequest, ModelResponse, NativeToolCall } from './model'
+import type { ModelRequest, ModelResponse } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import { readNativeReply, readTextReply, type Reading } from './reply'
 import { countLostCall, startModelCall } from './model-call'
 import { phaseAfterReview, reviewCalls } from './review'
-import { updateState } from './update-state'
-import { type Call, type ModelCall, type Phase, type RunState, type Step } from './state'
+import { copyState, updateState } from './update-state'
+import {
+  type Call,
+  type ModelCall,
+  type Phase,
+  type RunState,
+  type Step,
+  type Usage,
+} from './state'
+import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { approxTokens } from './tokens'
+import { stepCost, toolCallBytes, toolCallTokens } from './reply-cost'
 import {
   cancelMessage,
   completeStep,
@@ -17,7 +26,6 @@ import {
   stop,
   stopped,
   type Change,
-  type Pricing,
   type Slice,
 } from './transition'
 
@@ -32,7 +40,7 @@ import {
  * and charged to the token and cost budgets, so a crash loop cannot evade them), and the call is
  * made again.
  */
-export function think(state: RunState, slice: Slice): Change | Promise<Change> {
+export function think(state: RunState, slice: Slice): SyncOrAsync<Change> {
   const record = state.modelCall
   if (record && slice.startedModelCalls.has(record.step)) return callModel(state, record, slice)
   return startModelCall(state, slice)
@@ -95,14 +103,14 @@ function modelFailed(
 type StepBase = Omit<Step, 'kind' | 'thought' | 'calls' | 'answer' | 'formatError'>
 
 /** The model answered: record the step, and review its calls. */
-async function recordReply(
+function recordReply(
   state: RunState,
   slice: Slice,
   built: BuiltRequest,
   startedAt: number,
   record: ModelCall,
   response: ModelResponse,
-): Promise<Change> {
+): SyncOrAsync<Change> {
   const { deps } = slice
   const modelMs = Math.max(0, slice.now() - startedAt)
   const text = response.text ?? ''
@@ -132,9 +140,7 @@ async function recordReply(
     at: startedAt,
   }
   const spent = state.usage
-  // What recording any reply changes in the run, applied with its step in one copy.
-  const reply: Partial<RunState> = {
-    modelCall: null,
+  const reply: Reply = {
     // The trace names who answered: the provider's model name, else the Model's own name.
     model: response.model ?? state.model ?? deps.model.name,
     usage: {
@@ -169,7 +175,7 @@ async function recordReply(
   }
   const reading: Reading =
     state.protocol === 'native'
-      ? readNativeReply(response, base.i, slice.registry, state)
+      ? readNativeReply(response, base.i, slice.registry, slice.callIds.of(state))
       : readTextReply(text, base.i, slice.registry)
   if (response.finishReason === 'length') {
     // A cut-off reply is never an answer, and its tool arguments may be cut off too.
@@ -185,30 +191,33 @@ async function recordReply(
   }
   const tool = reading.calls.map((c) => c.name).join(',')
   const acting = (calls: Call[], phase: Phase): RunState =>
-    withStep(state, { ...reply, phase }, stepOf(base, 'action', reading.thought, calls))
+    withStep(state, reply, stepOf(base, 'action', reading.thought, calls), phase)
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
   if (deps.signal?.aborted) {
     const recorded = acting(reading.calls, 'act')
     return thought(stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice)), tool)
   }
-  let calls: Call[]
-  try {
-    calls = await reviewCalls(reading.calls, base.i, state, slice)
-  } catch {
-    // If review fails (a tool schema that throws, hashing), the reply is still recorded with
-    // its calls pending: the next transition reviews them, and a lasting fault ends the run
-    // with the step and its usage in the trace.
-    return thought(acting(reading.calls, 'act'), tool)
+  // If review fails (a tool schema that throws, hashing), the reply is still recorded with its
+  // calls pending: the next transition reviews them, and a lasting fault ends the run with the
+  // step and its usage in the trace.
+  const unreviewed = () => thought(acting(reading.calls, 'act'), tool)
+  const reviewed = (calls: Call[]): Change => {
+    const next = acting(calls, phaseAfterReview(calls))
+    return thought(calls.every((c) => c.status === 'done') ? completeStep(next, slice) : next, tool)
   }
-  const reviewed = acting(calls, phaseAfterReview(calls))
-  const answered = calls.every((c) => c.status === 'done')
-  return thought(answered ? completeStep(reviewed, slice) : reviewed, tool)
+  let calls: SyncOrAsync<Call[]>
+  try {
+    calls = reviewCalls(reading.calls, base.i, state, slice)
+  } catch {
+    return unreviewed()
+  }
+  return isPromise(calls) ? calls.then(reviewed, unreviewed) : reviewed(calls)
 }
 
 /** An unusable reply: a `[FormatError]` step the model sees, and the streak it counts toward. */
 function formatError(
   state: RunState,
-  reply: Partial<RunState>,
+  reply: Reply,
   base: StepBase,
   thought: string,
   problem: string,
@@ -222,15 +231,31 @@ function formatError(
   // failed tool steps started, and a step with a working call ends it (transition.ts).
   const streak = state.consecutiveErrors + 1
   const step = stepOf(base, 'format_error', thought, [], null, formatErrorText)
-  const recorded = withStep(state, { ...reply, consecutiveErrors: streak }, step)
+  const recorded = withStep(state, reply, step)
+  recorded.consecutiveErrors = streak
   if (streak < state.budget.maxConsecutiveErrors) return recorded
   const why = `${streak} failed steps in a row; last: an unusable reply (${problem})`
   return stop(recorded, 'unparsable_exhausted', slice, why)
 }
 
-/** `state` with `changes` and `step` appended, in one copy. */
-function withStep(state: RunState, changes: Partial<RunState>, step: Step): RunState {
-  return updateState(state, { ...changes, steps: state.steps.concat([step]) })
+/** What recording any reply changes in the run, besides its step. */
+interface Reply {
+  model: string
+  usage: Usage
+}
+
+/**
+ * `state` with the reply recorded: its step appended, its usage counted, the model call's record
+ * closed, in one copy (a new state nobody else holds yet, so it is filled in place).
+ */
+function withStep(state: RunState, reply: Reply, step: Step, phase = state.phase): RunState {
+  const next = copyState(state)
+  next.steps = state.steps.concat([step])
+  next.modelCall = null
+  next.model = reply.model
+  next.usage = reply.usage
+  next.phase = phase
+  return next
 }
 
 /** The step this think started (`base`), completed. */
@@ -264,33 +289,4 @@ function stepOf(
     modelMs: base.modelMs,
     at: base.at,
   }
-}
-
-/** USD for one call; cached prompt tokens at the cached price when one is configured. */
-function stepCost(
-  pricing: Pricing,
-  promptTokens: number,
-  cachedPromptTokens: number,
-  completionTokens: number,
-): number {
-  const cachedPrice = pricing.cachedPromptPer1K
-  const cached = cachedPrice === undefined ? 0 : Math.min(cachedPromptTokens, promptTokens)
-  return (
-    ((promptTokens - cached) * pricing.promptPer1K +
-      cached * (cachedPrice ?? 0) +
-      completionTokens * pricing.completionPer1K) /
-    1000
-  )
-}
-
-function toolCallTokens(calls: NativeToolCall[] | undefined): number {
-  let n = 0
-  for (const c of calls ?? []) n += approxTokens(c.function.arguments) + 4
-  return n
-}
-
-function toolCallBytes(calls: NativeToolCall[] | undefined): number {
-  let n = 0
-  for (const c of calls ?? []) n += c.function.arguments.length
-  return n
 }

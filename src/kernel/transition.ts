@@ -1,9 +1,10 @@
 import type { StopReason } from './budget'
 import type { ConfirmHook } from './confirm'
+import { CallIds } from './call-ids'
 import { RenderCache } from './context'
 import type { Model } from './model'
 import type { ToolRegistry } from './registry'
-import { updateState } from './update-state'
+import { copyState, updateState } from './update-state'
 import { type Call, type Phase, type RunState } from './state'
 import type { ObservationStore } from './tool'
 
@@ -43,6 +44,8 @@ export class Slice {
   readonly startedCalls = new Set<string>()
   /** Steps whose model-call record this slice wrote (see `RunState.modelCall`). */
   readonly startedModelCalls = new Set<number>()
+  /** The run's call ids, for naming new calls uniquely. */
+  readonly callIds = new CallIds()
 
   constructor(readonly deps: Deps) {
     this.registry = deps.registry.forRun()
@@ -93,8 +96,11 @@ export interface TransitionEvent {
   bytes: number
 }
 
-/** What happened in a transition, before `transition` adds the run id, phase and time. */
-export type Happened = Omit<TransitionEvent, 'runId' | 'phase' | 'ms'>
+/**
+ * What happened in a transition: its event, whose `runId`, `phase` and `ms` `transition` fills in
+ * once the phase has returned (one object per transition, not one per layer).
+ */
+export type Happened = TransitionEvent
 
 /** What a phase returns: the next state and what happened. */
 export interface Change {
@@ -108,13 +114,19 @@ export interface Transition {
   event: TransitionEvent
 }
 
-/** An event of `action`, every field present. */
-export function happened(action: Action, fields: Partial<Happened> = {}): Happened {
+/** An event of `action`, every field present (`runId`, `phase`, `ms` until `transition` sets them). */
+export function happened(
+  action: Action,
+  fields: Partial<Omit<Happened, 'runId' | 'phase' | 'ms'>> = {},
+): Happened {
   return {
+    runId: '',
+    phase: 'think',
     action,
     step: fields.step ?? null,
     tool: fields.tool ?? null,
     callId: fields.callId ?? null,
+    ms: 0,
     promptTokens: fields.promptTokens ?? null,
     completionTokens: fields.completionTokens ?? null,
     stopReason: fields.stopReason ?? null,
@@ -161,7 +173,11 @@ export function completeStep(state: RunState, slice: Slice, steps = state.steps)
   const current = steps[steps.length - 1]!
   const failed = current.calls.length > 0 && current.calls.every((c) => isErrorKind(c.kind))
   const streak = failed ? state.consecutiveErrors + 1 : 0
-  const next = updateState(state, { steps, consecutiveErrors: streak, phase: 'think' })
+  const next = copyState(state)
+  next.steps = steps
+  next.consecutiveErrors = streak
+  next.phase = 'think'
+
   if (streak < state.budget.maxConsecutiveErrors) return next
   const last = current.calls.at(-1)?.observation ?? ''
   const why = `${streak} failed steps in a row; last: ${last.slice(0, 300)}`

@@ -27,5 +27,5 @@ export function call(
   args: Record<string, unknown>,
   id = 'call_1',
 ): Promise<string> {
-  return dispatch({ id, name, args }, ctx).then((r) => r.observation)
+  return Promise.resolve(dispatch({ id, name, args }, ctx)).then((r) => r.observation)
 }
