@@ -95,7 +95,7 @@ async function run(protocol: Protocol, cap: number | undefined): Promise<Figures
   const result = toRunResult(out.state)
   const tokens = result.steps.map((s) => s.promptTokens)
   return {
-    stopReason: result.stopReason,
+    stopReason: result.stopReason ?? 'not finished',
     steps: result.steps.length,
     cumulative: tokens.reduce((a, b) => a + b, 0),
     largest: Math.max(0, ...tokens),

@@ -263,7 +263,8 @@ interface Case {
  * of one stretch of it. A batch holds about SAMPLE_MS of CPU (process.cpuUsage costs about 2 µs,
  * as much as a whole step of the native prototype, so it is read per batch, not per run).
  */
-async function measureAll(): Promise<CaseFigures[]> {
+async function measureAll(method: Method): Promise<CaseFigures[]> {
+  const { warmupSteps, rounds } = method
   const cases: Case[] = []
   const runsFor = (cpuUs: number) => Math.max(1, Math.round((SAMPLE_MS * 1000) / cpuUs))
   for (const protocol of ['text', 'native'] as const) {
@@ -271,8 +272,8 @@ async function measureAll(): Promise<CaseFigures[]> {
       const prototype = protocol === 'text' ? textPrototype : nativePrototype
       const kernel = new Runner(protocol, kernelLoop(protocol), steps)
       const proto = new Runner(protocol, prototype, steps)
-      const warmRuns = Math.ceil(WARMUP_STEPS / steps)
-      const coldRuns = Math.ceil(COLD_STEPS / steps)
+      const warmRuns = Math.ceil(warmupSteps / steps)
+      const coldRuns = Math.min(warmRuns - 1, Math.ceil(COLD_STEPS / steps))
       const coldUs = (await kernel.batch(coldRuns)) / steps
       const kernelRun = await kernel.batch(warmRuns - coldRuns)
       const protoRun = await proto.batch(warmRuns)
@@ -288,7 +289,7 @@ async function measureAll(): Promise<CaseFigures[]> {
       })
     }
   }
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < rounds; r++) {
     for (const c of cases) {
       c.least.kernel = Math.min(c.least.kernel, await c.kernel.batch(c.kernelRuns))
       c.least.prototype = Math.min(c.least.prototype, await c.prototype.batch(c.prototypeRuns))
@@ -305,19 +306,30 @@ async function measureAll(): Promise<CaseFigures[]> {
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9)
 
-/** Runs the benchmark and returns a printable report. */
-export async function benchKernel(): Promise<string> {
+/** How much to warm up and measure; the defaults are the benchmark's. */
+export interface Method {
+  warmupSteps: number
+  rounds: number
+}
+
+/**
+ * Runs the benchmark and returns a printable report. A smaller `method` gives the same report
+ * from less work, with figures that mean little (test/node/benches.test.ts checks the report).
+ */
+export async function benchKernel(
+  method: Method = { warmupSteps: WARMUP_STEPS, rounds: ROUNDS },
+): Promise<string> {
   const lines: string[] = []
   const verdicts: string[] = []
   const colds: string[] = []
   lines.push(
     'kernel benchmark: scripted zero-latency model, one trivial tool, 1 KiB observations,',
-    `CPU from process.cpuUsage() after ${WARMUP_STEPS / 1000}k steps of warm-up per loop: least of ${ROUNDS} batches`,
+    `CPU from process.cpuUsage() after ${method.warmupSteps / 1000}k steps of warm-up per loop: least of ${method.rounds} batches`,
     `of about ${SAMPLE_MS} ms, in rounds that measure every case's kernel and prototype in turn`,
     '',
     'protocol steps  loop        µs/step   µs/KiB-req   KiB-req   ns/kernel-byte',
   )
-  const measured = await measureAll()
+  const measured = await measureAll(method)
   for (const protocol of ['text', 'native'] as const) {
     const goal = protocol === 'text' ? GOAL_TEXT : GOAL_NATIVE
     const perKiB: number[] = []
