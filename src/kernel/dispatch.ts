@@ -50,7 +50,8 @@ type Observed = { text: string; kind: DispatchKind }
  * Runs one tool call and returns what the model should see: the security boundary. Permission
  * (side effects), argument validation, the tool's check, its timeout, truncation and storage of
  * the whole observation all happen here and nowhere else. Never throws: every failure is an
- * observation starting with `[ToolError]`.
+ * observation starting with `[ToolError]`. The result comes back at once when the tool answered
+ * at once, as a promise when anything waited (sync-or-async.ts): `await` it either way.
  */
 export function dispatch(call: ToolCallRequest, ctx: DispatchContext): SyncOrAsync<Dispatched> {
   const started = (ctx.now ?? Date.now)()
