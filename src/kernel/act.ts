@@ -92,17 +92,8 @@ async function runReadOnly(
     bytes += result.originalSize + result.observation.length
     ms = Math.max(ms, result.ms)
   })
-  const current = state.steps[stepIndex]!
-  const steps = state.steps.slice()
   // The model's order stays: each call keeps its place in the step.
-  steps[stepIndex] = {
-    ...current,
-    calls: current.calls.map((c) => done.get(c.id) ?? c),
-    ms: current.ms + ms,
-  }
-  const next = steps[stepIndex]!.calls.every((c) => c.status === 'done')
-    ? completeStep(state, slice, steps)
-    : updateState(state, { steps })
+  const next = withAnswered(state, stepIndex, (c) => done.get(c.id) ?? c, ms, slice)
   const event = happened('run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),
@@ -204,16 +195,8 @@ function finishCall(
   slice: Slice,
   bytes: number,
 ): Change {
-  const current = state.steps[stepIndex]!
-  const steps = state.steps.slice()
-  steps[stepIndex] = {
-    ...current,
-    calls: current.calls.map((c) => (c.id === call.id ? call : c)),
-    ms: current.ms + (call.ms ?? 0),
-  }
-  const next = steps[stepIndex]!.calls.every((c) => c.status === 'done')
-    ? completeStep(state, slice, steps)
-    : updateState(state, { steps })
+  const answer = (c: Call) => (c.id === call.id ? call : c)
+  const next = withAnswered(state, stepIndex, answer, call.ms ?? 0, slice)
   const event = happened('run_call', {
     step: stepIndex,
     tool: call.name,
@@ -222,6 +205,25 @@ function finishCall(
     bytes,
   })
   return { state: next, event }
+}
+
+/**
+ * `state` with step `stepIndex`'s calls passed through `answer` and `ms` added to the step's
+ * time; the step completes once every call is done.
+ */
+function withAnswered(
+  state: RunState,
+  stepIndex: number,
+  answer: (call: Call) => Call,
+  ms: number,
+  slice: Slice,
+): RunState {
+  const current = state.steps[stepIndex]!
+  const steps = state.steps.slice()
+  steps[stepIndex] = { ...current, calls: current.calls.map(answer), ms: current.ms + ms }
+  return steps[stepIndex]!.calls.every((c) => c.status === 'done')
+    ? completeStep(state, slice, steps)
+    : updateState(state, { steps })
 }
 
 function deniedCall(call: Call): Call {
