@@ -1,4 +1,5 @@
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { runCallbacks } from './openapi-callbacks'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import {
@@ -93,30 +94,7 @@ function buildDocument(): Record<string, unknown> {
             },
           ],
           requestBody: { required: true, ...json('CreateRun') },
-          callbacks: {
-            runCallback: {
-              '{$request.body#/callback_url}': {
-                post: {
-                  operationId: 'runCallback',
-                  summary: 'What callback_url receives, signed with X-Edgeloop-Signature',
-                  description:
-                    'The final RunResult once the run ends; with `callback_events: "all"` also each RunEvent as it happens (header X-Edgeloop-Event names its type).',
-                  security: [],
-                  requestBody: {
-                    required: true,
-                    content: {
-                      'application/json': {
-                        schema: { oneOf: [ref('RunResult'), ref('RunEvent')] },
-                      },
-                    },
-                  },
-                  responses: {
-                    '200': { description: 'Received (any 2xx); anything else is retried' },
-                  },
-                },
-              },
-            },
-          },
+          callbacks: runCallbacks,
           responses: {
             '202': ok('Started', 'CreatedRun'),
             '200': ok('Already started with this Idempotency-Key', 'CreatedRun'),

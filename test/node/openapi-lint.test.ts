@@ -1,0 +1,35 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * `npm run lint:openapi` on the document the Worker serves: no error and no warning, so a new one
+ * fails here rather than waiting for someone to run the lint. Problems accepted on purpose are in
+ * scripts/openapi-lint-ignore.yaml, each with its reason; their count is pinned so that list
+ * changes only on purpose too.
+ */
+
+const root = join(import.meta.dirname, '..', '..')
+
+interface LintReport {
+  totals: { errors: number; warnings: number; ignored: number }
+  problems: { ruleId: string; message: string; location: { pointer?: string }[] }[]
+}
+
+describe('npm run lint:openapi', () => {
+  it('finds no error and no warning in /openapi.json', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(root, 'scripts/lint-openapi.mjs'), '--format=json'],
+      { cwd: root, encoding: 'utf8' },
+    )
+    const report = JSON.parse(stdout) as LintReport
+    const problems = report.problems.map(
+      (p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`,
+    )
+    expect(problems).toEqual([])
+    // The five public files and health check of scripts/openapi-lint-ignore.yaml.
+    expect(report.totals).toEqual({ errors: 0, warnings: 0, ignored: 5 })
+  })
+})
