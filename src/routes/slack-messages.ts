@@ -11,7 +11,8 @@ import { idFromKey, startRun } from './start-run'
 
 /**
  * A person asking the app something in Slack (docs/architecture.md#slack): a mention in a
- * channel, a reply in the thread of an earlier run, or a direct message. The thread is the
+ * channel or a group DM, a reply in the thread of an earlier run, or a direct message. A group
+ * DM (`mpim`) is handled like a channel: only a mention starts a conversation. The thread is the
  * conversation: a follow-up continues the thread's latest run. A direct message outside a thread
  * continues the DM's latest run if it started within SLACK_DM_CONVERSATION_MINUTES.
  */
@@ -24,7 +25,7 @@ export interface SlackAsk {
   ts: string
   /** The thread the message was posted in (absent at a channel's or DM's top level). */
   thread?: string
-  /** A direct message with the app (`channel_type: im`). */
+  /** A one-to-one direct message with the app (`channel_type: im`; a group DM is not one). */
   im: boolean
   /** An `app_mention`: may start a conversation anywhere the app is. */
   mention: boolean

@@ -168,9 +168,11 @@ export function parseEventBody(rawBody: string): Parsed<SlackEventBody> {
   if (!message.ok) return message
   const m = message.value
   if (m.channel_type !== 'im') {
-    // In a channel only a reply in a thread may continue a conversation; a mention of the app
-    // arrives as app_mention as well, and is answered from that one.
-    if (!m.thread_ts || m.thread_ts === m.ts) return ignore('channel message outside a thread')
+    // In a channel, and in a group DM (`mpim`: people talk to each other there, so the app must
+    // not answer every message), only a reply in a thread may continue a conversation. A mention
+    // of the app arrives as app_mention as well (in group DMs too), and is answered from that one.
+    const where = m.channel_type === 'mpim' ? 'group DM' : 'channel'
+    if (!m.thread_ts || m.thread_ts === m.ts) return ignore(`${where} message outside a thread`)
     if (mentions(m.text, botUser)) return ignore('message mentions the app (app_mention answers)')
   }
   return { ok: true, value: { kind: 'message', eventId, teamId, event: m } }

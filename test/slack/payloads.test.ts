@@ -140,6 +140,15 @@ describe('parseEventBody', () => {
       'a reply in a channel thread',
       { thread_ts: '1700000000.000100', text: 'and the order service?' },
     ],
+    [
+      'a reply in a group DM thread',
+      {
+        channel: 'G1',
+        channel_type: 'mpim' as const,
+        thread_ts: '1700000000.000100',
+        text: 'and?',
+      },
+    ],
   ])('reads %s as a message', (_name, input) => {
     expect(parseEventBody(messageEventBody({ ...input, event_id: 'Ev9' }))).toMatchObject({
       ok: true,
@@ -179,6 +188,21 @@ describe('parseEventBody', () => {
       'a mention as a message',
       { text: '<@UFAKEBOT|edgeloop> x', thread_ts: '1.2' },
       'message mentions the app',
+    ],
+    [
+      'a top-level group DM message',
+      { text: 'lunch?', channel: 'G1', channel_type: 'mpim' as const },
+      'group DM message outside a thread',
+    ],
+    [
+      'a mention as a group DM message',
+      { text: '<@UFAKEBOT> x', channel: 'G1', channel_type: 'mpim' as const, thread_ts: '1.2' },
+      'message mentions the app',
+    ],
+    [
+      'a bot in a group DM',
+      { text: 'x', channel: 'G1', channel_type: 'mpim' as const, extra: { bot_id: 'B1' } },
+      'message from a bot',
     ],
   ])('ignores %s', (_name, input, reason) => {
     const parsed = parseEventBody(messageEventBody(input))
