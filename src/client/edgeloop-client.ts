@@ -2,6 +2,7 @@ import type {
   ApprovalPageBody,
   CancellingBody,
   DecisionResultBody,
+  MeBody,
   RunEventBody,
   RunPageBody,
   RunResultBody,
@@ -52,6 +53,11 @@ export class EdgeloopClient {
     const headers: Record<string, string> = {}
     if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey
     return this.#json<CreatedRunBody>('POST', '/v1/runs', body, headers)
+  }
+
+  /** The client's token: its name (what decisions are recorded under) and its scopes. */
+  me() {
+    return this.#json<MeBody>('GET', '/v1/me')
   }
 
   getRun(id: string) {

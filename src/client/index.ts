@@ -4,6 +4,7 @@ export type {
   ApprovalPageBody as ApprovalPage,
   CancellingBody as Cancelling,
   DecisionResultBody as DecisionResult,
+  MeBody as Me,
   RunEventBody as RunEvent,
   RunPageBody as RunPage,
   RunResultBody as RunResult,

@@ -54,6 +54,8 @@ ol { list-style: none; margin: 0; padding: 0; }
 button { font: inherit; border: 1px solid #bbb; background: #fff; border-radius: 4px; padding: .15rem .5rem; cursor: pointer; }
 button.approve { background: #17803d; color: #fff; border-color: #17803d; }
 button.deny { background: #b42318; color: #fff; border-color: #b42318; }
+button.cancel { margin: .5rem 0; }
+.needs { color: #667; font-style: italic; margin: .5rem 0; }
 .status { font-size: .75rem; padding: 0 .4rem; border-radius: 8px; background: #ddd; margin-right: .4rem; }
 .status.succeeded { background: #c9f2d6; } .status.failed { background: #f9d0cc; }
 .status.awaiting_approval { background: #ffe8a3; } .status.running { background: #cfe0ff; }

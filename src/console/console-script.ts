@@ -1,9 +1,13 @@
+import { CONSOLE_CONTROLS } from './console-controls'
+
 /**
  * The console's browser script, served as /console/console.js. Plain JavaScript (no build step,
  * no template literals inside, so it can live in this string). Everything it shows is set as
- * text, never as HTML: run data cannot inject markup.
+ * text, never as HTML: run data cannot inject markup. The controls that change a run, and what
+ * the token may do, are in console-controls.ts, joined into the same closure.
  */
-export const CONSOLE_SCRIPT = String.raw`'use strict'
+export const CONSOLE_SCRIPT =
+  String.raw`'use strict'
 ;(function () {
   var KEY = 'edgeloop.token'
   var token = sessionStorage.getItem(KEY)
@@ -20,6 +24,8 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
   // Whole observations already read ("read more"), by handle: a redraw of the timeline (when the
   // run changed) keeps them open.
   var whole = {}
+  // The token's name and scopes (GET /v1/me), asked once when the token is given.
+  var access = tokenAccess($('who'))
 
   function $(id) { return document.getElementById(id) }
   function el(tag, attrs) {
@@ -58,6 +64,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
   function signOut() {
     sessionStorage.removeItem(KEY)
     token = null
+    access.forget()
     if (stream) stream.abort()
     start()
   }
@@ -67,10 +74,18 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     $('app').hidden = !token
     $('sign-out').hidden = !token
     if (!token) return $('token').focus()
-    loadRuns(true)
-    loadInbox()
-    var fromHash = /run=([\w]+)/.exec(location.hash)
-    if (fromHash) openRun(fromHash[1])
+    enter()
+  }
+
+  // Who the token is first (the run panel offers only what it may do), then what it may read.
+  function enter() {
+    return access.load().then(function () {
+      if (!access.may('runs:read')) return $('run-panel').replaceChildren(access.missing('Reading runs', 'runs:read'))
+      loadRuns(true)
+      loadInbox()
+      var fromHash = /run=([\w]+)/.exec(location.hash)
+      if (fromHash) openRun(fromHash[1])
+    }).catch(function (e) { showError(e.message) })
   }
 
   $('login').addEventListener('submit', function (e) {
@@ -219,6 +234,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
     panel.replaceChildren(
       el('h2', {}, el('span', { class: 'status ' + view.status, 'data-testid': 'run-status', text: view.status.replace('_', ' ') }), el('span', { text: view.task })),
       el('div', { class: 'meta', 'data-testid': 'run-usage', text: view.id + ' · ' + usage.promptTokens + ' prompt + ' + usage.completionTokens + ' completion tokens · ' + usage.activeMs + ' ms active' + money(usage.costUsd) + (r.model ? ' · ' + r.model : '') }))
+    if (view.status === 'running' || view.status === 'awaiting_approval') panel.append(cancelControl(view))
     r.steps.forEach(function (step) { panel.append(renderStep(view, step)) })
     view.pendingApprovals.forEach(function (a) { panel.append(renderApproval(view, a)) })
     if (view.status === 'succeeded') panel.append(el('div', { class: 'answer', 'data-testid': 'answer', text: r.answer }))
@@ -260,26 +276,22 @@ export const CONSOLE_SCRIPT = String.raw`'use strict'
   }
 
   function renderApproval(view, a) {
-    function send(decision) {
-      return function () {
-        json('/v1/runs/' + view.id + '/approvals/' + encodeURIComponent(a.callId), {
-          method: 'POST',
-          // The decider is the token's name (the server records it); the body names no one.
-          body: JSON.stringify({ decision: decision, args_hash: a.argsHash }),
-        }).then(refreshRun).catch(function (e) { showError(e.message) })
-      }
-    }
     return el('div', { class: 'approval', 'data-testid': 'approval', 'data-call': a.callId },
       el('strong', { text: 'Approve ' + a.tool + '?' }),
       el('pre', { text: JSON.stringify(a.args, null, 2) }),
       el('div', { class: 'thought', text: a.reason }),
       el('div', { class: 'meta' }, el('span', { text: 'arguments hash ' }), el('code', { 'data-testid': 'args-hash', text: a.argsHash }), el('span', { text: ' · expires ' + new Date(a.expiresAt).toLocaleString() })),
-      el('button', { class: 'approve', text: 'Approve', onclick: send('approve') }),
-      el('span', { text: ' ' }),
-      el('button', { class: 'deny', text: 'Deny', onclick: send('deny') }))
+      decisionControls(view, a))
   }
-
+` +
+  CONSOLE_CONTROLS +
+  String.raw`
   start()
-  setInterval(function () { if (token) { loadRuns(true); loadInbox() } }, 10000)
+  setInterval(function () {
+    if (!token) return
+    // A /v1/me that failed (not a refused token: that signs out) is asked again.
+    if (!access.known()) return enter()
+    if (access.may('runs:read')) { loadRuns(true); loadInbox() }
+  }, 10000)
 })()
 `

@@ -10,6 +10,7 @@ import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi'
 import { consoleRoutes } from './console'
+import { meRoutes } from './me'
 import { approvalsRoutes } from './run-list'
 import { runsRoutes } from './runs'
 
@@ -32,6 +33,7 @@ app.get('/readyz', readiness)
 app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin) as object))
 app.route('/v1/runs', runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
+app.route('/v1/me', meRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 

@@ -12,10 +12,11 @@ import { readRawBody } from './body'
  * stored as SHA-256) and the legacy API_TOKEN (full access, named `api`), or for webhook senders
  * an `X-Edgeloop-Signature: v1=<hex HMAC-SHA256 of "{X-Edgeloop-Timestamp}.{raw body}">` with
  * WEBHOOK_SECRET and a 5-minute replay window. Reads the raw body once (size-limited) and leaves
- * it in `c.var.rawBody` for the handler. Then checks the scope the route needs (`scopeFor`).
+ * it in `c.var.rawBody` for the handler. Then checks the scope the route needs (`scopeFor`);
+ * a route whose `scope` is `null` takes any authenticated caller and decides itself (GET /v1/me).
  */
 export function requireAuth(
-  options: { now?: () => number; scope?: (c: Context<AppEnv>) => Scope } = {},
+  options: { now?: () => number; scope?: (c: Context<AppEnv>) => Scope | null } = {},
 ): MiddlewareHandler<AppEnv> {
   // Read the clock per request, not at import: the replay window follows the Worker's clock.
   const now = options.now ?? (() => Date.now())
@@ -28,7 +29,7 @@ export function requireAuth(
     c.set('principal', principal.name)
     c.set('caller', principal)
     const needed = scopeOf(c)
-    if (!principal.scopes.includes(needed)) {
+    if (needed !== null && !principal.scopes.includes(needed)) {
       throw new ApiError(
         403,
         'forbidden',

@@ -3,6 +3,7 @@ import {
   Cancelling,
   DecisionResult,
   Health,
+  Me,
   RunEvent,
   RunPage,
   RunResult,
@@ -61,6 +62,7 @@ export function openApiComponents(): Record<string, unknown> {
       RunEvent: schema(RunEvent, 'output'),
       StoredObservation: schema(StoredObservation, 'output'),
       Health: schema(Health, 'output'),
+      Me: schema(Me, 'output'),
     },
   }
 }

@@ -61,6 +61,8 @@ export const ROUTE_ERRORS = {
   },
   readObservation: { ...TOKEN_ONLY, 404: ['run_not_found', 'observation_not_found'] },
   listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
+  // Any valid token; a webhook signature is not one (403).
+  whoAmI: TOKEN_ONLY,
 } satisfies Record<string, ErrorCodes>
 
 /** An error response whose `code` is one of `codes`. */

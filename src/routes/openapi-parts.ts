@@ -31,6 +31,27 @@ export const limit = {
   required: false,
   schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
 }
+export const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'The same key returns the same run; with another request it is a 409.',
+  schema: { type: 'string', minLength: 1, maxLength: 200 },
+}
+export const afterSeq = {
+  name: 'after',
+  in: 'query',
+  required: false,
+  description: 'Send only events with a greater sequence number.',
+  schema: { type: 'integer', minimum: 0 },
+}
+export const lastEventId = {
+  name: 'Last-Event-ID',
+  in: 'header',
+  required: false,
+  description: 'As `after`; EventSource sends it on reconnect. Wins over `after`.',
+  schema: { type: 'string', pattern: '^[0-9]+$' },
+}
 export const bearer = [{ bearer: [] }]
 export const slackOperation = (operationId: string, summary: string) => ({
   post: {

@@ -3,10 +3,13 @@ import { runCallbacks } from './openapi-callbacks'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import {
+  afterSeq,
   bearer,
   consoleFile,
   cursor,
+  idempotencyKey,
   json,
+  lastEventId,
   limit,
   ok,
   ref,
@@ -84,15 +87,7 @@ function buildDocument(): Record<string, unknown> {
           tags: ['runs'],
           // Either one: the API token, or a signed webhook body (signature and timestamp).
           security: [{ bearer: [] }, { webhookSignature: [], webhookTimestamp: [] }],
-          parameters: [
-            {
-              name: 'Idempotency-Key',
-              in: 'header',
-              required: false,
-              description: 'The same key returns the same run; with another request it is a 409.',
-              schema: { type: 'string', minLength: 1, maxLength: 200 },
-            },
-          ],
+          parameters: [idempotencyKey],
           requestBody: { required: true, ...json('CreateRun') },
           callbacks: runCallbacks,
           responses: {
@@ -163,23 +158,7 @@ function buildDocument(): Record<string, unknown> {
             'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`.',
           tags: ['runs'],
           security: bearer,
-          parameters: [
-            runId,
-            {
-              name: 'after',
-              in: 'query',
-              required: false,
-              description: 'Send only events with a greater sequence number.',
-              schema: { type: 'integer', minimum: 0 },
-            },
-            {
-              name: 'Last-Event-ID',
-              in: 'header',
-              required: false,
-              description: 'As `after`; EventSource sends it on reconnect. Wins over `after`.',
-              schema: { type: 'string', pattern: '^[0-9]+$' },
-            },
-          ],
+          parameters: [runId, afterSeq, lastEventId],
           responses: {
             '200': {
               description: 'The stream; each `data:` line is one RunEvent',
@@ -271,6 +250,15 @@ function buildDocument(): Record<string, unknown> {
             '200': ok('A page of pending approvals', 'ApprovalPage'),
             ...errorResponses(ROUTE_ERRORS.listApprovals),
           },
+        },
+      },
+      '/v1/me': {
+        get: {
+          operationId: 'whoAmI',
+          summary: "The token's name and scopes (any valid token; no scope needed)",
+          tags: ['service'],
+          security: bearer,
+          responses: { '200': ok('The token', 'Me'), ...errorResponses(ROUTE_ERRORS.whoAmI) },
         },
       },
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
 import { OBSERVATION_KINDS } from '../kernel/state'
+import { SCOPES } from '../security/api-tokens'
 
 /**
  * The response bodies of the HTTP API. They make /openapi.json's response schemas, type the
@@ -265,6 +266,9 @@ export const StoredObservation = z.object({ handle: z.string(), text: z.string()
 
 export const Health = z.object({ ok: z.boolean(), service: z.string() })
 
+/** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
+export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
+
 export type RunViewBody = z.infer<typeof RunView>
 export type RunResultBody = z.infer<typeof RunResult>
 export type RunEventBody = z.infer<typeof RunEvent>
@@ -273,3 +277,4 @@ export type ApprovalPageBody = z.infer<typeof ApprovalPage>
 export type DecisionResultBody = z.infer<typeof DecisionResult>
 export type StoredObservationBody = z.infer<typeof StoredObservation>
 export type CancellingBody = z.infer<typeof Cancelling>
+export type MeBody = z.infer<typeof Me>

@@ -14,6 +14,7 @@ import {
   RunPage,
   RunResult,
   RunView,
+  Me,
 } from '../../src/routes/response-schemas'
 import { reply } from '../fakes/fake-openai'
 import { readSse } from '../events/sse'
@@ -85,6 +86,7 @@ describe('/openapi.json', () => {
         '/v1/runs/{id}/approvals/{callId}',
         '/v1/runs/{id}/cancel',
         '/v1/approvals',
+        '/v1/me',
       ]),
     )
   })
@@ -156,7 +158,7 @@ async function errorCode(res: Response) {
 }
 
 describe('real responses match the documented schemas', () => {
-  it('run, trace, events, list pages, decision and cancel', async () => {
+  it('run, trace, events, list pages, me, decision and cancel', async () => {
     fakes.ai.enqueue(
       reply.toolCalls([
         {
@@ -182,6 +184,7 @@ describe('real responses match the documented schemas', () => {
     conforms(RunView, await getRun(id))
     conforms(RunResult, await (await api(`/v1/runs/${id}/trace`, { headers: AUTH })).json())
     conforms(RunPage, await (await api('/v1/runs?limit=5', { headers: AUTH })).json())
+    conforms(Me, await (await api('/v1/me', { headers: AUTH })).json())
     const events = await readSse(await api(`/v1/runs/${id}/events`, { headers: AUTH })).toEnd()
     expect(events.length).toBeGreaterThan(5)
     for (const event of events) conforms(RunEvent, event)
@@ -203,6 +206,7 @@ describe('real responses match the documented schemas', () => {
     ],
     ['createRun', () => postJson('/v1/runs', { task: 'x', tools: ['nope'] }), 400],
     ['listApprovals', () => api('/v1/approvals'), 401],
+    ['whoAmI', () => api('/v1/me', { headers: { authorization: 'Bearer wrong' } }), 401],
   ] as const)('%s answers a documented code for its status', async (route, send, status) => {
     const res = await send()
     expect(res.status).toBe(status)

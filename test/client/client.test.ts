@@ -117,6 +117,20 @@ describe('EdgeloopClient', () => {
     await expect(client.cancel(id)).rejects.toMatchObject({ status: 409, code: 'run_finished' })
   })
 
+  it("names its token and the token's scopes (me)", async () => {
+    expect(await client.me()).toEqual({
+      name: 'api',
+      scopes: ['runs:write', 'runs:read', 'approvals:write'],
+    })
+    expect(new URL(sent.at(-1)!.url).pathname).toBe('/v1/me')
+    const reader = new EdgeloopClient({
+      baseUrl: ORIGIN,
+      token: 'test-reader-token',
+      fetch: (r) => exports.default.fetch(r),
+    })
+    expect(await reader.me()).toEqual({ name: 'reader', scopes: ['runs:read'] })
+  })
+
   it('turns error answers into EdgeloopError with status and code', async () => {
     const missing = client.getRun(`run_${'0'.repeat(32)}`)
     await expect(missing).rejects.toBeInstanceOf(EdgeloopError)

@@ -40,6 +40,11 @@ describe('GET /console', () => {
     expect(script).not.toContain('localStorage')
     expect(script).toContain('args_hash: a.argsHash')
     expect(script).not.toMatch(/\bby:/)
+    // It asks who the token is (GET /v1/me) and offers what changes a run by the token's scopes;
+    // test/node/console.test.ts checks a runs:read token sees no Approve, Deny or Cancel.
+    expect(script).toContain("json('/v1/me')")
+    expect(script).toContain("access.may('approvals:write')")
+    expect(script).toContain("access.may('runs:write')")
     // Run data is set as text, never parsed as HTML.
     expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/)
   })

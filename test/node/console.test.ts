@@ -1,7 +1,8 @@
 /**
  * The web console in a real headless Chromium (issue 15 §3), against `wrangler dev` running the
  * offline demo: open it, give the token, watch the demo run reach its approval, approve it from
- * the page and watch the run finish. The timeline is saved as test/output/console-timeline.png.
+ * the page and watch the run finish. The timeline is saved as test/output/console-timeline.png,
+ * a read-only token's view (no Approve, Deny or Cancel) as test/output/console-read-only.png.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -18,12 +19,16 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 // A named token (API_TOKENS): the console's decisions are recorded under its name.
 const TOKEN = 'console-test-token'
 const TOKEN_NAME = 'oncall'
+// A read-only token: the console shows it everything and offers it nothing that changes a run.
+const READER_TOKEN = 'console-reader-token'
+const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 const API_TOKENS = JSON.stringify([
   {
     name: TOKEN_NAME,
-    sha256: createHash('sha256').update(TOKEN).digest('hex'),
+    sha256: sha256(TOKEN),
     scopes: ['runs:read', 'runs:write', 'approvals:write'],
   },
+  { name: 'viewer', sha256: sha256(READER_TOKEN), scopes: ['runs:read'] },
 ])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
@@ -227,6 +232,56 @@ describe.skipIf(!available)(title, () => {
     expect(await failure.textContent()).toContain('cancelled')
     expect(await page.locator('[data-testid=run-status]').textContent()).toBe('failed')
     expect(await page.locator('[data-testid=approval]').count()).toBe(0)
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it('offers a runs:read token no Approve, Deny or Cancel, saying which scope each needs', async () => {
+    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const errors: string[] = []
+    const open = async (token: string) => {
+      const page = await context.newPage()
+      page.on('pageerror', (err) => errors.push(err.message))
+      await page.goto(`${dev.baseUrl}/console#run=${id}`)
+      await page.fill('#token', token)
+      await page.click('#login button[type=submit]')
+      return page
+    }
+    const reader = await open(READER_TOKEN)
+    // The header names the token and its scopes, as GET /v1/me answers them.
+    await reader.locator('#who[data-token=viewer]').waitFor()
+    expect(await reader.locator('#who').textContent()).toBe('viewer · runs:read')
+    const approval = reader.locator('[data-testid=approval]')
+    await approval.waitFor({ timeout: 60_000 })
+    expect(await approval.textContent()).toContain('rollback_deploy')
+    expect(await approval.locator('button').count()).toBe(0)
+    expect(await approval.locator('[data-testid=needs-scope]').textContent()).toBe(
+      'Approve / Deny needs approvals:write (token "viewer" has runs:read)',
+    )
+    expect(await reader.locator('[data-testid=cancel]').count()).toBe(0)
+    expect(await reader.locator('#run-panel [data-scope="runs:write"]').textContent()).toBe(
+      'Cancel needs runs:write (token "viewer" has runs:read)',
+    )
+    // Nothing it asked for was refused (a 403 would show in the error box).
+    expect(await reader.locator('#error').isHidden()).toBe(true)
+    mkdirSync(OUTPUT, { recursive: true })
+    await reader.screenshot({ path: join(OUTPUT, 'console-read-only.png'), fullPage: true })
+
+    // The full token's tab offers all three; its Cancel stops the run, and the reader's tab,
+    // which only reads, follows the run to its end.
+    const full = await open(TOKEN)
+    await full.locator(`#who[data-token=${TOKEN_NAME}]`).waitFor()
+    expect(await full.locator('#who').textContent()).toBe(
+      `${TOKEN_NAME} · runs:write, runs:read, approvals:write`,
+    )
+    await full.locator('[data-testid=approval] button.approve').waitFor({ timeout: 60_000 })
+    expect(await full.locator('[data-testid=approval] button.deny').count()).toBe(1)
+    expect(await full.locator('[data-testid=needs-scope]').count()).toBe(0)
+    await full.click('[data-testid=cancel]')
+    await full.locator('[data-testid=failure]').waitFor({ timeout: 30_000 })
+    await reader.locator('[data-testid=failure]').waitFor({ timeout: 30_000 })
+    expect(await reader.locator('[data-testid=failure]').textContent()).toContain('cancelled')
+    expect(await full.locator('[data-testid=cancel]').count()).toBe(0)
+    expect((await api(`/v1/runs/${id}/trace`)).stopReason).toBe('cancelled')
     expect(errors).toEqual([])
   }, 120_000)
 })
