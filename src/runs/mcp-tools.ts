@@ -13,6 +13,7 @@ import {
   mcpTools,
   type FrozenMcpServer,
   type McpServerConfig,
+  type McpSessions,
 } from '../../tools/mcp/index'
 import { logEvent, type LogEnv } from './log'
 import type { RunStorage } from './storage'
@@ -21,8 +22,8 @@ const KEY = 'mcp_tools'
 
 /**
  * The run with its MCP tools' real names among its tools. Their lists are fetched once, when no
- * record is stored yet (the run's first slice); a server that is down is recorded as such, and
- * its tools answer why.
+ * record is stored yet (the run's first slice), in the slice's `sessions`; a server that is down
+ * is recorded as such, and its tools answer why.
  */
 export async function withRunMcpTools(
   env: LogEnv,
@@ -30,13 +31,14 @@ export async function withRunMcpTools(
   state: RunState,
   servers: readonly McpServerConfig[],
   asked: readonly string[] | undefined,
+  sessions: McpSessions,
 ): Promise<RunState> {
   if (!asked?.length) return state
   let frozen = storage.getValue<FrozenMcpServer[]>(KEY)
   if (frozen === undefined) {
     // A run cancelled before it took a step needs no tools.
     if (state.cancelRequested || state.steps.length) return state
-    frozen = await freezeMcpTools(servers, asked, state.protocolSetting)
+    frozen = await freezeMcpTools(servers, asked, state.protocolSetting, sessions)
     storage.setValue(KEY, frozen)
     logEvent(env, 'mcp_tools_frozen', {
       runId: state.id,
@@ -53,16 +55,20 @@ export async function withRunMcpTools(
   return added.length ? { ...state, tools: [...state.tools, ...added] } : state
 }
 
-/** The run's MCP tools, built from its frozen lists (none before the first slice froze them). */
+/**
+ * The run's MCP tools, built from its frozen lists (none before the first slice froze them);
+ * their calls share `sessions`, which the run's object ends at the end of every slice.
+ */
 export function runMcpTools(
   env: LogEnv,
   storage: RunStorage,
   runId: string,
   servers: readonly McpServerConfig[],
+  sessions: McpSessions,
 ): Tool[] {
   const frozen = storage.getValue<FrozenMcpServer[]>(KEY)
   if (!frozen) return []
-  const { tools, skipped } = mcpTools(frozen, servers)
+  const { tools, skipped } = mcpTools(frozen, servers, sessions)
   if (skipped.length) logEvent(env, 'mcp_tools_skipped', { runId, skipped }, 'warn')
   return tools
 }

@@ -5,14 +5,16 @@ import type { RunState } from '../kernel/state'
 import type { Deps, Pricing } from '../kernel/transition'
 import { createModel } from '../llm/create-model'
 import { conversationObservations } from './conversation-observations'
+import type { McpSessions } from '../../tools/mcp/index'
 import { runMcpTools } from './mcp-tools'
 import type { RunStorage } from './storage'
 import type { RunInfo } from './types'
 
 /**
  * What the kernel needs to advance one run (docs/architecture.md#layers): its tools (built-in
- * and MCP, as the run named them), its model, its observation store (the conversation's earlier
- * runs behind it) and the configured prices. Built once per object and kept.
+ * and MCP, as the run named them, the MCP ones calling in `mcpSessions`), its model, its
+ * observation store (the conversation's earlier runs behind it) and the configured prices. Built
+ * once per object and kept.
  */
 export function runDependencies(
   env: EnvVars & { RUNS?: DurableObjectNamespace },
@@ -20,9 +22,10 @@ export function runDependencies(
   state: RunState,
   info: RunInfo | undefined,
   current: () => RunState,
+  mcpSessions: McpSessions,
 ): Deps {
   const config = loadConfig(env)
-  const mcp = runMcpTools(env, storage, state.id, config.mcpServers)
+  const mcp = runMcpTools(env, storage, state.id, config.mcpServers, mcpSessions)
   const all = new ToolRegistry(config.tools)
   const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
   const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()

@@ -12,6 +12,7 @@ import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
+import { McpSessions } from '../../tools/mcp/index'
 import { logTransition, logEvent } from './log'
 import { withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
@@ -44,6 +45,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #events: EventLog
   readonly #hub: EventHub
   readonly #progress: ProgressPump
+  /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
+  readonly #mcpSessions = new McpSessions()
   #state: RunState | undefined
   #info: RunInfo | undefined
   #running = false
@@ -238,8 +241,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#abort = new AbortController()
     this.#progress.start(!!this.#info?.slack)
     try {
+      const { mcpServers } = config
       const asked = this.#info?.mcpTools
-      state = await withRunMcpTools(this.env, this.#storage, state, config.mcpServers, asked)
+      const sessions = this.#mcpSessions
+      state = await withRunMcpTools(this.env, this.#storage, state, mcpServers, asked, sessions)
       const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
@@ -256,6 +261,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       this.#persist(failed.state, failed.event)
     } finally {
       await this.#progress.stop()
+      await this.#mcpSessions.close()
       this.#running = false
       this.#abort = undefined
       this.#sideEffectInFlight = false
@@ -307,7 +313,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   #dependencies(state: RunState): Deps {
-    this.#deps ??= runDependencies(this.env, this.#storage, state, this.#info, () => this.#state!)
+    const current = () => this.#state!
+    const sessions = this.#mcpSessions
+    this.#deps ??= runDependencies(this.env, this.#storage, state, this.#info, current, sessions)
     return this.#deps
   }
 

@@ -1,7 +1,9 @@
 /**
  * A real MCP server, built with the official SDK (McpServer over its web-standard Streamable
- * HTTP transport, stateless, JSON responses), answering the outbound fake in-process. Its tools
- * cover every policy: read-only, destructive, idempotent, no annotations, and one that fails.
+ * HTTP transport, JSON responses), answering the outbound fake in-process. It keeps sessions as
+ * the spec describes (an `Mcp-Session-Id` from initialize, 404 for one it does not know, DELETE
+ * to end one), or none when `stateless`. Its tools cover every policy: read-only, destructive,
+ * idempotent, no annotations, and one that fails.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
@@ -28,22 +30,82 @@ export class FakeMcp {
   addTool = false
   /** Tools that never answer (their calls still count). */
   readonly hanging = new Set<string>()
+  /** No sessions at all: every request stands alone (set before the run starts). */
+  stateless = false
+  /** How many `initialize` requests came (one per session opened). */
+  initializes = 0
+  /** How many sessions a client ended with DELETE. */
+  ended = 0
+  /** Every JSON-RPC method posted, `tools/call` as `tools/call <tool>`, also those answered 404. */
+  readonly methods: string[] = []
+  /**
+   * One-shot: after answering this method (or `tools/call <tool>`), the server forgets every
+   * session, as a restarted server does; their next requests get 404.
+   */
+  forgetSessionsAfter: string | undefined
+  /** One-shot per tool: its next call runs, then the connection breaks before the answer. */
+  readonly dropConnection = new Set<string>()
+  readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
+
+  /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
+  get openSessions(): number {
+    return this.#sessions.size
+  }
+
+  /** Forgets every session, as a restarted server does. */
+  forgetSessions(): void {
+    for (const transport of this.#sessions.values()) void transport.close()
+    this.#sessions.clear()
+  }
 
   readonly handler = async (req: Request): Promise<Response> => {
     this.authorizations.push(req.headers.get('authorization'))
     if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
       return new Response('unauthorized', { status: 401 })
     }
+    let method: string | undefined
     if (req.method === 'POST') {
-      const body = (await req.clone().json()) as { method?: string }
+      const body = (await req.clone().json()) as { method?: string; params?: { name?: string } }
+      method = body.method === 'tools/call' ? `tools/call ${body.params?.name}` : body.method
+      if (method) this.methods.push(method)
       if (body.method === 'tools/list') this.listed++
+      if (body.method === 'initialize') this.initializes++
     }
-    const server = this.#server()
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    })
-    await server.connect(transport)
+    const res = await this.#answer(req, method)
+    if (method !== undefined && method === this.forgetSessionsAfter) {
+      this.forgetSessionsAfter = undefined
+      this.forgetSessions()
+    }
+    const tool = method?.startsWith('tools/call ') ? method.slice('tools/call '.length) : undefined
+    if (tool !== undefined && this.dropConnection.delete(tool)) {
+      throw new TypeError('Network connection lost.')
+    }
+    return res
+  }
+
+  async #answer(req: Request, method: string | undefined): Promise<Response> {
+    if (this.stateless) return this.#connect(undefined, req)
+    const id = req.headers.get('mcp-session-id')
+    if (id === null) {
+      if (method === 'initialize') return this.#connect(() => crypto.randomUUID(), req)
+      return jsonRpcError(400, -32000, 'Bad Request: no session id; send initialize first')
+    }
+    const transport = this.#sessions.get(id)
+    if (!transport) return jsonRpcError(404, -32001, 'Session not found')
+    return transport.handleRequest(req)
+  }
+
+  async #connect(sessionId: (() => string) | undefined, req: Request): Promise<Response> {
+    const transport: WebStandardStreamableHTTPServerTransport =
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: sessionId,
+        enableJsonResponse: true,
+        onsessioninitialized: (id) => void this.#sessions.set(id, transport),
+        onsessionclosed: (id) => {
+          if (this.#sessions.delete(id)) this.ended++
+        },
+      })
+    await this.#server().connect(transport)
     return transport.handleRequest(req)
   }
 
@@ -152,4 +214,8 @@ export class FakeMcp {
     }
     return server
   }
+}
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status })
 }

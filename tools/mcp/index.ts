@@ -13,3 +13,4 @@ export {
   type McpServerConfig,
   type McpToolOverride,
 } from './mcp-servers'
+export { McpSessions, withMcpSessions } from './mcp-sessions'

@@ -1,12 +1,12 @@
 /**
- * Talking to one MCP server with the official SDK client over Streamable HTTP. Each operation
- * opens its own connection (initialize, the request, close): a run's calls are spread over many
- * Worker invocations, so no session outlives one of them.
+ * Talking to one MCP server: its tool list and its tool calls, each in the slice's session with
+ * the server (mcp-sessions.ts). A session that breaks is dropped; a read-only request is sent once
+ * more in a new session, a side effect never (docs/architecture.md#mcp-tools).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { McpServerConfig } from './mcp-servers'
+import { sessionFailure, sideEffectSessionError } from './mcp-session-failure'
+import { withMcpSessions, type McpSessions } from './mcp-sessions'
 
 /** A tool as the server listed it: what the run freezes and builds its tool from. */
 export interface ListedMcpTool {
@@ -38,8 +38,9 @@ const MAX_PAGES = 20
 export async function listMcpTools(
   server: McpServerConfig,
   signal?: AbortSignal,
+  sessions?: McpSessions,
 ): Promise<ListedMcpTool[]> {
-  return withClient(server, signal, async (client, options) => {
+  return inSession(server, sessions, signal, { resend: true }, async (client, options) => {
     const tools: ListedMcpTool[] = []
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
@@ -59,13 +60,23 @@ export async function listMcpTools(
   })
 }
 
-/** Calls one tool; `idempotencyKey` travels in the call's `_meta`. */
+/**
+ * Calls one tool; `idempotencyKey` travels in the call's `_meta`. A side effect is sent once: if
+ * its session breaks, the error says whether the server took it.
+ */
 export async function callMcpTool(
   server: McpServerConfig,
-  call: { name: string; args: Record<string, unknown>; idempotencyKey: string },
+  call: {
+    name: string
+    args: Record<string, unknown>
+    idempotencyKey: string
+    sideEffect: boolean
+  },
   signal: AbortSignal,
+  sessions?: McpSessions,
 ): Promise<McpCallResult> {
-  return withClient(server, signal, (client, options) =>
+  const resend = !call.sideEffect
+  return inSession(server, sessions, signal, { resend, tool: call.name }, (client, options) =>
     client.callTool(
       { name: call.name, arguments: call.args, _meta: { idempotencyKey: call.idempotencyKey } },
       undefined,
@@ -74,37 +85,49 @@ export async function callMcpTool(
   ) as Promise<McpCallResult>
 }
 
-async function withClient<T>(
+type RequestOptions = { signal?: AbortSignal; timeout: number }
+
+/**
+ * Runs `use` in the server's session. When the session turns out broken it is dropped, so the
+ * next request opens a new one; this request is sent again there only when `resend` (read-only),
+ * once, and not after its own signal gave up.
+ */
+async function inSession<T>(
   server: McpServerConfig,
+  sessions: McpSessions | undefined,
   signal: AbortSignal | undefined,
-  use: (client: Client, options: { signal?: AbortSignal; timeout: number }) => Promise<T>,
+  how: { resend: boolean; tool?: string },
+  use: (client: Client, options: RequestOptions) => Promise<T>,
 ): Promise<T> {
-  const transport = new StreamableHTTPClientTransport(new URL(server.url), {
-    fetch: (input, init) =>
-      // The optional GET stream carries only messages the server starts (notifications,
-      // sampling), which a run never waits for; not opening it keeps no stream alive in the
-      // Durable Object. 405 is what the protocol defines for "no stream here".
-      init?.method === 'GET'
-        ? Promise.resolve(new Response(null, { status: 405 }))
-        : // Looked up at call time, so a test's outbound fake (and nothing else) answers.
-          fetch(input, init),
-    ...(server.token
-      ? { requestInit: { headers: { authorization: `Bearer ${server.token}` } } }
-      : {}),
-  })
-  // The cfworker validator checks output schemas without code generation (Workers forbid eval).
-  const client = new Client(
-    { name: 'edgeloop', version: '0.1.0' },
-    { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
-  )
   // The SDK's own timeout a little later than the tool's, so dispatch's timeout speaks first.
   const options = { ...(signal ? { signal } : {}), timeout: server.timeoutMs + 1_000 }
-  await client.connect(transport, options)
-  try {
-    return await use(client, options)
-  } finally {
-    await client.close().catch(() => {})
-  }
+  return withMcpSessions(sessions, async (slice) => {
+    for (let attempt = 1; ; attempt++) {
+      const session = await untilAborted(slice.session(server), signal)
+      try {
+        return await use(session.client, options)
+      } catch (err) {
+        const failure = signal?.aborted ? undefined : sessionFailure(err, session.id)
+        if (!failure) throw err
+        slice.drop(server, session)
+        if (failure === 'broken') throw err
+        if (how.resend && attempt === 1) continue
+        if (how.resend) throw err
+        throw sideEffectSessionError(server.name, how.tool ?? 'tools/call', failure, err)
+      }
+    }
+  })
+}
+
+/** `pending`, or the signal's reason as soon as it aborts (a shared session opens for all). */
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return pending
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }
 
 function pickHints(a: Record<string, unknown>): NonNullable<ListedMcpTool['annotations']> {

@@ -4,6 +4,7 @@ import { defineTool, type Tool, type ToolContext } from '../../src/kernel/tool'
 import { callMcpTool, type ListedMcpTool, type McpCallResult } from './mcp-client'
 import { jsonSchemaParams } from './json-schema-params'
 import { MCP_NAME_SEPARATOR, type McpServerConfig, type McpToolOverride } from './mcp-servers'
+import type { McpSessions } from './mcp-sessions'
 
 export interface McpToolPolicy {
   sideEffect: boolean
@@ -31,25 +32,29 @@ export function mcpToolName(server: string, tool: string): string {
   return `${server}${MCP_NAME_SEPARATOR}${tool}`
 }
 
-/** Builds the tool; throws a TypeError when the server's name or schema cannot be used. */
-export function buildMcpTool(server: McpServerConfig, listed: ListedMcpTool): Tool {
-  return defineMcpTool(
-    server.name,
-    listed,
-    server.overrides[listed.name],
-    server.timeoutMs,
-    async (args, ctx) => {
-      const result = await callMcpTool(
-        server,
-        { name: listed.name, args, idempotencyKey: ctx.idempotencyKey },
-        ctx.signal,
-      )
-      const text = renderMcpResult(result)
-      if (result.isError)
-        throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
-      return text
-    },
-  )
+/**
+ * Builds the tool; throws a TypeError when the server's name or schema cannot be used. Its calls
+ * share `sessions` (the slice's); without them, each call has a session of its own.
+ */
+export function buildMcpTool(
+  server: McpServerConfig,
+  listed: ListedMcpTool,
+  sessions?: McpSessions,
+): Tool {
+  const override = server.overrides[listed.name]
+  const { sideEffect } = mcpToolPolicy(listed.annotations, override)
+  return defineMcpTool(server.name, listed, override, server.timeoutMs, async (args, ctx) => {
+    const result = await callMcpTool(
+      server,
+      { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
+      ctx.signal,
+      sessions,
+    )
+    const text = renderMcpResult(result)
+    if (result.isError)
+      throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
+    return text
+  })
 }
 
 /**

@@ -8,6 +8,7 @@ import { NATIVE_TOOL_NAME_PATTERN, TOOL_NAME_PATTERN } from '../../src/kernel/na
 import type { Tool } from '../../src/kernel/tool'
 import { listMcpTools, type ListedMcpTool } from './mcp-client'
 import { MCP_NAME_SEPARATOR, type McpServerConfig } from './mcp-servers'
+import type { McpSessions } from './mcp-sessions'
 import { buildMcpTool, mcpToolName, removedMcpTool, unavailableMcpTool } from './mcp-tool'
 
 /** One server's tools as the run saw them when it started. */
@@ -42,14 +43,16 @@ export function isMcpToolName(servers: readonly McpServerConfig[], name: string)
 }
 
 /**
- * Asks every server the run may use for its tools, at once. A server that fails is recorded with
- * the reason; a tool whose name cannot be offered (too long, or outside what the chat-completions
- * API takes when the run may use it) or whose schema cannot be read is left out and recorded.
+ * Asks every server the run may use for its tools, at once, in the slice's `sessions` (the calls
+ * that follow reuse them). A server that fails is recorded with the reason; a tool whose name
+ * cannot be offered (too long, or outside what the chat-completions API takes when the run may
+ * use it) or whose schema cannot be read is left out and recorded.
  */
 export async function freezeMcpTools(
   servers: readonly McpServerConfig[],
   selection: readonly string[],
   protocol: 'auto' | 'text' | 'native',
+  sessions?: McpSessions,
 ): Promise<FrozenMcpServer[]> {
   const used = servers.flatMap((s) => {
     const pick = selectionOf(s.name, selection)
@@ -74,7 +77,7 @@ export async function freezeMcpTools(
       }
       let listed: ListedMcpTool[]
       try {
-        listed = await listMcpTools(server, AbortSignal.timeout(server.timeoutMs))
+        listed = await listMcpTools(server, AbortSignal.timeout(server.timeoutMs), sessions)
       } catch (err) {
         const unavailable = (pick.all ? ['unavailable'] : pick.names).filter(usable)
         return {
@@ -115,14 +118,16 @@ export function frozenToolNames(frozen: readonly FrozenMcpServer[]): string[] {
 }
 
 /**
- * The frozen tools as kernel tools, one for each name `frozenToolNames` gives, in its order. A server that was
- * down, a tool that was missing, or a server no longer in MCP_SERVERS stands in as tools that
- * answer why with a tool error. Overrides are read from the current configuration: a stricter
- * one deployed while the run goes applies at once (it can never loosen).
+ * The frozen tools as kernel tools, one for each name `frozenToolNames` gives, in its order. A
+ * server that was down, a tool that was missing, or a server no longer in MCP_SERVERS stands in
+ * as tools that answer why with a tool error. Overrides are read from the current configuration:
+ * a stricter one deployed while the run goes applies at once (it can never loosen). The tools'
+ * calls share `sessions`, which their caller ends when its slice ends.
  */
 export function mcpTools(
   frozen: readonly FrozenMcpServer[],
   servers: readonly McpServerConfig[],
+  sessions?: McpSessions,
 ): { tools: Tool[]; skipped: string[] } {
   const tools: Tool[] = []
   const skipped: string[] = []
@@ -131,7 +136,10 @@ export function mcpTools(
     const name = (tool: string) => mcpToolName(record.server, tool)
     for (const listed of record.tools) {
       try {
-        tools.push(server ? buildMcpTool(server, listed) : removedMcpTool(record.server, listed))
+        const tool = server
+          ? buildMcpTool(server, listed, sessions)
+          : removedMcpTool(record.server, listed)
+        tools.push(tool)
       } catch (err) {
         // Built once when frozen, so only a changed validator gets here: say so on each call.
         skipped.push(`${name(listed.name)}: ${(err as Error).message}`)

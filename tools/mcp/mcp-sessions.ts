@@ -1,0 +1,76 @@
+/**
+ * The MCP sessions of one slice (one Worker or Durable Object invocation, or one `react()` run):
+ * at most one per server, opened on first use, shared by the slice's tool listing and calls, and
+ * ended when the slice ends. None outlives its slice: a run's next slice may be hours later, in
+ * another isolate, and a session's requests belong to the invocation that made them.
+ */
+import { openMcpSession, type McpSession } from './mcp-session'
+import type { McpServerConfig } from './mcp-servers'
+
+interface Entry {
+  opening: Promise<McpSession>
+  session?: McpSession
+}
+
+export class McpSessions {
+  readonly #byServer = new Map<string, Entry>()
+
+  /** The server's session in this slice, opened (the initialize handshake) on first use. */
+  session(server: McpServerConfig): Promise<McpSession> {
+    const known = this.#byServer.get(server.name)
+    if (known) return known.opening
+    const entry: Entry = { opening: openMcpSession(server) }
+    this.#byServer.set(server.name, entry)
+    entry.opening.then(
+      (session) => (entry.session = session),
+      // A session that could not be opened is not kept: the next call tries again.
+      () => this.#forget(server.name, entry),
+    )
+    return entry.opening
+  }
+
+  /**
+   * Forgets a session that failed, so the server's next call opens a new one. Closed without a
+   * DELETE: the server has forgotten it already, or cannot be reached.
+   */
+  drop(server: McpServerConfig, session: McpSession): void {
+    const entry = this.#byServer.get(server.name)
+    if (entry?.session === session) this.#forget(server.name, entry)
+    void session.abandon()
+  }
+
+  /** Ends every session of the slice (each with its DELETE); the next use opens new ones. */
+  async close(): Promise<void> {
+    const entries = [...this.#byServer.values()]
+    this.#byServer.clear()
+    await Promise.all(
+      entries.map((e) =>
+        e.opening.then(
+          (s) => s.end(),
+          () => {},
+        ),
+      ),
+    )
+  }
+
+  #forget(server: string, entry: Entry): void {
+    if (this.#byServer.get(server) === entry) this.#byServer.delete(server)
+  }
+}
+
+/**
+ * Runs `use` with the given sessions, or with sessions of its own that end when it is done (a
+ * caller with no slice to share them: one operation, one session).
+ */
+export async function withMcpSessions<T>(
+  sessions: McpSessions | undefined,
+  use: (sessions: McpSessions) => Promise<T>,
+): Promise<T> {
+  if (sessions) return use(sessions)
+  const own = new McpSessions()
+  try {
+    return await use(own)
+  } finally {
+    await own.close()
+  }
+}
