@@ -109,7 +109,7 @@ async function inSession<T>(
       } catch (err) {
         const failure = signal?.aborted ? undefined : sessionFailure(err, session.id)
         if (!failure) throw err
-        slice.drop(server, session)
+        slice.drop(server, session, failure === 'ended')
         if (failure === 'broken') throw err
         if (how.resend && attempt === 1) continue
         if (how.resend) throw err

@@ -14,6 +14,8 @@ interface Entry {
 
 export class McpSessions {
   readonly #byServer = new Map<string, Entry>()
+  /** Dropped sessions the server may still hold: ended with the slice's. */
+  #broken: McpSession[] = []
 
   /** The server's session in this slice, opened (the initialize handshake) on first use. */
   session(server: McpServerConfig): Promise<McpSession> {
@@ -30,27 +32,30 @@ export class McpSessions {
   }
 
   /**
-   * Forgets a session that failed, so the server's next call opens a new one. Closed without a
-   * DELETE: the server has forgotten it already, or cannot be reached.
+   * Forgets a session that failed, so the server's next call opens a new one. One the server
+   * says it ended is closed at once; one whose connection broke may still be alive there, so it
+   * gets its DELETE with the others when the slice ends.
    */
-  drop(server: McpServerConfig, session: McpSession): void {
+  drop(server: McpServerConfig, session: McpSession, serverEnded: boolean): void {
     const entry = this.#byServer.get(server.name)
     if (entry?.session === session) this.#forget(server.name, entry)
-    void session.abandon()
+    if (serverEnded) void session.abandon()
+    else this.#broken.push(session)
   }
 
   /** Ends every session of the slice (each with its DELETE); the next use opens new ones. */
   async close(): Promise<void> {
     const entries = [...this.#byServer.values()]
+    const broken = this.#broken
     this.#byServer.clear()
-    await Promise.all(
-      entries.map((e) =>
-        e.opening.then(
-          (s) => s.end(),
-          () => {},
-        ),
+    this.#broken = []
+    const ending = entries.map((e) =>
+      e.opening.then(
+        (s) => s.end(),
+        () => {},
       ),
     )
+    await Promise.all([...ending, ...broken.map((s) => s.end())])
   }
 
   #forget(server: string, entry: Entry): void {
