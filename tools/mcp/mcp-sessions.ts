@@ -15,7 +15,7 @@ interface Entry {
 export class McpSessions {
   readonly #byServer = new Map<string, Entry>()
   /** Dropped sessions the server may still hold: ended with the slice's. */
-  #broken: McpSession[] = []
+  #broken = new Set<McpSession>()
 
   /** The server's session in this slice, opened (the initialize handshake) on first use. */
   session(server: McpServerConfig): Promise<McpSession> {
@@ -40,7 +40,7 @@ export class McpSessions {
     const entry = this.#byServer.get(server.name)
     if (entry?.session === session) this.#forget(server.name, entry)
     if (serverEnded) void session.abandon()
-    else this.#broken.push(session)
+    else this.#broken.add(session)
   }
 
   /** Ends every session of the slice (each with its DELETE); the next use opens new ones. */
@@ -48,14 +48,14 @@ export class McpSessions {
     const entries = [...this.#byServer.values()]
     const broken = this.#broken
     this.#byServer.clear()
-    this.#broken = []
+    this.#broken = new Set()
     const ending = entries.map((e) =>
       e.opening.then(
         (s) => s.end(),
         () => {},
       ),
     )
-    await Promise.all([...ending, ...broken.map((s) => s.end())])
+    await Promise.all([...ending, ...[...broken].map((s) => s.end())])
   }
 
   #forget(server: string, entry: Entry): void {
