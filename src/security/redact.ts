@@ -4,6 +4,8 @@
  * a thrown message), plus anything shaped like an OpenAI or Slack token even when it is not ours.
  * `logEvent`, the outbox's `lastError` and a run's recorded error all pass through `redact`.
  */
+import { OPENAI_KEY_PATTERN } from '../validation/patterns'
+
 /** Settings that are secrets, by name, and any other setting named like one (MCP tokens…). */
 const SECRET_NAMES = new Set([
   'API_TOKEN',
@@ -13,8 +15,7 @@ const SECRET_NAMES = new Set([
   'SLACK_BOT_TOKEN',
 ])
 const SECRET_LIKE_NAME = /(TOKEN|SECRET|PASSWORD|API_KEY)$/
-// OpenAI-style keys (sk-…, sk-proj-…) and Slack tokens (xoxb-, xoxp-, xapp-…), whoever's they are.
-const OPENAI_KEY = /\bsk-[A-Za-z0-9_-]{8,}/g
+// Slack tokens (xoxb-, xoxp-, xapp-…), whoever's they are; OpenAI keys: OPENAI_KEY_PATTERN.
 const SLACK_TOKEN = /\bx(?:ox[abprs]|app)-[A-Za-z0-9-]{6,}/g
 // A secret this short would redact ordinary words; real ones are long.
 const MIN_SECRET_LENGTH = 6
@@ -39,7 +40,7 @@ export function registerSecrets(env: object): void {
 export function redact(text: string): string {
   let out = text
   for (const secret of secrets) out = out.split(secret).join('[redacted]')
-  return out.replace(OPENAI_KEY, '[redacted]').replace(SLACK_TOKEN, '[redacted]')
+  return out.replace(OPENAI_KEY_PATTERN, '[redacted]').replace(SLACK_TOKEN, '[redacted]')
 }
 
 /** A JSON-ready value with every string in it redacted. */
