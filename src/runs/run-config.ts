@@ -1,4 +1,6 @@
 import { ConfigError, loadConfig, type ServiceConfig } from '../config'
+import { narrowPolicy } from '../kernel/confirm'
+import type { RunState } from '../kernel/state'
 import type { EnvVars } from '../env-vars'
 import { redact } from '../security/redact'
 import { logEvent } from './log'
@@ -33,4 +35,22 @@ export function configForSlice(
     logEvent(env, 'run_waiting_for_config', { runId, error: (err as Error).message }, 'warn')
     return { ok: false, retryAt }
   }
+}
+
+/**
+ * The run as a slice starts it: a cancel recorded while no slice ran is applied, and a stricter
+ * policy deployed while the run was going applies at once (a read-only rollout must reach runs in
+ * flight); a looser one never widens what the run asked for.
+ */
+export function stateForSlice(
+  state: RunState,
+  cancel: { reason: string } | undefined,
+  config: ServiceConfig,
+): RunState {
+  let next = state
+  if (cancel && !next.cancelRequested) {
+    next = { ...next, cancelRequested: true, cancelReason: cancel.reason }
+  }
+  if (!narrowPolicy(config.policy, next.policy).ok) next = { ...next, policy: config.policy }
+  return next
 }

@@ -4,7 +4,6 @@ import { runSlice } from '../kernel/machine'
 import { followUpSource } from '../kernel/conversation'
 import type { RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
-import { narrowPolicy } from '../kernel/confirm'
 import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
 import { deliverEntry } from './deliver-entry'
@@ -18,7 +17,7 @@ import { withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
 import { nextAlarmAt } from './next-alarm'
 import { Outbox, type OutboxEntry } from './outbox'
-import { configForSlice } from './run-config'
+import { configForSlice, stateForSlice } from './run-config'
 import { runDependencies } from './run-deps'
 import { ProgressPump, queueProgress } from './slack-progress'
 import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
@@ -223,20 +222,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   async #runSlice(): Promise<void> {
-    let state = this.#state!
-    const cancel = this.#storage.getValue<{ reason: string }>('cancel')
-    if (cancel && !state.cancelRequested) {
-      state = { ...state, cancelRequested: true, cancelReason: cancel.reason }
-    }
-    const loaded = configForSlice(this.env, this.#storage, state.id)
+    const loaded = configForSlice(this.env, this.#storage, this.#state!.id)
     this.#notBefore = loaded.ok ? undefined : loaded.retryAt
     if (!loaded.ok) return
     const { config } = loaded
-    // A stricter policy deployed while the run was going applies at once (a read-only rollout
-    // must reach runs in flight); a looser one never widens what the run asked for.
-    if (!narrowPolicy(config.policy, state.policy).ok) {
-      state = { ...state, policy: config.policy }
-    }
+    const cancel = this.#storage.getValue<{ reason: string }>('cancel')
+    let state = stateForSlice(this.#state!, cancel, config)
     this.#running = true
     this.#abort = new AbortController()
     this.#progress.start(!!this.#info?.slack)
