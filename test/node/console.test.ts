@@ -21,6 +21,7 @@ const TOKEN = 'console-test-token'
 const TOKEN_NAME = 'oncall'
 // A read-only token: the console shows it everything and offers it nothing that changes a run.
 const READER_TOKEN = 'console-reader-token'
+const LAUNCHER_TOKEN = 'console-launcher-token'
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 const API_TOKENS = JSON.stringify([
   {
@@ -29,6 +30,8 @@ const API_TOKENS = JSON.stringify([
     scopes: ['runs:read', 'runs:write', 'approvals:write'],
   },
   { name: 'viewer', sha256: sha256(READER_TOKEN), scopes: ['runs:read'] },
+  // Starts runs, reads none: the console says so instead of failing on every list.
+  { name: 'launcher', sha256: sha256(LAUNCHER_TOKEN), scopes: ['runs:write'] },
 ])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
@@ -284,4 +287,22 @@ describe.skipIf(!available)(title, () => {
     expect((await api(`/v1/runs/${id}/trace`)).stopReason).toBe('cancelled')
     expect(errors).toEqual([])
   }, 120_000)
+
+  it('tells a token without runs:read that it cannot read runs, and asks for nothing else', async () => {
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (err) => errors.push(err.message))
+    const asked: string[] = []
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname))
+    await page.goto(`${dev.baseUrl}/console`)
+    await page.fill('#token', LAUNCHER_TOKEN)
+    await page.click('#login button[type=submit]')
+    await page.locator('#who[data-token=launcher]').waitFor()
+    expect(await page.locator('#run-panel [data-scope="runs:read"]').textContent()).toBe(
+      'Reading runs needs runs:read (token "launcher" has runs:write)',
+    )
+    expect(asked.filter((path) => path.startsWith('/v1/'))).toEqual(['/v1/me'])
+    expect(await page.locator('#error').isHidden()).toBe(true)
+    expect(errors).toEqual([])
+  }, 60_000)
 })
