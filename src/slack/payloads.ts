@@ -45,13 +45,19 @@ export const AppMentionEventSchema = z.looseObject({
 })
 export type AppMentionEvent = z.infer<typeof AppMentionEventSchema>
 
+/**
+ * The `channel_type` of the `message.*` events edgeloop subscribes to: public and private
+ * channels, one-to-one DMs and group DMs (docs.slack.dev/reference/events/message.mpim).
+ */
+const CONVERSATION_TYPES = ['im', 'mpim', 'channel', 'group'] as const
+
 /** A person's plain message (no subtype): in a direct message with the app, or in a thread. */
 export const UserMessageEventSchema = z.looseObject({
   type: z.literal('message'),
   user: id,
   text: z.string(),
   channel: id,
-  channel_type: z.enum(['im', 'mpim', 'channel', 'group']),
+  channel_type: z.enum(CONVERSATION_TYPES),
   ts: slackTs,
   thread_ts: z.optional(slackTs),
   event_ts: optionalString,
@@ -163,6 +169,12 @@ export function parseEventBody(rawBody: string): Parsed<SlackEventBody> {
     const mention = validate('Slack app_mention event', AppMentionEventSchema, event)
     if (!mention.ok) return mention
     return { ok: true, value: { kind: 'app_mention', eventId, teamId, event: mention.value } }
+  }
+  const conversation = event.channel_type
+  // Another kind of conversation (e.g. the legacy `app_home`) is not one edgeloop answers in; a
+  // 400 would only make Slack send it again.
+  if (conversation && !(CONVERSATION_TYPES as readonly string[]).includes(conversation)) {
+    return ignore(`message in a conversation of type ${conversation}`)
   }
   const message = validate('Slack message event', UserMessageEventSchema, event)
   if (!message.ok) return message

@@ -200,6 +200,11 @@ describe('parseEventBody', () => {
       'message mentions the app',
     ],
     [
+      'a message in a conversation type edgeloop does not serve',
+      { text: 'x', channel: 'D1', extra: { channel_type: 'app_home' } },
+      'message in a conversation of type app_home',
+    ],
+    [
       'a bot in a group DM',
       { text: 'x', channel: 'G1', channel_type: 'mpim' as const, extra: { bot_id: 'B1' } },
       'message from a bot',
