@@ -43,6 +43,7 @@ export const ROUTE_ERRORS = {
   listRuns: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
   getRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
   getTrace: { ...TOKEN_ONLY, 404: ['run_not_found'] },
+  getRunApprovals: { ...TOKEN_ONLY, 404: ['run_not_found'] },
   streamEvents: { ...TOKEN_ONLY, 400: ['invalid_after'], 404: ['run_not_found'] },
   decideApproval: {
     ...TOKEN_ONLY,

@@ -1,5 +1,6 @@
 import { RUN_ID_PATTERN } from '../kernel/names'
 import { runCallbacks } from './openapi-callbacks'
+import { servicePaths } from './openapi-service'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import {
@@ -40,35 +41,13 @@ function buildDocument(): Record<string, unknown> {
     tags: [
       { name: 'runs', description: 'Start, follow and steer runs' },
       { name: 'approvals', description: 'Human approval of side effects' },
-      { name: 'service', description: 'Health and this description' },
+      { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
     ],
     components: openApiComponents(),
     security: bearer,
     paths: {
-      '/healthz': {
-        get: {
-          operationId: 'health',
-          summary: 'Liveness',
-          tags: ['service'],
-          security: [],
-          responses: { '200': ok('The service is up', 'Health') },
-        },
-      },
-      '/openapi.json': {
-        get: {
-          operationId: 'openapi',
-          summary: 'This document',
-          tags: ['service'],
-          security: [],
-          responses: {
-            '200': {
-              description: 'OpenAPI 3.1',
-              content: { 'application/json': { schema: { type: 'object' } } },
-            },
-          },
-        },
-      },
+      ...servicePaths,
       '/console': consoleFile(
         'consolePage',
         'The web console (asks for an API token)',
@@ -196,6 +175,19 @@ function buildDocument(): Record<string, unknown> {
           responses: {
             '200': ok('The stored observation', 'StoredObservation'),
             ...errorResponses(ROUTE_ERRORS.readObservation),
+          },
+        },
+      },
+      '/v1/runs/{id}/approvals': {
+        get: {
+          operationId: 'getRunApprovals',
+          summary: "The run's pending approvals (what `links.approvals` points at)",
+          tags: ['approvals'],
+          security: bearer,
+          parameters: [runId],
+          responses: {
+            '200': ok("The run's pending approvals", 'RunApprovals'),
+            ...errorResponses(ROUTE_ERRORS.getRunApprovals),
           },
         },
       },

@@ -264,7 +264,34 @@ export const RunEvent = z.discriminatedUnion('type', [
 /** `GET /v1/runs/:id/observations/:handle`. */
 export const StoredObservation = z.object({ handle: z.string(), text: z.string() })
 
-export const Health = z.object({ ok: z.boolean(), service: z.string() })
+/** `GET /healthz`: liveness only, whatever the settings. */
+export const Health = z.object({ ok: z.literal(true), service: z.literal('edgeloop') })
+
+/** `GET /readyz` and `GET /healthz?deep=1` when every setting is good. */
+export const Ready = z.object({
+  ok: z.literal(true),
+  service: z.literal('edgeloop'),
+  warnings: z.array(z.string()).check(z.describe('Settings allowed but probably not meant.')),
+})
+
+/** Their 503 (src/config/problems.ts): every configuration problem at once. */
+export const Misconfigured = z.object({
+  error: z.object({
+    code: z.literal('misconfigured'),
+    message: z.string(),
+    details: z.object({
+      problems: z.array(z.object({ variable: z.string(), message: z.string() })),
+      warnings: z.array(z.string()),
+    }),
+  }),
+})
+
+/** `GET /v1/runs/:id/approvals`: what a run's `links.approvals` points at. */
+export const RunApprovals = z.object({
+  runId: z.string(),
+  status: runStatus,
+  pendingApprovals: z.array(PendingApproval),
+})
 
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
 export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })

@@ -6,15 +6,20 @@
 import { describe, expect, it } from 'vitest'
 import * as z from 'zod/mini'
 import { ROUTE_ERRORS } from '../../src/routes/openapi-errors'
+import { app } from '../../src/routes/app'
 import {
   ApprovalPage,
   Cancelling,
   DecisionResult,
+  Health,
+  Me,
+  Misconfigured,
+  Ready,
+  RunApprovals,
   RunEvent,
   RunPage,
   RunResult,
   RunView,
-  Me,
 } from '../../src/routes/response-schemas'
 import { reply } from '../fakes/fake-openai'
 import { readSse } from '../events/sse'
@@ -30,6 +35,7 @@ import {
   startRun,
   useServiceFakes,
 } from '../service/harness'
+import { fetchWith } from '../service/worker-with'
 
 const fakes = useServiceFakes()
 
@@ -89,6 +95,37 @@ describe('/openapi.json', () => {
         '/v1/me',
       ]),
     )
+  })
+
+  it('documents every route the app answers, and nothing else', async () => {
+    const doc = await document()
+    // The app's own route table (middleware is ALL or `*`), `:id` written as `{id}`.
+    const routes = app.routes
+      .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
+      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`)
+    const documented = operations(doc).map(({ path, method }) => `${method} ${path}`)
+    expect(routes).toEqual(expect.arrayContaining(['get /readyz', 'get /healthz']))
+    expect([...new Set(routes)].sort()).toEqual([...documented].sort())
+  })
+
+  it('/healthz takes `deep` and may answer 503; /readyz answers Ready or 503', async () => {
+    const doc = await document()
+    const misconfigured = { $ref: '#/components/schemas/Misconfigured' }
+    const health = doc.paths['/healthz']!.get! as Operation & { parameters: unknown[] }
+    expect(health.parameters).toEqual([
+      expect.objectContaining({ name: 'deep', in: 'query', required: false }),
+    ])
+    expect(health.responses['200']!.content!['application/json']!.schema).toEqual({
+      oneOf: [{ $ref: '#/components/schemas/Health' }, { $ref: '#/components/schemas/Ready' }],
+    })
+    expect(health.responses['503']!.content!['application/json']!.schema).toEqual(misconfigured)
+    const ready = doc.paths['/readyz']!.get!
+    expect(ready.security).toEqual([])
+    expect(Object.keys(ready.responses).sort()).toEqual(['200', '503'])
+    expect(ready.responses['200']!.content!['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/Ready',
+    })
+    expect(ready.responses['503']!.content!['application/json']!.schema).toEqual(misconfigured)
   })
 
   it('offers the webhook signature only on POST /v1/runs', async () => {
@@ -185,6 +222,7 @@ describe('real responses match the documented schemas', () => {
     conforms(RunResult, await (await api(`/v1/runs/${id}/trace`, { headers: AUTH })).json())
     conforms(RunPage, await (await api('/v1/runs?limit=5', { headers: AUTH })).json())
     conforms(Me, await (await api('/v1/me', { headers: AUTH })).json())
+    conforms(RunApprovals, await (await api(`/v1/runs/${id}/approvals`, { headers: AUTH })).json())
     const events = await readSse(await api(`/v1/runs/${id}/events`, { headers: AUTH })).toEnd()
     expect(events.length).toBeGreaterThan(5)
     for (const event of events) conforms(RunEvent, event)
@@ -194,6 +232,28 @@ describe('real responses match the documented schemas', () => {
     const cancel = await postJson(`/v1/runs/${other}/cancel`, {})
     expect(cancel.status).toBe(202)
     conforms(Cancelling, await cancel.json())
+  })
+
+  it.each(['/healthz?deep=1', '/healthz?deep', '/healthz?deep=0', '/readyz'])(
+    '%s: Ready when every setting is good, 503 Misconfigured when one is not',
+    async (path) => {
+      const ready = await api(path)
+      expect(ready.status).toBe(200)
+      conforms(Ready, await ready.json())
+      const bad = await fetchWith({ CONFIRM_POLICY: 'bogus', MAX_STEPS: 'many' }, path)
+      expect(bad.status).toBe(503)
+      const body = await bad.json()
+      conforms(Misconfigured, body)
+      expect(
+        (body as { error: { details: { problems: unknown[] } } }).error.details.problems,
+      ).toHaveLength(2)
+    },
+  )
+
+  it('/healthz without deep: Health, whatever the settings', async () => {
+    const res = await fetchWith({ CONFIRM_POLICY: 'bogus' }, '/healthz')
+    expect(res.status).toBe(200)
+    conforms(Health, await res.json())
   })
 
   it.each([
