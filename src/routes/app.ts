@@ -25,6 +25,11 @@ app.use('*', async (c, next) => {
   const path = c.req.path
   if (path.length > 1 && path.endsWith('/')) return c.notFound()
   await next()
+  // API answers are one token's view of runs, traces and observations: no browser or proxy may
+  // keep them. A route that says how it may be cached (the event stream) keeps its own rule.
+  if (path.startsWith('/v1/') && !c.res.headers.has('Cache-Control')) {
+    c.res.headers.set('Cache-Control', 'no-store')
+  }
 })
 app.get('/healthz', (c) =>
   c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
