@@ -1,7 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import { eventCallbackBody } from '../fakes/fake-slack'
-import { APPROVER, CHANNEL, REQUESTER, SlackWorld, uniqueId } from './harness'
+import {
+  APPROVER,
+  CHANNEL,
+  REQUESTER,
+  SlackWorld,
+  messageTs,
+  uniqueConversation,
+  uniqueId,
+} from './harness'
 
 /**
  * Conversations in Slack (issue 16 §2): the thread is the conversation, a direct message starts or
@@ -14,18 +22,6 @@ beforeEach(() => {
 afterEach(() => world.restore())
 
 const DM = 'D0DIRECT01'
-let tsCounter = 0
-/** A fresh message ts (threads outlive a test, so each test uses its own). */
-function ts(): string {
-  return `17${String(Date.now()).slice(-8)}.${String(++tsCounter).padStart(6, '0')}`
-}
-
-/** A DM channel of its own (the DM's latest run outlives a test). */
-function uniqueDm(): string {
-  return `D${uniqueId('')
-    .toUpperCase()
-    .replace(/[^A-Z0-9]/g, '')}`
-}
 
 /** What the model was told of the conversation before the task, in its latest request. */
 function historySent(): string {
@@ -38,7 +34,7 @@ function historySent(): string {
 }
 
 async function finishedMention(text = '<@UFAKEBOT> check the gateway') {
-  const at = ts()
+  const at = messageTs()
   world.model.enqueue(reply.text('The gateway is healthy.'))
   const ack = await world.mention({ text, ts: at, event_id: uniqueId('Ev') })
   expect(ack.created).toBe(true)
@@ -122,7 +118,7 @@ describe('messages that start nothing', () => {
       'message mentions the app (app_mention answers)',
     ],
   ])('%s', async (_name, input, reason) => {
-    const ack = await world.message({ event_id: uniqueId('Ev'), ts: ts(), ...input })
+    const ack = await world.message({ event_id: uniqueId('Ev'), ts: messageTs(), ...input })
     expect(ack).toMatchObject({ ok: true, runId: null, created: false })
     expect(ack.ignored).toContain(reason)
     expect(world.slack.calls).toEqual([])
@@ -144,8 +140,8 @@ describe('messages that start nothing', () => {
   it('a reply in a thread edgeloop never answered in', async () => {
     const ack = await world.message({
       text: 'what about it?',
-      thread_ts: ts(),
-      ts: ts(),
+      thread_ts: messageTs(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(ack).toMatchObject({ runId: null, ignored: 'not a thread of an edgeloop run' })
@@ -160,7 +156,7 @@ describe('the thread is the conversation', () => {
     const ack = await world.message({
       text: 'and the order service?',
       thread_ts: first.thread,
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(ack).toMatchObject({ ok: true, created: true, continues: first.runId })
@@ -186,7 +182,7 @@ describe('the thread is the conversation', () => {
     const third = await world.mention({
       text: '<@UFAKEBOT> and payments?',
       thread_ts: first.thread,
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(third).toMatchObject({ created: true, continues: ack.runId })
@@ -215,7 +211,7 @@ describe('the thread is the conversation', () => {
     const ack = await world.message({
       text: 'and the order service?',
       thread_ts: thread,
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(ack).toMatchObject({ created: true, continues: runId })
@@ -232,7 +228,7 @@ describe('the thread is the conversation', () => {
       ]),
       reply.text('Filed.'),
     )
-    const at = ts()
+    const at = messageTs()
     const first = await world.mention({
       text: '<@UFAKEBOT> file a ticket',
       ts: at,
@@ -244,7 +240,7 @@ describe('the thread is the conversation', () => {
     const busy = await world.message({
       text: 'and another one',
       thread_ts: at,
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(busy).toMatchObject({ runId: null, created: false, busy: first.runId })
@@ -265,7 +261,7 @@ describe('the thread is the conversation', () => {
     const next = await world.message({
       text: 'and another one',
       thread_ts: at,
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(next).toMatchObject({ created: true, continues: first.runId })
@@ -280,7 +276,7 @@ describe('the thread is the conversation', () => {
     world.model.enqueue(reply.text('Orders are fine.'))
     const acks = await Promise.all(
       ['and orders?', 'and payments?'].map((text) =>
-        world.message({ text, thread_ts: first.thread, ts: ts(), event_id: uniqueId('Ev') }),
+        world.message({ text, thread_ts: first.thread, ts: messageTs(), event_id: uniqueId('Ev') }),
       ),
     )
     const started = acks.filter((a) => a.created)
@@ -297,7 +293,12 @@ describe('the thread is the conversation', () => {
   it('a Slack retry of a follow-up maps to the same run', async () => {
     const first = await finishedMention()
     world.model.enqueue(reply.text('Again healthy.'))
-    const input = { text: 'and now?', thread_ts: first.thread, ts: ts(), event_id: uniqueId('Ev') }
+    const input = {
+      text: 'and now?',
+      thread_ts: first.thread,
+      ts: messageTs(),
+      event_id: uniqueId('Ev'),
+    }
     const ack = await world.message(input)
     const retry = await world.message(input, 1)
     await world.settle(ack.runId!)
@@ -311,9 +312,9 @@ describe('the thread is the conversation', () => {
 
 describe('direct messages', () => {
   it('a DM starts a conversation; a reply in its thread and a DM soon after continue it', async () => {
-    const DM = uniqueDm()
+    const DM = uniqueConversation('D')
     world.model.enqueue(reply.text('The gateway is healthy.'))
-    const at = ts()
+    const at = messageTs()
     const first = await world.message({
       text: 'check the gateway',
       channel: DM,
@@ -333,7 +334,7 @@ describe('direct messages', () => {
       channel: DM,
       channel_type: 'im',
       thread_ts: at,
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(inThread).toMatchObject({ created: true, continues: first.runId })
@@ -347,7 +348,7 @@ describe('direct messages', () => {
       text: 'and payments?',
       channel: DM,
       channel_type: 'im',
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(topLevel).toMatchObject({ created: true, continues: inThread.runId })
@@ -361,13 +362,13 @@ describe('direct messages', () => {
   })
 
   it('a DM long after the last run starts a new conversation', async () => {
-    const dm = uniqueDm()
+    const dm = uniqueConversation('D')
     world.model.enqueue(reply.text('Healthy.'))
     const first = await world.message({
       text: 'check the gateway',
       channel: dm,
       channel_type: 'im',
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     await world.settle(first.runId!)
@@ -377,7 +378,7 @@ describe('direct messages', () => {
       text: 'check the gateway',
       channel: dm,
       channel_type: 'im',
-      ts: ts(),
+      ts: messageTs(),
       event_id: uniqueId('Ev'),
     })
     expect(later).toMatchObject({ created: true, continues: null })

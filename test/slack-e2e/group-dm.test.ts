@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import { eventCallbackBody } from '../fakes/fake-slack'
-import { APPROVER, REQUESTER, SlackWorld, uniqueId } from './harness'
+import { APPROVER, REQUESTER, SlackWorld, messageTs, uniqueConversation, uniqueId } from './harness'
 
 /**
  * Group direct messages (`channel_type: mpim`, `message.mpim`): several people talk to each other
@@ -16,18 +16,6 @@ beforeEach(() => {
 afterEach(() => world.restore())
 
 const TEAMMATE = 'U0TEAMMATE1'
-let tsCounter = 0
-/** A fresh message ts (threads outlive a test, so each test uses its own). */
-function ts(): string {
-  return `17${String(Date.now()).slice(-8)}.${String(++tsCounter).padStart(6, '0')}`
-}
-
-/** A group DM of its own (threads and their runs outlive a test). */
-function uniqueGroupDm(): string {
-  return `G${uniqueId('')
-    .toUpperCase()
-    .replace(/[^A-Z0-9]/g, '')}`
-}
 
 /** A `message.mpim` event, as Slack sends every message posted in the group DM. */
 function groupMessage(
@@ -36,7 +24,7 @@ function groupMessage(
   retryNum?: number,
 ) {
   return world.message(
-    { event_id: uniqueId('Ev'), ts: ts(), ...input, channel, channel_type: 'mpim' },
+    { event_id: uniqueId('Ev'), ts: messageTs(), ...input, channel, channel_type: 'mpim' },
     retryNum,
   )
 }
@@ -53,8 +41,8 @@ function historySent(): string {
 
 describe('a group DM with edgeloop', () => {
   it('a mention starts a conversation in its thread; a reply there continues it', async () => {
-    const mpim = uniqueGroupDm()
-    const at = ts()
+    const mpim = uniqueConversation('G')
+    const at = messageTs()
     world.model.enqueue(reply.text('The gateway is healthy.'))
     const text = '<@UFAKEBOT> check the gateway'
     const first = await world.mention({ text, channel: mpim, ts: at, event_id: uniqueId('Ev') })
@@ -106,8 +94,8 @@ describe('a group DM with edgeloop', () => {
   })
 
   it("edgeloop's own posts and other bots in its thread start nothing", async () => {
-    const mpim = uniqueGroupDm()
-    const at = ts()
+    const mpim = uniqueConversation('G')
+    const at = messageTs()
     world.model.enqueue(reply.text('The gateway is healthy.'))
     const first = await world.mention({
       text: '<@UFAKEBOT> check the gateway',
@@ -152,8 +140,8 @@ describe('a group DM with edgeloop', () => {
   })
 
   it('a Slack retry of a mention or of a follow-up maps to the same run', async () => {
-    const mpim = uniqueGroupDm()
-    const at = ts()
+    const mpim = uniqueConversation('G')
+    const at = messageTs()
     world.model.enqueue(reply.text('The gateway is healthy.'), reply.text('Orders are fine.'))
     const mention = {
       text: '<@UFAKEBOT> check the gateway',
@@ -170,7 +158,7 @@ describe('a group DM with edgeloop', () => {
       expect.objectContaining({ runId: first.runId, created: false }),
     ])
 
-    const input = { text: 'and orders?', thread_ts: at, ts: ts(), event_id: uniqueId('Ev') }
+    const input = { text: 'and orders?', thread_ts: at, ts: messageTs(), event_id: uniqueId('Ev') }
     const followUp = await groupMessage(mpim, input)
     const followUpRetry = await groupMessage(mpim, input, 1)
     await world.settle(followUp.runId!)
@@ -190,8 +178,8 @@ describe('a group DM with edgeloop', () => {
   })
 
   it('an approval is asked in the thread and decided by an approver only', async () => {
-    const mpim = uniqueGroupDm()
-    const at = ts()
+    const mpim = uniqueConversation('G')
+    const at = messageTs()
     const args = { url: 'https://receiver.test/tickets', body: { title: 'gateway slow' } }
     world.model.enqueue(
       reply.toolCalls([{ name: 'http_post', arguments: args }]),
@@ -249,7 +237,7 @@ describe('group DM messages that start nothing', () => {
     ],
     [
       'a reply in a thread edgeloop never answered in',
-      { text: 'sounds good', thread_ts: ts() },
+      { text: 'sounds good', thread_ts: messageTs() },
       'not a thread of an edgeloop run',
     ],
     [
@@ -269,7 +257,7 @@ describe('group DM messages that start nothing', () => {
       'message subtype message_changed',
     ],
   ])('%s: 200, nothing posted, no model call', async (_name, input, reason) => {
-    const ack = await groupMessage(uniqueGroupDm(), input)
+    const ack = await groupMessage(uniqueConversation('G'), input)
     expect(ack).toMatchObject({ ok: true, runId: null, created: false, ignored: reason })
     expect(world.slack.calls).toEqual([])
     expect(world.model.bodies).toEqual([])
@@ -282,7 +270,7 @@ describe('group DM messages that start nothing', () => {
     const body = JSON.parse(
       eventCallbackBody({
         text: '<@UFAKEBOT> hi',
-        channel: uniqueGroupDm(),
+        channel: uniqueConversation('G'),
         event_id: uniqueId('Ev'),
       }),
     )

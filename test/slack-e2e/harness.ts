@@ -47,6 +47,19 @@ export function uniqueId(prefix: string): string {
   return `${prefix}${Date.now().toString(36)}${(++unique).toString(36)}`
 }
 
+let tsCounter = 0
+/** A fresh message ts (threads outlive a test, so each test uses its own). */
+export function messageTs(): string {
+  return `17${String(Date.now()).slice(-8)}.${String(++tsCounter).padStart(6, '0')}`
+}
+
+/** A conversation id of its own, Slack-shaped (`D…` a DM, `G…` a group DM): runs outlive a test. */
+export function uniqueConversation(kind: 'D' | 'G'): string {
+  return `${kind}${uniqueId('')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '')}`
+}
+
 export class SlackWorld {
   readonly slack = new FakeSlack({ token: BOT_TOKEN })
   readonly model = new FakeOpenAI()
