@@ -57,7 +57,7 @@ export const DEMO_TOOLS = ['query_metrics', 'search_logs', 'read_repo_file', 'ro
 
 /**
  * The service's own settings. A new one is a line here (or, for a part with several, a file of
- * its own in src/config/ declaring them the same way) and a row in README "Configuration".
+ * its own in src/config/ declaring them the same way) and a row in docs/configuration.md.
  */
 const SERVICE_SETTINGS = {
   CONFIRM_POLICY: setting.oneOf(CONFIRM_MODES, 'ask'),
