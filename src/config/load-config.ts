@@ -52,7 +52,7 @@ export interface ServiceConfig {
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
 export const DEFAULT_TOOLS = ['calculator']
 
-/** The demo's pretend incident tools: the default only with MODEL=demo (issue 14 §1). */
+/** The demo's pretend incident tools: the default only with MODEL=demo. */
 export const DEMO_TOOLS = ['query_metrics', 'search_logs', 'read_repo_file', 'rollback_deploy']
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Webhook signatures are usable once and never interchangeable with callback signatures; an
- * idempotency key belongs to the caller that sent it (issue 14 §3).
+ * idempotency key belongs to the caller that sent it.
  */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
