@@ -4,8 +4,8 @@ import { OBSERVATION_KINDS } from '../kernel/state'
 import { SCOPES } from '../security/api-tokens'
 
 /**
- * The response bodies of the HTTP API. They make /openapi.json's response schemas, type the
- * client (src/client), and the tests parse real responses with them, so none can drift.
+ * The response bodies of the HTTP API. They make /openapi.json's response schemas (the client's
+ * types are generated from it), and the tests parse real responses with them, so none can drift.
  */
 
 const json = z.record(z.string(), z.unknown())
