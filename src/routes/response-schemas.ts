@@ -99,6 +99,8 @@ export const RunResult = z.object({
   conversation: Conversation,
   steps: z.array(TraceStep),
   usage: Usage,
+  /** MCP tools left out of the run, and why (present only when there are some). */
+  skippedTools: z.optional(z.array(z.object({ tool: z.string(), reason: z.string() }))),
 })
 
 export const PendingApproval = z.object({
