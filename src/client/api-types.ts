@@ -185,6 +185,10 @@ export interface RunResult {
     lostPromptTokens: number
     activeMs: number
   }
+  skippedTools?: Array<{
+    tool: string
+    reason: string
+  }>
 }
 
 export interface DecisionResult {
