@@ -52,6 +52,11 @@ export class EventHub {
     for (const sub of this.#subscribers) this.#send(sub)
   }
 
+  /** Writes frames that are not stored (live deltas) to every subscriber, as they are now. */
+  sendLive(frames: string): void {
+    for (const sub of this.#subscribers) this.#write(sub, frames)
+  }
+
   get size(): number {
     return this.#subscribers.size
   }

@@ -9,6 +9,7 @@ import { registerSecrets } from '../security/redact'
 import { deliverEntry } from './deliver-entry'
 import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
+import { LiveDeltas } from './live-deltas'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
 import { McpSessions } from '../../tools/mcp/index'
@@ -43,6 +44,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #outbox: Outbox
   readonly #events: EventLog
   readonly #hub: EventHub
+  readonly #live: LiveDeltas
   readonly #progress: ProgressPump
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
   readonly #mcpSessions = new McpSessions()
@@ -65,6 +67,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
     this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
+    this.#live = new LiveDeltas(
+      (frames) => this.#hub.sendLive(frames),
+      () => this.#hub.size > 0,
+    )
     this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
     this.#state = this.#storage.loadState()
     this.#info = this.#storage.getValue<RunInfo>('info')
@@ -236,7 +242,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       const asked = this.#info?.mcpTools
       const sessions = this.#mcpSessions
       state = await withRunMcpTools(this.env, this.#storage, state, mcpServers, asked, sessions)
-      const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
+      const deps: Deps = {
+        ...this.#dependencies(state),
+        signal: this.#abort.signal,
+        onModelText: (step, protocol, delta) =>
+          this.#live.push(protocol === 'native' ? 'answer_delta' : 'thought_delta', step, delta),
+      }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
         this.#sideEffectInFlight = event.action === 'start_call'
@@ -251,6 +262,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       logEvent(this.env, 'run_slice_failed', { runId: state.id, error }, 'error')
       this.#persist(failed.state, failed.event)
     } finally {
+      this.#live.flush()
       await this.#progress.stop()
       await this.#mcpSessions.close()
       this.#running = false
@@ -268,6 +280,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       queueTransitionEffects(this.#sinks(), this.#info!, prev, next, Date.now())
     })
     this.#state = next
+    this.#live.flush()
     this.#hub.publish()
     this.#progress.poke()
     logTransition(this.env, event, next)
