@@ -120,7 +120,7 @@ describe('EdgeloopClient', () => {
   it("names its token and the token's scopes (me)", async () => {
     expect(await client.me()).toEqual({
       name: 'api',
-      scopes: ['runs:write', 'runs:read', 'approvals:write'],
+      scopes: ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'],
     })
     expect(new URL(sent.at(-1)!.url).pathname).toBe('/v1/me')
     const reader = new EdgeloopClient({
