@@ -21,7 +21,7 @@ const sdkWithoutSourceMaps: Plugin = {
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
 const common = {
   API_TOKEN: 'test-token',
-  // Named tokens (issue 14 §2): SHA-256 of test-reader-token, test-starter-token and
+  // Named tokens: SHA-256 of test-reader-token, test-starter-token and
   // test-approver-token, as `printf %s "$TOKEN" | sha256sum` prints them.
   API_TOKENS: JSON.stringify([
     {

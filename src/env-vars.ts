@@ -1,6 +1,6 @@
 /**
  * The vars and secrets of the Worker, as strings, before config parsing. Every one is documented
- * in README "Configuration". Kept apart from `Env` (which names the RunStore class) so that the
+ * in docs/configuration.md. Kept apart from `Env` (which names the RunStore class) so that the
  * config and the Durable Object can read settings without an import cycle through `runs/`.
  */
 export interface EnvVars {

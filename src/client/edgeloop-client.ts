@@ -31,7 +31,7 @@ export interface EventsOptions {
 }
 
 /**
- * A small typed client of the edgeloop HTTP API (README "The client"). Its types are the ones
+ * A small typed client of the edgeloop HTTP API (docs/http-api.md, "The client"). Its types are the ones
  * /openapi.json is generated from, so the two cannot disagree.
  */
 export class EdgeloopClient {

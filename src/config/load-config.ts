@@ -55,12 +55,12 @@ export interface ServiceConfig {
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
 export const DEFAULT_TOOLS = ['calculator']
 
-/** The demo's pretend incident tools: the default only with MODEL=demo (issue 14 §1). */
+/** The demo's pretend incident tools: the default only with MODEL=demo. */
 export const DEMO_TOOLS = ['query_metrics', 'search_logs', 'read_repo_file', 'rollback_deploy']
 
 /**
  * The service's own settings. A new one is a line here (or, for a part with several, a file of
- * its own in src/config/ declaring them the same way) and a row in README "Configuration".
+ * its own in src/config/ declaring them the same way) and a row in docs/configuration.md.
  */
 const SERVICE_SETTINGS = {
   CONFIRM_POLICY: setting.oneOf(CONFIRM_MODES, 'ask'),

@@ -239,7 +239,7 @@ function deniedCall(call: Call): Call {
 }
 
 /**
- * Closes the calls a cancelled run leaves `started` (issue 17: the crash test found them left
+ * Closes the calls a cancelled run leaves `started` (the crash test found them left
  * `started`, with no observation, in a finished run). One read back from storage was cut off by
  * a crash and may have happened: outcome unknown, whether or not the tool is idempotent (a
  * cancelled run retries nothing). One this process recorded but has not run was not run.

@@ -2,7 +2,7 @@ import { FINISH, parseOutput, UNPARSABLE, type Family, type ParsedCall } from '.
 import type { ToolRegistry } from './registry'
 import { toolShapesOf } from './tool-shapes'
 
-/** What the text of a native reply without `tool_calls` is (issue 11 §2). */
+/** What the text of a native reply without `tool_calls` is. */
 export type NativeText =
   | { kind: 'call'; thought: string; call: ParsedCall; family: Family }
   | { kind: 'finish'; answer: string }

@@ -48,7 +48,7 @@ export function readTextReply(text: string, i: number, registry: ToolRegistry): 
 
 /**
  * A native reply whose content is all there is: a tool call written as text (a server with no
- * tool parser for the model passes it through; issue 11 §2) is that call, marked `fromText`, and
+ * tool parser for the model passes it through) is that call, marked `fromText`, and
  * a side effect's arguments must have needed no repair, as for any side-effect call. A reply that
  * is only a call is never the final answer; other text is.
  */

@@ -1,7 +1,7 @@
 import { cancelApprovals } from './approvals'
 import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
-import { ModelError } from './errors'
+import { ModelError } from '../errors/model-error'
 import type { ModelRequest, ModelResponse } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import { readNativeReply, readTextReply, type Reading } from './reply'
@@ -227,7 +227,7 @@ function formatError(
     state.protocol === 'native'
       ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
       : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
-  // One streak of failed steps of every kind (issue 11): a format error extends the streak
+  // One streak of failed steps of every kind: a format error extends the streak
   // failed tool steps started, and a step with a working call ends it (transition.ts).
   const streak = state.consecutiveErrors + 1
   const step = stepOf(base, 'format_error', thought, [], null, formatErrorText)

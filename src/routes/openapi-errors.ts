@@ -1,5 +1,5 @@
 /**
- * The error codes each route can answer, by status (README "HTTP API"). /openapi.json lists them
+ * The error codes each route can answer, by status (docs/http-api.md). /openapi.json lists them
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<

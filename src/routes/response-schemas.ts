@@ -73,7 +73,7 @@ export const TraceStep = z.object({
   formatError: z.optional(z.string()),
 })
 
-/** Where a run stands in its conversation (README "Conversations"). */
+/** Where a run stands in its conversation (docs/http-api.md, "Conversations"). */
 export const Conversation = z.object({
   /** The id of the run that started the conversation (the run's own id if it continues none). */
   id: z.string(),

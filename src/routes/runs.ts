@@ -1,13 +1,13 @@
 import { Hono } from 'hono/tiny'
 import type { AppEnv, Principal } from './app-env'
 import { ApiError } from './api-error'
-import { apiDecidesSlackRuns } from '../security/decision-rules'
 import { requireAuth } from './auth'
 import { parseJsonBody } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
 import { startRun } from './start-run'
 import { streamEvents } from './events'
 import { listRunsHandler } from './run-list'
+import { loadConfig } from '../config'
 import { runStub } from '../runs/types'
 import { runNotFound } from './run-not-found'
 
@@ -122,10 +122,9 @@ runsRoutes.post('/:id/approvals/:callId', async (c) => {
   const stub = stubFor(c.env, id)
   const view = await stub.get()
   if (!view) throw await runNotFound(stub, id)
-  if (
-    view.requestedBy.startsWith('slack:') &&
-    !apiDecidesSlackRuns(c.env.API_APPROVES_SLACK_RUNS)
-  ) {
+  // Slack-started runs are decided in Slack by SLACK_APPROVERS, so a token cannot go around
+  // the approver list, unless the deployment says tokens may decide them too.
+  if (view.requestedBy.startsWith('slack:') && !loadConfig(c.env).security.apiApprovesSlackRuns) {
     throw new ApiError(
       403,
       'slack_run',

@@ -1,6 +1,6 @@
 /**
  * `GET /console` through the Worker's fetch: the page, its script and its style are served with a
- * same-origin-only Content-Security-Policy and hold none of the server's secrets (issue 15 §3).
+ * same-origin-only Content-Security-Policy and hold none of the server's secrets.
  * test/node/console.test.ts drives the same page in Chromium.
  */
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * The web console in a real headless Chromium (issue 15 §3), against `wrangler dev` running the
+ * The web console in a real headless Chromium, against `wrangler dev` running the
  * offline demo: open it, give the token, watch the demo run reach its approval, approve it from
  * the page and watch the run finish. The timeline is saved as test/output/console-timeline.png,
  * a read-only token's view (no Approve, Deny or Cancel) as test/output/console-read-only.png.

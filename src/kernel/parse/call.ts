@@ -13,7 +13,7 @@ export interface ParsedCall {
   repaired?: boolean
 }
 
-/** The format families `parseOutput` reads (README, "Formats the text protocol reads"). */
+/** The format families `parseOutput` reads (docs/models.md, "Formats the text protocol reads"). */
 export type Family =
   | 'json'
   | 'hermes'

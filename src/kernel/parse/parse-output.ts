@@ -47,7 +47,7 @@ export const TEXT_PROTOCOL_FORMAT = [
 ].join('\n')
 
 /**
- * Reads a thought and one action from model text, in any format family the README lists (JSON
+ * Reads a thought and one action from model text, in any format family docs/models.md lists (JSON
  * actions, Hermes/Qwen/GLM tags, Llama, Mistral, DeepSeek, Kimi, harmony, XML, Cohere, ReAct,
  * Python-style calls). The first complete, valid call wins; nothing is ever auto-closed. Never
  * throws; returns `UNPARSABLE` as the call name when nothing usable is there.
