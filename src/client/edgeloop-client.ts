@@ -2,8 +2,10 @@ import type {
   ApprovalPageBody,
   CancellingBody,
   DecisionResultBody,
+  DeletedBody,
   MeBody,
   RunEventBody,
+  RunExportBody,
   RunPageBody,
   RunResultBody,
   RunViewBody,
@@ -111,6 +113,19 @@ export class EdgeloopClient {
 
   cancel(id: string, body: CancelInput = {}) {
     return this.#json<CancellingBody>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`, body)
+  }
+
+  /**
+   * Deletes the run and every copy of it (the token needs runs:delete). Idempotent; `deleting`
+   * means a slice in flight is stopping first, and the run already reads as gone.
+   */
+  deleteRun(id: string) {
+    return this.#json<DeletedBody>('DELETE', `/v1/runs/${encodeURIComponent(id)}`)
+  }
+
+  /** The whole run as one document: its view, kernel state, trace, observations and events. */
+  exportRun(id: string) {
+    return this.#json<RunExportBody>('GET', `/v1/runs/${encodeURIComponent(id)}/export`)
   }
 
   /**

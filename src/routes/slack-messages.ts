@@ -60,11 +60,12 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
   const windowMs = loadConfig(c.env).slack.dmConversationMinutes * 60_000
   if (previous && place === dm && now - previous.at > windowMs) previous = null
 
-  const view =
-    previous && !previous.deleted ? await runStub(c.env.RUNS, previous.runId).get() : null
-  // A place names only runs that were started: one its object does not serve was deleted. A
-  // thread is told so; a DM's top level starts a new conversation (and says why).
-  if (previous && !view) {
+  const stub = previous && !previous.deleted ? runStub(c.env.RUNS, previous.runId) : undefined
+  const view = stub ? await stub.get() : null
+  // A run claimed here but not served by its object is still starting, or was deleted (a
+  // deletion whose removal of this link has not been delivered yet). A thread is told it was
+  // deleted; a DM's top level starts a new conversation (and says why).
+  if (previous && !view && (previous.deleted || (await stub!.deletion()))) {
     if (place !== dm) {
       await place.release(runId)
       await noteDeleted(c, ask, previous.runId, 'Mention me in a new message to start over.')
