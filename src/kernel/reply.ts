@@ -23,7 +23,9 @@ export function readTextReply(text: string, i: number, registry: ToolRegistry): 
     return {
       kind: 'format_error',
       thought: parsed.thought,
-      problem: text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.',
+      problem:
+        parsed.problem ??
+        (text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.'),
     }
   }
   if (name === FINISH) {
@@ -54,6 +56,8 @@ export function readTextReply(text: string, i: number, registry: ToolRegistry): 
  */
 function readNativeContent(text: string, i: number, registry: ToolRegistry): Reading {
   const read = readNativeText(text, registry)
+  if (read.kind === 'format_error')
+    return { kind: 'format_error', thought: '', problem: read.problem }
   if (read.kind === 'answer') return { kind: 'finish', thought: '', answer: text }
   if (read.kind === 'finish') return { kind: 'finish', thought: '', answer: read.answer }
   const call = newCall(`s${i}c0`, read.call.name, read.call.args)

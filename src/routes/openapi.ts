@@ -59,6 +59,7 @@ function buildDocument(): Record<string, unknown> {
         'text/javascript',
       ),
       '/console/console.css': consoleFile('consoleStyle', "The console's style sheet", 'text/css'),
+      '/console/favicon.svg': consoleFile('consoleIcon', "The console's icon", 'image/svg+xml'),
       '/v1/runs': {
         post: {
           operationId: 'startRun',

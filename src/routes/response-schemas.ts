@@ -4,8 +4,8 @@ import { OBSERVATION_KINDS } from '../kernel/state'
 import { SCOPES } from '../security/api-tokens'
 
 /**
- * The response bodies of the HTTP API. They make /openapi.json's response schemas, type the
- * client (src/client), and the tests parse real responses with them, so none can drift.
+ * The response bodies of the HTTP API. They make /openapi.json's response schemas (the client's
+ * types are generated from it), and the tests parse real responses with them, so none can drift.
  */
 
 const json = z.record(z.string(), z.unknown())
@@ -99,6 +99,8 @@ export const RunResult = z.object({
   conversation: Conversation,
   steps: z.array(TraceStep),
   usage: Usage,
+  /** MCP tools left out of the run, and why (present only when there are some). */
+  skippedTools: z.optional(z.array(z.object({ tool: z.string(), reason: z.string() }))),
 })
 
 export const PendingApproval = z.object({

@@ -22,7 +22,7 @@ import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
 import { McpSessions } from '../../tools/mcp/index'
 import { logTransition, logEvent } from './log'
-import { withRunMcpTools } from './mcp-tools'
+import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
 import { nextAlarmAt } from './next-alarm'
 import { Outbox, type OutboxEntry } from './outbox'
@@ -359,7 +359,16 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       const { mcpServers } = config
       const asked = this.#info?.mcpTools
       const sessions = this.#mcpSessions
-      state = await withRunMcpTools(this.env, this.#storage, state, mcpServers, asked, sessions)
+      const reserved = reservedToolNames(config)
+      state = await withRunMcpTools(
+        this.env,
+        this.#storage,
+        state,
+        mcpServers,
+        asked,
+        sessions,
+        reserved,
+      )
       const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
@@ -420,6 +429,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       events: this.#events,
       runIndex: this.env.RUN_INDEX,
       slackThreads: this.env.SLACK_THREADS,
+      skippedTools: skippedMcpTools(this.#storage),
       now: Date.now(),
     })
   }
@@ -444,6 +454,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   #view(): RunView {
     const blocked = this.#storage.getValue<RunView['blocked']>('blocked') ?? undefined
-    return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked)
+    const skipped = skippedMcpTools(this.#storage)
+    return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked, skipped)
   }
 }

@@ -1,4 +1,4 @@
-/** `edgeloop/client` against the Worker, through its own fetch. */
+/** `@edgeloop/client` (src/client) against the Worker, through its own fetch. */
 import { exports } from 'cloudflare:workers'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { EdgeloopClient, EdgeloopError, type RunEvent, type RunView } from '../../src/client'
