@@ -10,6 +10,7 @@ const FILES = [
   ['/console', 'text/html'],
   ['/console/console.js', 'text/javascript'],
   ['/console/console.css', 'text/css'],
+  ['/console/favicon.svg', 'image/svg+xml'],
 ] as const
 
 describe('GET /console', () => {
