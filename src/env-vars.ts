@@ -45,4 +45,6 @@ export interface EnvVars {
   MAX_HISTORY_TOKENS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
+  /** Days a finished run is kept; unset keeps runs forever. */
+  RUN_RETENTION_DAYS?: string
 }

@@ -5,8 +5,10 @@ import type {
   CreatedRun,
   CreateRun,
   DecisionResult,
+  Deleted,
   Me,
   RunEvent,
+  RunExport,
   RunPage,
   RunResult,
   RunView,
@@ -113,6 +115,19 @@ export class EdgeloopClient {
 
   cancel(id: string, body: Cancel = {}) {
     return this.#json<Cancelling>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`, body)
+  }
+
+  /**
+   * Deletes the run and every copy of it (the token needs runs:delete). Idempotent; `deleting`
+   * means a slice in flight is stopping first, and the run already reads as gone.
+   */
+  deleteRun(id: string) {
+    return this.#json<Deleted>('DELETE', `/v1/runs/${encodeURIComponent(id)}`)
+  }
+
+  /** The whole run as one document: its view, kernel state, trace, observations and events. */
+  exportRun(id: string) {
+    return this.#json<RunExport>('GET', `/v1/runs/${encodeURIComponent(id)}/export`)
   }
 
   /**

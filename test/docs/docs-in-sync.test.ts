@@ -67,6 +67,7 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'MAX_PARALLEL_CALLS',
     'MAX_HISTORY_TOKENS',
     'PRICE_CACHED_PROMPT_PER_1K_USD',
+    'RUN_RETENTION_DAYS',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {
     expect(configurationPage).toContain(`\`${name}\``)
