@@ -22,6 +22,8 @@ const TOKEN_NAME = 'oncall'
 // A read-only token: the console shows it everything and offers it nothing that changes a run.
 const READER_TOKEN = 'console-reader-token'
 const LAUNCHER_TOKEN = 'console-launcher-token'
+// May read and delete runs: the console offers it Delete.
+const JANITOR_TOKEN = 'console-janitor-token'
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 const API_TOKENS = JSON.stringify([
   {
@@ -32,6 +34,7 @@ const API_TOKENS = JSON.stringify([
   { name: 'viewer', sha256: sha256(READER_TOKEN), scopes: ['runs:read'] },
   // Starts runs, reads none: the console says so instead of failing on every list.
   { name: 'launcher', sha256: sha256(LAUNCHER_TOKEN), scopes: ['runs:write'] },
+  { name: 'janitor', sha256: sha256(JANITOR_TOKEN), scopes: ['runs:read', 'runs:delete'] },
 ])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
@@ -561,6 +564,47 @@ describe.skipIf(!available)(title, () => {
     await page
       .locator(`#inbox li[data-run="${id}"]`)
       .waitFor({ state: 'detached', timeout: 10_000 })
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it('offers Delete to a runs:delete token only, asks once more, and the run is gone', async () => {
+    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const page = await newPage({ width: 390, height: 844 })
+    const errors: string[] = []
+    page.on('pageerror', (err) => errors.push(err.message))
+    await page.goto(`${dev.baseUrl}/console#run=${id}`)
+    await page.fill('#token', JANITOR_TOKEN)
+    await page.click('#login button[type=submit]')
+    await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ timeout: 30_000 })
+    // "Keep" takes the question back; nothing was sent.
+    const deletes: string[] = []
+    page.on('request', (r) => r.method() === 'DELETE' && deletes.push(new URL(r.url()).pathname))
+    await page.click('[data-testid=delete]')
+    expect(await page.locator('.delete-control .confirm').textContent()).toContain('for good')
+    await page.click('[data-testid=delete-keep]')
+    await page.locator('[data-testid=delete]').waitFor()
+    expect(deletes).toEqual([])
+    await page.click('[data-testid=delete]')
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-delete-confirm.png') })
+    await page.click('[data-testid=delete-confirm]')
+    await page.locator('[data-testid=deleted]').waitFor({ timeout: 30_000 })
+    expect(deletes).toEqual([`/v1/runs/${id}`])
+    // Out of the list and the inbox, and asked again it is gone.
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ state: 'detached' })
+    expect(await page.locator(`#inbox li[data-run="${id}"]`).count()).toBe(0)
+    const gone = await fetch(`${dev.baseUrl}/v1/runs/${id}`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    expect(gone.status).toBe(404)
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('run_deleted')
+    // The index's poll does not bring it back.
+    await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', { timeout: 10_000 })
+    expect(await page.locator(`#runs li[data-run="${id}"]`).count()).toBe(0)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-deleted.png') })
+    expect(await page.locator('#error').isHidden()).toBe(true)
     expect(errors).toEqual([])
   }, 120_000)
 })
