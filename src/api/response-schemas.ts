@@ -296,6 +296,23 @@ export const RunApprovals = z.object({
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
 export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
 
+/** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */
+export const Deleted = z.object({ id: z.string(), status: z.enum(['deleted', 'deleting']) })
+
+/** `GET /v1/runs/:id/export`: the whole run in one document. */
+export const RunExport = z.object({
+  format: z.literal('edgeloop.run-export'),
+  version: z.literal(1),
+  exportedAt: iso,
+  run: RunView,
+  /** The kernel's RunState, every step in full (the schema of `edgeloop/kernel`). */
+  state: json,
+  trace: RunResult,
+  /** Every stored observation, in full. */
+  observations: z.array(StoredObservation),
+  events: z.array(RunEvent),
+})
+
 export type RunViewBody = z.infer<typeof RunView>
 export type PendingApprovalBody = z.infer<typeof PendingApproval>
 export type DeliveryBody = z.infer<typeof Delivery>
@@ -309,3 +326,5 @@ export type DecisionResultBody = z.infer<typeof DecisionResult>
 export type StoredObservationBody = z.infer<typeof StoredObservation>
 export type CancellingBody = z.infer<typeof Cancelling>
 export type MeBody = z.infer<typeof Me>
+export type DeletedBody = z.infer<typeof Deleted>
+export type RunExportBody = z.infer<typeof RunExport>

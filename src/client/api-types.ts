@@ -421,5 +421,25 @@ export interface Misconfigured {
 
 export interface Me {
   name: string
-  scopes: Array<'runs:write' | 'runs:read' | 'approvals:write'>
+  scopes: Array<
+    | 'runs:write'
+    | 'runs:read'
+    | 'approvals:write'
+    | 'runs:delete'>
+}
+
+export interface Deleted {
+  id: string
+  status: 'deleted' | 'deleting'
+}
+
+export interface RunExport {
+  format: 'edgeloop.run-export'
+  version: 1
+  exportedAt: string
+  run: RunView
+  state: Record<string, unknown>
+  trace: RunResult
+  observations: StoredObservation[]
+  events: RunEvent[]
 }

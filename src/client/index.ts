@@ -2,6 +2,7 @@ export {
   EdgeloopClient,
   type EdgeloopClientOptions,
   type EventsOptions,
+  type LiveDelta,
 } from './edgeloop-client.js'
 export { EdgeloopError } from './edgeloop-error.js'
 export type {
@@ -11,8 +12,10 @@ export type {
   CreatedRun,
   CreateRun as CreateRunInput,
   DecisionResult,
+  Deleted,
   Me,
   RunEvent,
+  RunExport,
   RunPage,
   RunResult,
   RunView,

@@ -12,6 +12,7 @@ import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
+import { retentionMsFromEnv } from './retention'
 import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
 
 /** Everything the service reads from its environment, validated once (budgets: ServerBudgets). */
@@ -36,6 +37,8 @@ export interface ServiceConfig extends ServerBudgets {
     /** A direct message outside a thread continues the DM's latest run started this recently. */
     dmConversationMinutes: number
   }
+  /** How long a finished run is kept (RUN_RETENTION_DAYS); undefined: forever. */
+  retentionMs: number | undefined
 }
 
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
@@ -132,5 +135,6 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       forbidSelfApproval: s.SLACK_FORBID_SELF_APPROVAL,
       dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
     },
+    retentionMs: retentionMsFromEnv(env),
   }
 }

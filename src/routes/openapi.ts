@@ -117,6 +117,33 @@ function buildDocument(): Record<string, unknown> {
           parameters: [runId],
           responses: { '200': ok('The run', 'RunView'), ...errorResponses(ROUTE_ERRORS.getRun) },
         },
+        delete: {
+          operationId: 'deleteRun',
+          summary: 'Delete the run and every copy of it (scope runs:delete; idempotent)',
+          description:
+            'An unfinished run is stopped first (a side effect in flight is left with its outcome unknown). From this answer on every read of the run is 404 run_deleted and it is gone from the lists, the approvals inbox and its conversation; its id is never used again.',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [runId],
+          responses: {
+            '200': ok('Deleted', 'Deleted'),
+            '202': ok('Deleting: the slice in flight stops, then the run is wiped', 'Deleted'),
+            ...errorResponses(ROUTE_ERRORS.deleteRun),
+          },
+        },
+      },
+      '/v1/runs/{id}/export': {
+        get: {
+          operationId: 'exportRun',
+          summary: 'The whole run as one JSON document (state, trace, observations, events)',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [runId],
+          responses: {
+            '200': ok('The run export', 'RunExport'),
+            ...errorResponses(ROUTE_ERRORS.exportRun),
+          },
+        },
       },
       '/v1/runs/{id}/trace': {
         get: {
@@ -136,7 +163,7 @@ function buildDocument(): Record<string, unknown> {
           operationId: 'streamEvents',
           summary: 'The run events as Server-Sent Events',
           description:
-            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`.',
+            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. While the model writes, live frames without `id:`, `event: answer_delta` or `event: thought_delta` with `data: {"step": <number>, "delta": "<text>"}`, never stored or replayed.',
           tags: ['runs'],
           security: bearer,
           parameters: [runId, afterSeq, lastEventId],

@@ -108,6 +108,14 @@ export async function startRun(
     ...(conversation ? { conversation } : {}),
     ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),
   })
+  if (out.deleted) {
+    throw new ApiError(
+      409,
+      'run_deleted',
+      `run ${id} was deleted, and a deleted run's id is never used again; use a new Idempotency-Key`,
+      { runId: id },
+    )
+  }
   if (out.conflict) {
     throw new ApiError(
       409,

@@ -61,6 +61,8 @@ describe('the client and /openapi.json', () => {
       listApprovals: () => client.listApprovals(),
       decide: () => client.decide(id, 'call_1', { decision: 'deny', argsHash: '0'.repeat(64) }),
       cancel: () => client.cancel(id),
+      deleteRun: () => client.deleteRun(id),
+      exportRun: () => client.exportRun(id),
       events: () => client.events(id).next(),
     }
     const methods = Object.getOwnPropertyNames(EdgeloopClient.prototype).filter(
