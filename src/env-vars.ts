@@ -40,6 +40,8 @@ export interface EnvVars {
   SLACK_APPROVERS?: string
   SLACK_FORBID_SELF_APPROVAL?: string
   SLACK_DM_CONVERSATION_MINUTES?: string
+  SLACK_STREAM?: string
+  SLACK_ASSISTANT?: string
   LOG_LEVEL?: string
   MAX_CONTEXT_TOKENS?: string
   MAX_PARALLEL_CALLS?: string

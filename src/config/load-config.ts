@@ -36,6 +36,10 @@ export interface ServiceConfig extends ServerBudgets {
     forbidSelfApproval: boolean
     /** A direct message outside a thread continues the DM's latest run started this recently. */
     dmConversationMinutes: number
+    /** Stream the answer with chat.startStream/appendStream/stopStream (SLACK_STREAM). */
+    stream: boolean
+    /** The app is a Slack assistant app: set the thread status while a run works. */
+    assistant: boolean
   }
   /** How long a finished run is kept (RUN_RETENTION_DAYS); undefined: forever. */
   retentionMs: number | undefined
@@ -68,6 +72,8 @@ const SERVICE_SETTINGS = {
     integer: true,
     fallback: 60,
   }),
+  SLACK_STREAM: setting.oneOf(['auto', 'off'], 'auto'),
+  SLACK_ASSISTANT: setting.flag(),
   // Read by runs/log.ts on every line; checked here so a typo is reported like any setting.
   LOG_LEVEL: setting.oneOf(LOG_LEVELS, 'info'),
 }
@@ -134,6 +140,8 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       approvers: s.SLACK_APPROVERS,
       forbidSelfApproval: s.SLACK_FORBID_SELF_APPROVAL,
       dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
+      stream: s.SLACK_STREAM === 'auto',
+      assistant: s.SLACK_ASSISTANT,
     },
     retentionMs: retentionMsFromEnv(env),
   }

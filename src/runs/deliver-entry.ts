@@ -3,6 +3,8 @@ import type { DeliveryContext } from './delivery-context'
 import { logEvent } from './log'
 import type { OutboxEntry } from './outbox'
 import { PROGRESS_ID, requeueStaleProgress } from './slack-progress'
+import { STATUS_ID, requeueStaleStatus } from './slack-status'
+import { STREAM_ID, requeueStream } from './slack-stream'
 
 /**
  * Delivers one outbox entry from the run as it is now (`ctx.state`); a failure is recorded on
@@ -15,6 +17,8 @@ export async function deliverEntry(entry: OutboxEntry, ctx: DeliveryContext): Pr
     const result = await deliver(entry, ctx)
     outbox.delivered(entry.id, Date.now(), result)
     if (entry.id === PROGRESS_ID) requeueStaleProgress(outbox, ctx.state, Date.now())
+    if (entry.id === STATUS_ID) requeueStaleStatus(ctx, Date.now())
+    if (entry.id === STREAM_ID) requeueStream(ctx, Date.now())
     logEvent(env, 'delivered', { runId, delivery: entry.id, attempts: entry.attempts + 1 })
   } catch (err) {
     outbox.failed(entry, Date.now(), err as Error)

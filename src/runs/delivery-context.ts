@@ -6,6 +6,12 @@ import type { SlackThread } from './slack-thread'
 import type { SkippedTool } from './api-result'
 import type { RunInfo } from './types'
 
+/** The model text still being written for a step (never stored; gone with the isolate). */
+export interface LiveAnswer {
+  step: number
+  text: string
+}
+
 /** What every delivery (callback, Slack) is given: the run as it now is, and its outbox. */
 export interface DeliveryContext {
   env: EnvVars
@@ -20,5 +26,9 @@ export interface DeliveryContext {
   slackThreads?: DurableObjectNamespace<SlackThread>
   /** The MCP tools the run left out, for the trace a callback carries. */
   skippedTools?: SkippedTool[]
+  /** The reply being written now, for the Slack answer stream. */
+  liveAnswer?: () => LiveAnswer | undefined
+  /** The run as it is now (`state` is as it was when the delivery began). */
+  latestState?: () => RunState
   now: number
 }

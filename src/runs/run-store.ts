@@ -30,11 +30,20 @@ import { Outbox, type OutboxEntry } from './outbox'
 import { configForSlice, stateForSlice } from './run-config'
 import { runDependencies } from './run-deps'
 import { ProgressPump, queueProgress } from './slack-progress'
+import { STATUS_ID } from './slack-status'
+import { queueStreamText, STREAM_ID } from './slack-stream'
+import type { LiveAnswer } from './delivery-context'
+import { loadConfig } from '../config'
 import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
 import { retentionMsOrNone } from '../config/retention'
 import { exportRun } from './run-export'
 import { RunStorage } from './storage'
-import { queueDecisions, queueTransitionEffects, recordEvents } from './transition-effects'
+import {
+  queueDecisions,
+  queueSlackExtras,
+  queueTransitionEffects,
+  recordEvents,
+} from './transition-effects'
 import type {
   DecideResponse,
   DeleteAnswer,
@@ -65,6 +74,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #hub: EventHub
   readonly #deltas: LiveDeltas
   readonly #progress: ProgressPump
+  readonly #streamPump: ProgressPump
+  readonly #statusPump: ProgressPump
+  /** The native reply being written, streamed into the run's Slack thread. */
+  #liveAnswer: LiveAnswer | undefined
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
   readonly #mcpSessions = new McpSessions()
   #state: RunState | undefined
@@ -95,6 +108,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       () => this.#hub.size > 0,
     )
     this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
+    this.#streamPump = new ProgressPump(this.#outbox, (e) => this.#deliverOne(e), STREAM_ID)
+    this.#statusPump = new ProgressPump(this.#outbox, (e) => this.#deliverOne(e), STATUS_ID)
     this.#deleted = this.#storage.getValue<Tombstone>(TOMBSTONE_KEY)
     this.#deleting = this.#storage.getValue<DeleteRequest>(DELETE_REQUEST_KEY)
     this.#state = this.#deleted ? undefined : this.#storage.loadState()
@@ -227,6 +242,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       this.#storage.saveState(out.state)
       queueDecisions(this.#outbox, this.#info!, state, out.state, now)
       queueProgress(this.#outbox, state, out.state, this.#info!, now)
+      queueSlackExtras(this.#sinks(), this.#info!, state, out.state, now)
       recordEvents(this.#sinks(), this.#info!, state, out.state, now)
     })
     this.#state = out.state
@@ -360,7 +376,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     let state = stateForSlice(this.#state!, cancel, config)
     this.#running = true
     this.#abort = new AbortController()
-    this.#progress.start(!!this.#info?.slack)
+    const slack = !!this.#info?.slack
+    this.#progress.start(slack)
+    this.#streamPump.start(slack && this.#slackSettings().stream)
+    this.#statusPump.start(slack && this.#slackSettings().assistant)
     try {
       const { mcpServers } = config
       const asked = this.#info?.mcpTools
@@ -378,8 +397,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       const deps: Deps = {
         ...this.#dependencies(state),
         signal: this.#abort.signal,
-        onModelText: (step, protocol, delta) =>
-          this.#deltas.push(protocol === 'native' ? 'answer_delta' : 'thought_delta', step, delta),
+        onModelText: (step, protocol, delta) => {
+          this.#deltas.push(protocol === 'native' ? 'answer_delta' : 'thought_delta', step, delta)
+          if (protocol === 'native') this.#streamAnswer(step, delta)
+        },
       }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
@@ -397,6 +418,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     } finally {
       this.#deltas.flush()
       await this.#progress.stop()
+      await this.#streamPump.stop()
+      await this.#statusPump.stop()
       await this.#mcpSessions.close()
       this.#running = false
       this.#abort = undefined
@@ -416,11 +439,34 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#deltas.flush()
     this.#hub.publish()
     this.#progress.poke()
+    this.#streamPump.poke()
+    this.#statusPump.poke()
     logTransition(this.env, event, next)
   }
 
   #sinks() {
-    return { outbox: this.#outbox, events: this.#events }
+    const assistant = !!this.#info?.slack && this.#slackSettings().assistant
+    return { outbox: this.#outbox, events: this.#events, assistant }
+  }
+
+  /** SLACK_STREAM and SLACK_ASSISTANT; off while the settings do not load (the slice says why). */
+  #slackSettings(): { stream: boolean; assistant: boolean } {
+    try {
+      return loadConfig(this.env).slack
+    } catch {
+      return { stream: false, assistant: false }
+    }
+  }
+
+  /** A piece of a native reply: kept for the Slack stream, which is sent at most once a gap. */
+  #streamAnswer(step: number, delta: string): void {
+    if (!this.#info?.slack || !this.#slackSettings().stream) return
+    const live = this.#liveAnswer
+    this.#liveAnswer =
+      live?.step === step ? { step, text: live.text + delta } : { step, text: delta }
+    if (!this.#liveAnswer.text.trim() && !this.#outbox.get(STREAM_ID)) return
+    queueStreamText(this.#outbox, Date.now())
+    this.#streamPump.poke()
   }
 
   async #deliverDue(): Promise<void> {
@@ -443,6 +489,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       runIndex: this.env.RUN_INDEX,
       slackThreads: this.env.SLACK_THREADS,
       skippedTools: skippedMcpTools(this.#storage),
+      liveAnswer: () => this.#liveAnswer,
+      latestState: () => this.#state!,
       now: Date.now(),
     })
   }

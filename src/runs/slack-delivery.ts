@@ -12,6 +12,8 @@ import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
 import { findCall } from '../kernel/calls'
 import { updateProgress } from './slack-progress'
+import { deliverStatus } from './slack-status'
+import { answerStreamed, deliverStream, streamOpen } from './slack-stream'
 import { SLACK_THREAD_ID, slackThreadStub } from './slack-thread'
 
 /** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
@@ -33,14 +35,28 @@ export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Pr
   // No in-client retries: the outbox retries with backoff so the alarm never sleeps on Slack.
   // A bounded wait per call: deliveries run in the run's alarm, and a hung Slack must never
   // hold the run.
+  const settings = loadConfig(ctx.env).slack
   const client = new SlackClient({
     token,
-    baseUrl: loadConfig(ctx.env).slack.apiUrl,
+    baseUrl: settings.apiUrl,
     maxRetries: 0,
     timeoutMs: SLACK_CALL_TIMEOUT_MS,
   })
   // A SlackApiError is a DeliveryError: the outbox reads its `retryable` and `retryAfterMs`.
-  return send(entry, ctx, client, origin.channel, threadOf(ctx))
+  const thread = threadOf(ctx)
+  if (entry.kind === 'slack.stream') {
+    if (!settings.stream) return { unavailable: 'SLACK_STREAM=off' }
+    waitForThread(ctx, thread)
+    if (!thread) return { skipped: 'no thread to stream into' }
+    return deliverStream(ctx, client, { channel: origin.channel, thread, apiUrl: settings.apiUrl })
+  }
+  if (entry.kind === 'slack.status') {
+    if (!settings.assistant) return { skipped: 'SLACK_ASSISTANT is not set' }
+    waitForThread(ctx, thread)
+    if (!thread) return { skipped: 'no thread for a status' }
+    return deliverStatus(ctx, client, { channel: origin.channel, thread })
+  }
+  return send(entry, ctx, client, origin.channel, thread)
 }
 
 async function send(
@@ -117,6 +133,10 @@ async function send(
     }
     case 'slack.final': {
       waitForThread(ctx, thread)
+      const stream = ctx.outbox.get('slack.stream')
+      if (stream?.status === 'pending' && streamOpen(ctx))
+        waitFor(ctx, stream, 'the streamed answer')
+      if (state.result?.ok && answerStreamed(ctx)) return { streamed: true }
       const r = state.result
       const text = runFinishedText({
         ok: r?.ok ?? false,

@@ -98,6 +98,8 @@ export class ProgressPump {
   constructor(
     private readonly outbox: Outbox,
     private readonly send: (entry: OutboxEntry) => Promise<void>,
+    /** The coalesced entry this pump sends (the answer stream and thread status use one too). */
+    private readonly id = PROGRESS_ID,
   ) {}
 
   /** A slice begins: pokes may send (only for a run that reports to Slack). */
@@ -107,7 +109,7 @@ export class ProgressPump {
 
   poke(): void {
     if (!this.#active || this.#inFlight) return
-    const entry = this.outbox.get(PROGRESS_ID)
+    const entry = this.outbox.get(this.id)
     if (!entry || entry.status !== 'pending') return
     const wait = entry.nextAt - Date.now()
     if (wait > 0) {
@@ -120,7 +122,7 @@ export class ProgressPump {
     this.#clearTimer()
     this.#inFlight = this.send(entry).finally(() => {
       this.#inFlight = undefined
-      // A change saved while this one was in flight is due PROGRESS_GAP_MS after it.
+      // A change saved while this one was in flight is due a gap after it.
       this.poke()
     })
   }

@@ -5,12 +5,16 @@ import { eventsBetween } from './events'
 import type { Outbox } from './outbox'
 import { changesIndex } from './run-index-entry'
 import { queueProgress } from './slack-progress'
+import { queueStatus } from './slack-status'
+import { queueStreamEnd } from './slack-stream'
 import type { RunInfo } from './types'
 
 /** Where a saved change of the run writes what it causes (inside the change's transaction). */
 export interface EffectSinks {
   outbox: Outbox
   events: EventLog
+  /** The app is a Slack assistant app (SLACK_ASSISTANT): its threads get a status. */
+  assistant?: boolean
 }
 
 /**
@@ -37,7 +41,21 @@ export function queueTransitionEffects(
     if (info.slack) outbox.enqueue('slack.final', 'slack.final', {}, now)
   }
   queueProgress(outbox, prev, next, info, now)
+  queueSlackExtras(sinks, info, prev, next, now)
   recordEvents(sinks, info, prev, next, now)
+}
+
+/** The answer stream's end and the assistant thread status, for a run that reports to Slack. */
+export function queueSlackExtras(
+  sinks: EffectSinks,
+  info: RunInfo,
+  prev: RunState | undefined,
+  next: RunState,
+  now: number,
+): void {
+  if (!info.slack) return
+  queueStreamEnd(sinks.outbox, prev, next, now)
+  if (sinks.assistant) queueStatus(sinks.outbox, prev, next, now)
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * A small client for the three Slack Web API methods edgeloop uses. fetch is called late (the
+ * A small client for the Slack Web API methods edgeloop uses. fetch is called late (the
  * outbound fake replaces it in tests); rate limits and server errors are retried with a bound.
  */
 import * as z from 'zod/mini'
@@ -40,6 +40,34 @@ export interface PostEphemeralInput {
   thread_ts?: string
 }
 
+export interface StartStreamInput {
+  channel: string
+  thread_ts: string
+  markdown_text?: string
+  /** Required by Slack when streaming to a channel (not a DM). */
+  recipient_team_id?: string
+  recipient_user_id?: string
+}
+
+export interface AppendStreamInput {
+  channel: string
+  ts: string
+  markdown_text: string
+}
+
+export interface StopStreamInput {
+  channel: string
+  ts: string
+  markdown_text?: string
+}
+
+export interface SetStatusInput {
+  channel_id: string
+  thread_ts: string
+  /** What the app is doing ("is thinking…"); empty clears it. */
+  status: string
+}
+
 const PostMessageResult = z.looseObject({
   ok: z.literal(true),
   channel: z.string(),
@@ -47,6 +75,8 @@ const PostMessageResult = z.looseObject({
 })
 const UpdateResult = z.looseObject({ ok: z.literal(true), channel: z.string(), ts: z.string() })
 const PostEphemeralResult = z.looseObject({ ok: z.literal(true), message_ts: z.string() })
+const StreamResult = z.looseObject({ ok: z.literal(true), channel: z.string(), ts: z.string() })
+const OkResult = z.looseObject({ ok: z.literal(true) })
 const SlackReply = z.looseObject({ ok: z.boolean(), error: z.optional(z.string()) })
 
 // Slack codes that describe Slack's state, not our request: worth trying again later.
@@ -96,6 +126,26 @@ export class SlackClient {
   /** `chat.postEphemeral`: a message only `user` sees. */
   async postEphemeral(input: PostEphemeralInput): Promise<z.infer<typeof PostEphemeralResult>> {
     return this.#call('chat.postEphemeral', input, PostEphemeralResult)
+  }
+
+  /** `chat.startStream`: a message in a thread whose text is then appended to. */
+  async startStream(input: StartStreamInput): Promise<z.infer<typeof StreamResult>> {
+    return this.#call('chat.startStream', input, StreamResult)
+  }
+
+  /** `chat.appendStream`: more text for a streaming message. */
+  async appendStream(input: AppendStreamInput): Promise<z.infer<typeof OkResult>> {
+    return this.#call('chat.appendStream', input, OkResult)
+  }
+
+  /** `chat.stopStream`: the streaming message is finished (with its last text, if any). */
+  async stopStream(input: StopStreamInput): Promise<z.infer<typeof OkResult>> {
+    return this.#call('chat.stopStream', input, OkResult)
+  }
+
+  /** `assistant.threads.setStatus`: what an assistant app is doing in a thread. */
+  async setStatus(input: SetStatusInput): Promise<z.infer<typeof OkResult>> {
+    return this.#call('assistant.threads.setStatus', input, OkResult)
   }
 
   async #call<S extends z.ZodMiniType>(

@@ -1,6 +1,7 @@
 /**
- * A strict fake of the Slack Web API (`chat.postMessage`, `chat.update`, `chat.postEphemeral`)
- * for `new Outbound().on('slack.test', fakeSlack.handler)`, plus builders for SIGNED inbound
+ * A strict fake of the Slack Web API (`chat.postMessage`, `chat.update`, `chat.postEphemeral`,
+ * the streaming `chat.startStream` / `chat.appendStream` / `chat.stopStream`, and
+ * `assistant.threads.setStatus`) for `new Outbound().on('slack.test', fakeSlack.handler)`, plus builders for SIGNED inbound
  * Slack requests (slash commands, events, interactions) as Slack would send them.
  */
 import type { FakeHandler } from './outbound'
@@ -19,6 +20,14 @@ export interface FakeSlackMessage {
   thread_ts?: string
   /** How many times `chat.update` replaced it. */
   updates: number
+  /** A `chat.startStream` message: true until `chat.stopStream`. */
+  streaming?: boolean
+}
+
+export interface FakeThreadStatus {
+  channel_id: string
+  thread_ts: string
+  status: string
 }
 
 export interface FakeEphemeral {
@@ -40,7 +49,14 @@ export interface FakeSlackCall {
 
 type Json = Record<string, unknown>
 
-const METHODS = ['chat.postMessage', 'chat.update', 'chat.postEphemeral'] as const
+const STREAM_METHODS = ['chat.startStream', 'chat.appendStream', 'chat.stopStream'] as const
+const METHODS = [
+  'chat.postMessage',
+  'chat.update',
+  'chat.postEphemeral',
+  ...STREAM_METHODS,
+  'assistant.threads.setStatus',
+] as const
 type Method = (typeof METHODS)[number]
 
 export class FakeSlack {
@@ -50,6 +66,15 @@ export class FakeSlack {
   readonly #messages = new Map<string, FakeSlackMessage[]>()
   readonly #ephemerals: FakeEphemeral[] = []
   readonly #failures = new Map<string, SlackFailure[]>()
+  /** Every `assistant.threads.setStatus` Slack accepted, in order. */
+  readonly statuses: FakeThreadStatus[] = []
+  /**
+   * false: a workspace without the streaming API, which answers `unknown_method` to the
+   * `chat.*Stream` methods (as Slack does for a method it does not have).
+   */
+  streamingAvailable = true
+  /** Methods called that this fake does not speak: a test fails on any (harness restore). */
+  readonly unknownMethods: string[] = []
   #nextTs = 1
 
   /** `channels`, when given, are the only ones the bot is in; others get `channel_not_found`. */
@@ -96,7 +121,12 @@ export class FakeSlack {
         ? new Response(response, { status, headers })
         : Response.json(response, { status, headers })
     }
-    if (!(METHODS as readonly string[]).includes(method)) {
+    const streamMethod = (STREAM_METHODS as readonly string[]).includes(method)
+    if (
+      !(METHODS as readonly string[]).includes(method) ||
+      (streamMethod && !this.streamingAvailable)
+    ) {
+      if (!streamMethod) this.unknownMethods.push(method)
       return reply(200, { ok: false, error: 'unknown_method' })
     }
     if (req.method !== 'POST') return reply(405, 'method not allowed')
@@ -137,7 +167,7 @@ export class FakeSlack {
 
     const problem = this.#checkArguments(method as Method, body)
     if (problem) return reply(200, { ok: false, error: problem })
-    const channel = body.channel as string
+    const channel = (body.channel ?? body.channel_id) as string
     if (this.#channels && !this.#channels.has(channel)) {
       return reply(200, { ok: false, error: 'channel_not_found' })
     }
@@ -181,13 +211,58 @@ export class FakeSlack {
         this.#ephemerals.push(ephemeral)
         return reply(200, { ok: true, message_ts: ephemeral.message_ts, ...warning })
       }
+      case 'chat.startStream': {
+        const message: FakeSlackMessage = {
+          channel,
+          ts: this.#ts(),
+          text: (body.markdown_text as string | undefined) ?? '',
+          thread_ts: body.thread_ts as string,
+          updates: 0,
+          streaming: true,
+        }
+        this.#messages.set(channel, [...this.messages(channel), message])
+        return reply(200, { ok: true, channel, ts: message.ts, ...warning })
+      }
+      case 'chat.appendStream':
+      case 'chat.stopStream': {
+        const message = this.messages(channel).find((m) => m.ts === body.ts)
+        if (!message) return reply(200, { ok: false, error: 'message_not_found' })
+        if (!message.streaming)
+          return reply(200, { ok: false, error: 'message_not_in_streaming_state' })
+        message.text = (message.text ?? '') + ((body.markdown_text as string | undefined) ?? '')
+        if (method === 'chat.stopStream') message.streaming = false
+        return reply(200, { ok: true, channel, ts: message.ts, ...warning })
+      }
+      case 'assistant.threads.setStatus': {
+        this.statuses.push({
+          channel_id: channel,
+          thread_ts: body.thread_ts as string,
+          status: body.status as string,
+        })
+        return reply(200, { ok: true, ...warning })
+      }
     }
+  }
+
+  /** The text each stream call carried, in order, for the stream message `ts`. */
+  streamCalls(ts?: string): FakeSlackCall[] {
+    return this.calls.filter(
+      (c) =>
+        (STREAM_METHODS as readonly string[]).includes(c.method) &&
+        (c.response as Json)?.ok === true &&
+        (ts === undefined || (c.response as Json).ts === ts),
+    )
   }
 
   #checkArguments(method: Method, body: Json): string | undefined {
     const isId = (v: unknown) => typeof v === 'string' && v.length > 0
     const optionalString = (v: unknown) => v === undefined || typeof v === 'string'
+    if (method === 'assistant.threads.setStatus') {
+      const ok = isId(body.channel_id) && isId(body.thread_ts) && typeof body.status === 'string'
+      return ok ? undefined : 'invalid_arguments'
+    }
     if (!isId(body.channel)) return 'invalid_arguments'
+    if ((STREAM_METHODS as readonly string[]).includes(method)) return streamProblem(method, body)
     if (method === 'chat.update' && !isId(body.ts)) return 'invalid_arguments'
     if (method === 'chat.postEphemeral' && !isId(body.user)) return 'invalid_arguments'
     if (!optionalString(body.text) || !optionalString(body.thread_ts)) return 'invalid_arguments'
@@ -200,6 +275,25 @@ export class FakeSlack {
   #ts(): string {
     return `1700000000.${String(this.#nextTs++).padStart(6, '0')}`
   }
+}
+
+/** What Slack refuses in a streaming call: no thread, no reader in a channel, no text. */
+function streamProblem(method: string, body: Json): string | undefined {
+  const isId = (v: unknown) => typeof v === 'string' && v.length > 0
+  const text = body.markdown_text
+  if (text !== undefined && (typeof text !== 'string' || text.length > 12_000))
+    return 'invalid_arguments'
+  if (method === 'chat.startStream') {
+    if (!isId(body.thread_ts)) return 'invalid_arguments'
+    // Streaming into a channel (not a DM) names who reads it.
+    const dm = String(body.channel).startsWith('D')
+    if (!dm && (!isId(body.recipient_team_id) || !isId(body.recipient_user_id)))
+      return 'invalid_arguments'
+    return undefined
+  }
+  if (!isId(body.ts)) return 'invalid_arguments'
+  if (method === 'chat.appendStream' && !isId(text)) return 'invalid_arguments'
+  return undefined
 }
 
 /** The Block Kit limits Slack enforces that our messages could plausibly hit. */

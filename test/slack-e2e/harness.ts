@@ -101,6 +101,7 @@ export class SlackWorld {
   restore(): void {
     this.#clock.mockRestore()
     verifyFakes(this.outbound, this.model)
+    expect(this.slack.unknownMethods, 'Slack methods the fake does not speak').toEqual([])
   }
 
   /** Moves the Worker's clock forward (what waiting would do). */
