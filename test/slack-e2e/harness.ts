@@ -68,6 +68,11 @@ export class SlackWorld {
   readonly outbound: Outbound
   /** How far the Worker's clock moves while the model answers a request. */
   modelLatencyMs = 0
+  /**
+   * A streamed model reply arrives one SSE event at a time: each after `realMs`, moving the
+   * Worker's clock by `clockMs` (a model that writes for a while). Undefined: all at once.
+   */
+  modelWrites: { realMs: number; clockMs: number } | undefined
   /** Called as the model receives its nth request (from 1), before it answers. */
   onModelRequest: ((n: number) => void) | undefined
   #modelRequests = 0
@@ -79,11 +84,11 @@ export class SlackWorld {
     this.#clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + this.#offset)
     this.outbound = new Outbound()
       .on('slack.test', this.slack.handler)
-      .on('api.openai.test', (req) => {
+      .on('api.openai.test', async (req) => {
         // The model "takes" modelLatencyMs of the Worker's clock to answer.
         this.advance(this.modelLatencyMs)
         this.onModelRequest?.(++this.#modelRequests)
-        return this.model.handler(req)
+        return this.#slowly(await this.model.handler(req))
       })
       .on(RECEIVER_HOST, async (req) => {
         this.received.push({
@@ -102,6 +107,27 @@ export class SlackWorld {
     this.#clock.mockRestore()
     verifyFakes(this.outbound, this.model)
     expect(this.slack.unknownMethods, 'Slack methods the fake does not speak').toEqual([])
+  }
+
+  /** The response as it is, or, with `modelWrites`, its SSE events one by one over time. */
+  #slowly(res: Response): Response {
+    const pace = this.modelWrites
+    const sse = res.headers.get('content-type')?.startsWith('text/event-stream')
+    if (!pace || !sse || !res.body) return res
+    const body = res.body
+    const encoder = new TextEncoder()
+    const stream = new ReadableStream<Uint8Array>({
+      start: async (controller) => {
+        const text = await new Response(body).text()
+        for (const event of text.split(/(?<=\n\n)/)) {
+          await new Promise((resolve) => setTimeout(resolve, pace.realMs))
+          this.advance(pace.clockMs)
+          controller.enqueue(encoder.encode(event))
+        }
+        controller.close()
+      },
+    })
+    return new Response(stream, { status: res.status, headers: res.headers })
   }
 
   /** Moves the Worker's clock forward (what waiting would do). */
