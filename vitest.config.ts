@@ -82,7 +82,29 @@ export default defineConfig({
           testTimeout: 30_000,
           name: 'edgeloop',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/demo/**', 'test/node/**', 'test/mcp/**'],
+          exclude: ['test/demo/**', 'test/node/**', 'test/mcp/**', 'test/slack-streaming/**'],
+        },
+      },
+      {
+        // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                SLACK_STREAM: 'auto',
+                SLACK_ASSISTANT: 'true',
+              },
+            },
+          }),
+        ],
+        test: {
+          testTimeout: 30_000,
+          name: 'slack-streaming',
+          include: ['test/slack-streaming/**/*.test.ts'],
         },
       },
       {

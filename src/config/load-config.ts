@@ -72,7 +72,7 @@ const SERVICE_SETTINGS = {
     integer: true,
     fallback: 60,
   }),
-  SLACK_STREAM: setting.oneOf(['auto', 'off'], 'auto'),
+  SLACK_STREAM: setting.oneOf(['auto', 'off'], 'off'),
   SLACK_ASSISTANT: setting.flag(),
   // Read by runs/log.ts on every line; checked here so a typo is reported like any setting.
   LOG_LEVEL: setting.oneOf(LOG_LEVELS, 'info'),

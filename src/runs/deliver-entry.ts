@@ -16,7 +16,8 @@ export async function deliverEntry(entry: OutboxEntry, ctx: DeliveryContext): Pr
   try {
     const result = await deliver(entry, ctx)
     outbox.delivered(entry.id, Date.now(), result)
-    if (entry.id === PROGRESS_ID) requeueStaleProgress(outbox, ctx.state, Date.now())
+    if (entry.id === PROGRESS_ID)
+      requeueStaleProgress(outbox, ctx.latestState?.() ?? ctx.state, Date.now())
     if (entry.id === STATUS_ID) requeueStaleStatus(ctx, Date.now())
     if (entry.id === STREAM_ID) requeueStream(ctx, Date.now())
     logEvent(env, 'delivered', { runId, delivery: entry.id, attempts: entry.attempts + 1 })

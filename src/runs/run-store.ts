@@ -143,6 +143,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       // A thread that starts with our first message: replies there continue this run.
       if (info.slack && !info.slack.threadTs)
         this.#outbox.enqueue(SLACK_THREAD_ID, SLACK_THREAD_ID, {}, now)
+      this.#info = info
+      // An assistant thread says at once that the run is thinking.
+      queueSlackExtras(this.#sinks(), info, undefined, state, now)
       recordEvents(this.#sinks(), info, undefined, state, now)
     })
     this.#state = state

@@ -46,7 +46,9 @@ export function queueStatus(
 /** After a delivery: a change saved while it was in flight is queued now. */
 export function requeueStaleStatus(ctx: DeliveryContext, now: number): void {
   const sent = (ctx.outbox.get(STATUS_ID)?.result as { status?: string } | undefined)?.status
-  if (sent === undefined || sent === threadStatus(ctx.state)) return
+  // The run as it is now: it may have moved on while the call was in flight.
+  const state = ctx.latestState?.() ?? ctx.state
+  if (sent === undefined || sent === threadStatus(state)) return
   ctx.outbox.rearm(STATUS_ID, STATUS_ID, {}, now, STATUS_GAP_MS)
 }
 

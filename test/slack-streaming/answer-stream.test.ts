@@ -3,7 +3,7 @@ import { exports } from 'cloudflare:workers'
 import { reply } from '../fakes/fake-openai'
 import type { FakeSlackCall } from '../fakes/fake-slack'
 import { readSse } from '../events/sse'
-import { BASE, CHANNEL, REQUESTER, SlackWorld } from './harness'
+import { BASE, CHANNEL, REQUESTER, SlackWorld } from '../slack-e2e/harness'
 
 const worker = (exports as unknown as { default: Fetcher }).default
 
