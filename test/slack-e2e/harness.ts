@@ -279,6 +279,16 @@ export class SlackWorld {
     return true
   }
 
+  /** Drives the run's alarms (moving the clock) until no delivery is pending. */
+  async deliverAll(runId: string, maxAlarms = 40): Promise<RunView> {
+    for (let i = 0; i < maxAlarms; i++) {
+      const view = await this.view(runId)
+      if (!view.deliveries.some((d) => d.status === 'pending')) return view
+      await this.nextAlarm(runId)
+    }
+    throw new Error(`run ${runId} still has pending deliveries after ${maxAlarms} alarms`)
+  }
+
   /** `GET /v1/runs/:id` with the API token, as sent back. */
   async getRun(runId: string): Promise<Response> {
     return worker.fetch(`${BASE}/v1/runs/${runId}`, {

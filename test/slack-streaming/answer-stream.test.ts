@@ -21,16 +21,6 @@ afterEach(() => world.restore())
 const ANSWER =
   'The gateway pool is exhausted: raise the pool size to 64 and restart the pods one by one.'
 
-/** Drives the run's alarms (moving the clock) until no delivery is pending. */
-async function deliverAll(runId: string, maxAlarms = 40) {
-  for (let i = 0; i < maxAlarms; i++) {
-    const view = await world.view(runId)
-    if (!view.deliveries.some((d) => d.status === 'pending')) return view
-    await world.nextAlarm(runId)
-  }
-  throw new Error(`run ${runId} still has pending deliveries after ${maxAlarms} alarms`)
-}
-
 function streamCalls(): FakeSlackCall[] {
   return world.slack.calls.filter(
     (c) => c.method.startsWith('chat.') && c.method.endsWith('Stream'),
@@ -72,7 +62,7 @@ describe('the answer streams into the thread', () => {
     script()
     const { runId } = await world.command('why is the gateway slow?')
     await world.settle(runId)
-    const view = await deliverAll(runId)
+    const view = await world.deliverAll(runId)
     expect(view.status).toBe('succeeded')
 
     const calls = streamCalls()
@@ -113,7 +103,7 @@ describe('the answer streams into the thread', () => {
     // A workspace of its own: what this isolate learns of it must not touch the other tests.
     const { runId } = await world.command('why is the gateway slow?', { team_id: 'T0NOSTREAM' })
     await world.settle(runId)
-    const view = await deliverAll(runId)
+    const view = await world.deliverAll(runId)
     expect(view.status).toBe('succeeded')
     const tried = streamCalls()
     expect(tried.map((c) => [c.method, (c.response as { error?: string }).error])).toEqual([
@@ -127,7 +117,7 @@ describe('the answer streams into the thread', () => {
     script()
     const again = await world.command('and the api?', { team_id: 'T0NOSTREAM' })
     await world.settle(again.runId)
-    expect((await deliverAll(again.runId)).status).toBe('succeeded')
+    expect((await world.deliverAll(again.runId)).status).toBe('succeeded')
     expect(streamCalls()).toHaveLength(1)
     expect(world.messages().at(-1)!.text).toContain(ANSWER.slice(0, 40))
   })
@@ -145,7 +135,7 @@ describe('the answer streams into the thread', () => {
     const limited = world.slack.calls.find((c) => c.status === 429)
     expect(limited?.method).toBe('chat.appendStream')
 
-    const view = await deliverAll(runId)
+    const view = await world.deliverAll(runId)
     const calls = streamCalls().filter((c) => (c.response as { ok: boolean }).ok)
     expect(calls.at(-1)!.method).toBe('chat.stopStream')
     expect(calls.map((c) => (c.body?.markdown_text as string | undefined) ?? '').join('')).toBe(
@@ -158,14 +148,14 @@ describe('the answer streams into the thread', () => {
     script()
     const streamedRun = await world.command('why is the gateway slow?')
     await world.settle(streamedRun.runId)
-    await deliverAll(streamedRun.runId)
+    await world.deliverAll(streamedRun.runId)
     expect(streamCalls().length).toBeGreaterThan(0)
 
     world.slack.streamingAvailable = false
     script()
     const posted = await world.command('why is the gateway slow?', { team_id: 'T0NOSTREAM2' })
     await world.settle(posted.runId)
-    await deliverAll(posted.runId)
+    await world.deliverAll(posted.runId)
 
     const a = await storedRecord(streamedRun.runId)
     const b = await storedRecord(posted.runId)

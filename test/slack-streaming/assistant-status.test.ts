@@ -12,15 +12,6 @@ beforeEach(() => {
 })
 afterEach(() => world.restore())
 
-async function deliverAll(runId: string, maxAlarms = 40) {
-  for (let i = 0; i < maxAlarms; i++) {
-    const view = await world.view(runId)
-    if (!view.deliveries.some((d) => d.status === 'pending')) return view
-    await world.nextAlarm(runId)
-  }
-  throw new Error(`run ${runId} still has pending deliveries after ${maxAlarms} alarms`)
-}
-
 describe('the assistant thread status', () => {
   it('says what the run does while it works and is cleared when it ends', async () => {
     world.modelLatencyMs = 1_500
@@ -30,7 +21,7 @@ describe('the assistant thread status', () => {
     )
     const { runId } = await world.command('why is the gateway slow?')
     await world.settle(runId)
-    const view = await deliverAll(runId)
+    const view = await world.deliverAll(runId)
     expect(view.status).toBe('succeeded')
 
     const [first] = world.messages()
@@ -55,7 +46,7 @@ describe('the assistant thread status', () => {
     const { runId } = await world.command('is the gateway fine?')
     await world.settle(runId)
     expect((await world.view(runId)).status).toBe('succeeded')
-    await deliverAll(runId)
+    await world.deliverAll(runId)
     const refused = world.slack.calls.filter((c) => c.status === 503)
     expect(refused.map((c) => c.method)).toEqual(['assistant.threads.setStatus'])
     // The "thinking" status never got through, so there is nothing left to clear either.
