@@ -20,6 +20,7 @@ import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
+import { requireLongSecrets } from './secrets'
 
 /** Everything the service reads from its environment, validated once. */
 export interface ServiceConfig {
@@ -165,6 +166,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     )
   }
   requireModelKey(model)
+  requireLongSecrets(env)
   return {
     policy,
     enabledTools: tools.map((t) => t.name),

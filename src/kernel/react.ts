@@ -26,6 +26,11 @@ export interface ReactOptions {
   now?: () => number
   signal?: AbortSignal
   pricing?: Pricing
+  /**
+   * Takes secrets out of observations, tool errors and replies before the run records them,
+   * e.g. `createRedactor([process.env.MY_API_KEY])`.
+   */
+  redact?: (text: string) => string
   /** Called after every transition (for logs or checkpoints). */
   onState?: (state: RunState) => void
 }
@@ -66,6 +71,7 @@ export async function react(
     ...(options.now ? { now: options.now } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.pricing ? { pricing: options.pricing } : {}),
+    ...(options.redact ? { redact: options.redact } : {}),
   }
   const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
   const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))

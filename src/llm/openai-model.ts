@@ -14,7 +14,7 @@ import type {
   NativeToolCall,
 } from '../kernel/model'
 import { describeFailure, isToolsUnsupported, type ProviderFailure } from './provider-failure'
-import { redactSecrets } from './redact'
+import { createRedactor, type Redactor } from '../security/redactor'
 import { clientRetries, clientWaitMs } from './retry-policy'
 
 export interface OpenAIModelOptions {
@@ -54,6 +54,8 @@ interface CallBudget {
 export class OpenAIModel implements Model {
   readonly name: string
   readonly #options: OpenAIModelOptions
+  /** Its own key and key-shaped strings out of every error it makes. */
+  #redact: Redactor | undefined
 
   constructor(options: OpenAIModelOptions) {
     this.#options = options
@@ -210,7 +212,8 @@ export class OpenAIModel implements Model {
     const tries = attempts > 1 ? `, after ${attempts} attempts` : ''
     const text = `model call to ${this.name} failed${tries}: ${message}`
     // No `cause`: provider errors may echo the API key, and only this message is redacted.
-    return new ModelError(redactSecrets(text, this.#options.apiKey), options)
+    this.#redact ??= createRedactor(this.#options.apiKey ? [this.#options.apiKey] : [])
+    return new ModelError(this.#redact(text), options)
   }
 }
 

@@ -38,7 +38,7 @@ export const LAYERS: Record<string, Layer> = {
     imports: ['kernel', 'llm', 'tools', 'slack', 'security', 'settings', 'errors', 'env-vars'],
     packages: [],
   },
-  llm: { imports: ['kernel', 'validation', 'errors'], packages: ['openai', 'zod'] },
+  llm: { imports: ['kernel', 'security', 'validation', 'errors'], packages: ['openai', 'zod'] },
   tools: {
     imports: ['kernel', 'settings', 'errors'],
     packages: ['zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema'],
