@@ -4,16 +4,19 @@ import type { ToolRegistry } from './registry'
 import type { RunState, Step } from './state'
 import { elisionSaving, FRAMING, messageTokens, stepMessages } from './step-messages'
 import { approxTokens } from './tokens'
+import { TOOL_OUTPUT_RULE } from './tool-output'
 
 const NATIVE_SYSTEM =
   'You are an agent that solves the task step by step. Think briefly, then call tools to gather ' +
   'facts; never invent observations. Tools marked as side effects need a person to approve each ' +
-  'call. When you have the answer, reply with the final answer as plain text and no tool call.'
+  'call. When you have the answer, reply with the final answer as plain text and no tool call. ' +
+  TOOL_OUTPUT_RULE
 
 const TEXT_SYSTEM_HEAD =
   'You are an agent that solves the task step by step. Each reply is one step: a short thought ' +
   'and exactly one action. Never invent observations: they come back to you after each action. ' +
-  'Tools marked as side effects need a person to approve each call.'
+  'Tools marked as side effects need a person to approve each call. ' +
+  TOOL_OUTPUT_RULE
 
 // Built once per registry: the tool block is the same for every step of every run using it.
 const systemCache = new WeakMap<ToolRegistry, { text: string; native: string }>()

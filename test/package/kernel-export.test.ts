@@ -24,7 +24,8 @@ class TwoTurnModel implements Model {
     }
     const last = request.messages[request.messages.length - 1]!
     return {
-      text: `The sum is ${JSON.parse(String(last.content)).sum}.`,
+      // The tool's JSON, inside the frame every observation reaches the model in.
+      text: `The sum is ${JSON.parse(/\n(.*)\n/.exec(String(last.content))![1]!).sum}.`,
       finishReason: 'stop' as const,
     }
   }
