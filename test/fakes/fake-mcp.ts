@@ -9,6 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
 import * as z from 'zod'
+import type { FakeHandler } from './outbound'
 
 export const FAKE_MCP_HOST = 'mcp.test'
 export const FAKE_MCP_TOKEN = 'docs-mcp-token-0123'
@@ -277,4 +278,17 @@ export class FakeMcp {
 
 function jsonRpcError(status: number, code: number, message: string): Response {
   return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status })
+}
+
+/**
+ * The hosts of the MCP project's two servers (vitest.config.ts): a fresh FakeMcp as "docs", given
+ * to `use`, and "down", which answers 503 to everything.
+ */
+export function mcpTestHosts(use: (mcp: FakeMcp) => void): Record<string, FakeHandler> {
+  const mcp = new FakeMcp()
+  use(mcp)
+  return {
+    [FAKE_MCP_HOST]: mcp.handler,
+    'down.test': () => new Response('upstream connect error', { status: 503 }),
+  }
 }
