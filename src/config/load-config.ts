@@ -20,6 +20,7 @@ import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
+import { resolveAgents, type Agent } from './agents'
 
 /** Everything the service reads from its environment, validated once. */
 export interface ServiceConfig {
@@ -36,6 +37,8 @@ export interface ServiceConfig {
   defaultBudget: Budget
   slice: EdgeSlice
   model: ModelConfig
+  /** The agents runs may name (ENABLED_AGENTS), checked against the settings above. */
+  agents: Agent[]
   /** Hosts a run's callback_url may point to; empty = any public https host. */
   callbackAllowlist: string[]
   /** Tokens, who decides Slack runs, the compiled callback allowlist. */
@@ -63,6 +66,7 @@ const SERVICE_SETTINGS = {
   CONFIRM_POLICY: setting.oneOf(CONFIRM_MODES, 'ask'),
   CONFIRM_ALLOWLIST: setting.list(),
   ENABLED_TOOLS: setting.list(),
+  ENABLED_AGENTS: setting.list(),
   MAX_STEPS: setting.number({ min: 1, max: 1000, integer: true, fallback: 50 }),
   MAX_SECONDS: setting.number({ min: 1, max: 86_400, integer: true, fallback: 900 }),
   MAX_PROMPT_TOKENS: setting.number({ min: 1, max: 1e8, integer: true, fallback: 500_000 }),
@@ -165,11 +169,23 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     )
   }
   requireModelKey(model)
+  const mcpServers = readMcpServers(env)
+  const enabledTools = tools.map((t) => t.name)
+  // Last: an agent is checked against every other setting, once they are all valid.
+  const agents = resolveAgents(s.ENABLED_AGENTS, {
+    enabledTools,
+    mcpServers,
+    policy,
+    maxBudget,
+    defaultBudget,
+    model,
+  })
   return {
     policy,
-    enabledTools: tools.map((t) => t.name),
+    enabledTools,
     tools,
-    mcpServers: readMcpServers(env),
+    mcpServers,
+    agents,
     maxBudget,
     defaultBudget,
     slice: sliceForCpuMs(s.CPU_MS),

@@ -13,6 +13,9 @@ const iso = z.string().check(z.iso.datetime())
 const runStatus = z.enum(['running', 'awaiting_approval', 'succeeded', 'failed'])
 const phase = z.enum(['think', 'act', 'await_approval', 'done'])
 const stopReason = z.enum(STOP_REASONS)
+
+/** The agent a run started with, and the version of it the run copied (a content hash). */
+const RunAgent = z.object({ name: z.string(), version: z.string() })
 const observationKind = z.enum(OBSERVATION_KINDS)
 const stepKind = z.enum(['action', 'finish', 'format_error'])
 
@@ -91,11 +94,14 @@ export const RunResult = z.object({
   id: z.string(),
   ok: z.boolean(),
   answer: z.string(),
+  /** A finished run with an output schema: the validated answer (`answer` renders it as text). */
+  output: z.optional(z.unknown()),
   stopReason: z.nullable(stopReason),
   error: z.optional(z.string()),
   phase,
   protocol: z.enum(['text', 'native']),
   model: z.optional(z.string()),
+  agent: RunAgent,
   conversation: Conversation,
   steps: z.array(TraceStep),
   usage: Usage,
@@ -148,6 +154,7 @@ export const RunView = z.object({
       retryAt: iso,
     }),
   ),
+  agent: RunAgent,
   conversation: Conversation,
   stepCount: z.number(),
   pendingApprovals: z.array(PendingApproval),
@@ -179,6 +186,7 @@ export const RunListItem = z.object({
   stepCount: z.number(),
   requestedBy: z.string(),
   metadata: z.optional(json),
+  agent: RunAgent,
   conversation: z.object({ id: z.string(), position: z.number() }),
 })
 
@@ -253,6 +261,7 @@ export const RunEvent = z.discriminatedUnion('type', [
     z.object({
       ok: z.boolean(),
       answer: z.string(),
+      output: z.optional(z.unknown()),
       stopReason,
       error: z.optional(z.string()),
       stepCount: z.number(),
@@ -280,7 +289,15 @@ export const Misconfigured = z.object({
     code: z.literal('misconfigured'),
     message: z.string(),
     details: z.object({
-      problems: z.array(z.object({ variable: z.string(), message: z.string() })),
+      problems: z.array(
+        z.object({
+          variable: z.string(),
+          message: z.string(),
+          /** An agent's problem: the agent, and the field of its definition. */
+          agent: z.optional(z.string()),
+          field: z.optional(z.string()),
+        }),
+      ),
       warnings: z.array(z.string()),
     }),
   }),
@@ -293,10 +310,33 @@ export const RunApprovals = z.object({
   pendingApprovals: z.array(PendingApproval),
 })
 
+/** An item of `GET /v1/agents`. */
+export const AgentItem = z.object({
+  name: z.string(),
+  description: z.string(),
+  /** Built-in and MCP tool names (`<server>__*`: every tool of that server). */
+  tools: z.array(z.string()),
+  /** Null: the deployment's MODEL. */
+  model: z.nullable(z.string()),
+  /** Null: the deployment's MODEL_PROTOCOL. */
+  protocol: z.nullable(z.string()),
+  /** The final answer's JSON Schema; null: a plain text answer. */
+  outputSchema: z.nullable(z.record(z.string(), z.unknown())),
+})
+
+/** `GET /v1/agents`. */
+export const AgentList = z.object({ agents: z.array(AgentItem) })
+
+/** `GET /v1/agents/{name}`: the item and the instructions put first in its runs' prompts. */
+export const AgentDetail = z.object({ ...AgentItem.def.shape, instructions: z.string() })
+
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
 export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
 
 export type RunViewBody = z.infer<typeof RunView>
+export type AgentItemBody = z.infer<typeof AgentItem>
+export type AgentBody = z.infer<typeof AgentDetail>
+export type AgentListBody = z.infer<typeof AgentList>
 export type RunResultBody = z.infer<typeof RunResult>
 export type RunEventBody = z.infer<typeof RunEvent>
 export type RunPageBody = z.infer<typeof RunPage>

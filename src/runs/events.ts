@@ -77,6 +77,8 @@ export interface RunEventData {
   run_finished: {
     ok: boolean
     answer: string
+    /** A run with an output schema that succeeded: the validated answer. */
+    output?: unknown
     stopReason: StopReason
     error?: string
     stepCount: number
@@ -115,6 +117,7 @@ export function eventsBetween(prev: RunState | undefined, next: RunState): NewRu
       data: {
         ok: r.ok,
         answer: r.ok ? r.answer : '',
+        ...(r.ok && next.agent.output ? { output: r.output } : {}),
         stopReason: r.stopReason,
         ...(r.error ? { error: r.error } : {}),
         stepCount: next.steps.length,

@@ -2,6 +2,7 @@ import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { ConversationView, FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
+import type { AgentInput } from '../kernel/agent-schema'
 import type { ApiDelivery, ApiRunResult } from './api-result'
 
 /** Where a Slack-started run answers. */
@@ -39,6 +40,8 @@ export interface StartInput {
   requestHash?: string
   /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
   conversation?: Conversation
+  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  agent?: AgentInput
 }
 
 /** Stored beside the state: who asked and where to report. */
@@ -88,6 +91,8 @@ export interface RunView {
     since: string
     retryAt: string
   }
+  /** The agent the run started with, and the version of it the run copied. */
+  agent: { name: string; version: string }
   /** Where the run stands in its conversation: walk it by `previousRunId`. */
   conversation: ConversationView
   stepCount: number
