@@ -1,6 +1,6 @@
 /**
  * The vars and secrets of the Worker, as strings, before config parsing. Every one is documented
- * in README "Configuration". Kept apart from `Env` (which names the RunStore class) so that the
+ * in docs/configuration.md. Kept apart from `Env` (which names the RunStore class) so that the
  * config and the Durable Object can read settings without an import cycle through `runs/`.
  */
 export interface EnvVars {
@@ -46,4 +46,6 @@ export interface EnvVars {
   MAX_HISTORY_TOKENS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
+  /** Days a finished run is kept; unset keeps runs forever. */
+  RUN_RETENTION_DAYS?: string
 }

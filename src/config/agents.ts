@@ -12,6 +12,7 @@ import { jsonSchemaOf } from '../kernel/json-schema-of'
 import { outputSchemaProblems } from '../validation/output-schema'
 import { describeIssues } from '../validation/describe-issues'
 import { ConfigError } from '../errors/config-error'
+import { overMaxima } from './budget'
 import type { McpServerConfig } from '../../tools/mcp/index'
 import { isMcpToolName } from '../../tools/mcp/index'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
@@ -211,17 +212,6 @@ function resolveAgent(
   }
 }
 
-const LIMITED: (keyof Budget)[] = [
-  'maxSteps',
-  'maxSeconds',
-  'maxPromptTokens',
-  'maxCostUsd',
-  'approvalTtlSeconds',
-  'maxContextTokens',
-  'maxParallelCalls',
-  'maxHistoryTokens',
-]
-
 function checkBudget(
   budget: unknown,
   max: Budget,
@@ -233,13 +223,7 @@ function checkBudget(
     problem('budget', describeIssues(parsed.error.issues, budget).join('; '))
     return {}
   }
-  const over: string[] = []
-  for (const key of LIMITED) {
-    const value = parsed.data[key]
-    const limit = max[key]
-    if (value !== undefined && limit !== undefined && value > limit)
-      over.push(`${key} ${value} > ${limit}`)
-  }
+  const over = overMaxima(max, parsed.data as Partial<Budget>)
   if (over.length) problem('budget', `above the server maxima: ${over.join(', ')}`)
   return parsed.data as Partial<Budget>
 }

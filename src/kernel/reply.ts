@@ -49,6 +49,7 @@ export function readTextReply(
       kind: 'format_error',
       thought: parsed.thought,
       problem:
+        parsed.problem ??
         'no action could be read from your reply; a plain-text answer is not enough: finish with an "answer" that is a JSON value matching the output schema.',
       output: true,
     }
@@ -57,7 +58,9 @@ export function readTextReply(
     return {
       kind: 'format_error',
       thought: parsed.thought,
-      problem: text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.',
+      problem:
+        parsed.problem ??
+        (text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.'),
     }
   }
   if (name === FINISH && output) return finishWith(parsed.thought, args.answer, output)
@@ -83,7 +86,7 @@ export function readTextReply(
 
 /**
  * A native reply whose content is all there is: a tool call written as text (a server with no
- * tool parser for the model passes it through; issue 11 §2) is that call, marked `fromText`, and
+ * tool parser for the model passes it through) is that call, marked `fromText`, and
  * a side effect's arguments must have needed no repair, as for any side-effect call. A reply that
  * is only a call is never the final answer; other text is.
  */
@@ -94,6 +97,8 @@ function readNativeContent(
   output: Output,
 ): Reading {
   const read = readNativeText(text, registry)
+  if (read.kind === 'format_error')
+    return { kind: 'format_error', thought: '', problem: read.problem }
   if (read.kind === 'answer') return finishWith('', text, output)
   if (read.kind === 'finish') return finishWith('', read.answer, output)
   const call = newCall(`s${i}c0`, read.call.name, read.call.args)

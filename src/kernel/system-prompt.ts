@@ -78,7 +78,7 @@ export function runHead(registry: ToolRegistry, agent: AgentSnapshot): RunHead {
 function buildHead(registry: ToolRegistry, agent: AgentSnapshot): RunHead {
   const first = agent.instructions ? `${agent.instructions.trim()}\n\n` : ''
   const output = agent.output
-  const text = `${first}${TEXT_SYSTEM_HEAD}\n\n${textFormatOf(agent)}\n\n## Tools\n\n${registry.textSpec()}`
+  const text = `${first}${TEXT_SYSTEM_HEAD}\n\n${textFormatOf(agent)}${finishToolNote(registry)}\n\n## Tools\n\n${registry.textSpec()}`
   const native = `${first}${NATIVE_RULES}${output ? NATIVE_FINISH_STRUCTURED : NATIVE_FINISH}`
   const tools = output
     ? [...registry.openaiTools(), finalAnswerTool(output)]
@@ -96,6 +96,16 @@ function buildHead(registry: ToolRegistry, agent: AgentSnapshot): RunHead {
     },
     specTokens: { text: textSpec, native: nativeSpec },
   }
+}
+
+/**
+ * A deployment's own `finish` tool is that tool, so the finish action above would call it; the
+ * model is told the other way to finish, which no tool name can take.
+ */
+function finishToolNote(registry: ToolRegistry): string {
+  const tool = registry.names().find((n) => n.toLowerCase() === 'finish')
+  if (!tool) return ''
+  return `\n\nHere \`${tool}\` is one of the tools: the action "${tool}" calls it. When you know the answer, finish with a last line \`Final Answer: <final answer>\` instead.`
 }
 
 /** The native finish tool: its one parameter, `answer`, is the output schema. */

@@ -1,12 +1,13 @@
 import { cancelApprovals } from './approvals'
 import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
-import { ModelError } from './errors'
+import { ModelError } from '../errors/model-error'
 import type { ModelRequest, ModelResponse } from './model'
 import { FINAL_ANSWER_TOOL, textFormatOf } from './system-prompt'
 import { readNativeReply, readTextReply, type Reading } from './reply'
 import { countLostCall, startModelCall } from './model-call'
 import { phaseAfterReview, reviewCalls } from './review'
+import { errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
 import {
   type Call,
@@ -239,13 +240,12 @@ function formatError(
       : state.agent.output
         ? `[FormatError] ${problem} Call one of the tools, or call ${FINAL_ANSWER_TOOL} with an "answer" that matches its schema.`
         : `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
-  // One streak of failed steps of every kind (issue 11): a format error extends the streak
-  // failed tool steps started, and a step with a working call ends it (transition.ts).
-  const streak = state.consecutiveErrors + 1
+  // An unusable reply is a failed step: it extends the one streak failed tool steps extend.
+  const { streak, exhausted } = errorStreak(state, true)
   const step = stepOf(base, 'format_error', thought, [], null, formatErrorText)
   const recorded = withStep(state, reply, step)
   recorded.consecutiveErrors = streak
-  if (streak < state.budget.maxConsecutiveErrors) return recorded
+  if (!exhausted) return recorded
   if (outputInvalid) {
     const why = `${streak} failed steps in a row; last: an answer that failed the output schema (${problem})`
     return stop(recorded, 'output_invalid', slice, why)

@@ -3,6 +3,7 @@ import { runStub } from '../runs/types'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { RUN_ID_PATTERN } from './schemas'
+import { runNotFound } from './run-not-found'
 
 /**
  * `GET /v1/runs/:id/events`: the run's events as `text/event-stream` (docs/architecture.md#events). Resumes after
@@ -13,8 +14,9 @@ export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
   const after = resumePoint(c.req.header('Last-Event-ID'), c.req.query('after'))
   if (!RUN_ID_PATTERN.test(id))
     throw new ApiError(404, 'run_not_found', `no run ${id.slice(0, 100)}`)
-  const stream = await runStub(c.env.RUNS, id).events(after)
-  if (!stream) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  const stub = runStub(c.env.RUNS, id)
+  const stream = await stub.events(after)
+  if (!stream) throw await runNotFound(stub, id)
   return new Response(stream, {
     headers: {
       'Content-Type': 'text/event-stream; charset=utf-8',

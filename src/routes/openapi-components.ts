@@ -4,6 +4,7 @@ import {
   ApprovalPage,
   Cancelling,
   DecisionResult,
+  Deleted,
   Health,
   Me,
   Misconfigured,
@@ -11,6 +12,7 @@ import {
   RunApprovals,
   RunEvent,
   RunPage,
+  RunExport,
   RunResult,
   RunView,
   StoredObservation,
@@ -30,7 +32,7 @@ export function openApiComponents(): Record<string, unknown> {
         type: 'http',
         scheme: 'bearer',
         description:
-          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
+          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, runs:delete, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
       },
       webhookSignature: {
         type: 'apiKey',
@@ -73,6 +75,8 @@ export function openApiComponents(): Record<string, unknown> {
       Me: schema(Me, 'output'),
       AgentList: schema(AgentList, 'output'),
       Agent: schema(AgentDetail, 'output'),
+      Deleted: schema(Deleted, 'output'),
+      RunExport: schema(RunExport, 'output'),
     },
   }
 }

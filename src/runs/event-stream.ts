@@ -52,6 +52,13 @@ export class EventHub {
     for (const sub of this.#subscribers) this.#send(sub)
   }
 
+  /** Ends every stream (the run was deleted: nothing more will come). */
+  close(): void {
+    for (const sub of this.#subscribers) sub.writer.close().catch(() => {})
+    this.#subscribers.clear()
+    this.#arm()
+  }
+
   get size(): number {
     return this.#subscribers.size
   }
