@@ -56,6 +56,8 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
     : { protocol, messages, timeoutMs: remainingMs }
   if (temperature !== undefined) request.temperature = temperature
   if (slice.deps.signal) request.signal = slice.deps.signal
+  const watch = slice.deps.onModelText
+  if (watch) request.onText = (delta) => watch(record.step, protocol, delta)
   const startedAt = slice.now()
   let response: ModelResponse
   try {
