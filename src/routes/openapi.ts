@@ -1,5 +1,6 @@
 import { RUN_ID_PATTERN } from '../kernel/names'
 import { AGENT_NAME_PATTERN } from '../config'
+import { RUN_STATUSES } from '../api/enums'
 import { runCallbacks } from './openapi-callbacks'
 import { servicePaths } from './openapi-service'
 import { openApiComponents } from './openapi-components'
@@ -90,7 +91,7 @@ function buildDocument(): Record<string, unknown> {
               required: false,
               schema: {
                 type: 'string',
-                enum: ['running', 'awaiting_approval', 'succeeded', 'failed'],
+                enum: [...RUN_STATUSES],
               },
             },
             {

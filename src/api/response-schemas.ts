@@ -1,7 +1,8 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
-import { OBSERVATION_KINDS } from '../kernel/state'
+import { DECISIONS, OBSERVATION_KINDS, PHASES, PROTOCOLS, STEP_KINDS } from '../kernel/state'
 import { SCOPES } from '../security/api-tokens'
+import { DELIVERY_STATUSES, RUN_STATUSES } from './enums'
 
 /**
  * The response bodies of the HTTP API. They make /openapi.json's response schemas (the client's
@@ -10,20 +11,21 @@ import { SCOPES } from '../security/api-tokens'
 
 const json = z.record(z.string(), z.unknown())
 const iso = z.string().check(z.iso.datetime())
-const runStatus = z.enum(['running', 'awaiting_approval', 'succeeded', 'failed'])
-const phase = z.enum(['think', 'act', 'await_approval', 'done'])
+const runStatus = z.enum(RUN_STATUSES)
+const phase = z.enum(PHASES)
 const stopReason = z.enum(STOP_REASONS)
 
 /** The agent a run started with, and the version of it the run copied (a content hash). */
 const RunAgent = z.object({ name: z.string(), version: z.string() })
 const observationKind = z.enum(OBSERVATION_KINDS)
-const stepKind = z.enum(['action', 'finish', 'format_error'])
+const stepKind = z.enum(STEP_KINDS)
+const decision = z.enum(DECISIONS)
 
 export const Approval = z.object({
   argsHash: z.string(),
   requestedAt: iso,
   expiresAt: iso,
-  decision: z.nullable(z.enum(['approved', 'denied'])),
+  decision: z.nullable(decision),
   decidedBy: z.nullable(z.string()),
   decidedAt: z.nullable(iso),
   reason: z.nullable(z.string()),
@@ -99,7 +101,7 @@ export const RunResult = z.object({
   stopReason: z.nullable(stopReason),
   error: z.optional(z.string()),
   phase,
-  protocol: z.enum(['text', 'native']),
+  protocol: z.enum(PROTOCOLS),
   model: z.optional(z.string()),
   agent: RunAgent,
   conversation: Conversation,
@@ -123,7 +125,7 @@ export const PendingApproval = z.object({
 export const Delivery = z.object({
   id: z.string(),
   kind: z.string(),
-  status: z.enum(['pending', 'delivered', 'failed']),
+  status: z.enum(DELIVERY_STATUSES),
   attempts: z.number(),
   nextAt: iso,
   lastError: z.optional(z.string()),
@@ -192,17 +194,8 @@ export const RunListItem = z.object({
   conversation: z.object({ id: z.string(), position: z.number() }),
 })
 
-export const ApprovalListItem = z.object({
-  runId: z.string(),
-  callId: z.string(),
-  tool: z.string(),
-  args: json,
-  argsHash: z.string(),
-  reason: z.string(),
-  requestedBy: z.string(),
-  requestedAt: iso,
-  expiresAt: iso,
-})
+/** A pending approval across runs (`GET /v1/approvals`): the run's, with the run's id. */
+export const ApprovalListItem = z.object({ runId: z.string(), ...PendingApproval.def.shape })
 
 export const RunPage = z.object({ items: z.array(RunListItem), nextCursor: z.nullable(z.string()) })
 export const ApprovalPage = z.object({
@@ -216,6 +209,7 @@ const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
 
 /** One `data:` line of `GET /v1/runs/:id/events` (and a `callback_events: "all"` body). */
 export const RunEvent = z.discriminatedUnion('type', [
+  /** The model is asked for step `step` (0-based). */
   event('step_started', z.object({ step: z.number() })),
   event(
     'model_replied',
@@ -238,9 +232,13 @@ export const RunEvent = z.discriminatedUnion('type', [
     z.object({
       ...call,
       kind: observationKind,
+      /** At most EVENT_OBSERVATION_CHARS (runs/events.ts) of the observation the model saw. */
       observation: z.string(),
+      /** True when the event or the model saw less than the tool returned. */
       truncated: z.boolean(),
+      /** Characters the tool returned. */
       originalSize: z.number(),
+      /** Reads the whole output (`read_observation`), when the kernel stored it. */
       handle: z.optional(z.string()),
       ms: z.number(),
     }),
@@ -253,7 +251,7 @@ export const RunEvent = z.discriminatedUnion('type', [
     'approval_decided',
     z.object({
       ...call,
-      decision: z.enum(['approved', 'denied']),
+      decision,
       by: z.string(),
       reason: z.optional(z.string()),
     }),
@@ -356,6 +354,10 @@ export type RunViewBody = z.infer<typeof RunView>
 export type AgentItemBody = z.infer<typeof AgentItem>
 export type AgentBody = z.infer<typeof AgentDetail>
 export type AgentListBody = z.infer<typeof AgentList>
+export type PendingApprovalBody = z.infer<typeof PendingApproval>
+export type DeliveryBody = z.infer<typeof Delivery>
+export type RunListItemBody = z.infer<typeof RunListItem>
+export type ApprovalListItemBody = z.infer<typeof ApprovalListItem>
 export type RunResultBody = z.infer<typeof RunResult>
 export type RunEventBody = z.infer<typeof RunEvent>
 export type RunPageBody = z.infer<typeof RunPage>
