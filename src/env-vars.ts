@@ -19,11 +19,13 @@ export interface EnvVars {
   MODEL_ALLOWLIST?: string
   MODEL_PROTOCOL?: string
   MODEL_MAX_RETRIES?: string
+  MODEL_STREAM?: string
   PRICE_PROMPT_PER_1K_USD?: string
   PRICE_COMPLETION_PER_1K_USD?: string
   CONFIRM_POLICY?: string
   CONFIRM_ALLOWLIST?: string
   ENABLED_TOOLS?: string
+  ENABLED_AGENTS?: string
   HTTP_ALLOWLIST?: string
   HTTP_POST_IDEMPOTENT?: string
   /** JSON array of MCP servers; each may name a secret (token_secret) read by that name. */
@@ -45,4 +47,6 @@ export interface EnvVars {
   MAX_HISTORY_TOKENS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
+  /** Days a finished run is kept; unset keeps runs forever. */
+  RUN_RETENTION_DAYS?: string
 }

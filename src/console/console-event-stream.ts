@@ -37,7 +37,11 @@ export const CONSOLE_EVENT_STREAM = String.raw`
       }
       return pump()
     }).catch(function (e) {
-      if (!signal.aborted) { showError(e.message); setTimeout(function () { follow(id, after, signal, onEvent) }, 3000) }
+      if (signal.aborted) return
+      // No such run (any more): nothing to follow; the run's own read says so.
+      if (e.status === 404) return onEvent('gone', {}, null)
+      showError(e.message)
+      setTimeout(function () { follow(id, after, signal, onEvent) }, 3000)
     })
   }
 

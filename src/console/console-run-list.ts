@@ -26,6 +26,8 @@ export const CONSOLE_RUN_LIST = String.raw`
     // Runs started from this tab: listed before the index has them.
     startedHere: {},
     followed: {},
+    // Runs found gone (deleted): the index may list them a moment longer.
+    gone: {},
   }
 
   function active(status) { return status === 'running' || status === 'awaiting_approval' }
@@ -105,6 +107,7 @@ export const CONSOLE_RUN_LIST = String.raw`
     var indexed = {}
     var rows = []
     list.runs.forEach(function (item) {
+      if (list.gone[item.id]) return
       indexed[item.id] = true
       delete list.startedHere[item.id]
       var run = list.viewed[item.id] ? Object.assign({}, item, list.viewed[item.id]) : item
@@ -175,7 +178,7 @@ export const CONSOLE_RUN_LIST = String.raw`
 
   // The inbox: the index's approvals, except for runs read from their own view.
   function drawInbox() {
-    var items = list.approvals.filter(function (a) { return !list.viewed[a.runId] })
+    var items = list.approvals.filter(function (a) { return !list.viewed[a.runId] && !list.gone[a.runId] })
     Object.keys(list.viewed).forEach(function (id) { items = items.concat(list.viewed[id].pending) })
     items.sort(function (a, b) { return a.requestedAt < b.requestedAt ? 1 : -1 })
     var box = $('inbox')
@@ -189,8 +192,10 @@ export const CONSOLE_RUN_LIST = String.raw`
   }
 
   function inboxRow(a) {
+    var run = list.viewed[a.runId] || list.runs.filter(function (r) { return r.id === a.runId })[0]
     return el('li', { 'data-run': a.runId, 'data-call': a.callId, onclick: function () { openRun(a.runId) } },
       el('strong', { text: a.tool }),
+      run ? el('div', { class: 'meta', text: 'for: ' + run.task }) : null,
       el('pre', { class: 'args', text: JSON.stringify(a.args, null, 2) }),
       a.reason ? el('div', { class: 'reason', text: a.reason }) : null,
       el('div', { class: 'meta', text: a.runId + ' · ' + a.requestedBy + ' · expires ' + new Date(a.expiresAt).toLocaleString() }))
@@ -198,6 +203,7 @@ export const CONSOLE_RUN_LIST = String.raw`
 
   // A run that is gone (deleted): out of the list, the inbox and the streams.
   function dropRun(id) {
+    list.gone[id] = true
     list.runs = list.runs.filter(function (r) { return r.id !== id })
     list.approvals = list.approvals.filter(function (a) { return a.runId !== id })
     delete list.viewed[id]

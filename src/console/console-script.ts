@@ -56,7 +56,9 @@ export const CONSOLE_SCRIPT =
       if (res.status === 401) { signOut(); throw new Error('the API token was refused') }
       if (!res.ok) {
         return res.json().then(function (b) {
-          throw new Error((b.error && b.error.code) + ': ' + (b.error && b.error.message))
+          var err = new Error((b.error && b.error.code) + ': ' + (b.error && b.error.message))
+          err.status = res.status
+          throw err
         })
       }
       return res
@@ -162,7 +164,17 @@ export const CONSOLE_SCRIPT =
         drawn = text
       }
       noteView(view, at)
-    }).catch(function (e) { showError(e.message) })
+    }).catch(function (e) {
+      // A run that is gone (deleted here or elsewhere) leaves the list, with one line saying so.
+      if (e.status === 404) {
+        if (id === selected) {
+          closeRun()
+          $('run-panel').replaceChildren(el('p', { class: 'hint', 'data-testid': 'gone', text: e.message }))
+        }
+        return dropRun(id)
+      }
+      showError(e.message)
+    })
   }
 
   // An event of a run the console follows: the events of one moment are one read of the run.

@@ -27,9 +27,16 @@ export interface ModelRequest {
   messages: ChatMessage[]
   /** Present for the native protocol only. */
   tools?: ToolSchema[]
+  /** The run's agent's sampling temperature; absent: the model's configured one. */
+  temperature?: number
   /** The call may not outlive this (the run's remaining wall budget). */
   timeoutMs: number
   signal?: AbortSignal
+  /**
+   * Told each piece of the reply's text as a streaming model receives it. Only a view for
+   * watchers: the reply the kernel records is the whole response `complete` returns.
+   */
+  onText?: (delta: string) => void
 }
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter'

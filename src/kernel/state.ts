@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { agentSnapshot, AgentSnapshotSchema, type AgentInput } from './agent-schema'
 import { BudgetSchema, DEFAULT_BUDGET, STOP_REASONS, type Budget } from './budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from './confirm'
 import { ConversationSchema, type Conversation } from './conversation-schema'
@@ -13,7 +14,7 @@ import type { Outcome } from './outcome'
  * a plain spread that never adds a key. `v` is bumped on any incompatible change, and
  * `parseRunState` migrates older versions (src/kernel/migrate.ts).
  */
-export const RUN_STATE_VERSION = 3
+export const RUN_STATE_VERSION = 4
 
 export const CALL_STATUSES = [
   'pending', // recorded from the model, not yet reviewed
@@ -24,6 +25,21 @@ export const CALL_STATUSES = [
   'started', // a side effect is about to run; persisted before it runs
   'done',
 ] as const
+
+/** Where a run is in the step machine (docs/architecture.md#step-machine). */
+export const PHASES = ['think', 'act', 'await_approval', 'done'] as const
+
+/** What a step's reply was: calls to make, the final answer, or unusable. */
+export const STEP_KINDS = ['action', 'finish', 'format_error'] as const
+
+/** How a person decided an approval. */
+export const DECISIONS = ['approved', 'denied'] as const
+
+/** How the model is asked for calls: native tool calling, or JSON actions in text. */
+export const PROTOCOLS = ['text', 'native'] as const
+
+/** What a run was asked to use: one protocol, or `auto` (native, falling back to text). */
+export const PROTOCOL_SETTINGS = ['auto', ...PROTOCOLS] as const
 
 export const OBSERVATION_KINDS = [
   'ok',
@@ -39,7 +55,7 @@ export const ApprovalSchema = z.object({
   hash: z.string(),
   requestedAt: z.number(),
   expiresAt: z.number(),
-  decision: z.nullable(z.enum(['approved', 'denied'])),
+  decision: z.nullable(z.enum(DECISIONS)),
   decidedBy: z.nullable(z.string()),
   decidedAt: z.nullable(z.number()),
   /** `expired`, `cancelled`, or the decider's words. */
@@ -78,7 +94,7 @@ export type Call = z.infer<typeof CallSchema>
 
 export const StepSchema = z.object({
   i: z.number(),
-  kind: z.enum(['action', 'finish', 'format_error']),
+  kind: z.enum(STEP_KINDS),
   thought: z.string(),
   /** The model's text as sent (text protocol: replayed as the assistant message). */
   text: z.nullable(z.string()),
@@ -136,6 +152,8 @@ export const RunOutcomeSchema = z.object({
   answer: z.string(),
   stopReason: z.enum(STOP_REASONS),
   error: z.nullable(z.string()),
+  /** The validated final answer of a run with an output schema; null otherwise. */
+  output: z.nullable(z.unknown()),
   finishedAt: z.number(),
 })
 
@@ -157,13 +175,13 @@ export const RunStateSchema = z.object({
   v: z.literal(RUN_STATE_VERSION),
   id: z.string(),
   task: z.string(),
-  protocol: z.enum(['text', 'native']),
+  protocol: z.enum(PROTOCOLS),
   /** `auto` may fall back from native to text when the provider rejects tools. */
-  protocolSetting: z.enum(['auto', 'text', 'native']),
+  protocolSetting: z.enum(PROTOCOL_SETTINGS),
   tools: z.array(z.string()),
   budget: BudgetSchema,
   policy: PolicySchema,
-  phase: z.enum(['think', 'act', 'await_approval', 'done']),
+  phase: z.enum(PHASES),
   steps: z.array(StepSchema),
   usage: UsageSchema,
   activeMs: z.number(),
@@ -178,6 +196,8 @@ export const RunStateSchema = z.object({
   result: z.nullable(RunOutcomeSchema),
   /** The earlier runs this one continues (their history, frozen at creation); null: none. */
   conversation: z.nullable(ConversationSchema),
+  /** The agent as the run copied it when it started (version 4). */
+  agent: AgentSnapshotSchema,
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
@@ -193,6 +213,8 @@ export interface NewRunInput {
   now?: number
   /** The conversation this run continues (`continueConversation`). */
   conversation?: Conversation
+  /** The run's agent (instructions, output schema, model); none: the default agent. */
+  agent?: AgentInput
 }
 
 /**
@@ -201,6 +223,7 @@ export interface NewRunInput {
  */
 export function createRunState(input: NewRunInput): RunState {
   const protocolSetting = input.protocol ?? 'auto'
+  const policy = input.policy ?? { mode: 'ask' }
   if (protocolSetting !== 'text') {
     const refused = input.tools.filter((name) => !NATIVE_TOOL_NAME_PATTERN.test(name))
     if (refused.length) {
@@ -218,7 +241,7 @@ export function createRunState(input: NewRunInput): RunState {
     protocolSetting,
     tools: input.tools,
     budget: { ...DEFAULT_BUDGET, ...input.budget },
-    policy: input.policy ?? { mode: 'ask' },
+    policy,
     phase: 'think',
     steps: [],
     usage: {
@@ -240,6 +263,7 @@ export function createRunState(input: NewRunInput): RunState {
     modelCall: null,
     result: null,
     conversation: input.conversation ?? null,
+    agent: agentSnapshot(input.agent, { tools: input.tools, protocol: protocolSetting, policy }),
   }
 }
 

@@ -2,10 +2,11 @@ import type { StopReason } from './budget'
 import type { ConfirmHook } from './confirm'
 import { CallIds } from './call-ids'
 import { RenderCache } from './context'
-import type { Model } from './model'
+import type { Model, Protocol } from './model'
 import type { ToolRegistry } from './registry'
+import { callsFailed, errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
-import { type Call, type Phase, type RunState } from './state'
+import { type Phase, type RunState } from './state'
 import type { ObservationStore } from './tool'
 
 /** What the kernel needs from outside to advance a run: it does no I/O of its own. */
@@ -27,6 +28,11 @@ export interface Deps {
    * errors, replies, model errors. Without it nothing is redacted.
    */
   redact?: (text: string) => string
+  /**
+   * Told the text of the reply to step `step` as a streaming model writes it (a live view only:
+   * nothing of it is recorded until the whole reply is in).
+   */
+  onModelText?: (step: number, protocol: Protocol, delta: string) => void
 }
 
 export interface Pricing {
@@ -152,6 +158,7 @@ export function stop(
   slice: Slice,
   error: string | null = null,
   answer = '',
+  output: unknown = null,
 ): RunState {
   const ok = reason === 'finish'
   return updateState(state, {
@@ -162,6 +169,7 @@ export function stop(
       answer: ok ? answer : '',
       stopReason: reason,
       error: error === null ? null : slice.redact(error),
+      output: ok ? output : null,
       finishedAt: slice.now(),
     },
   })
@@ -188,26 +196,16 @@ export function stopped(
  */
 export function completeStep(state: RunState, slice: Slice, steps = state.steps): RunState {
   const current = steps[steps.length - 1]!
-  const failed = current.calls.length > 0 && current.calls.every((c) => isErrorKind(c.kind))
-  const streak = failed ? state.consecutiveErrors + 1 : 0
+  const { streak, exhausted } = errorStreak(state, callsFailed(current.calls))
   const next = copyState(state)
   next.steps = steps
   next.consecutiveErrors = streak
   next.phase = 'think'
 
-  if (streak < state.budget.maxConsecutiveErrors) return next
+  if (!exhausted) return next
   const last = current.calls.at(-1)?.observation ?? ''
   const why = `${streak} failed steps in a row; last: ${last.slice(0, 300)}`
   return stop(next, 'tool_error_exhausted', slice, why)
-}
-
-function isErrorKind(kind: Call['kind']): boolean {
-  return (
-    kind === 'tool_error' ||
-    kind === 'loop_guard' ||
-    kind === 'denied' ||
-    kind === 'outcome_unknown'
-  )
 }
 
 /** What a cancelled run says about why: the recorded reason, or the abort's. */

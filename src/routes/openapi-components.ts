@@ -1,7 +1,10 @@
 import {
+  AgentDetail,
+  AgentList,
   ApprovalPage,
   Cancelling,
   DecisionResult,
+  Deleted,
   Health,
   Me,
   Misconfigured,
@@ -9,10 +12,11 @@ import {
   RunApprovals,
   RunEvent,
   RunPage,
+  RunExport,
   RunResult,
   RunView,
   StoredObservation,
-} from './response-schemas'
+} from '../api/response-schemas'
 import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
 import { schema } from './openapi-parts'
 
@@ -28,7 +32,7 @@ export function openApiComponents(): Record<string, unknown> {
         type: 'http',
         scheme: 'bearer',
         description:
-          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
+          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, runs:delete, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
       },
       webhookSignature: {
         type: 'apiKey',
@@ -69,6 +73,10 @@ export function openApiComponents(): Record<string, unknown> {
       Ready: schema(Ready, 'output'),
       Misconfigured: schema(Misconfigured, 'output'),
       Me: schema(Me, 'output'),
+      AgentList: schema(AgentList, 'output'),
+      Agent: schema(AgentDetail, 'output'),
+      Deleted: schema(Deleted, 'output'),
+      RunExport: schema(RunExport, 'output'),
     },
   }
 }

@@ -1,4 +1,6 @@
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { AGENT_NAME_PATTERN } from '../config'
+import { RUN_STATUSES } from '../api/enums'
 import { runCallbacks } from './openapi-callbacks'
 import { servicePaths } from './openapi-service'
 import { openApiComponents } from './openapi-components'
@@ -40,6 +42,7 @@ function buildDocument(): Record<string, unknown> {
     },
     tags: [
       { name: 'runs', description: 'Start, follow and steer runs' },
+      { name: 'agents', description: 'The agents runs may name' },
       { name: 'approvals', description: 'Human approval of side effects' },
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
@@ -88,7 +91,7 @@ function buildDocument(): Record<string, unknown> {
               required: false,
               schema: {
                 type: 'string',
-                enum: ['running', 'awaiting_approval', 'succeeded', 'failed'],
+                enum: [...RUN_STATUSES],
               },
             },
             {
@@ -97,6 +100,13 @@ function buildDocument(): Record<string, unknown> {
               required: false,
               description: 'Only the runs of this conversation (the id of its first run).',
               schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
+            },
+            {
+              name: 'agent',
+              in: 'query',
+              required: false,
+              description: 'Only the runs of this agent (runs from before agents: `default`).',
+              schema: { type: 'string', pattern: AGENT_NAME_PATTERN.source },
             },
             limit,
             cursor,
@@ -115,6 +125,33 @@ function buildDocument(): Record<string, unknown> {
           security: bearer,
           parameters: [runId],
           responses: { '200': ok('The run', 'RunView'), ...errorResponses(ROUTE_ERRORS.getRun) },
+        },
+        delete: {
+          operationId: 'deleteRun',
+          summary: 'Delete the run and every copy of it (scope runs:delete; idempotent)',
+          description:
+            'An unfinished run is stopped first (a side effect in flight is left with its outcome unknown). From this answer on every read of the run is 404 run_deleted and it is gone from the lists, the approvals inbox and its conversation; its id is never used again.',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [runId],
+          responses: {
+            '200': ok('Deleted', 'Deleted'),
+            '202': ok('Deleting: the slice in flight stops, then the run is wiped', 'Deleted'),
+            ...errorResponses(ROUTE_ERRORS.deleteRun),
+          },
+        },
+      },
+      '/v1/runs/{id}/export': {
+        get: {
+          operationId: 'exportRun',
+          summary: 'The whole run as one JSON document (state, trace, observations, events)',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [runId],
+          responses: {
+            '200': ok('The run export', 'RunExport'),
+            ...errorResponses(ROUTE_ERRORS.exportRun),
+          },
         },
       },
       '/v1/runs/{id}/trace': {
@@ -135,7 +172,7 @@ function buildDocument(): Record<string, unknown> {
           operationId: 'streamEvents',
           summary: 'The run events as Server-Sent Events',
           description:
-            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`.',
+            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. While the model writes, live frames without `id:`, `event: answer_delta` or `event: thought_delta` with `data: {"step": <number>, "delta": "<text>"}`, never stored or replayed.',
           tags: ['runs'],
           security: bearer,
           parameters: [runId, afterSeq, lastEventId],
@@ -252,6 +289,39 @@ function buildDocument(): Record<string, unknown> {
           tags: ['service'],
           security: bearer,
           responses: { '200': ok('The token', 'Me'), ...errorResponses(ROUTE_ERRORS.whoAmI) },
+        },
+      },
+      '/v1/agents': {
+        get: {
+          operationId: 'listAgents',
+          summary: 'The agents runs may name: tools, model, protocol, output schema',
+          tags: ['agents'],
+          security: bearer,
+          responses: {
+            '200': ok('The agents', 'AgentList'),
+            ...errorResponses(ROUTE_ERRORS.listAgents),
+          },
+        },
+      },
+      '/v1/agents/{name}': {
+        get: {
+          operationId: 'getAgent',
+          summary: 'One agent, with its instructions',
+          tags: ['agents'],
+          security: bearer,
+          parameters: [
+            {
+              name: 'name',
+              in: 'path',
+              required: true,
+              description: "The agent's name.",
+              schema: { type: 'string', pattern: AGENT_NAME_PATTERN.source },
+            },
+          ],
+          responses: {
+            '200': ok('The agent', 'Agent'),
+            ...errorResponses(ROUTE_ERRORS.getAgent),
+          },
         },
       },
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),

@@ -2,11 +2,16 @@ import * as z from 'zod/mini'
 import { BudgetOverrides } from '../kernel/budget'
 import { CONFIRM_MODES } from '../kernel/confirm'
 import { TOOL_NAME_PATTERN } from '../kernel/names'
+import { PROTOCOL_SETTINGS } from '../kernel/state'
+import { CALLBACK_EVENTS } from '../api/enums'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
 /** Request and response schemas of the HTTP API: they validate requests and make /openapi.json. */
 
 export { RUN_ID_PATTERN } from '../kernel/names'
+
+/** Characters of a request's own instructions at most. */
+export const MAX_REQUEST_INSTRUCTIONS = 20_000
 
 const toolName = z.string().check(z.regex(TOOL_NAME_PATTERN))
 /** A tool name, or `<server>__*`: every tool of an MCP server. */
@@ -34,17 +39,28 @@ export const CreateRunBody = z.strictObject({
   tools: z.optional(z.array(runToolName).check(z.maxLength(64))),
   /** Lower limits than the server's (never higher). */
   budget: z.optional(BudgetOverrides),
-  protocol: z.optional(z.enum(['auto', 'text', 'native'])),
+  protocol: z.optional(z.enum(PROTOCOL_SETTINGS)),
   /** Narrows the configured confirm policy (never widens it). */
   confirm: z.optional(
     z.strictObject({ mode: z.enum(CONFIRM_MODES), tools: z.optional(z.array(toolName)) }),
   ),
+  /** The agent to run (GET /v1/agents); absent: `default`. */
+  agent: z.optional(z.string().check(z.minLength(1), z.maxLength(40))),
+  /** Ad-hoc instructions, put first in the system prompt instead of the agent's. */
+  instructions: z.optional(
+    z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_REQUEST_INSTRUCTIONS)),
+  ),
+  /**
+   * Ad-hoc JSON Schema of the final answer, instead of the agent's: at most 16 384 characters
+   * and 12 levels deep; the run's `output` is the validated answer.
+   */
+  output_schema: z.optional(z.record(z.string(), z.unknown())),
   /** One of MODEL_ALLOWLIST. */
   model: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   /** Receives the final RunResult, signed with WEBHOOK_SECRET. */
   callback_url: z.optional(z.string().check(z.url(), z.maxLength(2000))),
   /** `all`: callback_url also receives every run event; `final` (default): only the result. */
-  callback_events: z.optional(z.enum(['final', 'all'])),
+  callback_events: z.optional(z.enum(CALLBACK_EVENTS)),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   /**
    * The id of a finished run (succeeded or failed) to continue: the new run starts with the

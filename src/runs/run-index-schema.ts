@@ -15,6 +15,9 @@ const SCHEMA = [
      args_hash TEXT NOT NULL, reason TEXT NOT NULL, requested_by TEXT NOT NULL,
      requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, call_id))`,
   `CREATE INDEX IF NOT EXISTS approvals_by_requested ON pending_approvals (requested_at DESC)`,
+  // Deleted runs' ids: a late write of a deleted run's row (a delivery in flight when it was
+  // deleted) must not bring it back to the list.
+  `CREATE TABLE IF NOT EXISTS deleted_runs (id TEXT PRIMARY KEY, deleted_at INTEGER NOT NULL)`,
 ]
 
 /**
@@ -26,9 +29,13 @@ const ADDED_COLUMNS: [table: string, column: string, ddl: string][] = [
   // which each started their own.
   ['runs', 'conversation_id', 'ALTER TABLE runs ADD COLUMN conversation_id TEXT'],
   ['runs', 'conversation_position', 'ALTER TABLE runs ADD COLUMN conversation_position INTEGER'],
+  // The run's agent (docs/agents.md); NULL in older rows, which ran as the default agent.
+  ['runs', 'agent_name', 'ALTER TABLE runs ADD COLUMN agent_name TEXT'],
+  ['runs', 'agent_version', 'ALTER TABLE runs ADD COLUMN agent_version TEXT'],
 ]
 const ADDED_INDEXES = [
   `CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation_id, created_at DESC, id DESC)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_agent ON runs (agent_name, created_at DESC, id DESC)`,
 ]
 
 const ready = new WeakMap<D1Database, Promise<void>>()

@@ -1,5 +1,6 @@
 import { ensureSchema } from './run-index-schema'
 import type { RunStatus } from './types'
+import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../api/response-schemas'
 
 /**
  * The run index in D1 (docs/architecture.md#events): Durable Objects cannot be enumerated, so each run writes its
@@ -18,6 +19,8 @@ export interface RunIndexEntry {
   updatedAt: number
   stepCount: number
   requestedBy: string
+  /** The run's agent (absent: written as the default agent's row from before agents). */
+  agent?: { name: string; version: string }
   metadata?: Record<string, unknown>
   /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
   conversation?: { id: string; position: number }
@@ -34,38 +37,12 @@ export interface RunIndexEntry {
   }[]
 }
 
-/** A run as `GET /v1/runs` lists it. */
-export interface RunListItem {
-  id: string
-  task: string
-  status: RunStatus
-  createdAt: string
-  updatedAt: string
-  stepCount: number
-  requestedBy: string
-  metadata?: Record<string, unknown>
-  /** The conversation's first run and this run's position in it (0: it started it). */
-  conversation: { id: string; position: number }
-}
+/** A run as `GET /v1/runs` lists it, and a pending approval as `GET /v1/approvals` does. */
+export type RunListItem = RunListItemBody
+export type ApprovalListItem = ApprovalListItemBody
 
-/** A pending approval as `GET /v1/approvals` lists it. */
-export interface ApprovalListItem {
-  runId: string
-  callId: string
-  tool: string
-  args: Record<string, unknown>
-  argsHash: string
-  reason: string
-  requestedBy: string
-  requestedAt: string
-  expiresAt: string
-}
-
-export interface Page<T> {
-  items: T[]
-  /** Pass as `cursor` for the next page; null on the last one. */
-  nextCursor: string | null
-}
+/** A page of a list, shaped as RunPage; `nextCursor` goes back as `cursor`, null on the last. */
+export type Page<T> = Omit<RunPageBody, 'items'> & { items: T[] }
 
 /** Writes a run's row and replaces its pending approvals, unless the index has a newer version. */
 export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<void> {
@@ -75,8 +52,9 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
-           conversation_id, conversation_position)
-         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11)
+           conversation_id, conversation_position, agent_name, agent_version)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13
+         WHERE NOT EXISTS (SELECT 1 FROM deleted_runs WHERE id = ?1)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
          WHERE excluded.version >= runs.version`,
@@ -93,6 +71,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
         e.metadata ? JSON.stringify(e.metadata) : null,
         e.conversation?.id ?? e.id,
         e.conversation?.position ?? 0,
+        e.agent?.name ?? null,
+        e.agent?.version ?? null,
       ),
     db
       .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
@@ -120,6 +100,19 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
   ])
 }
 
+/**
+ * Takes a deleted run out of the index (its row and its pending approvals) and remembers its id,
+ * so a write still in flight cannot list it again. Idempotent.
+ */
+export async function deleteFromIndex(db: D1Database, id: string, now: number): Promise<void> {
+  await ensureSchema(db)
+  await db.batch([
+    db.prepare('INSERT OR IGNORE INTO deleted_runs (id, deleted_at) VALUES (?1, ?2)').bind(id, now),
+    db.prepare('DELETE FROM pending_approvals WHERE run_id = ?1').bind(id),
+    db.prepare('DELETE FROM runs WHERE id = ?1').bind(id),
+  ])
+}
+
 type RunRow = {
   id: string
   task: string
@@ -131,6 +124,8 @@ type RunRow = {
   metadata: string | null
   conversation_id: string | null
   conversation_position: number | null
+  agent_name: string | null
+  agent_version: string | null
 }
 
 /**
@@ -139,7 +134,13 @@ type RunRow = {
  */
 export async function listRuns(
   db: D1Database,
-  query: { status?: RunStatus; conversation?: string; limit: number; cursor?: string },
+  query: {
+    status?: RunStatus
+    conversation?: string
+    agent?: string
+    limit: number
+    cursor?: string
+  },
 ): Promise<Page<RunListItem>> {
   await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
@@ -151,6 +152,11 @@ export async function listRuns(
     const c = args.push(query.conversation)
     where.push(`(conversation_id = ?${c} OR (conversation_id IS NULL AND id = ?${c}))`)
   }
+  if (query.agent) {
+    // Rows from before agents have no agent_name: those runs ran as the default agent.
+    const a = args.push(query.agent)
+    where.push(`(agent_name = ?${a} OR (agent_name IS NULL AND ?${a} = 'default'))`)
+  }
   if (after) {
     const t = args.push(after.t)
     const id = args.push(after.id)
@@ -160,7 +166,7 @@ export async function listRuns(
   const { results } = await db
     .prepare(
       `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata,
-         conversation_id, conversation_position FROM runs
+         conversation_id, conversation_position, agent_name, agent_version FROM runs
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
     )
@@ -178,6 +184,7 @@ export async function listRuns(
       stepCount: r.steps,
       requestedBy: r.requested_by,
       ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
+      agent: { name: r.agent_name ?? 'default', version: r.agent_version ?? '' },
       conversation: { id: r.conversation_id ?? r.id, position: r.conversation_position ?? 0 },
     })),
     nextCursor:

@@ -7,8 +7,18 @@ import type { Deps, TransitionEvent } from '../kernel/transition'
 import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
 import { deliverEntry } from './deliver-entry'
+import {
+  DELETE_REQUEST_KEY,
+  deliverRemoval,
+  logDeletion,
+  TOMBSTONE_KEY,
+  wipeRun,
+  type DeleteRequest,
+  type Tombstone,
+} from './deletion'
 import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
+import { LiveDeltas } from './live-deltas'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
 import { McpSessions } from '../../tools/mcp/index'
@@ -21,9 +31,19 @@ import { configForSlice, stateForSlice } from './run-config'
 import { runDependencies } from './run-deps'
 import { ProgressPump, queueProgress } from './slack-progress'
 import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
+import { retentionMsOrNone } from '../config/retention'
+import { exportRun } from './run-export'
 import { RunStorage } from './storage'
 import { queueDecisions, queueTransitionEffects, recordEvents } from './transition-effects'
-import type { DecideResponse, FollowUpAnswer, RunInfo, RunView, StartInput } from './types'
+import type {
+  DecideResponse,
+  DeleteAnswer,
+  FollowUpAnswer,
+  RunInfo,
+  RunView,
+  StartAnswer,
+  StartInput,
+} from './types'
 import { statusOf, toRunView } from './view'
 
 /**
@@ -43,6 +63,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #outbox: Outbox
   readonly #events: EventLog
   readonly #hub: EventHub
+  readonly #deltas: LiveDeltas
   readonly #progress: ProgressPump
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
   readonly #mcpSessions = new McpSessions()
@@ -57,6 +78,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   #deps: Deps | undefined
   /** Set while a configuration error keeps the run from advancing: when to look again. */
   #notBefore: number | undefined
+  /** The run was deleted: only this record of it is left. */
+  #deleted: Tombstone | undefined
+  /** A deletion that waits for the slice in flight to stop. */
+  #deleting: DeleteRequest | undefined
 
   constructor(ctx: DurableObjectState, env: RunStoreEnv) {
     super(ctx, env)
@@ -65,13 +90,26 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
     this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
+    this.#deltas = new LiveDeltas(
+      (frames) => this.#hub.sendLive(frames),
+      () => this.#hub.size > 0,
+    )
     this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
-    this.#state = this.#storage.loadState()
+    this.#deleted = this.#storage.getValue<Tombstone>(TOMBSTONE_KEY)
+    this.#deleting = this.#storage.getValue<DeleteRequest>(DELETE_REQUEST_KEY)
+    this.#state = this.#deleted ? undefined : this.#storage.loadState()
     this.#info = this.#storage.getValue<RunInfo>('info')
   }
 
+  /** The run, unless it is deleted or being deleted: then every read is as if none existed. */
+  get #live(): RunState | undefined {
+    return this.#deleted || this.#deleting ? undefined : this.#state
+  }
+
   /** Creates the run (idempotent: the same id returns the existing run) and arms the alarm. */
-  async start(input: StartInput): Promise<{ created: boolean; conflict?: boolean; view: RunView }> {
+  async start(input: StartInput): Promise<StartAnswer> {
+    // A deleted run's id is never used again (an idempotency key, a Slack event's retry).
+    if (this.#deleted || this.#deleting) return { created: false, deleted: true }
     if (this.#state) {
       // A retried start also repairs a lost alarm (e.g. the first setAlarm never landed).
       if (this.#state.phase !== 'done' && (await this.ctx.storage.getAlarm()) === null) {
@@ -105,11 +143,52 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   /** The run as the API shows it, or null when no run has this id. */
   async get(): Promise<RunView | null> {
-    return this.#state ? this.#view() : null
+    return this.#live ? this.#view() : null
+  }
+
+  /** When and by whom the run was deleted, or null (also null while no run had this id). */
+  async deletion(): Promise<{ deletedAt: number; by: string } | null> {
+    if (this.#deleted) return { deletedAt: this.#deleted.deletedAt, by: this.#deleted.by }
+    return this.#deleting ? { deletedAt: this.#deleting.at, by: this.#deleting.by } : null
+  }
+
+  /**
+   * Deletes the run (idempotent). A finished or resting run is wiped at once; a slice in flight
+   * is stopped (a side effect it started is left with its outcome unknown) and the run is wiped
+   * as it ends. Either way every read answers as if the run were gone from now on.
+   */
+  async delete(by: string): Promise<DeleteAnswer> {
+    if (this.#deleted) return { ok: true, status: 'deleted' }
+    if (this.#deleting) return { ok: true, status: 'deleting' }
+    if (!this.#state) return { ok: false, code: 'no_run' }
+    const now = Date.now()
+    if (!this.#running) {
+      this.#wipe(by, 'api', now)
+      await this.ctx.storage.setAlarm(now)
+      return { ok: true, status: 'deleted' }
+    }
+    this.#deleting = { by, at: now }
+    this.#storage.setValue(DELETE_REQUEST_KEY, this.#deleting)
+    this.#abort?.abort(new Error(`run ${this.#state.id} deleted by ${by}`))
+    return { ok: true, status: 'deleting' }
+  }
+
+  /** The whole run as one JSON document (runs/run-export.ts), or null when there is none. */
+  async export(): Promise<ReadableStream<Uint8Array> | null> {
+    const state = this.#live
+    if (!state) return null
+    return exportRun({
+      view: this.#view(),
+      state,
+      storage: this.#storage,
+      events: this.#events,
+      now: Date.now(),
+    })
   }
 
   /** What a run continuing this one starts from (routes/continue-run.ts). */
   async followUp(): Promise<FollowUpAnswer> {
+    if (this.#deleted || this.#deleting) return { ok: false, code: 'deleted' }
     const state = this.#state
     if (!state) return { ok: false, code: 'no_run' }
     if (state.phase !== 'done')
@@ -119,7 +198,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   /** An observation of this run, for a later run of the same conversation (else null). */
   async conversationObservation(handle: string, conversationId: string): Promise<string | null> {
-    const state = this.#state
+    const state = this.#live
     return state ? observationForConversation(state, this.#storage, handle, conversationId) : null
   }
 
@@ -131,7 +210,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     by: string
     reason?: string
   }): Promise<DecideResponse> {
-    const state = this.#state
+    const state = this.#live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
     if (state.phase !== 'done' && (state.cancelRequested || this.#storage.getValue('cancel'))) {
       return {
@@ -173,7 +252,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     by: string,
     reason?: string,
   ): Promise<{ ok: boolean; code?: string; message: string }> {
-    const state = this.#state
+    const state = this.#live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
     if (state.phase === 'done') {
       return {
@@ -204,21 +283,72 @@ export class RunStore extends DurableObject<RunStoreEnv> {
    * until the run finishes; null when no run has this id.
    */
   async events(after: number): Promise<ReadableStream<Uint8Array> | null> {
-    return this.#state ? this.#hub.subscribe(after) : null
+    return this.#live ? this.#hub.subscribe(after) : null
   }
 
   /** A stored observation (what `read_observation` reads): null when there is no run here. */
   async observation(handle: string): Promise<{ text: string | null } | null> {
-    return this.#state ? { text: this.#storage.getObservation(handle) ?? null } : null
+    return this.#live ? { text: this.#storage.getObservation(handle) ?? null } : null
   }
 
   override async alarm(): Promise<void> {
+    if (this.#deleted) return this.#deliverRemovals()
     if (!this.#state) return
+    // A deletion recorded by an instance that died before it could wipe the run.
+    if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
     // Deliver first: a decision's Slack update should not wait behind the next model call.
     await this.#deliverDue()
-    if (!this.#running && this.#state.phase !== 'done') await this.#runSlice()
+    if (!this.#running && this.#live && this.#live.phase !== 'done') await this.#runSlice()
+    if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
+    const retention = this.#live && retentionMsOrNone(this.env)
+    const endedAt = this.#live?.result?.finishedAt
+    if (retention && endedAt !== undefined && Date.now() >= endedAt + retention) {
+      this.#wipe('retention', 'retention', Date.now())
+    }
+    if (this.#deleted) return this.#deliverRemovals()
     await this.#deliverDue()
+    if (this.#deleted) return this.#deliverRemovals()
     await this.#schedule()
+  }
+
+  /**
+   * Removes every row of the run and queues the removal of its other copies, in one
+   * transaction; only the tombstone stays. Open event streams end.
+   */
+  #wipe(by: string, reason: 'api' | 'retention', now: number): void {
+    const state = this.#state!
+    const tombstone: Tombstone = { runId: state.id, deletedAt: now, by }
+    this.ctx.storage.transactionSync(() =>
+      wipeRun(this.ctx.storage.sql, this.#outbox, this.#info!, tombstone),
+    )
+    logDeletion(this.env, state, tombstone, reason)
+    this.#deleted = tombstone
+    this.#deleting = undefined
+    this.#state = undefined
+    this.#info = undefined
+    this.#hub.close()
+  }
+
+  /** A deleted run's alarm: remove the index row and the Slack links, retried until done. */
+  async #deliverRemovals(): Promise<void> {
+    const runId = this.#deleted!.runId
+    for (const entry of this.#outbox.due(Date.now())) {
+      try {
+        const result = await deliverRemoval(entry.kind, entry.payload, {
+          runId,
+          runIndex: this.env.RUN_INDEX,
+          slackThreads: this.env.SLACK_THREADS,
+          now: Date.now(),
+        })
+        this.#outbox.delivered(entry.id, Date.now(), result)
+      } catch (err) {
+        this.#outbox.failed(entry, Date.now(), err as Error)
+        logEvent(this.env, 'delivery_failed', { runId, delivery: entry.id }, 'warn')
+      }
+    }
+    const next = this.#outbox.nextDue()
+    if (next !== undefined) await this.ctx.storage.setAlarm(next)
+    else await this.ctx.storage.deleteAlarm()
   }
 
   async #runSlice(): Promise<void> {
@@ -245,7 +375,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         sessions,
         reserved,
       )
-      const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
+      const deps: Deps = {
+        ...this.#dependencies(state),
+        signal: this.#abort.signal,
+        onModelText: (step, protocol, delta) =>
+          this.#deltas.push(protocol === 'native' ? 'answer_delta' : 'thought_delta', step, delta),
+      }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
         this.#sideEffectInFlight = event.action === 'start_call'
@@ -260,6 +395,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       logEvent(this.env, 'run_slice_failed', { runId: state.id, error }, 'error')
       this.#persist(failed.state, failed.event)
     } finally {
+      this.#deltas.flush()
       await this.#progress.stop()
       await this.#mcpSessions.close()
       this.#running = false
@@ -277,6 +413,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       queueTransitionEffects(this.#sinks(), this.#info!, prev, next, Date.now())
     })
     this.#state = next
+    this.#deltas.flush()
     this.#hub.publish()
     this.#progress.poke()
     logTransition(this.env, event, next)
@@ -287,11 +424,16 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   async #deliverDue(): Promise<void> {
-    for (const entry of this.#outbox.due(Date.now())) await this.#deliverOne(entry)
+    for (const entry of this.#outbox.due(Date.now())) {
+      if (!this.#live) return
+      await this.#deliverOne(entry)
+    }
   }
 
   /** Delivers one outbox entry from the run as it is now; a failure is recorded for a retry. */
-  #deliverOne(entry: OutboxEntry): Promise<void> {
+  async #deliverOne(entry: OutboxEntry): Promise<void> {
+    // A run being deleted tells nobody anything more.
+    if (!this.#live) return
     return deliverEntry(entry, {
       env: this.env,
       state: this.#state!,
@@ -308,7 +450,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   /** The next alarm: now while the run can advance, else the next expiry or delivery retry. */
   async #schedule(): Promise<void> {
     const cancelPending = this.#storage.getValue('cancel') !== undefined
-    const at = nextAlarmAt(this.#state!, cancelPending, this.#outbox, this.#notBefore)
+    const retention = retentionMsOrNone(this.env)
+    const endedAt = this.#state!.result?.finishedAt
+    const deleteAt = retention && endedAt !== undefined ? endedAt + retention : undefined
+    const at = nextAlarmAt(this.#state!, cancelPending, this.#outbox, this.#notBefore, deleteAt)
     if (at !== undefined) await this.ctx.storage.setAlarm(at)
     else await this.ctx.storage.deleteAlarm()
   }

@@ -1,19 +1,14 @@
 import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
-import type { ConversationView, FollowUpSource } from '../kernel/conversation'
+import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
-import type { ApiDelivery, ApiRunResult } from './api-result'
+import type { AgentInput } from '../kernel/agent-schema'
+import type { CallbackEvents, RunStatus } from '../api/enums'
+import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 
-/** Where a Slack-started run answers. */
-export interface SlackOrigin {
-  channel: string
-  /** The thread the run answers in (the mention's ts, or the ack message's ts). */
-  threadTs?: string
-  userId: string
-  teamId?: string
-}
+/** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
+export type SlackOrigin = NonNullable<RunViewBody['slack']>
 
-/** What `RunStore.start` needs; the routes have validated and narrowed all of it. */
 export interface StartInput {
   id: string
   task: string
@@ -39,6 +34,8 @@ export interface StartInput {
   requestHash?: string
   /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
   conversation?: Conversation
+  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  agent?: AgentInput
 }
 
 /** Stored beside the state: who asked and where to report. */
@@ -54,55 +51,16 @@ export interface RunInfo {
   mcpTools?: string[]
 }
 
-export type CallbackEvents = 'final' | 'all'
+export type { CallbackEvents, RunStatus }
 
-export type RunStatus = 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+/** A pending approval as the API shows it (the model's reason: the thought of its step). */
+export type PendingApprovalView = PendingApprovalBody
 
-export interface PendingApprovalView {
-  callId: string
-  tool: string
-  args: Record<string, unknown>
-  argsHash: string
-  /** The model's stated reason: the thought of the step that made the call. */
-  reason: string
-  requestedBy: string
-  requestedAt: string
-  expiresAt: string
-}
-
-export interface RunView {
-  id: string
-  status: RunStatus
-  phase: ApiRunResult['phase']
-  task: string
-  createdAt: string
-  requestedBy: string
-  metadata?: Record<string, unknown>
-  /** Where a Slack-started run answers (and where its approval buttons may be clicked). */
-  slack?: SlackOrigin
-  /** A bad setting keeps the run from advancing: which, and when it looks again. */
-  blocked?: {
-    code: 'misconfigured'
-    variable?: string
-    message: string
-    since: string
-    retryAt: string
-  }
-  /** Where the run stands in its conversation: walk it by `previousRunId`. */
-  conversation: ConversationView
-  stepCount: number
-  pendingApprovals: PendingApprovalView[]
-  result: ApiRunResult
-  deliveries: ApiDelivery[]
-}
+/** `GET /v1/runs/:id`: the run as the API shows it. */
+export type RunView = RunViewBody
 
 export type DecideResponse =
-  | {
-      ok: true
-      call: { id: string; name: string; status: string }
-      decidedBy: string
-      decision: string
-    }
+  | DecisionResultBody
   | {
       ok: false
       code:
@@ -123,8 +81,11 @@ export type DecideResponse =
  * `unknown`-typed fields such as metadata to `never`, so callers use this instead.)
  */
 export interface RunStoreApi {
-  start(input: StartInput): Promise<{ created: boolean; conflict?: boolean; view: RunView }>
+  start(input: StartInput): Promise<StartAnswer>
   get(): Promise<RunView | null>
+  deletion(): Promise<{ deletedAt: number; by: string } | null>
+  delete(by: string): Promise<DeleteAnswer>
+  export(): Promise<ReadableStream<Uint8Array> | null>
   decide(input: {
     callId: string
     decision: 'approve' | 'deny'
@@ -139,10 +100,20 @@ export interface RunStoreApi {
   conversationObservation(handle: string, conversationId: string): Promise<string | null>
 }
 
+/** What `start` answers: the run (new or existing), or that this id belonged to a deleted run. */
+export type StartAnswer =
+  | { created: boolean; conflict?: boolean; deleted?: undefined; view: RunView }
+  | { created: false; deleted: true }
+
+/** What `delete` answers: wiped now, wiped when the slice in flight stops, or no such run. */
+export type DeleteAnswer =
+  { ok: true; status: 'deleted' | 'deleting' } | { ok: false; code: 'no_run' }
+
 /** What a run gives a run that would continue it: its turns, or why it cannot be continued. */
 export type FollowUpAnswer =
   | { ok: true; requestedBy: string; source: FollowUpSource }
   | { ok: false; code: 'no_run' }
+  | { ok: false; code: 'deleted' }
   | { ok: false; code: 'run_not_finished'; status: RunStatus }
 
 /** The stub of run `id`'s Durable Object. */

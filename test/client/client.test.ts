@@ -1,7 +1,13 @@
-/** `edgeloop/client` against the Worker, through its own fetch. */
+/** `@edgeloop/client` (src/client) against the Worker, through its own fetch. */
 import { exports } from 'cloudflare:workers'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { EdgeloopClient, EdgeloopError, type RunEvent, type RunView } from '../../src/client'
+import {
+  EdgeloopClient,
+  EdgeloopError,
+  type LiveDelta,
+  type RunEvent,
+  type RunView,
+} from '../../src/client'
 import type { RunEvent as ServerRunEvent } from '../../src/runs/events'
 import type { RunView as ServerRunView } from '../../src/runs/types'
 import type { ApiRunResult as ServerRunResult } from '../../src/runs/api-result'
@@ -105,6 +111,21 @@ describe('EdgeloopClient', () => {
     expect(sent.at(-1)!.headers.get('last-event-id')).toBe('7')
   })
 
+  it('hands live deltas to onDelta and yields only the stored events', async () => {
+    fakes.ai.enqueue(reply.text('Six times seven is 42.'))
+    const created = await client.startRun({ task: 'What is 6 * 7?', tools: ['calculator'] })
+    const deltas: LiveDelta[] = []
+    const seen: string[] = []
+    for await (const event of client.events(created.id, { onDelta: (d) => deltas.push(d) })) {
+      seen.push(`${event.seq}:${event.type}`)
+      if (event.type === 'step_started') await drainAlarms(created.id)
+    }
+    expect(seen).toEqual(['1:step_started', '2:model_replied', '3:run_finished'])
+    expect(deltas.length).toBeGreaterThan(0)
+    expect(deltas.every((d) => d.type === 'answer_delta' && d.step === 0)).toBe(true)
+    expect(deltas.map((d) => d.delta).join('')).toBe('Six times seven is 42.')
+  })
+
   it('cancels a run', async () => {
     fakes.ai.enqueue(reply.hang())
     const { id } = await client.startRun({ task: 'Wait', tools: ['calculator'] })
@@ -117,10 +138,26 @@ describe('EdgeloopClient', () => {
     await expect(client.cancel(id)).rejects.toMatchObject({ status: 409, code: 'run_finished' })
   })
 
+  it('exports a run, then deletes it (idempotent; reads are 404 after)', async () => {
+    fakes.ai.enqueue(reply.text('Four.'))
+    const { id } = await client.startRun({ task: 'Two and two', tools: ['calculator'] })
+    await drainAlarms(id)
+    const exported = await client.exportRun(id)
+    expect(exported).toMatchObject({ format: 'edgeloop.run-export', version: 1, run: { id } })
+    expect(exported.trace.answer).toBe('Four.')
+    expect(exported.events.at(-1)!.type).toBe('run_finished')
+    expect(new URL(sent.at(-1)!.url).pathname).toBe(`/v1/runs/${id}/export`)
+    expect(await client.deleteRun(id)).toEqual({ id, status: 'deleted' })
+    expect(sent.at(-1)!.method).toBe('DELETE')
+    expect(await client.deleteRun(id)).toEqual({ id, status: 'deleted' })
+    await expect(client.getRun(id)).rejects.toMatchObject({ status: 404, code: 'run_deleted' })
+    await expect(client.exportRun(id)).rejects.toMatchObject({ status: 404, code: 'run_deleted' })
+  })
+
   it("names its token and the token's scopes (me)", async () => {
     expect(await client.me()).toEqual({
       name: 'api',
-      scopes: ['runs:write', 'runs:read', 'approvals:write'],
+      scopes: ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'],
     })
     expect(new URL(sent.at(-1)!.url).pathname).toBe('/v1/me')
     const reader = new EdgeloopClient({

@@ -43,6 +43,7 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'MODEL_ALLOWLIST',
     'MODEL_PROTOCOL',
     'MODEL_MAX_RETRIES',
+    'MODEL_STREAM',
     'PRICE_PROMPT_PER_1K_USD',
     'PRICE_COMPLETION_PER_1K_USD',
     'CONFIRM_POLICY',
@@ -67,6 +68,7 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'MAX_PARALLEL_CALLS',
     'MAX_HISTORY_TOKENS',
     'PRICE_CACHED_PROMPT_PER_1K_USD',
+    'RUN_RETENTION_DAYS',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {
     expect(configurationPage).toContain(`\`${name}\``)

@@ -1,8 +1,13 @@
 /**
  * The web console in a real headless Chromium, against `wrangler dev` running the
  * offline demo: open it, give the token, watch the demo run reach its approval, approve it from
- * the page and watch the run finish. The timeline is saved as test/output/console-timeline.png,
- * a read-only token's view (no Approve, Deny or Cancel) as test/output/console-read-only.png.
+ * the page and watch the run finish; read-only and write-only tokens; the layout at phone
+ * (390 px) and desktop (1280 px) widths; the chart, folded observations, the start form; the
+ * list following runs from their events while the index is held still; Delete; agents where the
+ * service has them; and, against a second `wrangler dev` whose model is an OpenAI-compatible
+ * fake on 127.0.0.1 that streams, the answer shown as it is written. Screenshots go to
+ * test/output/ (console-timeline, -read-only, -phone-list, -phone-run, -phone-run-full,
+ * -desktop, -delete-confirm, -deleted, -agents, -streaming; .png).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -13,6 +18,8 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startWranglerDev } from '../../bench/wrangler-dev.mjs'
 import { wranglerConfigWithoutDevVars } from '../../scripts/test-wrangler-config.mjs'
+import { FAKE_OPENAI_KEY, FakeOpenAI, reply } from '../fakes/fake-openai'
+import { serveFake, type FakeHttpServer } from './fake-http-server'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -22,6 +29,8 @@ const TOKEN_NAME = 'oncall'
 // A read-only token: the console shows it everything and offers it nothing that changes a run.
 const READER_TOKEN = 'console-reader-token'
 const LAUNCHER_TOKEN = 'console-launcher-token'
+// May read and delete runs: the console offers it Delete.
+const JANITOR_TOKEN = 'console-janitor-token'
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 const API_TOKENS = JSON.stringify([
   {
@@ -32,6 +41,7 @@ const API_TOKENS = JSON.stringify([
   { name: 'viewer', sha256: sha256(READER_TOKEN), scopes: ['runs:read'] },
   // Starts runs, reads none: the console says so instead of failing on every list.
   { name: 'launcher', sha256: sha256(LAUNCHER_TOKEN), scopes: ['runs:write'] },
+  { name: 'janitor', sha256: sha256(JANITOR_TOKEN), scopes: ['runs:read', 'runs:delete'] },
 ])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
@@ -320,14 +330,18 @@ describe.skipIf(!available)(title, () => {
   }, 60_000)
 
   // A tab at the given size with the token given.
-  const openConsole = async (viewport: { width: number; height: number }, hash = '') => {
+  const openConsole = async (
+    viewport: { width: number; height: number },
+    hash = '',
+    { token = TOKEN, baseUrl = dev.baseUrl } = {},
+  ) => {
     const page = await newPage(viewport)
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
-    await page.goto(`${dev.baseUrl}/console${hash}`)
-    await page.fill('#token', TOKEN)
+    await page.goto(`${baseUrl}/console${hash}`)
+    await page.fill('#token', token)
     await page.click('#login button[type=submit]')
-    await page.locator(`#who[data-token=${TOKEN_NAME}]`).waitFor()
+    await page.locator('#who[data-token]').waitFor()
     return { page, errors }
   }
 
@@ -520,9 +534,6 @@ describe.skipIf(!available)(title, () => {
       .waitFor({ timeout: 10_000 })
     await page.locator(`#inbox li[data-run="${id}"]`).waitFor({ timeout: 10_000 })
     expect(page.url()).toContain(`#run=${id}`)
-    // Where the service has no agents (GET /v1/agents is not found), no picker and no filter.
-    expect(await page.locator('#start-agent-field').isHidden()).toBe(true)
-    expect(await page.locator('#agent-filter').isHidden()).toBe(true)
     // This token may not delete runs: no Delete is offered.
     expect(await page.locator('[data-testid=delete]').count()).toBe(0)
 
@@ -563,4 +574,210 @@ describe.skipIf(!available)(title, () => {
       .waitFor({ state: 'detached', timeout: 10_000 })
     expect(errors).toEqual([])
   }, 120_000)
+
+  it('offers Delete to a runs:delete token only, asks once more, and the run is gone', async () => {
+    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const { page, errors } = await openConsole({ width: 390, height: 844 }, `#run=${id}`, {
+      token: JANITOR_TOKEN,
+    })
+    expect(await page.locator('#who').textContent()).toBe('janitor · runs:read, runs:delete')
+    await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ timeout: 30_000 })
+    // "Keep" takes the question back; nothing was sent.
+    const deletes: string[] = []
+    page.on('request', (r) => r.method() === 'DELETE' && deletes.push(new URL(r.url()).pathname))
+    await page.click('[data-testid=delete]')
+    expect(await page.locator('.delete-control .confirm').textContent()).toContain('for good')
+    await page.click('[data-testid=delete-keep]')
+    await page.locator('[data-testid=delete]').waitFor()
+    expect(deletes).toEqual([])
+    await page.click('[data-testid=delete]')
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-delete-confirm.png') })
+    await page.click('[data-testid=delete-confirm]')
+    await page.locator('[data-testid=deleted]').waitFor({ timeout: 30_000 })
+    expect(deletes).toEqual([`/v1/runs/${id}`])
+    // Out of the list and the inbox, and asked again it is gone.
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ state: 'detached' })
+    expect(await page.locator(`#inbox li[data-run="${id}"]`).count()).toBe(0)
+    const gone = await fetch(`${dev.baseUrl}/v1/runs/${id}`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    expect(gone.status).toBe(404)
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('run_deleted')
+    // The index's poll does not bring it back.
+    await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', { timeout: 10_000 })
+    expect(await page.locator(`#runs li[data-run="${id}"]`).count()).toBe(0)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-deleted.png') })
+    expect(await page.locator('#error').isHidden()).toBe(true)
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it("offers the service's agents to start a run and to filter the list, and shows each run's agent", async () => {
+    const asked = await fetch(`${dev.baseUrl}/v1/agents`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    const { page, errors } = await openConsole({ width: 1280, height: 800 })
+    await page.locator('#start-box').waitFor()
+    await page.locator('body[data-agents]').waitFor({ state: 'attached' })
+    await page.click('#start-box summary')
+    await page.locator('#start-task').waitFor()
+    if (asked.status === 404) {
+      // A service without agents: no picker, no filter, no error.
+      expect(await page.locator('#start-agent-field').isHidden()).toBe(true)
+      expect(await page.locator('#agent-filter').isHidden()).toBe(true)
+      expect(await page.locator('#error').isHidden()).toBe(true)
+      expect(errors).toEqual([])
+      return
+    }
+    expect(asked.status).toBe(200)
+    const { agents } = (await asked.json()) as { agents: { name: string }[] }
+    const names = agents.map((a) => a.name)
+    const chosen = names.includes('oncall') ? 'oncall' : names[0]!
+    await page.locator('#start-agent-field').waitFor()
+    expect(
+      await page
+        .locator('#start-agent option')
+        .evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+    ).toEqual(['', ...names])
+    expect(
+      await page
+        .locator('#agent-filter option')
+        .evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+    ).toEqual(['', ...names])
+
+    // Started with the chosen agent: the run, its row and its panel name it.
+    await page.fill('#start-task', TASK)
+    await page.selectOption('#start-agent', chosen)
+    const started = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/runs',
+    )
+    await page.click('#start button[type=submit]')
+    const startedRequest = (await started).request()
+    expect(JSON.parse(startedRequest.postData()!)).toEqual({ task: TASK, agent: chosen })
+    const { id } = await (await started).json()
+    const view = await api(`/v1/runs/${id}`)
+    expect(view.agent.name).toBe(chosen)
+    await page
+      .locator('#run-panel [data-testid=run-agent]', { hasText: chosen })
+      .waitFor({ timeout: 30_000 })
+    await page
+      .locator(`#runs li[data-run="${id}"] [data-testid=run-agent]`, { hasText: chosen })
+      .waitFor()
+
+    // The filter asks the API for that agent's runs and lists exactly those.
+    const filtered = page.waitForResponse(
+      (r) => new URL(r.url()).searchParams.get('agent') === chosen,
+    )
+    await page.selectOption('#agent-filter', chosen)
+    const answer = (await (await filtered).json()) as { items: { id: string }[] }
+    expect(answer.items.map((r) => r.id)).toContain(id)
+    await page.waitForFunction(
+      (ids) => {
+        const rows = (globalThis as any).document.querySelectorAll('#runs li[data-run]')
+        return rows.length === ids.length
+      },
+      answer.items.map((r) => r.id),
+    )
+    const rows = await page
+      .locator('#runs li[data-run]')
+      .evaluateAll((lis) =>
+        lis.map((li) => [
+          li.getAttribute('data-run'),
+          li.querySelector('[data-testid=run-agent]')?.textContent,
+        ]),
+      )
+    expect(rows.map(([run]) => run).sort()).toEqual(answer.items.map((r) => r.id).sort())
+    for (const [, agent] of rows) expect(agent).toContain(chosen)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-agents.png') })
+    await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  describe('with a model that streams (an OpenAI-compatible fake on 127.0.0.1)', () => {
+    let streaming: Awaited<ReturnType<typeof startWranglerDev>>
+    let server: FakeHttpServer
+    const fake = new FakeOpenAI()
+
+    beforeAll(async () => {
+      server = await serveFake(fake.handler)
+      streaming = await startWranglerDev(
+        ROOT,
+        {
+          API_TOKENS,
+          API_TOKEN: '',
+          MODEL: 'gpt-fake',
+          OPENAI_API_KEY: FAKE_OPENAI_KEY,
+          OPENAI_BASE_URL: `${server.origin}/v1`,
+          MODEL_PROTOCOL: 'native',
+          MODEL_STREAM: 'on',
+          ENABLED_TOOLS: 'rollback_deploy',
+        },
+        { config: wranglerConfigWithoutDevVars() },
+      )
+    }, 120_000)
+
+    afterAll(async () => {
+      streaming?.stop()
+      await server?.close()
+    })
+
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(`${streaming.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      expect(res.ok, `${path}: ${res.status}`).toBe(true)
+      return res.json() as Promise<any>
+    }
+
+    it('shows the answer as the model writes it, until the step is recorded', async () => {
+      const answer =
+        'Rolled back to v2.13.2: the pool holds 50 connections again and the 5xx rate falls.'
+      fake.enqueue(
+        reply.toolCalls(
+          [
+            {
+              name: 'rollback_deploy',
+              arguments: { service: 'order', to_version: 'v2.13.2', reason: 'pool exhausted' },
+            },
+          ],
+          { content: 'The pool is exhausted since v2.14.0; rolling back.' },
+        ),
+        // The answer's first pieces, then nothing until the request is given up.
+        reply.text(answer, { stallAfterChunks: 8 }),
+      )
+      const { id } = await call('/v1/runs', { task: TASK })
+      const { page, errors } = await openConsole({ width: 390, height: 844 }, `#run=${id}`, {
+        baseUrl: streaming.baseUrl,
+      })
+      const approval = page.locator('[data-testid=approval]')
+      await approval.waitFor({ timeout: 60_000 })
+      // Approved here, so this page is listening when the next step's reply streams.
+      await approval.locator('button.approve').click()
+      const live = page.locator('[data-testid=live-answer]')
+      await live.waitFor({ timeout: 30_000 })
+      await expect
+        .poll(async () => (await live.textContent())!.length, { timeout: 10_000 })
+        .toBeGreaterThanOrEqual(12)
+      const written = (await live.textContent())!
+      expect(answer.startsWith(written)).toBe(true)
+      expect(written.length).toBeLessThan(answer.length)
+      expect(await page.locator('[data-testid=live]').getAttribute('data-step')).toBe('1')
+      expect(await page.locator('[data-testid=run-status]').textContent()).toBe('running')
+      await expectFits(page)
+      mkdirSync(OUTPUT, { recursive: true })
+      await page.screenshot({ path: join(OUTPUT, 'console-streaming.png') })
+
+      // Cancelled mid-reply: the run ends, and what was being written goes with the step.
+      await call(`/v1/runs/${id}/cancel`, {})
+      await page.locator('[data-testid=failure]').waitFor({ timeout: 30_000 })
+      expect(await page.locator('[data-testid=live]').count()).toBe(0)
+      expect(fake.violations).toEqual([])
+      expect(errors).toEqual([])
+    }, 120_000)
+  })
 })

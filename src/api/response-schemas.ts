@@ -1,26 +1,31 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
-import { OBSERVATION_KINDS } from '../kernel/state'
+import { DECISIONS, OBSERVATION_KINDS, PHASES, PROTOCOLS, STEP_KINDS } from '../kernel/state'
 import { SCOPES } from '../security/api-tokens'
+import { DELIVERY_STATUSES, RUN_STATUSES } from './enums'
 
 /**
- * The response bodies of the HTTP API. They make /openapi.json's response schemas, type the
- * client (src/client), and the tests parse real responses with them, so none can drift.
+ * The response bodies of the HTTP API. They make /openapi.json's response schemas (the client's
+ * types are generated from it), and the tests parse real responses with them, so none can drift.
  */
 
 const json = z.record(z.string(), z.unknown())
 const iso = z.string().check(z.iso.datetime())
-const runStatus = z.enum(['running', 'awaiting_approval', 'succeeded', 'failed'])
-const phase = z.enum(['think', 'act', 'await_approval', 'done'])
+const runStatus = z.enum(RUN_STATUSES)
+const phase = z.enum(PHASES)
 const stopReason = z.enum(STOP_REASONS)
+
+/** The agent a run started with, and the version of it the run copied (a content hash). */
+const RunAgent = z.object({ name: z.string(), version: z.string() })
 const observationKind = z.enum(OBSERVATION_KINDS)
-const stepKind = z.enum(['action', 'finish', 'format_error'])
+const stepKind = z.enum(STEP_KINDS)
+const decision = z.enum(DECISIONS)
 
 export const Approval = z.object({
   argsHash: z.string(),
   requestedAt: iso,
   expiresAt: iso,
-  decision: z.nullable(z.enum(['approved', 'denied'])),
+  decision: z.nullable(decision),
   decidedBy: z.nullable(z.string()),
   decidedAt: z.nullable(iso),
   reason: z.nullable(z.string()),
@@ -91,11 +96,14 @@ export const RunResult = z.object({
   id: z.string(),
   ok: z.boolean(),
   answer: z.string(),
+  /** A finished run with an output schema: the validated answer (`answer` renders it as text). */
+  output: z.optional(z.unknown()),
   stopReason: z.nullable(stopReason),
   error: z.optional(z.string()),
   phase,
-  protocol: z.enum(['text', 'native']),
+  protocol: z.enum(PROTOCOLS),
   model: z.optional(z.string()),
+  agent: RunAgent,
   conversation: Conversation,
   steps: z.array(TraceStep),
   usage: Usage,
@@ -117,7 +125,7 @@ export const PendingApproval = z.object({
 export const Delivery = z.object({
   id: z.string(),
   kind: z.string(),
-  status: z.enum(['pending', 'delivered', 'failed']),
+  status: z.enum(DELIVERY_STATUSES),
   attempts: z.number(),
   nextAt: iso,
   lastError: z.optional(z.string()),
@@ -150,6 +158,7 @@ export const RunView = z.object({
       retryAt: iso,
     }),
   ),
+  agent: RunAgent,
   conversation: Conversation,
   stepCount: z.number(),
   pendingApprovals: z.array(PendingApproval),
@@ -181,20 +190,12 @@ export const RunListItem = z.object({
   stepCount: z.number(),
   requestedBy: z.string(),
   metadata: z.optional(json),
+  agent: RunAgent,
   conversation: z.object({ id: z.string(), position: z.number() }),
 })
 
-export const ApprovalListItem = z.object({
-  runId: z.string(),
-  callId: z.string(),
-  tool: z.string(),
-  args: json,
-  argsHash: z.string(),
-  reason: z.string(),
-  requestedBy: z.string(),
-  requestedAt: iso,
-  expiresAt: iso,
-})
+/** A pending approval across runs (`GET /v1/approvals`): the run's, with the run's id. */
+export const ApprovalListItem = z.object({ runId: z.string(), ...PendingApproval.def.shape })
 
 export const RunPage = z.object({ items: z.array(RunListItem), nextCursor: z.nullable(z.string()) })
 export const ApprovalPage = z.object({
@@ -208,6 +209,7 @@ const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
 
 /** One `data:` line of `GET /v1/runs/:id/events` (and a `callback_events: "all"` body). */
 export const RunEvent = z.discriminatedUnion('type', [
+  /** The model is asked for step `step` (0-based). */
   event('step_started', z.object({ step: z.number() })),
   event(
     'model_replied',
@@ -230,9 +232,13 @@ export const RunEvent = z.discriminatedUnion('type', [
     z.object({
       ...call,
       kind: observationKind,
+      /** At most EVENT_OBSERVATION_CHARS (runs/events.ts) of the observation the model saw. */
       observation: z.string(),
+      /** True when the event or the model saw less than the tool returned. */
       truncated: z.boolean(),
+      /** Characters the tool returned. */
       originalSize: z.number(),
+      /** Reads the whole output (`read_observation`), when the kernel stored it. */
       handle: z.optional(z.string()),
       ms: z.number(),
     }),
@@ -245,7 +251,7 @@ export const RunEvent = z.discriminatedUnion('type', [
     'approval_decided',
     z.object({
       ...call,
-      decision: z.enum(['approved', 'denied']),
+      decision,
       by: z.string(),
       reason: z.optional(z.string()),
     }),
@@ -255,6 +261,7 @@ export const RunEvent = z.discriminatedUnion('type', [
     z.object({
       ok: z.boolean(),
       answer: z.string(),
+      output: z.optional(z.unknown()),
       stopReason,
       error: z.optional(z.string()),
       stepCount: z.number(),
@@ -282,7 +289,15 @@ export const Misconfigured = z.object({
     code: z.literal('misconfigured'),
     message: z.string(),
     details: z.object({
-      problems: z.array(z.object({ variable: z.string(), message: z.string() })),
+      problems: z.array(
+        z.object({
+          variable: z.string(),
+          message: z.string(),
+          /** An agent's problem: the agent, and the field of its definition. */
+          agent: z.optional(z.string()),
+          field: z.optional(z.string()),
+        }),
+      ),
       warnings: z.array(z.string()),
     }),
   }),
@@ -295,10 +310,54 @@ export const RunApprovals = z.object({
   pendingApprovals: z.array(PendingApproval),
 })
 
+/** An item of `GET /v1/agents`. */
+export const AgentItem = z.object({
+  name: z.string(),
+  description: z.string(),
+  /** Built-in and MCP tool names (`<server>__*`: every tool of that server). */
+  tools: z.array(z.string()),
+  /** Null: the deployment's MODEL. */
+  model: z.nullable(z.string()),
+  /** Null: the deployment's MODEL_PROTOCOL. */
+  protocol: z.nullable(z.string()),
+  /** The final answer's JSON Schema; null: a plain text answer. */
+  outputSchema: z.nullable(z.record(z.string(), z.unknown())),
+})
+
+/** `GET /v1/agents`. */
+export const AgentList = z.object({ agents: z.array(AgentItem) })
+
+/** `GET /v1/agents/{name}`: the item and the instructions put first in its runs' prompts. */
+export const AgentDetail = z.object({ ...AgentItem.def.shape, instructions: z.string() })
+
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
 export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
 
+/** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */
+export const Deleted = z.object({ id: z.string(), status: z.enum(['deleted', 'deleting']) })
+
+/** `GET /v1/runs/:id/export`: the whole run in one document. */
+export const RunExport = z.object({
+  format: z.literal('edgeloop.run-export'),
+  version: z.literal(1),
+  exportedAt: iso,
+  run: RunView,
+  /** The kernel's RunState, every step in full (the schema of `edgeloop/kernel`). */
+  state: json,
+  trace: RunResult,
+  /** Every stored observation, in full. */
+  observations: z.array(StoredObservation),
+  events: z.array(RunEvent),
+})
+
 export type RunViewBody = z.infer<typeof RunView>
+export type AgentItemBody = z.infer<typeof AgentItem>
+export type AgentBody = z.infer<typeof AgentDetail>
+export type AgentListBody = z.infer<typeof AgentList>
+export type PendingApprovalBody = z.infer<typeof PendingApproval>
+export type DeliveryBody = z.infer<typeof Delivery>
+export type RunListItemBody = z.infer<typeof RunListItem>
+export type ApprovalListItemBody = z.infer<typeof ApprovalListItem>
 export type RunResultBody = z.infer<typeof RunResult>
 export type RunEventBody = z.infer<typeof RunEvent>
 export type RunPageBody = z.infer<typeof RunPage>
@@ -307,3 +366,5 @@ export type DecisionResultBody = z.infer<typeof DecisionResult>
 export type StoredObservationBody = z.infer<typeof StoredObservation>
 export type CancellingBody = z.infer<typeof Cancelling>
 export type MeBody = z.infer<typeof Me>
+export type DeletedBody = z.infer<typeof Deleted>
+export type RunExportBody = z.infer<typeof RunExport>
