@@ -3,6 +3,7 @@ import type { ConfirmPolicy } from '../kernel/confirm'
 import type { ConversationView, FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
 import type { ApiDelivery, ApiRunResult } from './api-result'
+import type { RunTrace } from './otel-ids'
 
 /** Where a Slack-started run answers. */
 export interface SlackOrigin {
@@ -39,6 +40,8 @@ export interface StartInput {
   requestHash?: string
   /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
   conversation?: Conversation
+  /** The caller's trace (`traceparent`), which the run's spans join. */
+  trace?: RunTrace
 }
 
 /** Stored beside the state: who asked and where to report. */
@@ -52,6 +55,8 @@ export interface RunInfo {
   slack?: SlackOrigin
   /** The MCP tools the run asked for; see StartInput.mcpTools. */
   mcpTools?: string[]
+  /** The run's trace (runs/otel-ids.ts); absent in runs from before tracing. */
+  trace?: RunTrace
 }
 
 export type CallbackEvents = 'final' | 'all'
