@@ -23,6 +23,8 @@ export const CONSOLE_START_FORM = String.raw`
 
   function showAgents() {
     var some = !!(agents && agents.length)
+    // Known now (tests and people alike can tell "none" from "not asked yet").
+    document.body.dataset.agents = String(agents ? agents.length : 0)
     $('agent-filter').hidden = !some
     $('start-agent-field').hidden = !some
     if (!some) return

@@ -52,6 +52,11 @@ export class EventHub {
     for (const sub of this.#subscribers) this.#send(sub)
   }
 
+  /** Writes frames that are not stored (live deltas) to every subscriber, as they are now. */
+  sendLive(frames: string): void {
+    for (const sub of this.#subscribers) this.#write(sub, frames)
+  }
+
   /** Ends every stream (the run was deleted: nothing more will come). */
   close(): void {
     for (const sub of this.#subscribers) sub.writer.close().catch(() => {})

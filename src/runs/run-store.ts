@@ -18,6 +18,7 @@ import {
 } from './deletion'
 import { EventLog } from './event-log'
 import { EventHub } from './event-stream'
+import { LiveDeltas } from './live-deltas'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
 import { McpSessions } from '../../tools/mcp/index'
@@ -73,6 +74,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #outbox: Outbox
   readonly #events: EventLog
   readonly #hub: EventHub
+  readonly #deltas: LiveDeltas
   readonly #progress: ProgressPump
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
   readonly #mcpSessions = new McpSessions()
@@ -99,6 +101,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
     this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
+    this.#deltas = new LiveDeltas(
+      (frames) => this.#hub.sendLive(frames),
+      () => this.#hub.size > 0,
+    )
     this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
     this.#deleted = this.#storage.getValue<Tombstone>(TOMBSTONE_KEY)
     this.#deleting = this.#storage.getValue<DeleteRequest>(DELETE_REQUEST_KEY)
@@ -382,7 +388,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         sessions,
         reserved,
       )
-      const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
+      const deps: Deps = {
+        ...this.#dependencies(state),
+        signal: this.#abort.signal,
+        onModelText: (step, protocol, delta) =>
+          this.#deltas.push(protocol === 'native' ? 'answer_delta' : 'thought_delta', step, delta),
+      }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
         this.#sideEffectInFlight = event.action === 'start_call'
@@ -397,6 +408,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       logEvent(this.env, 'run_slice_failed', { runId: state.id, error }, 'error')
       this.#persist(failed.state, failed.event)
     } finally {
+      this.#deltas.flush()
       await this.#progress.stop()
       await this.#mcpSessions.close()
       this.#running = false
@@ -414,6 +426,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       queueTransitionEffects(this.#sinks(), this.#info!, prev, next, Date.now())
     })
     this.#state = next
+    this.#deltas.flush()
     this.#hub.publish()
     this.#progress.poke()
     logTransition(this.env, event, next)

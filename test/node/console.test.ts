@@ -22,6 +22,8 @@ const TOKEN_NAME = 'oncall'
 // A read-only token: the console shows it everything and offers it nothing that changes a run.
 const READER_TOKEN = 'console-reader-token'
 const LAUNCHER_TOKEN = 'console-launcher-token'
+// May read and delete runs: the console offers it Delete.
+const JANITOR_TOKEN = 'console-janitor-token'
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 const API_TOKENS = JSON.stringify([
   {
@@ -32,6 +34,7 @@ const API_TOKENS = JSON.stringify([
   { name: 'viewer', sha256: sha256(READER_TOKEN), scopes: ['runs:read'] },
   // Starts runs, reads none: the console says so instead of failing on every list.
   { name: 'launcher', sha256: sha256(LAUNCHER_TOKEN), scopes: ['runs:write'] },
+  { name: 'janitor', sha256: sha256(JANITOR_TOKEN), scopes: ['runs:read', 'runs:delete'] },
 ])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
@@ -520,9 +523,6 @@ describe.skipIf(!available)(title, () => {
       .waitFor({ timeout: 10_000 })
     await page.locator(`#inbox li[data-run="${id}"]`).waitFor({ timeout: 10_000 })
     expect(page.url()).toContain(`#run=${id}`)
-    // Where the service has no agents (GET /v1/agents is not found), no picker and no filter.
-    expect(await page.locator('#start-agent-field').isHidden()).toBe(true)
-    expect(await page.locator('#agent-filter').isHidden()).toBe(true)
     // This token may not delete runs: no Delete is offered.
     expect(await page.locator('[data-testid=delete]').count()).toBe(0)
 
@@ -561,6 +561,129 @@ describe.skipIf(!available)(title, () => {
     await page
       .locator(`#inbox li[data-run="${id}"]`)
       .waitFor({ state: 'detached', timeout: 10_000 })
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it('offers Delete to a runs:delete token only, asks once more, and the run is gone', async () => {
+    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const page = await newPage({ width: 390, height: 844 })
+    const errors: string[] = []
+    page.on('pageerror', (err) => errors.push(err.message))
+    await page.goto(`${dev.baseUrl}/console#run=${id}`)
+    await page.fill('#token', JANITOR_TOKEN)
+    await page.click('#login button[type=submit]')
+    await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ timeout: 30_000 })
+    // "Keep" takes the question back; nothing was sent.
+    const deletes: string[] = []
+    page.on('request', (r) => r.method() === 'DELETE' && deletes.push(new URL(r.url()).pathname))
+    await page.click('[data-testid=delete]')
+    expect(await page.locator('.delete-control .confirm').textContent()).toContain('for good')
+    await page.click('[data-testid=delete-keep]')
+    await page.locator('[data-testid=delete]').waitFor()
+    expect(deletes).toEqual([])
+    await page.click('[data-testid=delete]')
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-delete-confirm.png') })
+    await page.click('[data-testid=delete-confirm]')
+    await page.locator('[data-testid=deleted]').waitFor({ timeout: 30_000 })
+    expect(deletes).toEqual([`/v1/runs/${id}`])
+    // Out of the list and the inbox, and asked again it is gone.
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ state: 'detached' })
+    expect(await page.locator(`#inbox li[data-run="${id}"]`).count()).toBe(0)
+    const gone = await fetch(`${dev.baseUrl}/v1/runs/${id}`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    expect(gone.status).toBe(404)
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('run_deleted')
+    // The index's poll does not bring it back.
+    await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', { timeout: 10_000 })
+    expect(await page.locator(`#runs li[data-run="${id}"]`).count()).toBe(0)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-deleted.png') })
+    expect(await page.locator('#error').isHidden()).toBe(true)
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it("offers the service's agents to start a run and to filter the list, and shows each run's agent", async () => {
+    const asked = await fetch(`${dev.baseUrl}/v1/agents`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    const { page, errors } = await openConsole({ width: 1280, height: 800 })
+    await page.locator('#start-box').waitFor()
+    await page.locator('body[data-agents]').waitFor({ state: 'attached' })
+    await page.click('#start-box summary')
+    await page.locator('#start-task').waitFor()
+    if (asked.status === 404) {
+      // A service without agents: no picker, no filter, no error.
+      expect(await page.locator('#start-agent-field').isHidden()).toBe(true)
+      expect(await page.locator('#agent-filter').isHidden()).toBe(true)
+      expect(await page.locator('#error').isHidden()).toBe(true)
+      expect(errors).toEqual([])
+      return
+    }
+    expect(asked.status).toBe(200)
+    const { agents } = (await asked.json()) as { agents: { name: string }[] }
+    const names = agents.map((a) => a.name)
+    const chosen = names.includes('oncall') ? 'oncall' : names[0]!
+    await page.locator('#start-agent-field').waitFor()
+    expect(
+      await page
+        .locator('#start-agent option')
+        .evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+    ).toEqual(['', ...names])
+    expect(
+      await page
+        .locator('#agent-filter option')
+        .evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+    ).toEqual(['', ...names])
+
+    // Started with the chosen agent: the run, its row and its panel name it.
+    await page.fill('#start-task', TASK)
+    await page.selectOption('#start-agent', chosen)
+    const started = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/runs',
+    )
+    await page.click('#start button[type=submit]')
+    const startedRequest = (await started).request()
+    expect(JSON.parse(startedRequest.postData()!)).toEqual({ task: TASK, agent: chosen })
+    const { id } = await (await started).json()
+    const view = await api(`/v1/runs/${id}`)
+    expect(view.agent.name).toBe(chosen)
+    await page
+      .locator('#run-panel [data-testid=run-agent]', { hasText: chosen })
+      .waitFor({ timeout: 30_000 })
+    await page
+      .locator(`#runs li[data-run="${id}"] [data-testid=run-agent]`, { hasText: chosen })
+      .waitFor()
+
+    // The filter asks the API for that agent's runs and lists exactly those.
+    const filtered = page.waitForResponse(
+      (r) => new URL(r.url()).searchParams.get('agent') === chosen,
+    )
+    await page.selectOption('#agent-filter', chosen)
+    const answer = (await (await filtered).json()) as { items: { id: string }[] }
+    expect(answer.items.map((r) => r.id)).toContain(id)
+    await page.waitForFunction(
+      (ids) => {
+        const rows = (globalThis as any).document.querySelectorAll('#runs li[data-run]')
+        return rows.length === ids.length
+      },
+      answer.items.map((r) => r.id),
+    )
+    const rows = await page
+      .locator('#runs li[data-run]')
+      .evaluateAll((lis) =>
+        lis.map((li) => [
+          li.getAttribute('data-run'),
+          li.querySelector('[data-testid=run-agent]')?.textContent,
+        ]),
+      )
+    expect(rows.map(([run]) => run).sort()).toEqual(answer.items.map((r) => r.id).sort())
+    for (const [, agent] of rows) expect(agent).toContain(chosen)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-agents.png') })
+    await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
     expect(errors).toEqual([])
   }, 120_000)
 })
