@@ -1,4 +1,5 @@
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { RUN_STATUSES } from '../api/enums'
 import { runCallbacks } from './openapi-callbacks'
 import { servicePaths } from './openapi-service'
 import { openApiComponents } from './openapi-components'
@@ -89,7 +90,7 @@ function buildDocument(): Record<string, unknown> {
               required: false,
               schema: {
                 type: 'string',
-                enum: ['running', 'awaiting_approval', 'succeeded', 'failed'],
+                enum: [...RUN_STATUSES],
               },
             },
             {
