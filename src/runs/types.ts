@@ -3,6 +3,7 @@ import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
 import type { RunTrace } from './otel-ids'
+import type { AgentInput } from '../kernel/agent-schema'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 
@@ -36,6 +37,8 @@ export interface StartInput {
   conversation?: Conversation
   /** The caller's trace (`traceparent`), which the run's spans join. */
   trace?: RunTrace
+  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  agent?: AgentInput
 }
 
 /** Stored beside the state: who asked and where to report. */
