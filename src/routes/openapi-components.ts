@@ -1,6 +1,7 @@
 import {
   ApprovalPage,
   Cancelling,
+  CreatedRun,
   DecisionResult,
   Deleted,
   Health,
@@ -15,7 +16,7 @@ import {
   RunView,
   StoredObservation,
 } from '../api/response-schemas'
-import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
+import { CancelBody, CreateRunBody, DecisionBody } from './schemas'
 import { schema } from './openapi-parts'
 
 /**
