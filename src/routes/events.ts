@@ -17,7 +17,7 @@ export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
   const stub = runStub(c.env.RUNS, id)
   const stream = await stub.events(after)
   if (!stream) throw await runNotFound(stub, id)
-  return new Response(stream, {
+  return new Response(relay(stream), {
     headers: {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -39,4 +39,24 @@ function resumePoint(header: string | undefined, query: string | undefined): num
     )
   }
   return Number(value)
+}
+
+/**
+ * The run object's stream, read through the Worker's own stream. When the client goes away,
+ * handing the object's stream to the Response as it is lets workerd abort the RPC pipe under it,
+ * which it logs (`kj/async-io … disconnected: read end of pipe was aborted`, with a stack) though
+ * nothing failed; a cancel passed on from here ends it quietly.
+ */
+function relay(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = source.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (done) controller.close()
+      else controller.enqueue(value)
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
 }
