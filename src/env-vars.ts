@@ -25,6 +25,7 @@ export interface EnvVars {
   CONFIRM_POLICY?: string
   CONFIRM_ALLOWLIST?: string
   ENABLED_TOOLS?: string
+  ENABLED_AGENTS?: string
   HTTP_ALLOWLIST?: string
   HTTP_POST_IDEMPOTENT?: string
   /** JSON array of MCP servers; each may name a secret (token_secret) read by that name. */

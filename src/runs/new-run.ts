@@ -12,6 +12,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     policy: input.policy,
     now,
     ...(input.conversation ? { conversation: input.conversation } : {}),
+    ...(input.agent ? { agent: input.agent } : {}),
   })
   const info: RunInfo = {
     requestedBy: input.requestedBy,

@@ -2,6 +2,7 @@ import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
+import type { AgentInput } from '../kernel/agent-schema'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 
@@ -33,6 +34,8 @@ export interface StartInput {
   requestHash?: string
   /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
   conversation?: Conversation
+  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  agent?: AgentInput
 }
 
 /** Stored beside the state: who asked and where to report. */

@@ -28,6 +28,7 @@ export function toRunView(
     ...(info.metadata ? { metadata: info.metadata } : {}),
     ...(info.slack ? { slack: info.slack } : {}),
     ...(blocked && state.phase !== 'done' ? { blocked } : {}),
+    agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
     stepCount: state.steps.length,
     pendingApprovals: pendingApprovals(state).map(({ call }) => ({
