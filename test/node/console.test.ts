@@ -330,14 +330,18 @@ describe.skipIf(!available)(title, () => {
   }, 60_000)
 
   // A tab at the given size with the token given.
-  const openConsole = async (viewport: { width: number; height: number }, hash = '') => {
+  const openConsole = async (
+    viewport: { width: number; height: number },
+    hash = '',
+    { token = TOKEN, baseUrl = dev.baseUrl } = {},
+  ) => {
     const page = await newPage(viewport)
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
-    await page.goto(`${dev.baseUrl}/console${hash}`)
-    await page.fill('#token', TOKEN)
+    await page.goto(`${baseUrl}/console${hash}`)
+    await page.fill('#token', token)
     await page.click('#login button[type=submit]')
-    await page.locator(`#who[data-token=${TOKEN_NAME}]`).waitFor()
+    await page.locator('#who[data-token]').waitFor()
     return { page, errors }
   }
 
@@ -573,12 +577,10 @@ describe.skipIf(!available)(title, () => {
 
   it('offers Delete to a runs:delete token only, asks once more, and the run is gone', async () => {
     const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
-    const page = await newPage({ width: 390, height: 844 })
-    const errors: string[] = []
-    page.on('pageerror', (err) => errors.push(err.message))
-    await page.goto(`${dev.baseUrl}/console#run=${id}`)
-    await page.fill('#token', JANITOR_TOKEN)
-    await page.click('#login button[type=submit]')
+    const { page, errors } = await openConsole({ width: 390, height: 844 }, `#run=${id}`, {
+      token: JANITOR_TOKEN,
+    })
+    expect(await page.locator('#who').textContent()).toBe('janitor · runs:read, runs:delete')
     await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
     await page.locator(`#runs li[data-run="${id}"]`).waitFor({ timeout: 30_000 })
     // "Keep" takes the question back; nothing was sent.
@@ -749,12 +751,9 @@ describe.skipIf(!available)(title, () => {
         reply.text(answer, { stallAfterChunks: 8 }),
       )
       const { id } = await call('/v1/runs', { task: TASK })
-      const page = await newPage({ width: 390, height: 844 })
-      const errors: string[] = []
-      page.on('pageerror', (err) => errors.push(err.message))
-      await page.goto(`${streaming.baseUrl}/console#run=${id}`)
-      await page.fill('#token', TOKEN)
-      await page.click('#login button[type=submit]')
+      const { page, errors } = await openConsole({ width: 390, height: 844 }, `#run=${id}`, {
+        baseUrl: streaming.baseUrl,
+      })
       const approval = page.locator('[data-testid=approval]')
       await approval.waitFor({ timeout: 60_000 })
       // Approved here, so this page is listening when the next step's reply streams.
