@@ -1,4 +1,6 @@
 import {
+  AgentDetail,
+  AgentList,
   ApprovalPage,
   Cancelling,
   DecisionResult,
@@ -71,6 +73,8 @@ export function openApiComponents(): Record<string, unknown> {
       Ready: schema(Ready, 'output'),
       Misconfigured: schema(Misconfigured, 'output'),
       Me: schema(Me, 'output'),
+      AgentList: schema(AgentList, 'output'),
+      Agent: schema(AgentDetail, 'output'),
       Deleted: schema(Deleted, 'output'),
       RunExport: schema(RunExport, 'output'),
     },

@@ -10,6 +10,9 @@ import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
 export { RUN_ID_PATTERN } from '../kernel/names'
 
+/** Characters of a request's own instructions at most. */
+export const MAX_REQUEST_INSTRUCTIONS = 20_000
+
 const toolName = z.string().check(z.regex(TOOL_NAME_PATTERN))
 /** A tool name, or `<server>__*`: every tool of an MCP server. */
 const runToolName = z
@@ -41,6 +44,17 @@ export const CreateRunBody = z.strictObject({
   confirm: z.optional(
     z.strictObject({ mode: z.enum(CONFIRM_MODES), tools: z.optional(z.array(toolName)) }),
   ),
+  /** The agent to run (GET /v1/agents); absent: `default`. */
+  agent: z.optional(z.string().check(z.minLength(1), z.maxLength(40))),
+  /** Ad-hoc instructions, put first in the system prompt instead of the agent's. */
+  instructions: z.optional(
+    z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_REQUEST_INSTRUCTIONS)),
+  ),
+  /**
+   * Ad-hoc JSON Schema of the final answer, instead of the agent's: at most 16 384 characters
+   * and 12 levels deep; the run's `output` is the validated answer.
+   */
+  output_schema: z.optional(z.record(z.string(), z.unknown())),
   /** One of MODEL_ALLOWLIST. */
   model: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   /** Receives the final RunResult, signed with WEBHOOK_SECRET. */
