@@ -47,6 +47,12 @@ export interface EnvVars {
   MAX_HISTORY_TOKENS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
+  /** Where run traces go (OpenTelemetry OTLP/HTTP JSON); the headers are a secret. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string
+  OTEL_EXPORTER_OTLP_HEADERS?: string
+  OTEL_SERVICE_NAME?: string
+  OTEL_CAPTURE_CONTENT?: string
   /** Days a finished run is kept; unset keeps runs forever. */
   RUN_RETENTION_DAYS?: string
 }

@@ -91,6 +91,21 @@ export const Conversation = z.object({
   droppedTurns: z.number(),
 })
 
+/** `POST /v1/runs` → 202 (or 200 when an Idempotency-Key finds the run it started). */
+export const CreatedRun = z.object({
+  id: z.string(),
+  status: z.string(),
+  created: z.boolean(),
+  /** Where the run stands in its conversation (the run view has its history counts too). */
+  conversation: z.pick(Conversation, { id: true, position: true, previousRunId: true }),
+  links: z.object({
+    self: z.string(),
+    trace: z.string(),
+    cancel: z.string(),
+    approvals: z.string(),
+  }),
+})
+
 /** `GET /v1/runs/:id/trace`: the serializable trace (docs/architecture.md#the-five-disciplines, 3). */
 export const RunResult = z.object({
   id: z.string(),

@@ -12,6 +12,7 @@ import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
+import { otelConfigFromEnv, type OtelConfig } from './otel'
 import { resolveAgents, type Agent } from './agents'
 import { retentionMsFromEnv } from './retention'
 import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
@@ -43,6 +44,8 @@ export interface ServiceConfig extends ServerBudgets {
   }
   /** How long a finished run is kept (RUN_RETENTION_DAYS); undefined: forever. */
   retentionMs: number | undefined
+  /** Where run traces are exported (OTEL_EXPORTER_OTLP_*); undefined: nowhere. */
+  otel: OtelConfig | undefined
 }
 
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
@@ -154,5 +157,6 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
     },
     retentionMs: retentionMsFromEnv(env),
+    otel: otelConfigFromEnv(env),
   }
 }

@@ -3,6 +3,7 @@ import {
   AgentList,
   ApprovalPage,
   Cancelling,
+  CreatedRun,
   DecisionResult,
   Deleted,
   Health,
@@ -17,7 +18,7 @@ import {
   RunView,
   StoredObservation,
 } from '../api/response-schemas'
-import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
+import { CancelBody, CreateRunBody, DecisionBody } from './schemas'
 import { schema } from './openapi-parts'
 
 /**

@@ -18,6 +18,7 @@ import {
   ref,
   runId,
   slackOperation,
+  traceparent,
 } from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
@@ -70,7 +71,7 @@ function buildDocument(): Record<string, unknown> {
           tags: ['runs'],
           // Either one: the API token, or a signed webhook body (signature and timestamp).
           security: [{ bearer: [] }, { webhookSignature: [], webhookTimestamp: [] }],
-          parameters: [idempotencyKey],
+          parameters: [idempotencyKey, traceparent],
           requestBody: { required: true, ...json('CreateRun') },
           callbacks: runCallbacks,
           responses: {

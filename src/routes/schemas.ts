@@ -6,7 +6,7 @@ import { PROTOCOL_SETTINGS } from '../kernel/state'
 import { CALLBACK_EVENTS } from '../api/enums'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
-/** Request and response schemas of the HTTP API: they validate requests and make /openapi.json. */
+/** Request schemas of the HTTP API: they validate requests and make /openapi.json. */
 
 export { RUN_ID_PATTERN } from '../kernel/names'
 
@@ -84,26 +84,7 @@ export const CancelBody = z.strictObject({
   reason: z.optional(z.string().check(z.maxLength(500))),
 })
 
-export const CreatedRun = z.object({
-  id: z.string(),
-  status: z.string(),
-  created: z.boolean(),
-  /** Where the run stands in its conversation (see the run view). */
-  conversation: z.object({
-    id: z.string(),
-    position: z.number(),
-    previousRunId: z.nullable(z.string()),
-  }),
-  links: z.object({
-    self: z.string(),
-    trace: z.string(),
-    cancel: z.string(),
-    approvals: z.string(),
-  }),
-})
-
 /** What a client sends to start a run (the schema's input side). */
 export type CreateRunInput = z.input<typeof CreateRunBody>
-export type CreatedRunBody = z.infer<typeof CreatedRun>
 export type DecisionInput = z.input<typeof DecisionBody>
 export type CancelInput = z.input<typeof CancelBody>

@@ -13,7 +13,14 @@ import { forbiddenAddress, writtenHost } from '../security/private-address'
 /** A run as asked for: what the RunStore takes as given, plus what is still to be checked. */
 export interface StartRunRequest extends Pick<
   StartInput,
-  'task' | 'model' | 'callbackUrl' | 'callbackEvents' | 'metadata' | 'requestedBy' | 'slack'
+  | 'task'
+  | 'model'
+  | 'callbackUrl'
+  | 'callbackEvents'
+  | 'metadata'
+  | 'requestedBy'
+  | 'slack'
+  | 'trace'
 > {
   tools?: string[]
   budget?: Partial<Budget>
@@ -114,6 +121,7 @@ export async function startRun(
     ...(req.metadata ? { metadata: req.metadata } : {}),
     ...(req.slack ? { slack: req.slack } : {}),
     ...(conversation ? { conversation } : {}),
+    ...(req.trace ? { trace: req.trace } : {}),
     ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),
   })
   if (out.deleted) {
@@ -137,7 +145,8 @@ export async function startRun(
 
 /** What makes two requests "the same" for an idempotency key: everything the caller asked. */
 async function requestHash(req: StartRunRequest): Promise<string> {
-  const { idempotencyKey: _key, ...asked } = req
+  // A retry may come from another trace (a new traceparent): it is still the same request.
+  const { idempotencyKey: _key, trace: _trace, ...asked } = req
   return sha256Hex(canonicalJson(asked))
 }
 

@@ -1,5 +1,6 @@
 import { createRunState, type RunState } from '../kernel/state'
 import { redact, redactJson } from '../security/redact'
+import { traceOf } from './otel-ids'
 import type { RunInfo, StartInput } from './types'
 
 /**
@@ -27,6 +28,8 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     ...(input.model ? { model: input.model } : {}),
     ...(input.slack ? { slack: input.slack } : {}),
     ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),
+    // Kept beside the state, so every slice, in any instance, exports into the same trace.
+    trace: traceOf(state.id, input.trace),
   }
   return { state, info }
 }

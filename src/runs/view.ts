@@ -46,7 +46,9 @@ export function toRunView(
     // the run index is written on every change. Both show only while they wait or failed.
     deliveries: deliveries
       .filter(
-        (d) => (d.kind !== 'callback.event' && d.kind !== 'index') || d.status !== 'delivered',
+        (d) =>
+          (d.kind !== 'callback.event' && d.kind !== 'index' && d.kind !== 'otel') ||
+          d.status !== 'delivered',
       )
       .map(toApiDelivery),
   }

@@ -81,8 +81,11 @@ function headerValues(env: Env, name: string): SecretValue[] {
   if (typeof raw !== 'string') return []
   return raw.split(',').flatMap((pair) => {
     const at = pair.indexOf('=')
-    const value = at < 0 ? '' : decodeOr(pair.slice(at + 1).trim())
-    return value.length >= MIN_SECRET_LENGTH ? [{ setting: name, value }] : []
+    const raw = at < 0 ? '' : pair.slice(at + 1).trim()
+    // As written (percent-encoded) and decoded, as an exporter sends it.
+    return [...new Set([raw, decodeOr(raw)])]
+      .filter((value) => value.length >= MIN_SECRET_LENGTH)
+      .map((value) => ({ setting: name, value }))
   })
 }
 

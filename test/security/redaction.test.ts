@@ -24,6 +24,7 @@ describe('the configured secrets', () => {
       { setting: 'WEBHOOK_SECRET', value: 'hook-secret-1' },
       { setting: 'TICKETS_API_KEY', value: 'tickets-key-22' },
       { setting: 'DOCS_CREDENTIAL', value: 'docs-credential-333' },
+      { setting: 'OTEL_EXPORTER_OTLP_HEADERS', value: 'otlp%20key%204444' },
       { setting: 'OTEL_EXPORTER_OTLP_HEADERS', value: 'otlp key 4444' },
     ])
   })
