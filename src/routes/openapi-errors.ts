@@ -64,6 +64,14 @@ export const ROUTE_ERRORS = {
   listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
   // Any valid token; a webhook signature is not one (403).
   whoAmI: TOKEN_ONLY,
+  // Slack request signing, not a token; the body is read (size-limited) before it is verified.
+  slack: {
+    400: ['invalid_slack_payload', 'invalid_encoding', 'client_disconnected'],
+    401: ['auth_not_configured', 'invalid_slack_signature'],
+    405: ['method_not_allowed'],
+    413: ['body_too_large'],
+    500: ['internal_error'],
+  },
 } satisfies Record<string, ErrorCodes>
 
 /** An error response whose `code` is one of `codes`. */
