@@ -20,6 +20,7 @@ import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
+import { eventStreamLimits, type EventStreamLimits } from './event-streams'
 
 /** Everything the service reads from its environment, validated once. */
 export interface ServiceConfig {
@@ -47,6 +48,8 @@ export interface ServiceConfig {
     /** A direct message outside a thread continues the DM's latest run started this recently. */
     dmConversationMinutes: number
   }
+  /** Open event streams and their queues (read again by the events route on its own). */
+  eventStreams: EventStreamLimits
 }
 
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
@@ -182,5 +185,6 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       forbidSelfApproval: s.SLACK_FORBID_SELF_APPROVAL,
       dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
     },
+    eventStreams: eventStreamLimits(env),
   }
 }

@@ -3,7 +3,7 @@
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
-  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 503, string[]>
+  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503, string[]>
 >
 
 const BODY_400 = ['malformed_json', 'invalid_encoding', 'invalid_request', 'client_disconnected']
@@ -44,7 +44,14 @@ export const ROUTE_ERRORS = {
   getRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
   getTrace: { ...TOKEN_ONLY, 404: ['run_not_found'] },
   getRunApprovals: { ...TOKEN_ONLY, 404: ['run_not_found'] },
-  streamEvents: { ...TOKEN_ONLY, 400: ['invalid_after'], 404: ['run_not_found'] },
+  streamEvents: {
+    ...TOKEN_ONLY,
+    400: ['invalid_after'],
+    404: ['run_not_found'],
+    // Beyond EVENT_STREAMS_PER_RUN / EVENT_STREAMS_PER_TOKEN; the answer carries Retry-After.
+    429: ['too_many_streams'],
+    503: ['misconfigured'],
+  },
   decideApproval: {
     ...TOKEN_ONLY,
     ...BODY,

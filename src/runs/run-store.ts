@@ -8,7 +8,7 @@ import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
 import { deliverEntry } from './deliver-entry'
 import { EventLog } from './event-log'
-import { EventHub } from './event-stream'
+import { EventHub, type StreamRequest, type Subscription } from './event-stream'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
 import { McpSessions } from '../../tools/mcp/index'
@@ -64,7 +64,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#storage = new RunStorage(ctx.storage.sql)
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
-    this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
+    this.#hub = new EventHub(
+      this.#events,
+      () => this.#state!.id,
+      () => this.#state?.phase === 'done',
+    )
     this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
     this.#state = this.#storage.loadState()
     this.#info = this.#storage.getValue<RunInfo>('info')
@@ -200,11 +204,17 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   /**
-   * The run's events after sequence number `after` as `text/event-stream` bytes, then live ones
-   * until the run finishes; null when no run has this id.
+   * The run's events after sequence number `request.after` as `text/event-stream` bytes, then
+   * live ones until the run finishes, unless a stream limit is reached; null when no run has
+   * this id.
    */
-  async events(after: number): Promise<ReadableStream<Uint8Array> | null> {
-    return this.#state ? this.#hub.subscribe(after) : null
+  async events(request: StreamRequest): Promise<Subscription | null> {
+    return this.#state ? this.#hub.subscribe(request) : null
+  }
+
+  /** Event streams open on this run now (what the stream limits count). */
+  async openStreams(): Promise<number> {
+    return this.#hub.size
   }
 
   /** A stored observation (what `read_observation` reads): null when there is no run here. */

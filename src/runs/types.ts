@@ -3,6 +3,7 @@ import type { ConfirmPolicy } from '../kernel/confirm'
 import type { ConversationView, FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
 import type { ApiDelivery, ApiRunResult } from './api-result'
+import type { StreamRequest, Subscription } from './event-stream'
 
 /** Where a Slack-started run answers. */
 export interface SlackOrigin {
@@ -133,7 +134,8 @@ export interface RunStoreApi {
     reason?: string
   }): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
-  events(after: number): Promise<ReadableStream<Uint8Array> | null>
+  events(request: StreamRequest): Promise<Subscription | null>
+  openStreams(): Promise<number>
   observation(handle: string): Promise<{ text: string | null } | null>
   followUp(): Promise<FollowUpAnswer>
   conversationObservation(handle: string, conversationId: string): Promise<string | null>
