@@ -21,7 +21,7 @@ const sdkWithoutSourceMaps: Plugin = {
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
 const common = {
   API_TOKEN: 'test-token',
-  // Named tokens (issue 14 §2): SHA-256 of test-reader-token, test-starter-token and
+  // Named tokens: SHA-256 of test-reader-token, test-starter-token and
   // test-approver-token, as `printf %s "$TOKEN" | sha256sum` prints them.
   API_TOKENS: JSON.stringify([
     {
@@ -100,13 +100,13 @@ export default defineConfig({
                   {
                     name: 'docs',
                     url: 'https://mcp.test/mcp',
-                    token_secret: 'DOCS_MCP_TOKEN',
+                    token_secret: 'DOCS_MCP_AUTH',
                     timeout_ms: 2_000,
                     overrides: { list_pages: { sideEffect: true } },
                   },
                   { name: 'down', url: 'https://down.test/mcp', timeout_ms: 500 },
                 ]),
-                DOCS_MCP_TOKEN: 'docs-mcp-token-0123',
+                DOCS_MCP_AUTH: 'docs-mcp-token-0123',
               },
             },
           }),

@@ -1,5 +1,5 @@
 /**
- * Bounded context (issue 12 §2): a 60-step run whose every observation is 8 KiB, with and without
+ * Bounded context: a 60-step run whose every observation is 8 KiB, with and without
  * `maxContextTokens` = 20 000, in both protocols. Prints the cumulative prompt tokens (what the
  * provider bills) and the largest single request, as the kernel recorded them in the trace.
  */

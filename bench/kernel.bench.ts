@@ -1,5 +1,5 @@
 /**
- * Kernel CPU benchmark (issue 2): CPU per step and per KiB of model request, for both protocols,
+ * Kernel CPU benchmark: CPU per step and per KiB of model request, for both protocols,
  * against the cheapest hand-written loop of each protocol in the same process. Node only (it
  * reads process.cpuUsage); run it with `node bench/kernel-bench.mjs` or through `npm run bench`.
  */

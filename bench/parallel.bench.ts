@@ -1,5 +1,5 @@
 /**
- * Parallel read-only calls (issue 12 §1): one native turn asks for three read-only tools that
+ * Parallel read-only calls: one native turn asks for three read-only tools that
  * each take 300 ms of wall time (a timer, as a slow API would); the run's wall time shows whether
  * they ran at once (~300 ms) or one after another (~900 ms).
  */

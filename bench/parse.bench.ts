@@ -1,5 +1,5 @@
 /**
- * Output-parser benchmark (issue 11): CPU to read one long reply, at 10 KiB and 100 KiB, with the
+ * Output-parser benchmark: CPU to read one long reply, at 10 KiB and 100 KiB, with the
  * call at the very end so every family scans the whole text. Linear parsing shows as the same
  * time per byte at both sizes. Printed by `npm run bench -- kernel`.
  */

@@ -1,5 +1,5 @@
 /**
- * Slack interaction latency (issue 5 benchmark): the time from sending a signed `block_actions`
+ * Slack interaction latency: the time from sending a signed `block_actions`
  * click to the Worker's answer, against a running `wrangler dev` on 127.0.0.1. Slack gives an
  * app 3 s to answer; this should stay far below.
  *

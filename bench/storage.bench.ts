@@ -1,5 +1,5 @@
 /**
- * Bytes the RunStore writes to SQLite per step (issue 3): a run's state row plus one row per
+ * Bytes the RunStore writes to SQLite per step: a run's state row plus one row per
  * step, so the write for step 100 should be the size of step 100's own content, not of the run.
  * Drives the real kernel and the real RunStorage over a SqlStorage that counts bound bytes.
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run lint:openapi`: writes /openapi.json as the Worker serves it and lints it with Redocly's
-// recommended rules (issue 15 §4: no errors; no warnings but those scripts/openapi-lint-ignore.yaml
+// recommended rules (no errors; no warnings but those scripts/openapi-lint-ignore.yaml
 // accepts, with its reasons). Extra arguments go to `redocly lint` (`--format=json`).
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'

@@ -1,6 +1,6 @@
 /**
  * The vars and secrets of the Worker, as strings, before config parsing. Every one is documented
- * in README "Configuration". Kept apart from `Env` (which names the RunStore class) so that the
+ * in docs/configuration.md. Kept apart from `Env` (which names the RunStore class) so that the
  * config and the Durable Object can read settings without an import cycle through `runs/`.
  */
 export interface EnvVars {
@@ -48,4 +48,6 @@ export interface EnvVars {
   EVENT_STREAMS_PER_RUN?: string
   EVENT_STREAMS_PER_TOKEN?: string
   EVENT_STREAM_QUEUE_KB?: string
+  /** Days a finished run is kept; unset keeps runs forever. */
+  RUN_RETENTION_DAYS?: string
 }

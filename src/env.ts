@@ -1,12 +1,8 @@
 import type { EnvVars } from './env-vars'
-import type { RunStore } from './runs/run-store'
-import type { SlackThread } from './runs/slack-thread'
 
-/** Bindings, vars and secrets of the Worker: the run Durable Objects plus every setting. */
-export interface Env extends EnvVars {
-  RUNS: DurableObjectNamespace<RunStore>
-  /** One object per Slack thread or DM: the runs of a conversation there. */
-  SLACK_THREADS: DurableObjectNamespace<SlackThread>
-  /** The run index (D1): the run list and the approval inbox (docs/architecture.md#events). */
-  RUN_INDEX: D1Database
-}
+/**
+ * Bindings, vars and secrets of the Worker: the bindings as `npm run cf-typegen` generates them
+ * from wrangler.toml (`WranglerEnv`, worker-configuration.d.ts: the run Durable Objects, the run
+ * index), and every setting as src/env-vars.ts documents it, [vars] of wrangler.toml included.
+ */
+export interface Env extends Omit<WranglerEnv, keyof EnvVars>, EnvVars {}

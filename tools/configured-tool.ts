@@ -3,7 +3,7 @@ import type { SettingValues, Settings } from '../src/settings/setting'
 
 /**
  * A tool that reads settings: the variables it needs, declared with the readers of
- * `src/config/setting.ts`, and how to build it from their values. The config loader reads and
+ * `src/settings/setting.ts`, and how to build it from their values. The config loader reads and
  * checks them when the tool is enabled, and a bad or missing one is a 503 naming that variable.
  */
 export interface ConfiguredTool<S extends Settings = Settings> {

@@ -1,17 +1,21 @@
 import type {
-  ApprovalPageBody,
-  CancellingBody,
-  DecisionResultBody,
-  MeBody,
-  RunEventBody,
-  RunPageBody,
-  RunResultBody,
-  RunViewBody,
-  StoredObservationBody,
-} from '../routes/response-schemas'
-import type { CancelInput, CreatedRunBody, CreateRunInput } from '../routes/schemas'
-import { EdgeloopError } from './edgeloop-error'
-import { sseFrames } from './sse-frames'
+  ApprovalPage,
+  Cancel,
+  Cancelling,
+  CreatedRun,
+  CreateRun,
+  DecisionResult,
+  Deleted,
+  Me,
+  RunEvent,
+  RunExport,
+  RunPage,
+  RunResult,
+  RunView,
+  StoredObservation,
+} from './api-types.js'
+import { EdgeloopError } from './edgeloop-error.js'
+import { sseFrames } from './sse-frames.js'
 
 export interface EdgeloopClientOptions {
   /** The Worker's origin, e.g. `https://edgeloop.example.workers.dev`. */
@@ -31,8 +35,8 @@ export interface EventsOptions {
 }
 
 /**
- * A small typed client of the edgeloop HTTP API (README "The client"). Its types are the ones
- * /openapi.json is generated from, so the two cannot disagree.
+ * A small typed client of the edgeloop HTTP API (docs/client.md). Its types are generated from
+ * the service's /openapi.json, and a test fails when the two disagree.
  */
 export class EdgeloopClient {
   readonly #base: string
@@ -49,28 +53,28 @@ export class EdgeloopClient {
   }
 
   /** Starts a run; the same `idempotencyKey` returns the same run. */
-  startRun(body: CreateRunInput, options: { idempotencyKey?: string } = {}) {
+  startRun(body: CreateRun, options: { idempotencyKey?: string } = {}) {
     const headers: Record<string, string> = {}
     if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey
-    return this.#json<CreatedRunBody>('POST', '/v1/runs', body, headers)
+    return this.#json<CreatedRun>('POST', '/v1/runs', body, headers)
   }
 
   /** The client's token: its name (what decisions are recorded under) and its scopes. */
   me() {
-    return this.#json<MeBody>('GET', '/v1/me')
+    return this.#json<Me>('GET', '/v1/me')
   }
 
   getRun(id: string) {
-    return this.#json<RunViewBody>('GET', `/v1/runs/${encodeURIComponent(id)}`)
+    return this.#json<RunView>('GET', `/v1/runs/${encodeURIComponent(id)}`)
   }
 
   trace(id: string) {
-    return this.#json<RunResultBody>('GET', `/v1/runs/${encodeURIComponent(id)}/trace`)
+    return this.#json<RunResult>('GET', `/v1/runs/${encodeURIComponent(id)}/trace`)
   }
 
   /** A truncated call's whole output, by the `handle` in the trace. */
   readObservation(id: string, handle: string) {
-    return this.#json<StoredObservationBody>(
+    return this.#json<StoredObservation>(
       'GET',
       `/v1/runs/${encodeURIComponent(id)}/observations/${encodeURIComponent(handle)}`,
     )
@@ -78,18 +82,18 @@ export class EdgeloopClient {
 
   listRuns(
     query: {
-      status?: RunViewBody['status']
+      status?: RunView['status']
       /** Only the runs of this conversation (its first run's id). */
       conversation?: string
       limit?: number
       cursor?: string
     } = {},
   ) {
-    return this.#json<RunPageBody>('GET', `/v1/runs${search(query)}`)
+    return this.#json<RunPage>('GET', `/v1/runs${search(query)}`)
   }
 
   listApprovals(query: { limit?: number; cursor?: string } = {}) {
-    return this.#json<ApprovalPageBody>('GET', `/v1/approvals${search(query)}`)
+    return this.#json<ApprovalPage>('GET', `/v1/approvals${search(query)}`)
   }
 
   /**
@@ -102,22 +106,35 @@ export class EdgeloopClient {
     body: { decision: 'approve' | 'deny'; argsHash: string; reason?: string },
   ) {
     const { argsHash, ...rest } = body
-    return this.#json<DecisionResultBody>(
+    return this.#json<DecisionResult>(
       'POST',
       `/v1/runs/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`,
       { ...rest, args_hash: argsHash },
     )
   }
 
-  cancel(id: string, body: CancelInput = {}) {
-    return this.#json<CancellingBody>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`, body)
+  cancel(id: string, body: Cancel = {}) {
+    return this.#json<Cancelling>('POST', `/v1/runs/${encodeURIComponent(id)}/cancel`, body)
+  }
+
+  /**
+   * Deletes the run and every copy of it (the token needs runs:delete). Idempotent; `deleting`
+   * means a slice in flight is stopping first, and the run already reads as gone.
+   */
+  deleteRun(id: string) {
+    return this.#json<Deleted>('DELETE', `/v1/runs/${encodeURIComponent(id)}`)
+  }
+
+  /** The whole run as one document: its view, kernel state, trace, observations and events. */
+  exportRun(id: string) {
+    return this.#json<RunExport>('GET', `/v1/runs/${encodeURIComponent(id)}/export`)
   }
 
   /**
    * The run's events, oldest first, until `run_finished`. A dropped connection is resumed after
    * the last event received (no gap, no duplicate).
    */
-  async *events(id: string, options: EventsOptions = {}): AsyncGenerator<RunEventBody> {
+  async *events(id: string, options: EventsOptions = {}): AsyncGenerator<RunEvent> {
     let after = options.after ?? 0
     let failures = 0
     for (;;) {
@@ -133,7 +150,7 @@ export class EdgeloopClient {
       )
       let progressed = false
       for await (const frame of sseFrames(res.body!)) {
-        const event = JSON.parse(frame.data) as RunEventBody
+        const event = JSON.parse(frame.data) as RunEvent
         after = event.seq
         progressed = true
         yield event

@@ -1,13 +1,22 @@
-export { EdgeloopClient, type EdgeloopClientOptions, type EventsOptions } from './edgeloop-client'
-export { EdgeloopError } from './edgeloop-error'
+export {
+  EdgeloopClient,
+  type EdgeloopClientOptions,
+  type EventsOptions,
+} from './edgeloop-client.js'
+export { EdgeloopError } from './edgeloop-error.js'
 export type {
-  ApprovalPageBody as ApprovalPage,
-  CancellingBody as Cancelling,
-  DecisionResultBody as DecisionResult,
-  MeBody as Me,
-  RunEventBody as RunEvent,
-  RunPageBody as RunPage,
-  RunResultBody as RunResult,
-  RunViewBody as RunView,
-} from '../routes/response-schemas'
-export type { CreatedRunBody as CreatedRun, CreateRunInput } from '../routes/schemas'
+  ApprovalPage,
+  Cancel as CancelInput,
+  Cancelling,
+  CreatedRun,
+  CreateRun as CreateRunInput,
+  DecisionResult,
+  Deleted,
+  Me,
+  RunEvent,
+  RunExport,
+  RunPage,
+  RunResult,
+  RunView,
+  StoredObservation,
+} from './api-types.js'

@@ -1,5 +1,6 @@
 export { ConfigError } from '../errors/config-error'
 export { DEFAULT_TOOLS, DEMO_TOOLS, loadConfig, type ServiceConfig } from './load-config'
+export { overMaxima } from './budget'
 export { modelConfigFromEnv } from './model'
 export {
   readSetting,

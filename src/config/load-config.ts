@@ -1,12 +1,4 @@
-import {
-  DEFAULT_BUDGET,
-  DEFAULT_HISTORY_TOKENS,
-  MAX_HISTORY_TOKENS,
-  MIN_HISTORY_TOKENS,
-  sliceForCpuMs,
-  type Budget,
-  type EdgeSlice,
-} from '../kernel/budget'
+import { sliceForCpuMs, type EdgeSlice } from '../kernel/budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from '../kernel/confirm'
 import type { Tool } from '../kernel/tool'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
@@ -21,9 +13,11 @@ import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
 import { eventStreamLimits, type EventStreamLimits } from './event-streams'
+import { retentionMsFromEnv } from './retention'
+import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
 
-/** Everything the service reads from its environment, validated once. */
-export interface ServiceConfig {
+/** Everything the service reads from its environment, validated once (budgets: ServerBudgets). */
+export interface ServiceConfig extends ServerBudgets {
   policy: ConfirmPolicy
   /** Names of the tools this deployment offers (ENABLED_TOOLS), in order. */
   enabledTools: string[]
@@ -31,10 +25,6 @@ export interface ServiceConfig {
   tools: readonly Tool[]
   /** MCP servers whose tools runs may use (MCP_SERVERS); their lists are fetched per run. */
   mcpServers: McpServerConfig[]
-  /** Server maxima: a run may ask for less, never more. */
-  maxBudget: Budget
-  /** Defaults for runs that ask for nothing. */
-  defaultBudget: Budget
   slice: EdgeSlice
   model: ModelConfig
   /** Hosts a run's callback_url may point to; empty = any public https host. */
@@ -50,42 +40,26 @@ export interface ServiceConfig {
   }
   /** Open event streams and their queues (read again by the events route on its own). */
   eventStreams: EventStreamLimits
+  /** How long a finished run is kept (RUN_RETENTION_DAYS); undefined: forever. */
+  retentionMs: number | undefined
 }
 
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
 export const DEFAULT_TOOLS = ['calculator']
 
-/** The demo's pretend incident tools: the default only with MODEL=demo (issue 14 §1). */
+/** The demo's pretend incident tools: the default only with MODEL=demo. */
 export const DEMO_TOOLS = ['query_metrics', 'search_logs', 'read_repo_file', 'rollback_deploy']
 
 /**
  * The service's own settings. A new one is a line here (or, for a part with several, a file of
- * its own in src/config/ declaring them the same way) and a row in README "Configuration".
+ * its own in src/config/ declaring them the same way) and a row in docs/configuration.md.
  */
 const SERVICE_SETTINGS = {
   CONFIRM_POLICY: setting.oneOf(CONFIRM_MODES, 'ask'),
   CONFIRM_ALLOWLIST: setting.list(),
   ENABLED_TOOLS: setting.list(),
-  MAX_STEPS: setting.number({ min: 1, max: 1000, integer: true, fallback: 50 }),
-  MAX_SECONDS: setting.number({ min: 1, max: 86_400, integer: true, fallback: 900 }),
-  MAX_PROMPT_TOKENS: setting.number({ min: 1, max: 1e8, integer: true, fallback: 500_000 }),
-  MAX_COST_USD: setting.number({ min: 0 }),
-  APPROVAL_TTL_SECONDS: setting.number({
-    min: 1,
-    max: 30 * 86_400,
-    integer: true,
-    fallback: 86_400,
-  }),
-  // The context cap every run gets (a run may ask for a smaller one, never a larger).
-  MAX_CONTEXT_TOKENS: setting.number({ min: 1_000, integer: true, fallback: 32_000 }),
-  MAX_PARALLEL_CALLS: setting.number({ min: 1, max: 64, integer: true, fallback: 8 }),
-  // A follow-up run's history of earlier turns (a run may ask for less, never more).
-  MAX_HISTORY_TOKENS: setting.number({
-    min: MIN_HISTORY_TOKENS,
-    max: MAX_HISTORY_TOKENS,
-    integer: true,
-    fallback: DEFAULT_HISTORY_TOKENS,
-  }),
+  // MAX_STEPS, MAX_SECONDS, … and MAX_HISTORY_TOKENS: one per budget key the server limits.
+  ...BUDGET_SETTINGS,
   CPU_MS: setting.number({ min: 1_000, max: 300_000, integer: true, fallback: 30_000 }),
   CALLBACK_ALLOWLIST: setting.list(),
   SLACK_API_URL: setting.httpUrl('https://slack.com/api'),
@@ -135,28 +109,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     s.CONFIRM_POLICY === 'allowlist'
       ? { mode: 'allowlist', tools: s.CONFIRM_ALLOWLIST }
       : { mode: s.CONFIRM_POLICY }
-  const maxBudget: Budget = {
-    ...DEFAULT_BUDGET,
-    maxSteps: s.MAX_STEPS,
-    maxSeconds: s.MAX_SECONDS,
-    maxPromptTokens: s.MAX_PROMPT_TOKENS,
-    approvalTtlSeconds: s.APPROVAL_TTL_SECONDS,
-    maxContextTokens: s.MAX_CONTEXT_TOKENS,
-    maxParallelCalls: s.MAX_PARALLEL_CALLS,
-    maxHistoryTokens: s.MAX_HISTORY_TOKENS,
-    ...(s.MAX_COST_USD !== undefined ? { maxCostUsd: s.MAX_COST_USD } : {}),
-  }
-  const defaultBudget: Budget = {
-    ...DEFAULT_BUDGET,
-    maxSteps: Math.min(DEFAULT_BUDGET.maxSteps, maxBudget.maxSteps),
-    maxSeconds: Math.min(DEFAULT_BUDGET.maxSeconds, maxBudget.maxSeconds),
-    maxPromptTokens: Math.min(DEFAULT_BUDGET.maxPromptTokens, maxBudget.maxPromptTokens),
-    approvalTtlSeconds: maxBudget.approvalTtlSeconds,
-    maxContextTokens: s.MAX_CONTEXT_TOKENS,
-    maxParallelCalls: s.MAX_PARALLEL_CALLS,
-    maxHistoryTokens: s.MAX_HISTORY_TOKENS,
-    ...(maxBudget.maxCostUsd !== undefined ? { maxCostUsd: maxBudget.maxCostUsd } : {}),
-  }
+  const { maxBudget, defaultBudget } = serverBudgets(s)
   if (
     maxBudget.maxCostUsd !== undefined &&
     model.pricePromptPer1kUsd === undefined &&
@@ -186,5 +139,6 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
     },
     eventStreams: eventStreamLimits(env),
+    retentionMs: retentionMsFromEnv(env),
   }
 }

@@ -1,4 +1,4 @@
-/** How much the Worker logs: LOG_LEVEL (README "Configuration"). */
+/** How much the Worker logs: LOG_LEVEL (docs/configuration.md). */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 

@@ -1,5 +1,5 @@
 /**
- * Every configuration problem at once, for `GET /healthz?deep=1` and `/readyz` (issue 14 §1).
+ * Every configuration problem at once, for `GET /healthz?deep=1` and `/readyz`.
  * The loader stops at the first bad setting; this looks past each one by reading on as if that
  * variable were unset, so one answer lists all of them, and adds warnings for settings that are
  * allowed but probably not meant (the demo's pretend tools beside a real model).

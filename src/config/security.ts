@@ -1,5 +1,5 @@
 /**
- * Who may call and where callbacks may go (issue 14 §2, §4): API_TOKENS, API_APPROVES_SLACK_RUNS
+ * Who may call and where callbacks may go: API_TOKENS, API_APPROVES_SLACK_RUNS
  * and CALLBACK_ALLOWLIST, validated with the rest of the configuration.
  */
 import { compileAllowlist, type HostAllowlist } from '../../tools/http-allowlist'

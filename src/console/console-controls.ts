@@ -1,10 +1,11 @@
 /**
- * The console's controls that change a run (Approve / Deny, Cancel), offered only when the
+ * The console's controls that change a run (Approve / Deny, Cancel, Delete), offered only when the
  * token's scopes allow them, as `GET /v1/me` tells. The server still checks every request; this
  * spares a click it would refuse with 403, and says in one line which scope is missing.
  *
  * A piece of the console script's one closure (console-script.ts joins it in): function
- * declarations only, using that closure's `el`, `json`, `showError` and `refreshRun`.
+ * declarations only, using that closure's `el`, `api`, `json`, `showError`, `refreshRun` and
+ * `runDeleted`.
  */
 export const CONSOLE_CONTROLS = String.raw`
   // Who the token is: loaded once after the token is given, shown in the header.
@@ -61,6 +62,32 @@ export const CONSOLE_CONTROLS = String.raw`
         showError(e.message)
       })
     } })
-    return el('div', { class: 'run-controls' }, button)
+    return button
+  }
+
+  // Delete of a run and everything it stored: shown only to a token with runs:delete (a
+  // service without deletion has no such scope), and asked twice.
+  function deleteControl(view) {
+    if (!access.may('runs:delete')) return null
+    var box = el('span', { class: 'delete-control' })
+    function offer() {
+      box.replaceChildren(el('button', { class: 'delete', 'data-testid': 'delete', text: 'Delete run', onclick: ask }))
+    }
+    function ask() {
+      box.replaceChildren(
+        el('span', { class: 'confirm', text: 'Delete this run, its steps, observations and events for good? ' }),
+        el('button', { class: 'deny', 'data-testid': 'delete-confirm', text: 'Delete', onclick: remove }),
+        el('span', { text: ' ' }),
+        el('button', { 'data-testid': 'delete-keep', text: 'Keep', onclick: offer }))
+    }
+    function remove() {
+      box.querySelectorAll('button').forEach(function (b) { b.disabled = true })
+      api('/v1/runs/' + view.id, { method: 'DELETE' }).then(function () { runDeleted(view.id) }).catch(function (e) {
+        offer()
+        showError(e.message)
+      })
+    }
+    offer()
+    return box
   }
 `

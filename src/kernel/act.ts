@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_PARALLEL_CALLS } from './budget'
 import { verdictFor } from './confirm'
 import { dispatch, type Dispatched } from './dispatch'
 import { reviewAgain } from './review'
@@ -59,9 +60,6 @@ function needsStartRecord(call: Call, state: RunState, tool: Tool): boolean {
   if (call.status === 'approved') return true
   return verdictFor(state.policy, tool) === 'run'
 }
-
-/** Read-only calls at most this many at once, unless the budget says otherwise. */
-export const DEFAULT_MAX_PARALLEL_CALLS = 8
 
 /** The step's ready calls that have no side effect (unknown tools too: dispatch refuses them). */
 function readyReadOnly(calls: Call[], slice: Slice, cap = DEFAULT_MAX_PARALLEL_CALLS): Call[] {
@@ -239,7 +237,7 @@ function deniedCall(call: Call): Call {
 }
 
 /**
- * Closes the calls a cancelled run leaves `started` (issue 17: the crash test found them left
+ * Closes the calls a cancelled run leaves `started` (the crash test found them left
  * `started`, with no observation, in a finished run). One read back from storage was cut off by
  * a crash and may have happened: outcome unknown, whether or not the tool is idempotent (a
  * cancelled run retries nothing). One this process recorded but has not run was not run.

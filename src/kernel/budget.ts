@@ -17,44 +17,157 @@ export const STOP_REASONS = [
 ] as const
 export type StopReason = (typeof STOP_REASONS)[number]
 
-/** The history limit's bounds: room for the header and the stub of dropped turns, and a cap. */
-export const MIN_HISTORY_TOKENS = 200
-export const MAX_HISTORY_TOKENS = 100_000
-export const DEFAULT_HISTORY_TOKENS = 4_000
+/** The bounds a budget value must keep (checked by `BudgetSchema`). */
+interface Bounds {
+  /** The least value allowed. */
+  min?: number
+  /** Above zero (zero itself is not allowed). */
+  positive?: true
+  max?: number
+  integer?: true
+}
 
-export const BudgetSchema = z.object({
+/**
+ * The deployment's setting for a budget key. Its bounds are the key's unless it names its own (a
+ * setting's `min` is always inclusive). `role` says what the value does to a run's budget:
+ * - `maximum`: a run may ask for at most it, and one that asks nothing gets the key's default or
+ *   the setting, whichever is lower;
+ * - `value`: a run that asks nothing gets the setting itself, and may ask for at most it.
+ */
+interface BudgetSetting extends Omit<Bounds, 'positive'> {
+  name: string
+  /** The setting's value when it is unset; none: unset means no limit. */
+  fallback?: number
+  role: 'maximum' | 'value'
+}
+
+/** One budget key: its bounds, its default, and the server setting that limits it. */
+interface BudgetKey extends Bounds {
+  /** What a run gets when nobody sets the key. None: the key stays unset in a run's budget. */
+  default?: number
+  /** What the kernel does when the key is unset (a key without `default`); none: no limit. */
+  unset?: number
+  setting?: BudgetSetting
+}
+
+/**
+ * Every budget key, once: `BudgetSchema`, `DEFAULT_BUDGET`, the service's settings and its maxima
+ * and defaults are all made from this table (src/config/budget.ts).
+ */
+export const BUDGET_KEYS = {
   /** Model calls (steps) at most. */
-  maxSteps: z.number().check(z.int(), z.minimum(1), z.maximum(1000)),
+  maxSteps: {
+    min: 1,
+    max: 1000,
+    integer: true,
+    default: 12,
+    setting: { name: 'MAX_STEPS', fallback: 50, role: 'maximum' },
+  },
   /** Prompt tokens summed over every model call. */
-  maxPromptTokens: z.number().check(z.int(), z.minimum(1)),
+  maxPromptTokens: {
+    min: 1,
+    integer: true,
+    default: 200_000,
+    setting: { name: 'MAX_PROMPT_TOKENS', max: 1e8, fallback: 500_000, role: 'maximum' },
+  },
   /** Active wall time; time spent waiting for a human approval is not charged. */
-  maxSeconds: z.number().check(z.positive(), z.maximum(86_400)),
+  maxSeconds: {
+    positive: true,
+    max: 86_400,
+    default: 300,
+    setting: { name: 'MAX_SECONDS', min: 1, integer: true, fallback: 900, role: 'maximum' },
+  },
   /** Consecutive failed steps (all calls errored, or unparsable output) before giving up. */
-  maxConsecutiveErrors: z.number().check(z.int(), z.minimum(1), z.maximum(100)),
+  maxConsecutiveErrors: { min: 1, max: 100, integer: true, default: 3 },
   /** Observations above this are truncated (and kept whole by handle). */
   // At most 20 000: a step's row holds its observations and must stay well under 2 MB.
-  maxObservationTokens: z.number().check(z.int(), z.minimum(50), z.maximum(20_000)),
+  maxObservationTokens: { min: 50, max: 20_000, integer: true, default: 2_000 },
   /** The loop guard looks this many steps back for an identical call. */
-  loopGuardWindow: z.number().check(z.int(), z.minimum(0), z.maximum(50)),
+  loopGuardWindow: { min: 0, max: 50, integer: true, default: 3 },
   /**
    * The largest request the model is sent, in estimated tokens: past it the oldest observations
    * are elided from the request (not the trace), never the latest step's. Unset: no cap.
    */
-  maxContextTokens: z.optional(z.number().check(z.int(), z.minimum(1_000))),
+  maxContextTokens: {
+    min: 1_000,
+    integer: true,
+    setting: { name: 'MAX_CONTEXT_TOKENS', fallback: 32_000, role: 'value' },
+  },
   /**
    * A follow-up run (`continue`) starts with the earlier runs of its conversation as compact
-   * turns in at most this many estimated tokens: the oldest go first. Unset: 4000.
+   * turns in at most this many estimated tokens: the oldest go first. The least leaves room for
+   * the header and the stub of dropped turns.
    */
-  maxHistoryTokens: z.optional(
-    z.number().check(z.int(), z.minimum(MIN_HISTORY_TOKENS), z.maximum(MAX_HISTORY_TOKENS)),
-  ),
-  /** Read-only calls of one step run at the same time, at most this many at once. Default 8. */
-  maxParallelCalls: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(64))),
+  maxHistoryTokens: {
+    min: 200,
+    max: 100_000,
+    integer: true,
+    unset: 4_000,
+    setting: { name: 'MAX_HISTORY_TOKENS', fallback: 4_000, role: 'value' },
+  },
+  /** Read-only calls of one step run at the same time, at most this many at once. */
+  maxParallelCalls: {
+    min: 1,
+    max: 64,
+    integer: true,
+    unset: 8,
+    setting: { name: 'MAX_PARALLEL_CALLS', fallback: 8, role: 'value' },
+  },
   /** Spend limit in USD; needs prices configured for the model. */
-  maxCostUsd: z.optional(z.number().check(z.positive())),
+  maxCostUsd: { positive: true, setting: { name: 'MAX_COST_USD', min: 0, role: 'value' } },
   /** How long a pending approval waits for a person before it counts as denied. */
-  approvalTtlSeconds: z.number().check(z.int(), z.minimum(1), z.maximum(30 * 86_400)),
-})
+  approvalTtlSeconds: {
+    min: 1,
+    max: 30 * 86_400,
+    integer: true,
+    default: 24 * 3600,
+    setting: { name: 'APPROVAL_TTL_SECONDS', fallback: 86_400, role: 'value' },
+  },
+} as const satisfies Record<string, BudgetKey>
+
+export type BudgetKeyName = keyof typeof BUDGET_KEYS
+
+/** The names of the settings that limit budget keys (MAX_STEPS, …). */
+export type BudgetSettingName = {
+  [K in BudgetKeyName]: (typeof BUDGET_KEYS)[K] extends { setting: { name: infer N } } ? N : never
+}[BudgetKeyName]
+
+/** The table's rows, typed as rows (the literal types of `BUDGET_KEYS` are for the schema's). */
+export const BUDGET_ROWS = Object.entries(BUDGET_KEYS) as [BudgetKeyName, BudgetKey][]
+
+/** The history limit's bounds and what an unset one means (`maxHistoryTokens`). */
+export const MIN_HISTORY_TOKENS: number = BUDGET_KEYS.maxHistoryTokens.min
+export const MAX_HISTORY_TOKENS: number = BUDGET_KEYS.maxHistoryTokens.max
+export const DEFAULT_HISTORY_TOKENS: number = BUDGET_KEYS.maxHistoryTokens.unset
+
+/** Read-only calls run at once when a run's budget does not say (`maxParallelCalls`). */
+export const DEFAULT_MAX_PARALLEL_CALLS: number = BUDGET_KEYS.maxParallelCalls.unset
+
+/** A number within `bounds`, with the checks in the order their problems are reported. */
+function boundedNumber(bounds: Bounds): z.ZodMiniNumber<number> {
+  const checks: z.core.$ZodCheck<number>[] = []
+  if (bounds.integer) checks.push(z.int())
+  if (bounds.positive) checks.push(z.positive())
+  if (bounds.min !== undefined) checks.push(z.minimum(bounds.min))
+  if (bounds.max !== undefined) checks.push(z.maximum(bounds.max))
+  return z.number().check(...checks)
+}
+
+type Keys = typeof BUDGET_KEYS
+type BudgetShape = {
+  [K in BudgetKeyName]: Keys[K] extends { default: number }
+    ? z.ZodMiniNumber<number>
+    : z.ZodMiniOptional<z.ZodMiniNumber<number>>
+}
+
+export const BudgetSchema = z.object(
+  Object.fromEntries(
+    BUDGET_ROWS.map(([key, rule]) => {
+      const value = boundedNumber(rule)
+      return [key, rule.default === undefined ? z.optional(value) : value]
+    }),
+  ) as BudgetShape,
+)
 export type Budget = z.infer<typeof BudgetSchema>
 
 /**
@@ -64,15 +177,10 @@ export type Budget = z.infer<typeof BudgetSchema>
 export const BudgetOverrides = z.partial(z.strictObject(BudgetSchema.def.shape))
 export type BudgetOverrides = z.infer<typeof BudgetOverrides>
 
-export const DEFAULT_BUDGET: Budget = {
-  maxSteps: 12,
-  maxPromptTokens: 200_000,
-  maxSeconds: 300,
-  maxConsecutiveErrors: 3,
-  maxObservationTokens: 2_000,
-  loopGuardWindow: 3,
-  approvalTtlSeconds: 24 * 3600,
-}
+/** A run's budget when nobody sets anything: each key's default (the others stay unset). */
+export const DEFAULT_BUDGET = Object.fromEntries(
+  BUDGET_ROWS.flatMap(([key, rule]) => (rule.default === undefined ? [] : [[key, rule.default]])),
+) as Budget
 
 /**
  * What one invocation (one alarm) may do before it checkpoints and continues in a fresh one

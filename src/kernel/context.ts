@@ -21,12 +21,22 @@ function systemPrompts(registry: ToolRegistry): { text: string; native: string }
   let cached = systemCache.get(registry)
   if (!cached) {
     cached = {
-      text: `${TEXT_SYSTEM_HEAD}\n\n${TEXT_PROTOCOL_FORMAT}\n\n## Tools\n\n${registry.textSpec()}`,
+      text: `${TEXT_SYSTEM_HEAD}\n\n${TEXT_PROTOCOL_FORMAT}${finishToolNote(registry)}\n\n## Tools\n\n${registry.textSpec()}`,
       native: NATIVE_SYSTEM,
     }
     systemCache.set(registry, cached)
   }
   return cached
+}
+
+/**
+ * A deployment's own `finish` tool is that tool, so the finish action above would call it; the
+ * model is told the other way to finish, which no tool name can take.
+ */
+function finishToolNote(registry: ToolRegistry): string {
+  const tool = registry.names().find((n) => n.toLowerCase() === 'finish')
+  if (!tool) return ''
+  return `\n\nHere \`${tool}\` is one of the tools: the action "${tool}" calls it. When you know the answer, finish with a last line \`Final Answer: <final answer>\` instead.`
 }
 
 /**

@@ -1,7 +1,7 @@
 import { canonicalJson } from './canonical'
 import { observationHandle } from './step-messages'
 import type { Conversation, Turn } from './conversation-schema'
-import { KernelUsageError } from './errors'
+import { KernelUsageError } from '../errors/kernel-usage-error'
 import type { Call, RunState } from './state'
 import { approxTokens } from './tokens'
 

@@ -121,7 +121,8 @@ export type {
   Protocol,
   ToolSchema,
 } from './model'
-export { KernelUsageError, ModelError } from './errors'
+export { KernelUsageError } from '../errors/kernel-usage-error'
+export { ModelError } from '../errors/model-error'
 export { buildRequest, RenderCache, type BuiltRequest } from './context'
 export { approxTokens, truncateObservation, type Truncated } from './tokens'
 

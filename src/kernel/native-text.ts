@@ -2,11 +2,12 @@ import { FINISH, parseOutput, UNPARSABLE, type Family, type ParsedCall } from '.
 import type { ToolRegistry } from './registry'
 import { toolShapesOf } from './tool-shapes'
 
-/** What the text of a native reply without `tool_calls` is (issue 11 §2). */
+/** What the text of a native reply without `tool_calls` is. */
 export type NativeText =
   | { kind: 'call'; thought: string; call: ParsedCall; family: Family }
   | { kind: 'finish'; answer: string }
   | { kind: 'answer' }
+  | { kind: 'format_error'; problem: string }
 
 // Families whose syntax cannot be prose: a call in them is a call even to an unknown tool.
 const STRUCTURED = new Set<Family>([
@@ -33,6 +34,8 @@ const STRUCTURED = new Set<Family>([
 export function readNativeText(text: string, registry: ToolRegistry): NativeText {
   const parsed = parseOutput(text, { tools: toolShapesOf(registry) })
   const { call, family } = parsed
+  // Code for an interpreter the run does not offer is neither a call nor an answer.
+  if (parsed.problem) return { kind: 'format_error', problem: parsed.problem }
   if (call.name === UNPARSABLE || family === undefined) return { kind: 'answer' }
   if (call.name === FINISH) {
     const answer = typeof call.args.answer === 'string' ? call.args.answer.trim() : ''

@@ -1,7 +1,7 @@
 import { BudgetOverrides } from './budget'
 import type { ConfirmHook, ConfirmPolicy } from './confirm'
 import { describeIssues } from '../validation/describe-issues'
-import { KernelUsageError } from './errors'
+import { KernelUsageError } from '../errors/kernel-usage-error'
 import { runSlice } from './machine'
 import type { Model } from './model'
 import { MemoryObservationStore } from './read-observation'

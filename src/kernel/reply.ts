@@ -23,7 +23,9 @@ export function readTextReply(text: string, i: number, registry: ToolRegistry): 
     return {
       kind: 'format_error',
       thought: parsed.thought,
-      problem: text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.',
+      problem:
+        parsed.problem ??
+        (text.trim() ? 'no action could be read from your reply.' : 'your reply was empty.'),
     }
   }
   if (name === FINISH) {
@@ -48,12 +50,14 @@ export function readTextReply(text: string, i: number, registry: ToolRegistry): 
 
 /**
  * A native reply whose content is all there is: a tool call written as text (a server with no
- * tool parser for the model passes it through; issue 11 §2) is that call, marked `fromText`, and
+ * tool parser for the model passes it through) is that call, marked `fromText`, and
  * a side effect's arguments must have needed no repair, as for any side-effect call. A reply that
  * is only a call is never the final answer; other text is.
  */
 function readNativeContent(text: string, i: number, registry: ToolRegistry): Reading {
   const read = readNativeText(text, registry)
+  if (read.kind === 'format_error')
+    return { kind: 'format_error', thought: '', problem: read.problem }
   if (read.kind === 'answer') return { kind: 'finish', thought: '', answer: text }
   if (read.kind === 'finish') return { kind: 'finish', thought: '', answer: read.answer }
   const call = newCall(`s${i}c0`, read.call.name, read.call.args)

@@ -2,7 +2,7 @@ import * as z from 'zod/mini'
 import { BudgetSchema, DEFAULT_BUDGET, STOP_REASONS, type Budget } from './budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from './confirm'
 import { ConversationSchema, type Conversation } from './conversation-schema'
-import { KernelUsageError } from './errors'
+import { KernelUsageError } from '../errors/kernel-usage-error'
 import { migrateRunState } from './migrate'
 import { NATIVE_TOOL_NAME_PATTERN } from './names'
 import type { Outcome } from './outcome'
@@ -57,7 +57,7 @@ export const CallSchema = z.object({
   argsError: z.nullable(z.string()),
   /**
    * Native protocol: the call was written into the reply's text, not sent as `tool_calls`, and
-   * read in this format family (issue 11). Null for real tool calls and in the text protocol.
+   * read in this format family. Null for real tool calls and in the text protocol.
    */
   fromText: z.nullable(z.string()),
   status: z.enum(CALL_STATUSES),

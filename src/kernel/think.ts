@@ -1,12 +1,13 @@
 import { cancelApprovals } from './approvals'
 import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
-import { ModelError } from './errors'
+import { ModelError } from '../errors/model-error'
 import type { ModelRequest, ModelResponse } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import { readNativeReply, readTextReply, type Reading } from './reply'
 import { countLostCall, startModelCall } from './model-call'
 import { phaseAfterReview, reviewCalls } from './review'
+import { errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
 import {
   type Call,
@@ -227,13 +228,12 @@ function formatError(
     state.protocol === 'native'
       ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
       : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
-  // One streak of failed steps of every kind (issue 11): a format error extends the streak
-  // failed tool steps started, and a step with a working call ends it (transition.ts).
-  const streak = state.consecutiveErrors + 1
+  // An unusable reply is a failed step: it extends the one streak failed tool steps extend.
+  const { streak, exhausted } = errorStreak(state, true)
   const step = stepOf(base, 'format_error', thought, [], null, formatErrorText)
   const recorded = withStep(state, reply, step)
   recorded.consecutiveErrors = streak
-  if (streak < state.budget.maxConsecutiveErrors) return recorded
+  if (!exhausted) return recorded
   const why = `${streak} failed steps in a row; last: an unusable reply (${problem})`
   return stop(recorded, 'unparsable_exhausted', slice, why)
 }

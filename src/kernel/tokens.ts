@@ -1,4 +1,4 @@
-/** Token estimates and observation truncation (issue 2, item 4). */
+/** Token estimates and observation truncation. */
 
 // CJK ideographs, kana, hangul and full-width forms: about one token per character.
 const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/g

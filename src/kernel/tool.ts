@@ -16,7 +16,7 @@ export interface ToolContext {
   idempotencyKey: string
   /** Aborted when the tool's own timeout elapses or the run is cancelled. */
   signal: AbortSignal
-  /** Stored whole observations (large outputs by handle, issue 6). */
+  /** Stored whole observations (large outputs by handle). */
   observations: ObservationStore
   /** Observations longer than this many tokens are truncated: size results to fit. */
   maxObservationTokens: number

@@ -17,7 +17,7 @@ export interface TraceCall {
   kind?: string
   approval?: Approval
   argsError?: string
-  /** The call was written as text in a native reply, in this format family (issue 11). */
+  /** The call was written as text in a native reply, in this format family. */
   fromText?: string
 }
 

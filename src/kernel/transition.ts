@@ -4,8 +4,9 @@ import { CallIds } from './call-ids'
 import { RenderCache } from './context'
 import type { Model } from './model'
 import type { ToolRegistry } from './registry'
+import { callsFailed, errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
-import { type Call, type Phase, type RunState } from './state'
+import { type Phase, type RunState } from './state'
 import type { ObservationStore } from './tool'
 
 /** What the kernel needs from outside to advance a run: it does no I/O of its own. */
@@ -171,26 +172,16 @@ export function stopped(
  */
 export function completeStep(state: RunState, slice: Slice, steps = state.steps): RunState {
   const current = steps[steps.length - 1]!
-  const failed = current.calls.length > 0 && current.calls.every((c) => isErrorKind(c.kind))
-  const streak = failed ? state.consecutiveErrors + 1 : 0
+  const { streak, exhausted } = errorStreak(state, callsFailed(current.calls))
   const next = copyState(state)
   next.steps = steps
   next.consecutiveErrors = streak
   next.phase = 'think'
 
-  if (streak < state.budget.maxConsecutiveErrors) return next
+  if (!exhausted) return next
   const last = current.calls.at(-1)?.observation ?? ''
   const why = `${streak} failed steps in a row; last: ${last.slice(0, 300)}`
   return stop(next, 'tool_error_exhausted', slice, why)
-}
-
-function isErrorKind(kind: Call['kind']): boolean {
-  return (
-    kind === 'tool_error' ||
-    kind === 'loop_guard' ||
-    kind === 'denied' ||
-    kind === 'outcome_unknown'
-  )
 }
 
 /** What a cancelled run says about why: the recorded reason, or the abort's. */

@@ -1,10 +1,10 @@
 import type { Call, RunState } from './state'
 
 /**
- * `state` with `changes` applied: what every transition uses to make its next state. Built as
- * one literal, not a spread: on Node 20's V8 a spread of this 20-key record costs 150–300 ns
- * against 60 ns for the literal, and a step makes about six (npm run bench -- kernel: 12–14
- * µs/step with spreads, see the commit that added this).
+ * `state` with `changes` applied: what every transition uses to make its next state. The copy is
+ * one object literal, not a spread: V8 builds a literal of a known shape much faster than it
+ * spreads a record of twenty keys, and every step makes several copies. What a step costs now is
+ * measured by `npm run bench -- kernel` (docs/architecture.md#performance).
  */
 export function updateState(state: RunState, changes: Partial<RunState>): RunState {
   return Object.assign(copyState(state), changes)

@@ -1,8 +1,9 @@
 import { Hono } from 'hono/tiny'
 import type { Context } from 'hono'
 import { ConfigError } from '../errors/config-error'
-import { configReport, type EnvRecord } from '../config'
+import { configReport, loadConfig, type EnvRecord } from '../config'
 import { logEvent } from '../runs/log'
+import { mcpReadinessWarnings } from '../runs/mcp-tools'
 import { redact, registerSecrets } from '../security/redact'
 import { slackRoutes } from './slack'
 import type { AppEnv } from './app-env'
@@ -44,10 +45,15 @@ app.route('/slack', slackRoutes)
 
 /**
  * `GET /healthz?deep=1` and `/readyz`: every setting checked, all problems listed at once
- * (503 misconfigured with `details.problems`), warnings for what is allowed but suspicious.
+ * (503 misconfigured with `details.problems`), warnings for what is allowed but suspicious,
+ * and, when the settings are good, for what the MCP servers list that runs would leave out.
  */
-function readiness(c: Context<AppEnv>) {
-  const { problems, warnings } = configReport(c.env as unknown as EnvRecord)
+async function readiness(c: Context<AppEnv>) {
+  const report = configReport(c.env as unknown as EnvRecord)
+  const { problems } = report
+  const warnings = problems.length
+    ? report.warnings
+    : [...report.warnings, ...(await mcpReadinessWarnings(loadConfig(c.env)))]
   const clean = (text: string) => redact(text)
   if (!problems.length)
     return c.json({ ok: true, service: 'edgeloop', warnings: warnings.map(clean) })

@@ -44,11 +44,13 @@ export function requireAuth(
 }
 
 /**
- * The scope a request needs: deciding approvals needs `approvals:write`, reading needs
- * `runs:read`, anything else that writes (start, cancel) needs `runs:write`.
+ * The scope a request needs: deciding approvals needs `approvals:write`, reading (an export
+ * included) needs `runs:read`, deleting a run `runs:delete`, anything else that writes (start,
+ * cancel) needs `runs:write`.
  */
 export function scopeFor(c: Context<AppEnv>): Scope {
   if (c.req.method === 'GET' || c.req.method === 'HEAD') return 'runs:read'
+  if (c.req.method === 'DELETE') return 'runs:delete'
   if (/\/approvals(\/|$)/.test(c.req.path)) return 'approvals:write'
   return 'runs:write'
 }

@@ -1,6 +1,8 @@
 import { Hono } from 'hono/tiny'
-import { CONSOLE_CSS, CONSOLE_HTML } from '../console/console-page'
+import { CONSOLE_FAVICON } from '../console/console-favicon'
+import { CONSOLE_HTML } from '../console/console-page'
 import { CONSOLE_SCRIPT } from '../console/console-script'
+import { CONSOLE_CSS } from '../console/console-style'
 import type { AppEnv } from './app-env'
 
 /** `GET /console`: the web console (docs/architecture.md#events). Public files; the API calls need a token. */
@@ -19,3 +21,4 @@ const headers = (type: string) => ({
 consoleRoutes.get('/', (c) => c.body(CONSOLE_HTML, 200, headers('text/html')))
 consoleRoutes.get('/console.js', (c) => c.body(CONSOLE_SCRIPT, 200, headers('text/javascript')))
 consoleRoutes.get('/console.css', (c) => c.body(CONSOLE_CSS, 200, headers('text/css')))
+consoleRoutes.get('/favicon.svg', (c) => c.body(CONSOLE_FAVICON, 200, headers('image/svg+xml')))

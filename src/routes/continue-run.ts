@@ -28,6 +28,13 @@ export async function continuationOf(
   if (answer.code === 'no_run') {
     throw new ApiError(404, 'run_not_found', `no run ${runId} to continue`)
   }
+  if (answer.code === 'deleted') {
+    throw new ApiError(
+      404,
+      'run_deleted',
+      `run ${runId} was deleted, so its conversation cannot be continued; start a new run`,
+    )
+  }
   throw new ApiError(
     409,
     'run_not_finished',

@@ -6,6 +6,7 @@ import { runStub } from '../runs/types'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { RUN_ID_PATTERN } from './schemas'
+import { runNotFound } from './run-not-found'
 
 /**
  * `GET /v1/runs/:id/events`: the run's events as `text/event-stream` (docs/architecture.md#events). Resumes after
@@ -18,8 +19,9 @@ export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
   if (!RUN_ID_PATTERN.test(id))
     throw new ApiError(404, 'run_not_found', `no run ${id.slice(0, 100)}`)
   const limits = eventStreamLimits(c.env as unknown as EnvRecord)
-  const opened = await runStub(c.env.RUNS, id).events({ after, holder: c.var.principal, limits })
-  if (!opened) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  const stub = runStub(c.env.RUNS, id)
+  const opened = await stub.events({ after, holder: c.var.principal, limits })
+  if (!opened) throw await runNotFound(stub, id)
   if (!opened.ok) {
     const whose = opened.scope === 'run' ? `run ${id} has` : `token "${c.var.principal}" has`
     const setting = opened.scope === 'run' ? 'EVENT_STREAMS_PER_RUN' : 'EVENT_STREAMS_PER_TOKEN'

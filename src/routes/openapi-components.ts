@@ -2,6 +2,7 @@ import {
   ApprovalPage,
   Cancelling,
   DecisionResult,
+  Deleted,
   Health,
   Me,
   Misconfigured,
@@ -9,6 +10,7 @@ import {
   RunApprovals,
   RunEvent,
   RunPage,
+  RunExport,
   RunResult,
   RunView,
   StoredObservation,
@@ -28,7 +30,7 @@ export function openApiComponents(): Record<string, unknown> {
         type: 'http',
         scheme: 'bearer',
         description:
-          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
+          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, runs:delete, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
       },
       webhookSignature: {
         type: 'apiKey',
@@ -69,6 +71,8 @@ export function openApiComponents(): Record<string, unknown> {
       Ready: schema(Ready, 'output'),
       Misconfigured: schema(Misconfigured, 'output'),
       Me: schema(Me, 'output'),
+      Deleted: schema(Deleted, 'output'),
+      RunExport: schema(RunExport, 'output'),
     },
   }
 }

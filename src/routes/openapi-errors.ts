@@ -1,5 +1,5 @@
 /**
- * The error codes each route can answer, by status (README "HTTP API"). /openapi.json lists them
+ * The error codes each route can answer, by status (docs/http-api.md). /openapi.json lists them
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
@@ -16,6 +16,8 @@ const AUTH = {
 /** Routes only the API token may use: a valid webhook signature is refused with 403. */
 const TOKEN_ONLY = { ...AUTH, 403: ['forbidden'] }
 const BODY = { 413: ['body_too_large'], 415: ['unsupported_media_type'] }
+/** A run that never was, or one that was deleted (docs/operations.md#deletion). */
+const GONE = ['run_not_found', 'run_deleted']
 
 export const ROUTE_ERRORS = {
   createRun: {
@@ -36,18 +38,20 @@ export const ROUTE_ERRORS = {
     ],
     // A webhook signature may start runs but not continue one (that needs runs:read).
     403: ['forbidden'],
-    404: ['run_not_found'],
-    409: ['idempotency_key_reused', 'run_not_finished'],
+    404: ['run_not_found', 'run_deleted'],
+    409: ['idempotency_key_reused', 'run_not_finished', 'run_deleted'],
     503: ['misconfigured'],
   },
   listRuns: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
-  getRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
-  getTrace: { ...TOKEN_ONLY, 404: ['run_not_found'] },
-  getRunApprovals: { ...TOKEN_ONLY, 404: ['run_not_found'] },
+  getRun: { ...TOKEN_ONLY, 404: GONE },
+  getTrace: { ...TOKEN_ONLY, 404: GONE },
+  exportRun: { ...TOKEN_ONLY, 404: GONE },
+  deleteRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
+  getRunApprovals: { ...TOKEN_ONLY, 404: GONE },
   streamEvents: {
     ...TOKEN_ONLY,
     400: ['invalid_after'],
-    404: ['run_not_found'],
+    404: GONE,
     // Beyond EVENT_STREAMS_PER_RUN / EVENT_STREAMS_PER_TOKEN; the answer carries Retry-After.
     429: ['too_many_streams'],
     503: ['misconfigured'],
@@ -57,17 +61,17 @@ export const ROUTE_ERRORS = {
     ...BODY,
     400: [...BODY_400, 'by_not_accepted'],
     403: ['forbidden', 'slack_run'],
-    404: ['run_not_found', 'call_not_found'],
+    404: [...GONE, 'call_not_found'],
     409: ['already_decided', 'hash_mismatch', 'not_pending', 'run_finished', 'run_cancelling'],
   },
   cancelRun: {
     ...TOKEN_ONLY,
     ...BODY,
     400: [...BODY_400, 'by_not_accepted'],
-    404: ['run_not_found'],
+    404: GONE,
     409: ['run_finished'],
   },
-  readObservation: { ...TOKEN_ONLY, 404: ['run_not_found', 'observation_not_found'] },
+  readObservation: { ...TOKEN_ONLY, 404: [...GONE, 'observation_not_found'] },
   listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
   // Any valid token; a webhook signature is not one (403).
   whoAmI: TOKEN_ONLY,

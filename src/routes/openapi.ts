@@ -59,6 +59,7 @@ function buildDocument(): Record<string, unknown> {
         'text/javascript',
       ),
       '/console/console.css': consoleFile('consoleStyle', "The console's style sheet", 'text/css'),
+      '/console/favicon.svg': consoleFile('consoleIcon', "The console's icon", 'image/svg+xml'),
       '/v1/runs': {
         post: {
           operationId: 'startRun',
@@ -114,6 +115,33 @@ function buildDocument(): Record<string, unknown> {
           security: bearer,
           parameters: [runId],
           responses: { '200': ok('The run', 'RunView'), ...errorResponses(ROUTE_ERRORS.getRun) },
+        },
+        delete: {
+          operationId: 'deleteRun',
+          summary: 'Delete the run and every copy of it (scope runs:delete; idempotent)',
+          description:
+            'An unfinished run is stopped first (a side effect in flight is left with its outcome unknown). From this answer on every read of the run is 404 run_deleted and it is gone from the lists, the approvals inbox and its conversation; its id is never used again.',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [runId],
+          responses: {
+            '200': ok('Deleted', 'Deleted'),
+            '202': ok('Deleting: the slice in flight stops, then the run is wiped', 'Deleted'),
+            ...errorResponses(ROUTE_ERRORS.deleteRun),
+          },
+        },
+      },
+      '/v1/runs/{id}/export': {
+        get: {
+          operationId: 'exportRun',
+          summary: 'The whole run as one JSON document (state, trace, observations, events)',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [runId],
+          responses: {
+            '200': ok('The run export', 'RunExport'),
+            ...errorResponses(ROUTE_ERRORS.exportRun),
+          },
         },
       },
       '/v1/runs/{id}/trace': {

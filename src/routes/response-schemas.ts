@@ -4,8 +4,8 @@ import { OBSERVATION_KINDS } from '../kernel/state'
 import { SCOPES } from '../security/api-tokens'
 
 /**
- * The response bodies of the HTTP API. They make /openapi.json's response schemas, type the
- * client (src/client), and the tests parse real responses with them, so none can drift.
+ * The response bodies of the HTTP API. They make /openapi.json's response schemas (the client's
+ * types are generated from it), and the tests parse real responses with them, so none can drift.
  */
 
 const json = z.record(z.string(), z.unknown())
@@ -73,7 +73,7 @@ export const TraceStep = z.object({
   formatError: z.optional(z.string()),
 })
 
-/** Where a run stands in its conversation (README "Conversations"). */
+/** Where a run stands in its conversation (docs/http-api.md, "Conversations"). */
 export const Conversation = z.object({
   /** The id of the run that started the conversation (the run's own id if it continues none). */
   id: z.string(),
@@ -99,6 +99,8 @@ export const RunResult = z.object({
   conversation: Conversation,
   steps: z.array(TraceStep),
   usage: Usage,
+  /** MCP tools left out of the run, and why (present only when there are some). */
+  skippedTools: z.optional(z.array(z.object({ tool: z.string(), reason: z.string() }))),
 })
 
 export const PendingApproval = z.object({
@@ -296,6 +298,23 @@ export const RunApprovals = z.object({
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
 export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
 
+/** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */
+export const Deleted = z.object({ id: z.string(), status: z.enum(['deleted', 'deleting']) })
+
+/** `GET /v1/runs/:id/export`: the whole run in one document. */
+export const RunExport = z.object({
+  format: z.literal('edgeloop.run-export'),
+  version: z.literal(1),
+  exportedAt: iso,
+  run: RunView,
+  /** The kernel's RunState, every step in full (the schema of `edgeloop/kernel`). */
+  state: json,
+  trace: RunResult,
+  /** Every stored observation, in full. */
+  observations: z.array(StoredObservation),
+  events: z.array(RunEvent),
+})
+
 export type RunViewBody = z.infer<typeof RunView>
 export type RunResultBody = z.infer<typeof RunResult>
 export type RunEventBody = z.infer<typeof RunEvent>
@@ -305,3 +324,5 @@ export type DecisionResultBody = z.infer<typeof DecisionResult>
 export type StoredObservationBody = z.infer<typeof StoredObservation>
 export type CancellingBody = z.infer<typeof Cancelling>
 export type MeBody = z.infer<typeof Me>
+export type DeletedBody = z.infer<typeof Deleted>
+export type RunExportBody = z.infer<typeof RunExport>

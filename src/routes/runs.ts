@@ -1,19 +1,24 @@
 import { Hono } from 'hono/tiny'
 import type { AppEnv, Principal } from './app-env'
 import { ApiError } from './api-error'
-import { apiDecidesSlackRuns } from '../security/decision-rules'
 import { requireAuth } from './auth'
 import { parseJsonBody } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
 import { startRun } from './start-run'
 import { streamEvents } from './events'
 import { listRunsHandler } from './run-list'
+import { loadConfig } from '../config'
 import { runStub } from '../runs/types'
+import { runNotFound } from './run-not-found'
 
-/** `/v1/runs`: start, read, trace, decide approvals, cancel (docs/architecture.md#layers). */
+/**
+ * `/v1/runs`: start, read, trace, export, decide approvals, cancel, delete
+ * (docs/architecture.md#layers).
+ */
 export const runsRoutes = new Hono<AppEnv>()
 
-// Scopes by route (see scopeFor): GET → runs:read, approvals → approvals:write, else runs:write.
+// Scopes by route (see scopeFor): GET → runs:read, approvals → approvals:write,
+// DELETE → runs:delete, else runs:write.
 runsRoutes.use('*', requireAuth())
 
 runsRoutes.post('/', async (c) => {
@@ -56,6 +61,28 @@ runsRoutes.post('/', async (c) => {
 
 runsRoutes.get('/:id', async (c) => c.json(await loadRun(c.env, c.req.param('id'))))
 
+// Deleting: every copy of the run goes; idempotent (docs/operations.md#deletion).
+runsRoutes.delete('/:id', async (c) => {
+  const id = c.req.param('id')
+  const out = await stubFor(c.env, id).delete(c.var.principal)
+  if (!out.ok) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  return c.json({ id, status: out.status }, out.status === 'deleted' ? 200 : 202)
+})
+
+// The whole run as one JSON document, for archives and offline evaluation.
+runsRoutes.get('/:id/export', async (c) => {
+  const id = c.req.param('id')
+  const stub = stubFor(c.env, id)
+  const stream = await stub.export()
+  if (!stream) throw await runNotFound(stub, id)
+  return new Response(stream, {
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Disposition': `attachment; filename="${id}.json"`,
+    },
+  })
+})
+
 runsRoutes.get('/', listRunsHandler)
 
 runsRoutes.get('/:id/events', streamEvents)
@@ -64,8 +91,9 @@ runsRoutes.get('/:id/events', streamEvents)
 runsRoutes.get('/:id/observations/:handle', async (c) => {
   const id = c.req.param('id')
   const handle = c.req.param('handle')
-  const stored = await stubFor(c.env, id).observation(handle)
-  if (!stored) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  const stub = stubFor(c.env, id)
+  const stored = await stub.observation(handle)
+  if (!stored) throw await runNotFound(stub, id)
   if (stored.text === null) {
     throw new ApiError(
       404,
@@ -93,11 +121,10 @@ runsRoutes.post('/:id/approvals/:callId', async (c) => {
   )
   const stub = stubFor(c.env, id)
   const view = await stub.get()
-  if (!view) throw new ApiError(404, 'run_not_found', `no run ${id}`)
-  if (
-    view.requestedBy.startsWith('slack:') &&
-    !apiDecidesSlackRuns(c.env.API_APPROVES_SLACK_RUNS)
-  ) {
+  if (!view) throw await runNotFound(stub, id)
+  // Slack-started runs are decided in Slack by SLACK_APPROVERS, so a token cannot go around
+  // the approver list, unless the deployment says tokens may decide them too.
+  if (view.requestedBy.startsWith('slack:') && !loadConfig(c.env).security.apiApprovesSlackRuns) {
     throw new ApiError(
       403,
       'slack_run',
@@ -131,9 +158,10 @@ runsRoutes.post('/:id/cancel', async (c) => {
     c.req.header('Content-Type') ?? null,
     { emptyAs: {} },
   )
-  const out = await stubFor(c.env, id).cancel(c.var.principal, body.reason)
+  const stub = stubFor(c.env, id)
+  const out = await stub.cancel(c.var.principal, body.reason)
   if (out.ok) return c.json({ id, status: 'cancelling', message: out.message }, 202)
-  if (out.code === 'no_run') throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  if (out.code === 'no_run') throw await runNotFound(stub, id)
   throw new ApiError(409, out.code ?? 'conflict', out.message)
 })
 
@@ -202,7 +230,8 @@ function stubFor(env: AppEnv['Bindings'], id: string) {
 }
 
 async function loadRun(env: AppEnv['Bindings'], id: string) {
-  const view = await stubFor(env, id).get()
-  if (!view) throw new ApiError(404, 'run_not_found', `no run ${id}`)
+  const stub = stubFor(env, id)
+  const view = await stub.get()
+  if (!view) throw await runNotFound(stub, id)
   return view
 }

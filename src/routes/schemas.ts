@@ -68,10 +68,6 @@ export const CancelBody = z.strictObject({
   reason: z.optional(z.string().check(z.maxLength(500))),
 })
 
-export const ErrorBody = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.optional(z.unknown()) }),
-})
-
 export const CreatedRun = z.object({
   id: z.string(),
   status: z.string(),

@@ -35,6 +35,7 @@ export type SlackAskOutcome =
   | { runId: string; created: boolean; continues: string | null }
   | { ignored: string }
   | { busy: string }
+  | { deleted: string }
 
 // A note to one person must never hold Slack's 3 s acknowledgement.
 
@@ -59,13 +60,24 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
   const windowMs = loadConfig(c.env).slack.dmConversationMinutes * 60_000
   if (previous && place === dm && now - previous.at > windowMs) previous = null
 
-  if (previous) {
-    const view = await runStub(c.env.RUNS, previous.runId).get()
-    if (!view || view.phase !== 'done') {
+  const stub = previous && !previous.deleted ? runStub(c.env.RUNS, previous.runId) : undefined
+  const view = stub ? await stub.get() : null
+  // A run claimed here but not served by its object is still starting, or was deleted (a
+  // deletion whose removal of this link has not been delivered yet). A thread is told it was
+  // deleted; a DM's top level starts a new conversation (and says why).
+  if (previous && !view && (previous.deleted || (await stub!.deletion()))) {
+    if (place !== dm) {
       await place.release(runId)
-      await noteBusy(c, ask, previous.runId, view)
-      return { busy: previous.runId }
+      await noteDeleted(c, ask, previous.runId, 'Mention me in a new message to start over.')
+      return { deleted: previous.runId }
     }
+    await noteDeleted(c, ask, previous.runId, 'This message starts a new conversation.')
+    previous = null
+  }
+  if (previous && view?.phase !== 'done') {
+    await place.release(runId)
+    await noteBusy(c, ask, previous.runId, view)
+    return { busy: previous.runId }
   }
   // Replies in the new run's thread continue it; the DM remembers its latest run.
   if (place !== own) await own.claim(runId, now)
@@ -89,6 +101,15 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
     }
     throw err
   }
+}
+
+/** The conversation's previous run was deleted: its history is gone, so nothing continues it. */
+async function noteDeleted(c: Context<AppEnv>, ask: SlackAsk, previousRunId: string, next: string) {
+  const text =
+    `The previous request in this conversation (run \`${previousRunId}\`) was deleted, so it ` +
+    `cannot be continued. ${next}`
+  logEvent(c.env, 'slack_conversation_deleted', { previousRunId, eventId: ask.eventId })
+  await postEphemeralNote(c, { channel: ask.channel, user: ask.user, threadTs: ask.thread, text })
 }
 
 async function releaseAll(stubs: (SlackThreadApi | undefined)[], runId: string): Promise<void> {

@@ -2,7 +2,14 @@ import { DEFAULT_HISTORY_TOKENS, MIN_HISTORY_TOKENS, type Budget } from '../kern
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { canonicalJson } from '../kernel/canonical'
 import { sha256Hex } from '../security/sha256'
-import { allToolsOf, DEMO_MODEL, isMcpToolName, loadConfig, type ServiceConfig } from '../config'
+import {
+  allToolsOf,
+  DEMO_MODEL,
+  isMcpToolName,
+  loadConfig,
+  overMaxima,
+  type ServiceConfig,
+} from '../config'
 import type { Env } from '../env'
 import { runStub, type RunView, type StartInput } from '../runs/types'
 import { ApiError } from './api-error'
@@ -101,6 +108,14 @@ export async function startRun(
     ...(conversation ? { conversation } : {}),
     ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),
   })
+  if (out.deleted) {
+    throw new ApiError(
+      409,
+      'run_deleted',
+      `run ${id} was deleted, and a deleted run's id is never used again; use a new Idempotency-Key`,
+      { runId: id },
+    )
+  }
   if (out.conflict) {
     throw new ApiError(
       409,
@@ -157,32 +172,13 @@ function resolveTools(
 }
 
 function resolveBudget(config: ServiceConfig, requested: Partial<Budget> | undefined): Budget {
-  const max = config.maxBudget
-  const over: string[] = []
-  const limits: (keyof Budget)[] = [
-    'maxSteps',
-    'maxSeconds',
-    'maxPromptTokens',
-    'maxCostUsd',
-    'approvalTtlSeconds',
-    'maxContextTokens',
-    'maxParallelCalls',
-    'maxHistoryTokens',
-  ]
-  for (const key of limits) {
-    const value = requested?.[key]
-    const limit = max[key]
-    if (value !== undefined && limit !== undefined && value > limit)
-      over.push(`${key} ${value} > ${limit}`)
-  }
+  const over = overMaxima(config.maxBudget, requested)
   if (over.length) {
     throw new ApiError(
       400,
       'budget_over_maximum',
       `budget above the server maxima: ${over.join(', ')}`,
-      {
-        maxima: max,
-      },
+      { maxima: config.maxBudget },
     )
   }
   return { ...config.defaultBudget, ...requested }

@@ -12,9 +12,17 @@ export type ApiApproval = Omit<Approval, 'hash' | 'requestedAt' | 'expiresAt' | 
 
 export type ApiTraceCall = Omit<TraceCall, 'approval'> & { approval?: ApiApproval }
 
+/** A tool the run does not have although its MCP server was asked for it, and why. */
+export interface SkippedTool {
+  tool: string
+  reason: string
+}
+
 /** The kernel's RunResult with the API's spellings (the kernel keeps epoch ms and `hash`). */
 export type ApiRunResult = Omit<RunResult, 'steps'> & {
   steps: (Omit<RunResult['steps'][number], 'calls'> & { calls: ApiTraceCall[] })[]
+  /** MCP tools left out of the run (present only when there are some). */
+  skippedTools?: SkippedTool[]
 }
 
 /** A delivery as the API shows it: no payload, times in ISO 8601. */
@@ -26,10 +34,11 @@ export type ApiDelivery = Omit<OutboxEntry, 'payload' | 'result' | 'nextAt' | 'u
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /** `GET /v1/runs/:id/trace`, the run view's `result` and the callback's body. */
-export function toApiResult(state: RunState): ApiRunResult {
+export function toApiResult(state: RunState, skippedTools: SkippedTool[] = []): ApiRunResult {
   const result = toRunResult(state)
   return {
     ...result,
+    ...(skippedTools.length ? { skippedTools } : {}),
     steps: result.steps.map((step) => ({
       ...step,
       calls: step.calls.map(({ approval, ...call }) => {

@@ -18,7 +18,7 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
       deliveryId: `${ctx.state.id}:callback`,
       // The receiver matches the result to what it asked for by task and metadata.
       body: {
-        ...toApiResult(ctx.state),
+        ...toApiResult(ctx.state, ctx.skippedTools),
         task: ctx.state.task,
         ...(ctx.info.metadata ? { metadata: ctx.info.metadata } : {}),
       },

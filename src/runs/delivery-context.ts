@@ -3,6 +3,7 @@ import type { EnvVars } from '../env-vars'
 import type { EventLog } from './event-log'
 import type { Outbox } from './outbox'
 import type { SlackThread } from './slack-thread'
+import type { SkippedTool } from './api-result'
 import type { RunInfo } from './types'
 
 /** What every delivery (callback, Slack) is given: the run as it now is, and its outbox. */
@@ -17,5 +18,7 @@ export interface DeliveryContext {
   runIndex?: D1Database
   /** The Slack conversation places, for a run whose thread starts with its first message. */
   slackThreads?: DurableObjectNamespace<SlackThread>
+  /** The MCP tools the run left out, for the trace a callback carries. */
+  skippedTools?: SkippedTool[]
   now: number
 }

@@ -179,6 +179,13 @@ export class EventHub {
       for (const sub of this.#subscribers) if (sub.mode === 'live') this.#end(sub)
   }
 
+  /** Ends every stream (the run was deleted: nothing more will come). */
+  close(): void {
+    clearTimeout(this.#flushTimer)
+    this.#flushTimer = undefined
+    for (const sub of [...this.#subscribers]) this.#end(sub)
+  }
+
   /** Open streams on this run. */
   get size(): number {
     return this.#subscribers.size

@@ -11,7 +11,7 @@ export interface LogEnv {
 type Level = Exclude<LogLevel, 'silent'>
 
 /**
- * One structured JSON line per transition (issue 3). Only ids, names, counts and timings:
+ * One structured JSON line per transition. Only ids, names, counts and timings:
  * never arguments, observations, prompts or anything that could hold a secret.
  */
 export function logTransition(env: LogEnv, event: TransitionEvent, state: RunState): void {

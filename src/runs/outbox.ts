@@ -24,6 +24,7 @@ export interface OutboxEntry {
 export const MAX_DELIVERY_ATTEMPTS = 8
 const BASE_DELAY_MS = 2_000
 const MAX_DELAY_MS = 10 * 60_000
+const NEVER_GIVE_UP = new Set(['index', 'forget.index', 'forget.slack'])
 
 type Row = {
   id: string
@@ -116,8 +117,10 @@ export class Outbox {
   failed(entry: OutboxEntry, now: number, error: DeliveryError | Error): void {
     const attempts = entry.attempts + 1
     const retryable = !(error instanceof DeliveryError) || error.retryable
-    // The run index never gives up: a run missing from it would be lost to GET /v1/runs.
-    const giveUp = entry.kind !== 'index' && (!retryable || attempts >= MAX_DELIVERY_ATTEMPTS)
+    // The run index never gives up: a run missing from it would be lost to GET /v1/runs, and a
+    // deleted run's removals must all happen.
+    const giveUp =
+      !NEVER_GIVE_UP.has(entry.kind) && (!retryable || attempts >= MAX_DELIVERY_ATTEMPTS)
     // Exponential backoff with full jitter, or the server's Retry-After when it gave one.
     const backoff = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (attempts - 1))
     const delay =

@@ -6,7 +6,7 @@ import type { Deps, Pricing } from '../kernel/transition'
 import { createModel } from '../llm/create-model'
 import { conversationObservations } from './conversation-observations'
 import type { McpSessions } from '../../tools/mcp/index'
-import { runMcpTools } from './mcp-tools'
+import { reservedToolNames, runMcpTools } from './mcp-tools'
 import type { RunStorage } from './storage'
 import type { RunInfo } from './types'
 
@@ -25,7 +25,8 @@ export function runDependencies(
   mcpSessions: McpSessions,
 ): Deps {
   const config = loadConfig(env)
-  const mcp = runMcpTools(env, storage, state.id, config.mcpServers, mcpSessions)
+  const reserved = reservedToolNames(config)
+  const mcp = runMcpTools(env, storage, state.id, config.mcpServers, mcpSessions, reserved)
   const all = new ToolRegistry(config.tools)
   const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
   const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()

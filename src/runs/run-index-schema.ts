@@ -15,6 +15,9 @@ const SCHEMA = [
      args_hash TEXT NOT NULL, reason TEXT NOT NULL, requested_by TEXT NOT NULL,
      requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, call_id))`,
   `CREATE INDEX IF NOT EXISTS approvals_by_requested ON pending_approvals (requested_at DESC)`,
+  // Deleted runs' ids: a late write of a deleted run's row (a delivery in flight when it was
+  // deleted) must not bring it back to the list.
+  `CREATE TABLE IF NOT EXISTS deleted_runs (id TEXT PRIMARY KEY, deleted_at INTEGER NOT NULL)`,
 ]
 
 /**

@@ -76,7 +76,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
            conversation_id, conversation_position)
-         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11
+         WHERE NOT EXISTS (SELECT 1 FROM deleted_runs WHERE id = ?1)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
          WHERE excluded.version >= runs.version`,
@@ -117,6 +118,19 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
           a.expiresAt,
         ),
     ),
+  ])
+}
+
+/**
+ * Takes a deleted run out of the index (its row and its pending approvals) and remembers its id,
+ * so a write still in flight cannot list it again. Idempotent.
+ */
+export async function deleteFromIndex(db: D1Database, id: string, now: number): Promise<void> {
+  await ensureSchema(db)
+  await db.batch([
+    db.prepare('INSERT OR IGNORE INTO deleted_runs (id, deleted_at) VALUES (?1, ?2)').bind(id, now),
+    db.prepare('DELETE FROM pending_approvals WHERE run_id = ?1').bind(id),
+    db.prepare('DELETE FROM runs WHERE id = ?1').bind(id),
   ])
 }
 

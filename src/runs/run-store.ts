@@ -7,13 +7,22 @@ import type { Deps, TransitionEvent } from '../kernel/transition'
 import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
 import { deliverEntry } from './deliver-entry'
+import {
+  DELETE_REQUEST_KEY,
+  deliverRemoval,
+  logDeletion,
+  TOMBSTONE_KEY,
+  wipeRun,
+  type DeleteRequest,
+  type Tombstone,
+} from './deletion'
 import { EventLog } from './event-log'
 import { EventHub, type StreamRequest, type Subscription } from './event-stream'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
 import { McpSessions } from '../../tools/mcp/index'
 import { logTransition, logEvent } from './log'
-import { withRunMcpTools } from './mcp-tools'
+import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
 import { nextAlarmAt } from './next-alarm'
 import { Outbox, type OutboxEntry } from './outbox'
@@ -21,9 +30,19 @@ import { configForSlice, stateForSlice } from './run-config'
 import { runDependencies } from './run-deps'
 import { ProgressPump, queueProgress } from './slack-progress'
 import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
+import { retentionMsOrNone } from '../config/retention'
+import { exportRun } from './run-export'
 import { RunStorage } from './storage'
 import { queueDecisions, queueTransitionEffects, recordEvents } from './transition-effects'
-import type { DecideResponse, FollowUpAnswer, RunInfo, RunView, StartInput } from './types'
+import type {
+  DecideResponse,
+  DeleteAnswer,
+  FollowUpAnswer,
+  RunInfo,
+  RunView,
+  StartAnswer,
+  StartInput,
+} from './types'
 import { statusOf, toRunView } from './view'
 
 /**
@@ -57,6 +76,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   #deps: Deps | undefined
   /** Set while a configuration error keeps the run from advancing: when to look again. */
   #notBefore: number | undefined
+  /** The run was deleted: only this record of it is left. */
+  #deleted: Tombstone | undefined
+  /** A deletion that waits for the slice in flight to stop. */
+  #deleting: DeleteRequest | undefined
 
   constructor(ctx: DurableObjectState, env: RunStoreEnv) {
     super(ctx, env)
@@ -70,12 +93,21 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       () => this.#state?.phase === 'done',
     )
     this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
-    this.#state = this.#storage.loadState()
+    this.#deleted = this.#storage.getValue<Tombstone>(TOMBSTONE_KEY)
+    this.#deleting = this.#storage.getValue<DeleteRequest>(DELETE_REQUEST_KEY)
+    this.#state = this.#deleted ? undefined : this.#storage.loadState()
     this.#info = this.#storage.getValue<RunInfo>('info')
   }
 
+  /** The run, unless it is deleted or being deleted: then every read is as if none existed. */
+  get #live(): RunState | undefined {
+    return this.#deleted || this.#deleting ? undefined : this.#state
+  }
+
   /** Creates the run (idempotent: the same id returns the existing run) and arms the alarm. */
-  async start(input: StartInput): Promise<{ created: boolean; conflict?: boolean; view: RunView }> {
+  async start(input: StartInput): Promise<StartAnswer> {
+    // A deleted run's id is never used again (an idempotency key, a Slack event's retry).
+    if (this.#deleted || this.#deleting) return { created: false, deleted: true }
     if (this.#state) {
       // A retried start also repairs a lost alarm (e.g. the first setAlarm never landed).
       if (this.#state.phase !== 'done' && (await this.ctx.storage.getAlarm()) === null) {
@@ -109,11 +141,52 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   /** The run as the API shows it, or null when no run has this id. */
   async get(): Promise<RunView | null> {
-    return this.#state ? this.#view() : null
+    return this.#live ? this.#view() : null
+  }
+
+  /** When and by whom the run was deleted, or null (also null while no run had this id). */
+  async deletion(): Promise<{ deletedAt: number; by: string } | null> {
+    if (this.#deleted) return { deletedAt: this.#deleted.deletedAt, by: this.#deleted.by }
+    return this.#deleting ? { deletedAt: this.#deleting.at, by: this.#deleting.by } : null
+  }
+
+  /**
+   * Deletes the run (idempotent). A finished or resting run is wiped at once; a slice in flight
+   * is stopped (a side effect it started is left with its outcome unknown) and the run is wiped
+   * as it ends. Either way every read answers as if the run were gone from now on.
+   */
+  async delete(by: string): Promise<DeleteAnswer> {
+    if (this.#deleted) return { ok: true, status: 'deleted' }
+    if (this.#deleting) return { ok: true, status: 'deleting' }
+    if (!this.#state) return { ok: false, code: 'no_run' }
+    const now = Date.now()
+    if (!this.#running) {
+      this.#wipe(by, 'api', now)
+      await this.ctx.storage.setAlarm(now)
+      return { ok: true, status: 'deleted' }
+    }
+    this.#deleting = { by, at: now }
+    this.#storage.setValue(DELETE_REQUEST_KEY, this.#deleting)
+    this.#abort?.abort(new Error(`run ${this.#state.id} deleted by ${by}`))
+    return { ok: true, status: 'deleting' }
+  }
+
+  /** The whole run as one JSON document (runs/run-export.ts), or null when there is none. */
+  async export(): Promise<ReadableStream<Uint8Array> | null> {
+    const state = this.#live
+    if (!state) return null
+    return exportRun({
+      view: this.#view(),
+      state,
+      storage: this.#storage,
+      events: this.#events,
+      now: Date.now(),
+    })
   }
 
   /** What a run continuing this one starts from (routes/continue-run.ts). */
   async followUp(): Promise<FollowUpAnswer> {
+    if (this.#deleted || this.#deleting) return { ok: false, code: 'deleted' }
     const state = this.#state
     if (!state) return { ok: false, code: 'no_run' }
     if (state.phase !== 'done')
@@ -123,7 +196,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   /** An observation of this run, for a later run of the same conversation (else null). */
   async conversationObservation(handle: string, conversationId: string): Promise<string | null> {
-    const state = this.#state
+    const state = this.#live
     return state ? observationForConversation(state, this.#storage, handle, conversationId) : null
   }
 
@@ -135,7 +208,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     by: string
     reason?: string
   }): Promise<DecideResponse> {
-    const state = this.#state
+    const state = this.#live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
     if (state.phase !== 'done' && (state.cancelRequested || this.#storage.getValue('cancel'))) {
       return {
@@ -177,7 +250,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     by: string,
     reason?: string,
   ): Promise<{ ok: boolean; code?: string; message: string }> {
-    const state = this.#state
+    const state = this.#live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
     if (state.phase === 'done') {
       return {
@@ -209,7 +282,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
    * this id.
    */
   async events(request: StreamRequest): Promise<Subscription | null> {
-    return this.#state ? this.#hub.subscribe(request) : null
+    return this.#live ? this.#hub.subscribe(request) : null
   }
 
   /** Event streams open on this run now (what the stream limits count). */
@@ -219,16 +292,67 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   /** A stored observation (what `read_observation` reads): null when there is no run here. */
   async observation(handle: string): Promise<{ text: string | null } | null> {
-    return this.#state ? { text: this.#storage.getObservation(handle) ?? null } : null
+    return this.#live ? { text: this.#storage.getObservation(handle) ?? null } : null
   }
 
   override async alarm(): Promise<void> {
+    if (this.#deleted) return this.#deliverRemovals()
     if (!this.#state) return
+    // A deletion recorded by an instance that died before it could wipe the run.
+    if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
     // Deliver first: a decision's Slack update should not wait behind the next model call.
     await this.#deliverDue()
-    if (!this.#running && this.#state.phase !== 'done') await this.#runSlice()
+    if (!this.#running && this.#live && this.#live.phase !== 'done') await this.#runSlice()
+    if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
+    const retention = this.#live && retentionMsOrNone(this.env)
+    const endedAt = this.#live?.result?.finishedAt
+    if (retention && endedAt !== undefined && Date.now() >= endedAt + retention) {
+      this.#wipe('retention', 'retention', Date.now())
+    }
+    if (this.#deleted) return this.#deliverRemovals()
     await this.#deliverDue()
+    if (this.#deleted) return this.#deliverRemovals()
     await this.#schedule()
+  }
+
+  /**
+   * Removes every row of the run and queues the removal of its other copies, in one
+   * transaction; only the tombstone stays. Open event streams end.
+   */
+  #wipe(by: string, reason: 'api' | 'retention', now: number): void {
+    const state = this.#state!
+    const tombstone: Tombstone = { runId: state.id, deletedAt: now, by }
+    this.ctx.storage.transactionSync(() =>
+      wipeRun(this.ctx.storage.sql, this.#outbox, this.#info!, tombstone),
+    )
+    logDeletion(this.env, state, tombstone, reason)
+    this.#deleted = tombstone
+    this.#deleting = undefined
+    this.#state = undefined
+    this.#info = undefined
+    this.#hub.close()
+  }
+
+  /** A deleted run's alarm: remove the index row and the Slack links, retried until done. */
+  async #deliverRemovals(): Promise<void> {
+    const runId = this.#deleted!.runId
+    for (const entry of this.#outbox.due(Date.now())) {
+      try {
+        const result = await deliverRemoval(entry.kind, entry.payload, {
+          runId,
+          runIndex: this.env.RUN_INDEX,
+          slackThreads: this.env.SLACK_THREADS,
+          now: Date.now(),
+        })
+        this.#outbox.delivered(entry.id, Date.now(), result)
+      } catch (err) {
+        this.#outbox.failed(entry, Date.now(), err as Error)
+        logEvent(this.env, 'delivery_failed', { runId, delivery: entry.id }, 'warn')
+      }
+    }
+    const next = this.#outbox.nextDue()
+    if (next !== undefined) await this.ctx.storage.setAlarm(next)
+    else await this.ctx.storage.deleteAlarm()
   }
 
   async #runSlice(): Promise<void> {
@@ -245,7 +369,16 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       const { mcpServers } = config
       const asked = this.#info?.mcpTools
       const sessions = this.#mcpSessions
-      state = await withRunMcpTools(this.env, this.#storage, state, mcpServers, asked, sessions)
+      const reserved = reservedToolNames(config)
+      state = await withRunMcpTools(
+        this.env,
+        this.#storage,
+        state,
+        mcpServers,
+        asked,
+        sessions,
+        reserved,
+      )
       const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
@@ -288,11 +421,16 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   async #deliverDue(): Promise<void> {
-    for (const entry of this.#outbox.due(Date.now())) await this.#deliverOne(entry)
+    for (const entry of this.#outbox.due(Date.now())) {
+      if (!this.#live) return
+      await this.#deliverOne(entry)
+    }
   }
 
   /** Delivers one outbox entry from the run as it is now; a failure is recorded for a retry. */
-  #deliverOne(entry: OutboxEntry): Promise<void> {
+  async #deliverOne(entry: OutboxEntry): Promise<void> {
+    // A run being deleted tells nobody anything more.
+    if (!this.#live) return
     return deliverEntry(entry, {
       env: this.env,
       state: this.#state!,
@@ -301,6 +439,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       events: this.#events,
       runIndex: this.env.RUN_INDEX,
       slackThreads: this.env.SLACK_THREADS,
+      skippedTools: skippedMcpTools(this.#storage),
       now: Date.now(),
     })
   }
@@ -308,7 +447,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   /** The next alarm: now while the run can advance, else the next expiry or delivery retry. */
   async #schedule(): Promise<void> {
     const cancelPending = this.#storage.getValue('cancel') !== undefined
-    const at = nextAlarmAt(this.#state!, cancelPending, this.#outbox, this.#notBefore)
+    const retention = retentionMsOrNone(this.env)
+    const endedAt = this.#state!.result?.finishedAt
+    const deleteAt = retention && endedAt !== undefined ? endedAt + retention : undefined
+    const at = nextAlarmAt(this.#state!, cancelPending, this.#outbox, this.#notBefore, deleteAt)
     if (at !== undefined) await this.ctx.storage.setAlarm(at)
     else await this.ctx.storage.deleteAlarm()
   }
@@ -322,6 +464,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   #view(): RunView {
     const blocked = this.#storage.getValue<RunView['blocked']>('blocked') ?? undefined
-    return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked)
+    const skipped = skippedMcpTools(this.#storage)
+    return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked, skipped)
   }
 }

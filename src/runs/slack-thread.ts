@@ -13,6 +13,8 @@ export interface ThreadRun {
   runId: string
   /** When the run was claimed here (ms). */
   at: number
+  /** The run was deleted: a follow-up here is told so, and nothing continues it. */
+  deleted?: true
 }
 
 export interface ThreadClaim {
@@ -60,6 +62,19 @@ export class SlackThread extends DurableObject {
     await storage.delete(`claim:${runId}`)
   }
 
+  /**
+   * Forgets a deleted run: its claim goes, and if it is the place's latest run only its id stays,
+   * marked deleted, so a follow-up is told why the conversation cannot go on. Idempotent.
+   */
+  async forget(runId: string): Promise<void> {
+    const storage = this.ctx.storage
+    const latest = await storage.get<ThreadRun>('latest')
+    if (latest?.runId === runId && !latest.deleted) {
+      await storage.put('latest', { runId, at: latest.at, deleted: true })
+    }
+    await storage.delete(`claim:${runId}`)
+  }
+
   /** The place's latest run, or null. */
   async latest(): Promise<ThreadRun | null> {
     return (await this.ctx.storage.get<ThreadRun>('latest')) ?? null
@@ -70,6 +85,7 @@ export class SlackThread extends DurableObject {
 export interface SlackThreadApi {
   claim(runId: string, now: number, onlyIfKnown?: boolean): Promise<ThreadClaim>
   release(runId: string): Promise<void>
+  forget(runId: string): Promise<void>
   latest(): Promise<ThreadRun | null>
 }
 

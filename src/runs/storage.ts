@@ -111,6 +111,15 @@ export class RunStorage {
     this.sql.exec('INSERT OR REPLACE INTO observation (handle, text) VALUES (?, ?)', handle, stored)
   }
 
+  /** Every stored observation's handle, in order. */
+  observationHandles(): string[] {
+    if (!this.#ready) return []
+    return this.sql
+      .exec<{ handle: string }>('SELECT handle FROM observation ORDER BY handle')
+      .toArray()
+      .map((r) => r.handle)
+  }
+
   getObservation(handle: string): string | undefined {
     return this.sql
       .exec<{ text: string }>('SELECT text FROM observation WHERE handle = ?', handle)

@@ -124,8 +124,11 @@ export type DecideResponse =
  * `unknown`-typed fields such as metadata to `never`, so callers use this instead.)
  */
 export interface RunStoreApi {
-  start(input: StartInput): Promise<{ created: boolean; conflict?: boolean; view: RunView }>
+  start(input: StartInput): Promise<StartAnswer>
   get(): Promise<RunView | null>
+  deletion(): Promise<{ deletedAt: number; by: string } | null>
+  delete(by: string): Promise<DeleteAnswer>
+  export(): Promise<ReadableStream<Uint8Array> | null>
   decide(input: {
     callId: string
     decision: 'approve' | 'deny'
@@ -141,10 +144,20 @@ export interface RunStoreApi {
   conversationObservation(handle: string, conversationId: string): Promise<string | null>
 }
 
+/** What `start` answers: the run (new or existing), or that this id belonged to a deleted run. */
+export type StartAnswer =
+  | { created: boolean; conflict?: boolean; deleted?: undefined; view: RunView }
+  | { created: false; deleted: true }
+
+/** What `delete` answers: wiped now, wiped when the slice in flight stops, or no such run. */
+export type DeleteAnswer =
+  { ok: true; status: 'deleted' | 'deleting' } | { ok: false; code: 'no_run' }
+
 /** What a run gives a run that would continue it: its turns, or why it cannot be continued. */
 export type FollowUpAnswer =
   | { ok: true; requestedBy: string; source: FollowUpSource }
   | { ok: false; code: 'no_run' }
+  | { ok: false; code: 'deleted' }
   | { ok: false; code: 'run_not_finished'; status: RunStatus }
 
 /** The stub of run `id`'s Durable Object. */

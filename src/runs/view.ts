@@ -2,7 +2,7 @@ import { pendingApprovals } from '../kernel/approvals'
 import { conversationView } from '../kernel/conversation'
 import { findCall } from '../kernel/calls'
 import { type RunState } from '../kernel/state'
-import { toApiDelivery, toApiResult } from './api-result'
+import { toApiDelivery, toApiResult, type SkippedTool } from './api-result'
 import type { OutboxEntry } from './outbox'
 import type { RunInfo, RunStatus, RunView } from './types'
 
@@ -12,6 +12,7 @@ export function toRunView(
   info: RunInfo,
   deliveries: OutboxEntry[],
   blocked?: RunView['blocked'],
+  skippedTools: SkippedTool[] = [],
 ): RunView {
   const thoughtOf = (callId: string) => {
     const found = findCall(state, callId)
@@ -39,7 +40,7 @@ export function toRunView(
       requestedAt: new Date(call.approval!.requestedAt).toISOString(),
       expiresAt: new Date(call.approval!.expiresAt).toISOString(),
     })),
-    result: toApiResult(state),
+    result: toApiResult(state, skippedTools),
     // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event;
     // the run index is written on every change. Both show only while they wait or failed.
     deliveries: deliveries

@@ -1,5 +1,5 @@
 /**
- * Named API tokens with scopes (issue 14 §2). `API_TOKENS` holds, per token, a name, the SHA-256
+ * Named API tokens with scopes. `API_TOKENS` holds, per token, a name, the SHA-256
  * of the token (never the token) and its scopes; the legacy `API_TOKEN` is a full-access token
  * named `api`. A decision or a cancel is recorded under the token's name, never a caller's field.
  */
@@ -7,7 +7,7 @@ import { timingSafeEqual } from './hmac'
 import { sha256Hex } from './sha256'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
-export const SCOPES = ['runs:write', 'runs:read', 'approvals:write'] as const
+export const SCOPES = ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'] as const
 export type Scope = (typeof SCOPES)[number]
 
 export interface ApiToken {

@@ -42,7 +42,7 @@ export function timingSafeEqual(a: string, b: string): boolean {
 
 /**
  * The edgeloop signature header, used in both directions with two schemes that cannot stand in
- * for each other (issue 14 §3): inbound webhooks sign `{timestamp}.{body}` under `v1=`; outbound
+ * for each other: inbound webhooks sign `{timestamp}.{body}` under `v1=`; outbound
  * callbacks sign `edgeloop-callback.{timestamp}.{body}` under `c1=`. An inbound timestamp must be
  * digits, so no callback's signed string can ever equal an inbound one.
  */

@@ -1,5 +1,5 @@
 /**
- * Which hosts a callback must never be sent to unless an operator allowlists them (issue 14 §4):
+ * Which hosts a callback must never be sent to unless an operator allowlists them:
  * loopback, private, link-local and cloud-metadata addresses, local names, and numeric hosts
  * written in a non-standard form (`2130706433`, `0x7f.1`) that exist only to slip past checks.
  * Works on the WHATWG-parsed URL (which turns every IPv4 spelling into dotted decimal) plus the

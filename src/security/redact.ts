@@ -1,5 +1,5 @@
 /**
- * The one place secrets are taken out of what we store or log (issue 14 §4): every configured
+ * The one place secrets are taken out of what we store or log: every configured
  * secret, wherever it turns up (a Slack `error` echoing the bot token, a provider echoing its key,
  * a thrown message), plus anything shaped like an OpenAI or Slack token even when it is not ours.
  * `logEvent`, the outbox's `lastError` and a run's recorded error all pass through `redact`.

@@ -1,5 +1,5 @@
 /**
- * /openapi.json describes the API as it answers (issue 15 §4): every operation has an id and
+ * /openapi.json describes the API as it answers: every operation has an id and
  * its responses; every error code a route throws is in its enum; and real responses parse with
  * the schemas the document is made from.
  */

@@ -50,8 +50,9 @@ export const LAYERS: Record<string, Layer> = {
   validation: { imports: [], packages: ['zod'] },
   errors: { imports: [], packages: [] },
   'env-vars': { imports: [], packages: [] },
-  // edgeloop/client: runs outside the Worker; its types come from the routes' schemas.
-  client: { imports: ['routes'], packages: [] },
+  // @edgeloop/client: an installable package, so nothing of the service (its types are generated
+  // from /openapi.json).
+  client: { imports: [], packages: [] },
   // The web console's page and browser script, as strings (a leaf).
   console: { imports: [], packages: [] },
 }

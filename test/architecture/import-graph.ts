@@ -52,7 +52,10 @@ export function parseImports(source: string): { line: number; specifier: string 
   return found
 }
 
-/** Resolves `./x` from `src/a/b.ts` the way the bundler does: `x.ts`, then `x/index.ts`. */
+/**
+ * Resolves `./x` from `src/a/b.ts` the way the bundler does: `x.ts`, then `x/index.ts`; `./x.js`
+ * (how the installable client spells its imports, for Node) is `x.ts`.
+ */
 export function resolveImport(
   from: string,
   specifier: string,
@@ -65,7 +68,8 @@ export function resolveImport(
     else if (part !== '.') parts.push(part)
   }
   const base = parts.join('/')
-  return [base, `${base}.ts`, `${base}/index.ts`].find((candidate) => files.has(candidate))
+  const candidates = [base, `${base}.ts`, `${base}/index.ts`, base.replace(/\.js$/, '.ts')]
+  return candidates.find((candidate) => files.has(candidate))
 }
 
 /** Every import of every file, resolved where it is relative. */

@@ -1,4 +1,4 @@
-/** `edgeloop/client` (issue 15 §4) against the Worker, through its own fetch. */
+/** `@edgeloop/client` (src/client) against the Worker, through its own fetch. */
 import { exports } from 'cloudflare:workers'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { EdgeloopClient, EdgeloopError, type RunEvent, type RunView } from '../../src/client'
@@ -117,10 +117,26 @@ describe('EdgeloopClient', () => {
     await expect(client.cancel(id)).rejects.toMatchObject({ status: 409, code: 'run_finished' })
   })
 
+  it('exports a run, then deletes it (idempotent; reads are 404 after)', async () => {
+    fakes.ai.enqueue(reply.text('Four.'))
+    const { id } = await client.startRun({ task: 'Two and two', tools: ['calculator'] })
+    await drainAlarms(id)
+    const exported = await client.exportRun(id)
+    expect(exported).toMatchObject({ format: 'edgeloop.run-export', version: 1, run: { id } })
+    expect(exported.trace.answer).toBe('Four.')
+    expect(exported.events.at(-1)!.type).toBe('run_finished')
+    expect(new URL(sent.at(-1)!.url).pathname).toBe(`/v1/runs/${id}/export`)
+    expect(await client.deleteRun(id)).toEqual({ id, status: 'deleted' })
+    expect(sent.at(-1)!.method).toBe('DELETE')
+    expect(await client.deleteRun(id)).toEqual({ id, status: 'deleted' })
+    await expect(client.getRun(id)).rejects.toMatchObject({ status: 404, code: 'run_deleted' })
+    await expect(client.exportRun(id)).rejects.toMatchObject({ status: 404, code: 'run_deleted' })
+  })
+
   it("names its token and the token's scopes (me)", async () => {
     expect(await client.me()).toEqual({
       name: 'api',
-      scopes: ['runs:write', 'runs:read', 'approvals:write'],
+      scopes: ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'],
     })
     expect(new URL(sent.at(-1)!.url).pathname).toBe('/v1/me')
     const reader = new EdgeloopClient({

@@ -8,7 +8,7 @@ import {
   useServiceFakes,
 } from '../service/harness'
 
-// The task from the README's walkthrough; the offline model replays the recorded incident.
+// The task from the README's demo; the offline model replays the recorded incident.
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 
 // No host registered: the offline demo must not make a single outbound request.

@@ -1,6 +1,6 @@
 /**
  * `GET /console` through the Worker's fetch: the page, its script and its style are served with a
- * same-origin-only Content-Security-Policy and hold none of the server's secrets (issue 15 §3).
+ * same-origin-only Content-Security-Policy and hold none of the server's secrets.
  * test/node/console.test.ts drives the same page in Chromium.
  */
 import { describe, expect, it } from 'vitest'
@@ -10,6 +10,7 @@ const FILES = [
   ['/console', 'text/html'],
   ['/console/console.js', 'text/javascript'],
   ['/console/console.css', 'text/css'],
+  ['/console/favicon.svg', 'image/svg+xml'],
 ] as const
 
 describe('GET /console', () => {

@@ -1,5 +1,5 @@
 /**
- * The events of a run that dies and resumes (issue 15 §1): whatever point it dies at, the stored
+ * The events of a run that dies and resumes: whatever point it dies at, the stored
  * stream ends up with every event once, numbered without a gap, and equal to an undisturbed run.
  * The death is made as in test/service/resume.test.ts: a slice is cut after a chosen transition
  * and the object killed, or the object's rows are copied at a transition, written back after the

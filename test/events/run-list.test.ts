@@ -1,4 +1,4 @@
-/** `GET /v1/runs` and `GET /v1/approvals` (issue 15 §2): the D1 run index, written via the outbox. */
+/** `GET /v1/runs` and `GET /v1/approvals`: the D1 run index, written via the outbox. */
 import { env } from 'cloudflare:workers'
 import { describe, expect, it, vi } from 'vitest'
 import { writeRunIndex, type RunIndexEntry } from '../../src/runs/run-index'

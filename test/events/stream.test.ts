@@ -1,4 +1,4 @@
-/** `GET /v1/runs/:id/events` (issue 15 §1): one event per change, in order, resumable, live. */
+/** `GET /v1/runs/:id/events`: one event per change, in order, resumable, live. */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
 import type { RunEvent } from '../../src/runs/events'

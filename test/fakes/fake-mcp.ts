@@ -45,6 +45,13 @@ export class FakeMcp {
   forgetSessionsAfter: string | undefined
   /** One-shot per tool: its next call runs, then the connection breaks before the answer. */
   readonly dropConnection = new Set<string>()
+  /**
+   * Tools appended, as they are, to every `tools/list` answer: what a careless server may list
+   * (a name twice, a name another server has). They are only listed; calling one is an error.
+   */
+  readonly listAlso: Record<string, unknown>[] = []
+  /** When true, the server lists `purge`, hinted both read-only and destructive. */
+  contradictoryHints = false
   readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
 
   /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
@@ -71,7 +78,8 @@ export class FakeMcp {
       if (body.method === 'tools/list') this.listed++
       if (body.method === 'initialize') this.initializes++
     }
-    const res = await this.#answer(req, method)
+    let res = await this.#answer(req, method)
+    if (method === 'tools/list' && this.listAlso.length && res.ok) res = await this.#listAlso(res)
     if (method !== undefined && method === this.forgetSessionsAfter) {
       this.forgetSessionsAfter = undefined
       this.forgetSessions()
@@ -81,6 +89,12 @@ export class FakeMcp {
       throw new TypeError('Network connection lost.')
     }
     return res
+  }
+
+  async #listAlso(res: Response): Promise<Response> {
+    const body = (await res.json()) as { result?: { tools?: unknown[] } }
+    body.result?.tools?.push(...this.listAlso)
+    return Response.json(body, { status: res.status, headers: res.headers })
   }
 
   async #answer(req: Request, method: string | undefined): Promise<Response> {
@@ -205,6 +219,20 @@ export class FakeMcp {
       { description: 'Export every page.', annotations: { readOnlyHint: true } },
       async () => ({ content: [{ type: 'text', text: 'exported' }] }),
     )
+    if (this.contradictoryHints) {
+      server.registerTool(
+        'purge',
+        {
+          description: 'Purge the cache.',
+          inputSchema: {},
+          annotations: { readOnlyHint: true, destructiveHint: true },
+        },
+        async (_args, extra) => {
+          await record('purge', {}, extra._meta)
+          return { content: [{ type: 'text', text: 'purged' }] }
+        },
+      )
+    }
     if (this.addTool) {
       server.registerTool(
         'new_tool',

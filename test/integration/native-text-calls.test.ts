@@ -5,7 +5,7 @@ import { calculator } from '../../tools/calculator'
 import { reply } from '../fakes/fake-openai'
 import { runUntilStill, startRun, toolMessages, useWire } from './harness'
 
-// Issue 11 §2: a provider without a tool parser for the model passes the call through as text.
+// A provider without a tool parser for the model passes the call through as text.
 const wire = useWire()
 
 const deployed: unknown[] = []

@@ -1,4 +1,4 @@
-/** Cached prompt tokens in the trace, and cost at the cached price when one is set (issue 12 §3). */
+/** Cached prompt tokens in the trace, and cost at the cached price when one is set. */
 import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {

@@ -1,5 +1,5 @@
 /**
- * Bounded context (issue 12 §2) and a cache-friendly prefix (§3): old observations are elided
+ * Bounded context and a cache-friendly prefix: old observations are elided
  * in the request (not the trace) in chunks, never the latest step's, and every request extends
  * the last one byte for byte between cuts, across resumes too.
  */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { defineTool, react, type ModelResponse } from '../../src/kernel/index'
 import { ScriptedModel, textAction, textFinish } from '../fakes/scripted-model'
 
-// Issue 11 §3: maxConsecutiveErrors counts failed steps of every kind in one streak.
+// maxConsecutiveErrors counts failed steps of every kind in one streak.
 const lookup = defineTool({
   name: 'lookup',
   description: 'Look a word up.',

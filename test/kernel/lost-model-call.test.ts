@@ -1,5 +1,5 @@
 /**
- * Honest accounting after crashes (issue 14 §5): a model call's record is persisted before the
+ * Honest accounting after crashes: a model call's record is persisted before the
  * call is made, so a call whose answer was lost to a crash, and that is made again, is counted
  * (its prompt tokens estimated and marked as such), and a crash loop cannot evade the budgets.
  */

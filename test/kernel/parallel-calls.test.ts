@@ -1,5 +1,5 @@
 /**
- * Read-only calls of one native turn run at the same time (issue 12 §1); side effects still run
+ * Read-only calls of one native turn run at the same time; side effects still run
  * one at a time, in the model's order, each behind its `started` record, after the reads.
  */
 import * as z from 'zod/mini'

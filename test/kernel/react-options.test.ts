@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { defineTool, KernelUsageError, react } from '../../src/kernel/index'
 import { ScriptedModel, textAction, textFinish } from '../fakes/scripted-model'
 
-// Issue 11 §4: the in-memory API says what is wrong.
+// The in-memory API says what is wrong.
 const lookup = defineTool({
   name: 'lookup',
   description: 'Look a word up.',

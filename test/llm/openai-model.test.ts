@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { ModelError } from '../../src/kernel/errors'
+import { ModelError } from '../../src/errors/model-error'
 import type { ChatMessage, ModelRequest, ToolSchema } from '../../src/kernel/model'
 import { FAKE_OPENAI_BASE_URL, reply } from '../fakes/fake-openai'
 import { settle, useFakeClock, useWire } from '../integration/harness'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ModelError } from '../../src/kernel/errors'
+import { ModelError } from '../../src/errors/model-error'
 import type { ChatMessage, ModelRequest, ModelResponse } from '../../src/kernel/model'
 import { ScriptedModel } from '../../src/llm/scripted-model'
 

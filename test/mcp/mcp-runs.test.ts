@@ -1,8 +1,8 @@
 /**
  * MCP servers as tool sources, through the Worker: a real MCP server built with the SDK
  * (test/fakes/fake-mcp.ts) on mcp.test, configured in vitest.config.ts as the "docs" server
- * (token in DOCS_MCP_TOKEN, `list_pages` overridden to need approval), and "down", which answers
- * 503 to everything.
+ * (token in DOCS_MCP_AUTH, a name that does not look like a secret; `list_pages` overridden to
+ * need approval), and "down", which answers 503 to everything.
  */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * The web console in a real headless Chromium (issue 15 §3), against `wrangler dev` running the
+ * The web console in a real headless Chromium, against `wrangler dev` running the
  * offline demo: open it, give the token, watch the demo run reach its approval, approve it from
  * the page and watch the run finish. The timeline is saved as test/output/console-timeline.png,
  * a read-only token's view (no Approve, Deny or Cancel) as test/output/console-read-only.png.
@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium, type BrowserContext } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startWranglerDev } from '../../bench/wrangler-dev.mjs'
 import { wranglerConfigWithoutDevVars } from '../../scripts/test-wrangler-config.mjs'
 
@@ -22,6 +22,8 @@ const TOKEN_NAME = 'oncall'
 // A read-only token: the console shows it everything and offers it nothing that changes a run.
 const READER_TOKEN = 'console-reader-token'
 const LAUNCHER_TOKEN = 'console-launcher-token'
+// May read and delete runs: the console offers it Delete.
+const JANITOR_TOKEN = 'console-janitor-token'
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 const API_TOKENS = JSON.stringify([
   {
@@ -32,6 +34,7 @@ const API_TOKENS = JSON.stringify([
   { name: 'viewer', sha256: sha256(READER_TOKEN), scopes: ['runs:read'] },
   // Starts runs, reads none: the console says so instead of failing on every list.
   { name: 'launcher', sha256: sha256(LAUNCHER_TOKEN), scopes: ['runs:write'] },
+  { name: 'janitor', sha256: sha256(JANITOR_TOKEN), scopes: ['runs:read', 'runs:delete'] },
 ])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
@@ -89,6 +92,19 @@ describe.skipIf(!available)(title, () => {
     if (profile) rmSync(profile, { recursive: true, force: true })
   })
 
+  // Each test closes the tabs it opened: their event streams would hold connections the next
+  // test's tabs need (a browser opens at most six to one HTTP/1.1 origin).
+  const opened: Page[] = []
+  const newPage = async (viewport?: { width: number; height: number }) => {
+    const page = await context.newPage()
+    opened.push(page)
+    if (viewport) await page.setViewportSize(viewport)
+    return page
+  }
+  afterEach(async () => {
+    for (const page of opened.splice(0)) await page.close()
+  })
+
   const api = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${dev.baseUrl}${path}`, {
       ...init,
@@ -104,7 +120,7 @@ describe.skipIf(!available)(title, () => {
       method: 'POST',
       body: JSON.stringify({ task: TASK, budget: { maxObservationTokens: 200 } }),
     })
-    const page = await context.newPage()
+    const page = await newPage()
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
 
@@ -209,7 +225,7 @@ describe.skipIf(!available)(title, () => {
       method: 'POST',
       body: JSON.stringify({ task: TASK, budget: { maxObservationTokens: 200 } }),
     })
-    const page = await context.newPage()
+    const page = await newPage()
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
     // Same browser profile, new tab: sessionStorage is per tab, so the token is asked again.
@@ -242,7 +258,7 @@ describe.skipIf(!available)(title, () => {
     const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
     const errors: string[] = []
     const open = async (token: string) => {
-      const page = await context.newPage()
+      const page = await newPage()
       page.on('pageerror', (err) => errors.push(err.message))
       await page.goto(`${dev.baseUrl}/console#run=${id}`)
       await page.fill('#token', token)
@@ -289,7 +305,7 @@ describe.skipIf(!available)(title, () => {
   }, 120_000)
 
   it('tells a token without runs:read that it cannot read runs, and asks for nothing else', async () => {
-    const page = await context.newPage()
+    const page = await newPage()
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
     const asked: string[] = []
@@ -305,4 +321,368 @@ describe.skipIf(!available)(title, () => {
     expect(await page.locator('#error').isHidden()).toBe(true)
     expect(errors).toEqual([])
   }, 60_000)
+
+  // A tab at the given size with the token given.
+  const openConsole = async (viewport: { width: number; height: number }, hash = '') => {
+    const page = await newPage(viewport)
+    const errors: string[] = []
+    page.on('pageerror', (err) => errors.push(err.message))
+    await page.goto(`${dev.baseUrl}/console${hash}`)
+    await page.fill('#token', TOKEN)
+    await page.click('#login button[type=submit]')
+    await page.locator(`#who[data-token=${TOKEN_NAME}]`).waitFor()
+    return { page, errors }
+  }
+
+  // The layout facts: no element reaches past either edge of the screen, and the page does not
+  // scroll sideways.
+  const expectFits = async (page: Page) => {
+    const facts = await page.evaluate(() => {
+      const doc = globalThis as unknown as {
+        innerWidth: number
+        document: {
+          documentElement: { scrollWidth: number }
+          querySelectorAll(s: string): ArrayLike<{
+            tagName: string
+            id: string
+            className: unknown
+            getBoundingClientRect(): { left: number; right: number; width: number }
+          }>
+        }
+      }
+      const width = doc.innerWidth
+      const wider = Array.from(doc.document.querySelectorAll('body *'))
+        .map((node) => ({ node, box: node.getBoundingClientRect() }))
+        .filter(({ box }) => box.width > 0 && (box.right > width + 0.5 || box.left < -0.5))
+        .map(
+          ({ node, box }) =>
+            `${node.tagName}#${node.id}.${String(node.className)} ${box.left}..${box.right}`,
+        )
+      return { width, scrollWidth: doc.document.documentElement.scrollWidth, wider }
+    })
+    expect(facts.wider).toEqual([])
+    expect(facts.scrollWidth).toBeLessThanOrEqual(facts.width)
+  }
+
+  // What fills its box without scrolling inside it (wrapped, not cut or scrolled sideways).
+  const wraps = (page: Page, selector: string) =>
+    page.$$eval(selector, (nodes) =>
+      nodes.every(
+        (n) =>
+          (n as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth <=
+          (n as unknown as { clientWidth: number }).clientWidth,
+      ),
+    )
+
+  it('on a phone (390 px): one column, nothing wider than the screen, the approval first', async () => {
+    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const { page, errors } = await openConsole({ width: 390, height: 844 })
+    // The inbox comes first and shows what is to be approved, arguments and all.
+    const waiting = page.locator(`#inbox li[data-run="${id}"]`)
+    await waiting.waitFor({ timeout: 60_000 })
+    expect(await waiting.locator('pre.args').textContent()).toContain('"to_version": "v2.13.2"')
+    expect(await waiting.textContent()).toContain('rollback_deploy')
+    expect(await wraps(page, '#inbox pre.args')).toBe(true)
+    await expectFits(page)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-phone-list.png') })
+
+    await waiting.click()
+    const approval = page.locator('[data-testid=approval]')
+    await approval.waitFor({ timeout: 30_000 })
+    // The open run comes first, at its top: its approval is on the first screen.
+    expect(await page.evaluate(() => (globalThis as unknown as { scrollY: number }).scrollY)).toBe(
+      0,
+    )
+    const approve = (await approval.locator('button.approve').boundingBox())!
+    expect(approve.y).toBeGreaterThan(0)
+    expect(approve.y + approve.height).toBeLessThanOrEqual(844)
+    const panel = (await page.locator('#run-panel').boundingBox())!
+    expect(panel.width).toBeGreaterThanOrEqual(0.9 * 390)
+    const list = (await page.locator('#runs-panel').boundingBox())!
+    expect(list.y).toBeGreaterThanOrEqual(panel.y + panel.height)
+    await expectFits(page)
+    // The arguments, the hash and every observation wrap inside their boxes.
+    expect(await wraps(page, '#run-panel pre')).toBe(true)
+    expect(await wraps(page, '[data-testid=args-hash]')).toBe(true)
+
+    // The per-step chart: one column per step with its time and tokens, the side effect marked.
+    const view = await api(`/v1/runs/${id}`)
+    const columns = page.locator('[data-testid=step-chart] .column')
+    expect(await columns.count()).toBe(view.stepCount)
+    for (const step of view.result.steps) {
+      const column = columns.nth(step.i)
+      expect(await column.getAttribute('data-ms')).toBe(String(step.ms))
+      expect(await column.getAttribute('data-tokens')).toBe(
+        String(step.promptTokens + step.completionTokens),
+      )
+    }
+    expect(
+      await page
+        .locator('[data-testid=step-chart] .column[data-side-effect]')
+        .evaluateAll((cs) =>
+          cs.map((c) => [c.getAttribute('data-step'), c.getAttribute('data-side-effect')]),
+        ),
+    ).toEqual([['3', 'rollback_deploy']])
+    expect(
+      await page.locator('[data-testid=step-chart] .column[data-step="3"] .effect').count(),
+    ).toBe(1)
+    await page.screenshot({ path: join(OUTPUT, 'console-phone-run.png') })
+
+    // A long observation shows its first lines; "show all" unfolds it, "show less" folds it.
+    const foldedCall = await page
+      .locator('#run-panel .call', { has: page.locator('pre.folded') })
+      .first()
+      .getAttribute('data-call')
+    const output = page.locator(`#run-panel .call[data-call="${foldedCall}"] .output`)
+    const pre = output.locator('pre.observation')
+    const heights = () =>
+      pre.evaluate((n) => {
+        const box = n as unknown as { clientHeight: number; scrollHeight: number }
+        return { shown: box.clientHeight, whole: box.scrollHeight }
+      })
+    const folded = await heights()
+    expect(folded.shown).toBeLessThan(folded.whole / 2)
+    const text = await pre.textContent()
+    await output.locator('button.show-all').click()
+    expect(await pre.getAttribute('class')).not.toContain('folded')
+    const unfolded = await heights()
+    expect(unfolded.shown).toBeGreaterThanOrEqual(unfolded.whole - 1)
+    expect(await pre.textContent()).toBe(text)
+    expect(await output.locator('button.show-all').textContent()).toBe('show less')
+    await expectFits(page)
+    await page.screenshot({ path: join(OUTPUT, 'console-phone-run-full.png'), fullPage: true })
+
+    // "All runs" goes back to the list, first on the screen again.
+    await page.click('#run-panel button.back')
+    await page.locator('#run-panel .hint').waitFor()
+    expect((await page.locator('#runs-panel').boundingBox())!.y).toBeLessThan(
+      (await page.locator('#run-panel').boundingBox())!.y,
+    )
+    await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it('on a desktop: two columns; the list follows runs from their events, not from the index', async () => {
+    const { page, errors } = await openConsole({ width: 1280, height: 800 })
+    // The favicon is served and drawn.
+    expect(await page.locator('link[rel=icon]').getAttribute('href')).toBe('/console/favicon.svg')
+    const icon = await fetch(`${dev.baseUrl}/console/favicon.svg`)
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8')
+    expect(
+      await page
+        .locator('header h1 img')
+        .evaluate((n) => (n as unknown as { naturalWidth: number }).naturalWidth),
+    ).toBeGreaterThan(0)
+
+    // A run started elsewhere, found through the index.
+    const other = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const otherRow = page.locator(`#runs li[data-run="${other.id}"]`)
+    await otherRow.waitFor({ timeout: 60_000 })
+    // From here on the index answers what it answered last: whatever the list shows next can
+    // only come from the runs' own events and views.
+    const last = new Map<string, string>()
+    let frozen = false
+    await page.route(
+      (url) => url.pathname === '/v1/runs' || url.pathname === '/v1/approvals',
+      async (route) => {
+        const request = route.request()
+        const key = new URL(request.url()).pathname
+        if (request.method() !== 'GET') return route.continue()
+        if (frozen && last.has(key))
+          return route.fulfill({
+            status: 200,
+            contentType: 'application/json',
+            body: last.get(key)!,
+          })
+        const answer = await route.fetch()
+        const body = await answer.text()
+        last.set(key, body)
+        return route.fulfill({ response: answer, body })
+      },
+    )
+    await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/approvals', {
+      timeout: 10_000,
+    })
+    await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', { timeout: 10_000 })
+    frozen = true
+
+    // Started from the form: listed at once, opened, followed to its approval.
+    await page.click('#start-box summary')
+    await page.fill('#start-task', TASK)
+    const started = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/runs',
+    )
+    await page.click('#start button[type=submit]')
+    const { id } = await (await started).json()
+    const approval = page.locator('[data-testid=approval]')
+    await approval.waitFor({ timeout: 30_000 })
+    expect(await page.locator('#runs li').first().getAttribute('data-run')).toBe(id)
+    await page
+      .locator(`#runs li[data-run="${id}"] .status.awaiting_approval`)
+      .waitFor({ timeout: 10_000 })
+    await page.locator(`#inbox li[data-run="${id}"]`).waitFor({ timeout: 10_000 })
+    expect(page.url()).toContain(`#run=${id}`)
+    // This token may not delete runs: no Delete is offered.
+    expect(await page.locator('[data-testid=delete]').count()).toBe(0)
+
+    // Two columns; the approval on the first screen; nothing wider than the window.
+    const listBox = (await page.locator('#runs-panel').boundingBox())!
+    const panel = (await page.locator('#run-panel').boundingBox())!
+    expect(listBox.x + listBox.width).toBeLessThanOrEqual(panel.x)
+    expect(panel.width).toBeGreaterThan(0.6 * 1280)
+    const approve = (await approval.locator('button.approve').boundingBox())!
+    expect(approve.y + approve.height).toBeLessThanOrEqual(800)
+    await expectFits(page)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-desktop.png') })
+
+    // The run started elsewhere is not open: its row and its approval follow its events.
+    await page
+      .locator(`#runs li[data-run="${other.id}"] .status.awaiting_approval`)
+      .waitFor({ timeout: 30_000 })
+    await page.locator(`#inbox li[data-run="${other.id}"]`).waitFor({ timeout: 10_000 })
+    const cancelledAt = Date.now()
+    await api(`/v1/runs/${other.id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
+    await page
+      .locator(`#runs li[data-run="${other.id}"] .status.failed`)
+      .waitFor({ timeout: 10_000 })
+    await page
+      .locator(`#inbox li[data-run="${other.id}"]`)
+      .waitFor({ state: 'detached', timeout: 10_000 })
+    console.info(
+      `console list: a cancel elsewhere showed in the list after ${Date.now() - cancelledAt} ms`,
+    )
+
+    // Approved here: the open run and its row finish.
+    await approval.locator('button.approve').click()
+    await page.locator('[data-testid=answer]').waitFor({ timeout: 30_000 })
+    await page.locator(`#runs li[data-run="${id}"] .status.succeeded`).waitFor({ timeout: 10_000 })
+    await page
+      .locator(`#inbox li[data-run="${id}"]`)
+      .waitFor({ state: 'detached', timeout: 10_000 })
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it('offers Delete to a runs:delete token only, asks once more, and the run is gone', async () => {
+    const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const page = await newPage({ width: 390, height: 844 })
+    const errors: string[] = []
+    page.on('pageerror', (err) => errors.push(err.message))
+    await page.goto(`${dev.baseUrl}/console#run=${id}`)
+    await page.fill('#token', JANITOR_TOKEN)
+    await page.click('#login button[type=submit]')
+    await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ timeout: 30_000 })
+    // "Keep" takes the question back; nothing was sent.
+    const deletes: string[] = []
+    page.on('request', (r) => r.method() === 'DELETE' && deletes.push(new URL(r.url()).pathname))
+    await page.click('[data-testid=delete]')
+    expect(await page.locator('.delete-control .confirm').textContent()).toContain('for good')
+    await page.click('[data-testid=delete-keep]')
+    await page.locator('[data-testid=delete]').waitFor()
+    expect(deletes).toEqual([])
+    await page.click('[data-testid=delete]')
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-delete-confirm.png') })
+    await page.click('[data-testid=delete-confirm]')
+    await page.locator('[data-testid=deleted]').waitFor({ timeout: 30_000 })
+    expect(deletes).toEqual([`/v1/runs/${id}`])
+    // Out of the list and the inbox, and asked again it is gone.
+    await page.locator(`#runs li[data-run="${id}"]`).waitFor({ state: 'detached' })
+    expect(await page.locator(`#inbox li[data-run="${id}"]`).count()).toBe(0)
+    const gone = await fetch(`${dev.baseUrl}/v1/runs/${id}`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    expect(gone.status).toBe(404)
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('run_deleted')
+    // The index's poll does not bring it back.
+    await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', { timeout: 10_000 })
+    expect(await page.locator(`#runs li[data-run="${id}"]`).count()).toBe(0)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-deleted.png') })
+    expect(await page.locator('#error').isHidden()).toBe(true)
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it("offers the service's agents to start a run and to filter the list, and shows each run's agent", async () => {
+    const asked = await fetch(`${dev.baseUrl}/v1/agents`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    const { page, errors } = await openConsole({ width: 1280, height: 800 })
+    await page.locator('#start-box').waitFor()
+    await page.locator('body[data-agents]').waitFor({ state: 'attached' })
+    if (asked.status === 404) {
+      // A service without agents: no picker, no filter, no error.
+      expect(await page.locator('#start-agent-field').isHidden()).toBe(true)
+      expect(await page.locator('#agent-filter').isHidden()).toBe(true)
+      expect(await page.locator('#error').isHidden()).toBe(true)
+      expect(errors).toEqual([])
+      return
+    }
+    expect(asked.status).toBe(200)
+    const { agents } = (await asked.json()) as { agents: { name: string }[] }
+    const names = agents.map((a) => a.name)
+    const chosen = names.includes('oncall') ? 'oncall' : names[0]!
+    await page.locator('#start-agent-field').waitFor()
+    expect(
+      await page
+        .locator('#start-agent option')
+        .evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+    ).toEqual(['', ...names])
+    expect(
+      await page
+        .locator('#agent-filter option')
+        .evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+    ).toEqual(['', ...names])
+
+    // Started with the chosen agent: the run, its row and its panel name it.
+    await page.click('#start-box summary')
+    await page.fill('#start-task', TASK)
+    await page.selectOption('#start-agent', chosen)
+    const started = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/runs',
+    )
+    await page.click('#start button[type=submit]')
+    const startedRequest = (await started).request()
+    expect(JSON.parse(startedRequest.postData()!)).toEqual({ task: TASK, agent: chosen })
+    const { id } = await (await started).json()
+    const view = await api(`/v1/runs/${id}`)
+    expect(view.agent.name).toBe(chosen)
+    await page
+      .locator('#run-panel [data-testid=run-agent]', { hasText: chosen })
+      .waitFor({ timeout: 30_000 })
+    await page
+      .locator(`#runs li[data-run="${id}"] [data-testid=run-agent]`, { hasText: chosen })
+      .waitFor()
+
+    // The filter asks the API for that agent's runs and lists exactly those.
+    const filtered = page.waitForResponse(
+      (r) => new URL(r.url()).searchParams.get('agent') === chosen,
+    )
+    await page.selectOption('#agent-filter', chosen)
+    const answer = (await (await filtered).json()) as { items: { id: string }[] }
+    expect(answer.items.map((r) => r.id)).toContain(id)
+    await page.waitForFunction(
+      (ids) => {
+        const rows = (globalThis as any).document.querySelectorAll('#runs li[data-run]')
+        return rows.length === ids.length
+      },
+      answer.items.map((r) => r.id),
+    )
+    const rows = await page
+      .locator('#runs li[data-run]')
+      .evaluateAll((lis) =>
+        lis.map((li) => [
+          li.getAttribute('data-run'),
+          li.querySelector('[data-testid=run-agent]')?.textContent,
+        ]),
+      )
+    expect(rows.map(([run]) => run).sort()).toEqual(answer.items.map((r) => r.id).sort())
+    for (const [, agent] of rows) expect(agent).toContain(chosen)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-agents.png') })
+    await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
+    expect(errors).toEqual([])
+  }, 120_000)
 })

@@ -1,5 +1,5 @@
 /**
- * Real process death at every transition (issue 17): the Worker as deployed runs in workerd
+ * Real process death at every transition: the Worker as deployed runs in workerd
  * under Miniflare with its Durable Object storage on disk; at each crash point workerd is
  * SIGKILLed, a new runtime starts on the same storage, and the run must finish by itself and
  * keep every invariant (crash/invariants.ts). The crash points are the rows of
@@ -69,7 +69,7 @@ describe.concurrent('killed with SIGKILL', () => {
     await crashAt(point, (close) => t.onTestFinished(close))
   })
 
-  // Usage counts a model call whose answer a crash lost (issue 14 §5): its record was stored
+  // Usage counts a model call whose answer a crash lost: its record was stored
   // before the request left, so the next runtime counts it, its prompt tokens estimated.
   it('usage counts the model call a crash cut off, its prompt tokens estimated', async (t) => {
     const result = await crashAt(CRASH_POINTS[0]!, (close) => t.onTestFinished(close))

@@ -1,4 +1,4 @@
-/** LOG_LEVEL decides which structured lines the Worker writes (README "Configuration"). */
+/** LOG_LEVEL decides which structured lines the Worker writes (docs/configuration.md). */
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config/index'
 import { logEvent } from '../../src/runs/log'

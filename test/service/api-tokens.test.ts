@@ -1,5 +1,5 @@
 /**
- * Named tokens with scopes (issue 14 §2): API_TOKENS holds SHA-256 hashes and scopes; the decider
+ * Named tokens with scopes: API_TOKENS holds SHA-256 hashes and scopes; the decider
  * of an approval is the token's name, never a field of the request; API_TOKEN is `api`.
  */
 import { describe, expect, it } from 'vitest'

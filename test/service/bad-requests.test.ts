@@ -1,6 +1,6 @@
 /**
- * Every route answers bad input with a 4xx JSON `{ error: { code, message } }` (issue 3,
- * docs/architecture.md#layers), never a 5xx; authentication by bearer token or by a signed webhook body.
+ * Every route answers bad input with a 4xx JSON `{ error: { code, message } }`
+ * (docs/architecture.md#layers), never a 5xx; authentication by bearer token or by a signed webhook body.
  */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'

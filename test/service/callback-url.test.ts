@@ -1,5 +1,5 @@
 /**
- * `callback_url` never points inside the network unless allowlisted (issue 14 §4), and
+ * `callback_url` never points inside the network unless allowlisted, and
  * CALLBACK_ALLOWLIST matches host and port like HTTP_ALLOWLIST, http only when written so.
  */
 import { describe, expect, it } from 'vitest'

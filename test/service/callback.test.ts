@@ -1,4 +1,4 @@
-/** The signed callback (issue 3 §7): delivered once the run ends, retried with backoff. */
+/** The signed callback: delivered once the run ends, retried with backoff. */
 import { describe, expect, it } from 'vitest'
 import type { RunResult } from '../../src/kernel/trace'
 import { reply } from '../fakes/fake-openai'

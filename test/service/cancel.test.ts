@@ -1,4 +1,4 @@
-/** `POST /v1/runs/:id/cancel` (issue 3): the run stops at its next transition as `cancelled`. */
+/** `POST /v1/runs/:id/cancel`: the run stops at its next transition as `cancelled`. */
 import { env } from 'cloudflare:workers'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { DEFAULT_BUDGET } from '../../src/kernel/budget'

@@ -1,5 +1,5 @@
 /**
- * At-least-once alarms and racing people (issue 3): a duplicated alarm does nothing twice, and
+ * At-least-once alarms and racing people: a duplicated alarm does nothing twice, and
  * of 50 simultaneous approvals exactly one wins and the call runs once.
  */
 import { runInDurableObject } from 'cloudflare:test'

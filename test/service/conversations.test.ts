@@ -1,5 +1,5 @@
 /**
- * Conversations (issue 16 §1) end to end through the Worker's fetch, the real `openai` client
+ * Conversations end to end through the Worker's fetch, the real `openai` client
  * and the fake provider: `POST /v1/runs` with `continue`, what the model is sent, the view and
  * trace, the 4xx cases, the history limit, read_observation across the conversation, approvals
  * per run, and a resumed follow-up keeping its prompt prefix.

@@ -1,4 +1,4 @@
-/** Small edges of the HTTP surface (issue 14 §6), through the Worker's fetch. */
+/** Small edges of the HTTP surface, through the Worker's fetch. */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import {

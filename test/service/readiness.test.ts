@@ -1,5 +1,5 @@
 /**
- * The demo only when asked for, and every setting checked at once (issue 14 §1): /healthz is
+ * The demo only when asked for, and every setting checked at once: /healthz is
  * liveness, /healthz?deep=1 and /readyz list every configuration problem, a run blocked by a bad
  * setting says so in GET /v1/runs/:id.
  */

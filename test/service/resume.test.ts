@@ -1,5 +1,5 @@
 /**
- * The run survives the death of its Durable Object at every point (issue 3): after each kind of
+ * The run survives the death of its Durable Object at every point: after each kind of
  * transition, and in the middle of a model call or a side effect. Afterwards the run finishes,
  * the model was asked once per recorded step, no side effect ran twice, and `outcome unknown`
  * appears exactly when a non-idempotent side effect was started and its result never recorded.

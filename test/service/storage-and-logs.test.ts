@@ -1,6 +1,6 @@
 /**
  * Storage writes per step stay flat however long the run (docs/architecture.md#budgets-and-edge-limits), and one structured log
- * line per transition carries ids and timings, never secrets or tool arguments (issue 3).
+ * line per transition carries ids and timings, never secrets or tool arguments.
  */
 import { describe, expect, it, vi } from 'vitest'
 import { reply } from '../fakes/fake-openai'

@@ -1,6 +1,6 @@
 /**
  * Webhook signatures are usable once and never interchangeable with callback signatures; an
- * idempotency key belongs to the caller that sent it (issue 14 §3).
+ * idempotency key belongs to the caller that sent it.
  */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
@@ -145,7 +145,7 @@ describe('callbacks and webhooks cannot pass for each other', () => {
     const inbound = `v1=${await hmacHex(WEBHOOK_SECRET, `${ts}.${hit.body}`)}`
     const callback = hit.headers.get('x-edgeloop-signature')!
     expect(callback).not.toBe(inbound)
-    // What a receiver checks (README "Callbacks"): the c1 scheme with the direction label.
+    // What a receiver checks (docs/http-api.md, "Callbacks"): the c1 scheme with the direction label.
     expect(callback).toBe(
       `c1=${await hmacHex(WEBHOOK_SECRET, `edgeloop-callback.${ts}.${hit.body}`)}`,
     )

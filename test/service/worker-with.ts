@@ -1,4 +1,4 @@
-/** The Worker's own fetch handler called with some settings changed (issue 14 config tests). */
+/** The Worker's own fetch handler called with some settings changed (for the configuration tests). */
 import { env } from 'cloudflare:workers'
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import worker from '../../src/index'

@@ -1,5 +1,5 @@
 /**
- * A tool's `check` runs before anyone is asked (issue 13 §3): an http_post to a host outside
+ * A tool's `check` runs before anyone is asked: an http_post to a host outside
  * HTTP_ALLOWLIST is answered with its [ToolError] at once, and neither the Slack approval message
  * nor the API's pending approvals ever show it.
  */

@@ -12,7 +12,7 @@ import {
 } from './harness'
 
 /**
- * Conversations in Slack (issue 16 §2): the thread is the conversation, a direct message starts or
+ * Conversations in Slack: the thread is the conversation, a direct message starts or
  * continues one, and nothing the bot or an edit posts starts anything.
  */
 let world: SlackWorld

@@ -1,5 +1,5 @@
 /**
- * A Slack run's approvals are decided where the run lives (issue 14 §2): a click from another
+ * A Slack run's approvals are decided where the run lives: a click from another
  * workspace or channel is refused, a Slack click never decides an API run, and API tokens decide
  * Slack runs only when API_APPROVES_SLACK_RUNS says so.
  */

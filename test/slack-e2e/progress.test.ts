@@ -7,7 +7,7 @@ import { APPROVER, BASE, SlackWorld } from './harness'
 const worker = (exports as unknown as { default: Fetcher }).default
 
 /**
- * Live progress (issue 16 §2): the run's first thread message is replaced in place with what the
+ * Live progress: the run's first thread message is replaced in place with what the
  * run does, at most once a second per run, through the outbox. Time is the harness's clock: the
  * model "takes" `modelLatencyMs` of it per request, so gaps between updates are exact.
  */

@@ -1,5 +1,5 @@
 /**
- * Secrets never reach stored or logged errors (issue 14 §4): Slack's `error` field echoing the bot
+ * Secrets never reach stored or logged errors: Slack's `error` field echoing the bot
  * token (or any other Slack token) is redacted in `deliveries[].lastError` and in the logs.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest'

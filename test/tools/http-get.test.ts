@@ -58,7 +58,7 @@ describe('http_get', () => {
     )
   })
 
-  it('plain http only to hosts whose entry says http:// (issue 14 §4)', async () => {
+  it('plain http only to hosts whose entry says http://', async () => {
     outbound = new Outbound().on('plain.allowed.test', () => text('over http')).install()
     const ctx = contextFor([
       createHttpGetTool({ allowlist: [...ALLOW, 'http://plain.allowed.test'] }),

@@ -122,6 +122,13 @@ describe('annotations → policy', () => {
       false,
     ],
     ['override idempotent: false', { idempotentHint: true }, { idempotent: false }, true, false],
+    [
+      'readOnlyHint and destructiveHint together: the stricter reading',
+      { readOnlyHint: true, destructiveHint: true },
+      undefined,
+      true,
+      false,
+    ],
   ] as const)('%s', (_what, hints, override, sideEffect, idempotent) => {
     expect(mcpToolPolicy(hints, override)).toEqual({ sideEffect, idempotent })
   })

@@ -27,7 +27,7 @@ export const ticket = defineConfiguredTool({
 })
 
 /**
- * EXAMPLE (README, "Adding a tool"): opens a ticket in an issue tracker. It changes the world, so
+ * EXAMPLE (docs/tools.md, "Adding a tool"): opens a ticket in an issue tracker. It changes the world, so
  * it declares `sideEffect` (the confirm policy decides before it runs) and, because it sends the
  * run and call id as its idempotency key, `idempotent` (a crashed run may safely send it again).
  */

@@ -14,13 +14,14 @@ export interface McpToolPolicy {
 /**
  * A server's hints become policy: only `readOnlyHint: true` makes a tool read-only; anything else
  * (`destructiveHint`, or no annotations at all) is a side effect, idempotent only with
- * `idempotentHint: true`. The operator's override can only make it stricter.
+ * `idempotentHint: true`. Hints that contradict each other (read-only and destructive) get the
+ * stricter reading: a side effect. The operator's override can only make it stricter.
  */
 export function mcpToolPolicy(
   hints: ListedMcpTool['annotations'],
   override: McpToolOverride | undefined,
 ): McpToolPolicy {
-  const readOnly = hints?.readOnlyHint === true
+  const readOnly = hints?.readOnlyHint === true && hints.destructiveHint !== true
   return {
     sideEffect: !readOnly || override?.sideEffect === true,
     idempotent: !readOnly && hints?.idempotentHint === true && override?.idempotent !== false,

@@ -42,17 +42,39 @@ export function isMcpToolName(servers: readonly McpServerConfig[], name: string)
   return servers.some((s) => name.startsWith(`${s.name}${MCP_NAME_SEPARATOR}`))
 }
 
+/** What else `freezeMcpTools` must respect besides the servers' lists. */
+export interface FreezeLimits {
+  /** Names that are not the servers' to take (built-in and one-file tools): refused. */
+  reserved?: Iterable<string>
+  /** Wait at most this long for a server's list, whatever its timeout_ms (readiness checks). */
+  maxWaitMs?: number
+}
+
 /**
  * Asks every server the run may use for its tools, at once, in the slice's `sessions` (the calls
  * that follow reuse them). A server that fails is recorded with the reason; a tool whose name
  * cannot be offered (too long, or outside what the chat-completions API takes when the run may
- * use it) or whose schema cannot be read is left out and recorded.
+ * use it) or whose schema cannot be read is left out and recorded. Nothing a server lists can
+ * fail the run: a name listed twice, or already taken (a reserved name, or another server's
+ * tool of the same full name), is left out and recorded too; the first one listed wins.
  */
 export async function freezeMcpTools(
   servers: readonly McpServerConfig[],
   selection: readonly string[],
   protocol: 'auto' | 'text' | 'native',
   sessions?: McpSessions,
+  limits: FreezeLimits = {},
+): Promise<FrozenMcpServer[]> {
+  const frozen = await listSelected(servers, selection, protocol, sessions, limits.maxWaitMs)
+  return withoutTakenNames(frozen, new Set(limits.reserved ?? []))
+}
+
+async function listSelected(
+  servers: readonly McpServerConfig[],
+  selection: readonly string[],
+  protocol: 'auto' | 'text' | 'native',
+  sessions: McpSessions | undefined,
+  maxWaitMs: number | undefined,
 ): Promise<FrozenMcpServer[]> {
   const used = servers.flatMap((s) => {
     const pick = selectionOf(s.name, selection)
@@ -77,7 +99,8 @@ export async function freezeMcpTools(
       }
       let listed: ListedMcpTool[]
       try {
-        listed = await listMcpTools(server, AbortSignal.timeout(server.timeoutMs), sessions)
+        const waitMs = Math.min(server.timeoutMs, maxWaitMs ?? Infinity)
+        listed = await listMcpTools(server, AbortSignal.timeout(waitMs), sessions)
       } catch (err) {
         const unavailable = (pick.all ? ['unavailable'] : pick.names).filter(usable)
         return {
@@ -108,6 +131,52 @@ export async function freezeMcpTools(
   )
 }
 
+/**
+ * The records with every name that is taken left out (and recorded as skipped): a name in
+ * `reserved`, or one an earlier tool already has (the same server listing it twice, or two
+ * servers whose prefixed names meet, as `a_` + `_b` and `a` + `__b` do). First come, first kept,
+ * in the order of MCP_SERVERS and of each server's list, so the choice is the same every time.
+ */
+function withoutTakenNames(
+  frozen: FrozenMcpServer[],
+  reserved: ReadonlySet<string>,
+): FrozenMcpServer[] {
+  const owner = new Map<string, string>()
+  return frozen.map((record) => {
+    const skipped = [...(record.skipped ?? [])]
+    const free = (tool: string): boolean => {
+      const name = mcpToolName(record.server, tool)
+      const why = takenBecause(name, tool, record.server, reserved, owner.get(name))
+      if (why === undefined) {
+        owner.set(name, record.server)
+        return true
+      }
+      skipped.push(`${name}: ${why}`)
+      return false
+    }
+    const tools = record.tools.filter((t) => free(t.name))
+    const unavailable = record.unavailable?.filter(free)
+    const missing = record.missing?.filter(free)
+    const { skipped: _s, unavailable: _u, missing: _m, ...rest } = record
+    const lists = some({ unavailable: unavailable ?? [], missing: missing ?? [], skipped })
+    return { ...rest, tools, ...lists }
+  })
+}
+
+function takenBecause(
+  name: string,
+  tool: string,
+  server: string,
+  reserved: ReadonlySet<string>,
+  owner: string | undefined,
+): string | undefined {
+  if (reserved.has(name)) return 'the name of a built-in or one-file tool, which keeps it'
+  if (owner === server) return `the ${server} MCP server lists "${tool}" twice; the first is kept`
+  if (owner !== undefined)
+    return `the same name as a tool of the ${owner} MCP server, which keeps it`
+  return undefined
+}
+
 /** The names the frozen record gives the run's tools, in order. */
 export function frozenToolNames(frozen: readonly FrozenMcpServer[]): string[] {
   return frozen.flatMap((r) =>
@@ -122,15 +191,24 @@ export function frozenToolNames(frozen: readonly FrozenMcpServer[]): string[] {
  * server that was down, a tool that was missing, or a server no longer in MCP_SERVERS stands in
  * as tools that answer why with a tool error. Overrides are read from the current configuration:
  * a stricter one deployed while the run goes applies at once (it can never loosen). The tools'
- * calls share `sessions`, which their caller ends when its slice ends.
+ * calls share `sessions`, which their caller ends when its slice ends. A name in `reserved` or
+ * met twice (a record frozen before names were checked, or a tool enabled since) is left out
+ * and reported in `skipped`, never thrown.
  */
 export function mcpTools(
   frozen: readonly FrozenMcpServer[],
   servers: readonly McpServerConfig[],
   sessions?: McpSessions,
+  reserved: Iterable<string> = [],
 ): { tools: Tool[]; skipped: string[] } {
   const tools: Tool[] = []
   const skipped: string[] = []
+  const taken = new Set(reserved)
+  const add = (tool: Tool) => {
+    if (taken.has(tool.name)) skipped.push(`${tool.name}: the name is taken; the first is kept`)
+    else tools.push(tool)
+    taken.add(tool.name)
+  }
   for (const record of frozen) {
     const server = servers.find((s) => s.name === record.server)
     const name = (tool: string) => mcpToolName(record.server, tool)
@@ -139,21 +217,21 @@ export function mcpTools(
         const tool = server
           ? buildMcpTool(server, listed, sessions)
           : removedMcpTool(record.server, listed)
-        tools.push(tool)
+        add(tool)
       } catch (err) {
         // Built once when frozen, so only a changed validator gets here: say so on each call.
         skipped.push(`${name(listed.name)}: ${(err as Error).message}`)
         const why = `has a tool whose schema cannot be read (${(err as Error).message})`
-        tools.push(unavailableMcpTool(record.server, name(listed.name), why))
+        add(unavailableMcpTool(record.server, name(listed.name), why))
       }
     }
     for (const tool of record.unavailable ?? []) {
       const why = `could not be reached when this run started (${record.error})`
-      tools.push(unavailableMcpTool(record.server, name(tool), why))
+      add(unavailableMcpTool(record.server, name(tool), why))
     }
     for (const tool of record.missing ?? []) {
       const why = `did not list a tool "${tool}" when this run started`
-      tools.push(unavailableMcpTool(record.server, name(tool), why))
+      add(unavailableMcpTool(record.server, name(tool), why))
     }
   }
   return { tools, skipped }

@@ -59,14 +59,38 @@ export function callFromObject(
   if (name === undefined) {
     return Object.hasOwn(obj, 'final_answer') ? finishCall(answerFrom({}, obj)) : undefined
   }
-  const argsKey = ARGS_KEYS.find((k) => Object.hasOwn(obj, k) && obj[k] !== null && obj[k] !== '')
-  if (nameKey === 'name' && argsKey === undefined && !isFinishName(name)) {
+  const argsKey = argumentsKey(obj)
+  const finish = isFinishName(name, tools)
+  if (nameKey === 'name' && argsKey === undefined && !finish) {
     const known = tools?.has(resolveName(name, tools)) ?? false
     if (!known && Object.keys(obj).some((k) => !CALL_ONLY_KEYS.has(k))) return undefined
   }
   const { args, repaired } = argsFromValue(argsKey === undefined ? undefined : obj[argsKey])
-  if (isFinishName(name)) return finishCall(answerFrom(args, obj))
+  if (finish) return finishCall(answerFrom(args, obj))
   return markRepaired({ name, args }, repaired)
+}
+
+/**
+ * Which key holds the arguments: the first that holds any, else the first present. A reply that
+ * writes `"args": {}` beside `"arguments": {…}` means the filled one.
+ */
+function argumentsKey(obj: Record<string, unknown>): string | undefined {
+  let present: string | undefined
+  for (const key of ARGS_KEYS) {
+    if (!Object.hasOwn(obj, key)) continue
+    const value = obj[key]
+    if (value === null || value === '') continue
+    if (isFilled(value)) return key
+    present ??= key
+  }
+  return present
+}
+
+function isFilled(value: unknown): boolean {
+  if (isPlainObject(value)) return Object.keys(value).length > 0
+  if (Array.isArray(value)) return value.length > 0
+  if (typeof value === 'string') return !/^\s*(?:\{\s*\}|\[\s*\])?\s*$/.test(value)
+  return true
 }
 
 /** The value of an args key, normalised to an object. */

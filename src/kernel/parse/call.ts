@@ -1,7 +1,10 @@
 /** The call name `parseOutput` returns when the text holds no usable action. */
 export const UNPARSABLE = '__unparsable__'
-/** The call name that ends a run; its `args.answer` is the final answer. */
-export const FINISH = 'finish'
+/**
+ * The call name that ends a run; its `args.answer` is the final answer. Not `finish`: a
+ * deployment may offer a tool of that name, and an offered tool is always that tool.
+ */
+export const FINISH = '__finish__'
 
 export interface ParsedCall {
   name: string
@@ -13,7 +16,7 @@ export interface ParsedCall {
   repaired?: boolean
 }
 
-/** The format families `parseOutput` reads (README, "Formats the text protocol reads"). */
+/** The format families `parseOutput` reads (docs/models.md, "Formats the text protocol reads"). */
 export type Family =
   | 'json'
   | 'hermes'
@@ -45,6 +48,8 @@ export interface Candidate {
   family: Family
   /** Arguments came as text (XML, GLM, Qwen3-Coder): coerce them to the declared types. */
   stringArgs?: boolean
+  /** With an UNPARSABLE call: what the reply holds that cannot be used, told to the model. */
+  problem?: string
 }
 
 export function finishCall(answer: string): ParsedCall {
@@ -57,9 +62,13 @@ export function markRepaired(call: ParsedCall, repaired: boolean | undefined): P
 
 const FINISH_NAME = /^(?:finish|final[ _-]?answer)$/i
 
-/** `finish`, `Finish`, `final_answer`, `Final Answer`. */
-export function isFinishName(name: string): boolean {
-  return FINISH_NAME.test(name)
+/**
+ * `finish`, `Finish`, `final_answer`, `Final Answer`: the kernel's finish, unless the deployment
+ * offers a tool of that name (smolagents' `final_answer`, a `finish` tool), which it then is.
+ */
+export function isFinishName(name: string, tools?: ToolShapes): boolean {
+  if (!FINISH_NAME.test(name)) return false
+  return !tools || !tools.has(resolveName(name, tools))
 }
 
 /**

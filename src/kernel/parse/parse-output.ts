@@ -22,6 +22,8 @@ export interface ParsedOutput {
   call: ParsedCall
   /** The format family the call was read in; absent when nothing was read. */
   family?: Family
+  /** With an UNPARSABLE call, why, when the parser can say more than "no action". */
+  problem?: string
 }
 
 export interface ParseOptions {
@@ -47,7 +49,7 @@ export const TEXT_PROTOCOL_FORMAT = [
 ].join('\n')
 
 /**
- * Reads a thought and one action from model text, in any format family the README lists (JSON
+ * Reads a thought and one action from model text, in any format family docs/models.md lists (JSON
  * actions, Hermes/Qwen/GLM tags, Llama, Mistral, DeepSeek, Kimi, harmony, XML, Cohere, ReAct,
  * Python-style calls). The first complete, valid call wins; nothing is ever auto-closed. Never
  * throws; returns `UNPARSABLE` as the call name when nothing usable is there.
@@ -63,7 +65,7 @@ export function parseOutput(text: string, opts: ParseOptions = {}): ParsedOutput
       jsonAction(body, tools),
       taggedCall(body),
       tokenCall(body),
-      reactCandidate(body),
+      reactCandidate(body, tools),
       pythonCall(body, tools),
     ]) {
       if (c && (!best || c.at < best.at)) best = c
@@ -79,6 +81,9 @@ function finish(best: Candidate, thinking: string, tools: ToolShapes | undefined
   const thought =
     thinking && best.thought ? `${thinking}\n${best.thought}` : thinking || best.thought
   const { call } = best
+  if (call.name === UNPARSABLE) {
+    return best.problem ? { thought, call, problem: best.problem } : { thought, call }
+  }
   if (call.name === FINISH) return { thought, call, family: best.family }
   const name = resolveName(call.name, tools)
   const args = shapeArgs(call.args, tools?.get(name), best.stringArgs === true)

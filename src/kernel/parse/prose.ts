@@ -1,11 +1,11 @@
 // Labels sit at a line start, optionally after Markdown emphasis, headings or quotes, and may
-// carry a step number (`Action 2:`, the ReAct paper's prompts).
+// carry a step number (`Action 2:`; the ReAct paper's prompts also write `Act 2:`, `Obs 2:`).
 const STOP_LABEL =
-  /^[ \t*#>]*(?:Observation|Thought|Action|Final[ _]Answer)(?:[ \t]+\d+)?[ \t*]*:/gim
+  /^[ \t*#>]*(?:Observation|Obs|Thought|Action|Act|Final[ _]Answer)(?:[ \t]+\d+)?[ \t*]*:/gim
 const THOUGHT_LABEL = /^[ \t*#>]*Thought(?:[ \t]+\d+)?[ \t*]*:[ \t*]*/i
 // What introduces an action, at the end of the prose before it.
 const INTRODUCER =
-  /(?:```[\w-]*|<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|\[|(?:^|\n)[ \t*#>]*Action(?:[ \t]+\d+)?[ \t*]*:)\s*$/i
+  /(?:```[\w-]*|<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|\[|(?:^|\n)[ \t*#>]*Act(?:ion)?(?:[ \t]+\d+)?[ \t*]*:)\s*$/i
 // Only the end of the prose can hold an introducer; matching there keeps long prose cheap.
 const SUFFIX_WINDOW = 256
 

@@ -1,4 +1,4 @@
-import { markRepaired, type Candidate, type ParsedCall, type ToolShapes } from './call'
+import { markRepaired, UNPARSABLE, type Candidate, type ParsedCall, type ToolShapes } from './call'
 import { isPlainObject } from './json-scan'
 import { readLooseValue } from './loose-value'
 import { thoughtBefore } from './prose'
@@ -63,18 +63,29 @@ function skip(text: string, i: number): number {
 
 const PYTHON_TAG = '<|python_tag|>'
 const LINE_CALL = /^[ \t]*(?=[\p{L}_][\p{L}\p{N}_.]*[ \t]*\()/gmu
+// Python's own functions: code that calls them is code, not a call to a tool of that name.
+const BUILTINS = new Set(
+  'print len range input open exec eval sum sorted min max abs round str int float list dict set tuple type help repr isinstance enumerate zip map filter any all'.split(
+    ' ',
+  ),
+)
 
 /**
  * Python-style calls where a model writes them: after Llama's `<|python_tag|>`, as a pythonic
  * list (`[get_weather(city='SF'), …]`, Llama 3.2/4), or at a line start. A line-start call
- * counts when it names an offered tool or is the whole reply; prose like `print(x)` is neither.
+ * counts when it names an offered tool or is the whole reply; prose like `print(x)`, even fenced
+ * as the whole reply, is neither. Code after `<|python_tag|>` goes to the code interpreter.
  */
 export function pythonCall(text: string, tools: ToolShapes | undefined): Candidate | undefined {
   const tag = text.indexOf(PYTHON_TAG)
   if (tag >= 0) {
     const at = skip(text, tag + PYTHON_TAG.length)
     const read = readPythonCall(text, at)
-    if (read.ok) return candidate(text, tag, read.call)
+    if (read.ok && !isBuiltin(read.call.name, tools)) return candidate(text, tag, read.call)
+    // JSON after the tag is the JSON family's; a call cut off is nobody's.
+    if (text[at] !== '{' && !(read.ok === false && read.truncated)) {
+      return codeCall(text, tag, at, tools)
+    }
   }
   const bodyStart = text.length - text.trimStart().length
   const body = unfence(text)
@@ -96,9 +107,56 @@ export function pythonCall(text: string, tools: ToolShapes | undefined): Candida
     budget -= (read.ok ? read.end : read.at) - at
     if (!read.ok) continue
     const known = tools?.has(read.call.name) ?? false
-    if (known || (at === firstAt && isRest(text.slice(read.end)))) {
+    const whole = at === firstAt && !isBuiltin(read.call.name, tools)
+    if (known || (whole && isRest(text.slice(read.end)))) {
       return candidate(text, at, read.call)
     }
+  }
+  return undefined
+}
+
+function isBuiltin(name: string, tools: ToolShapes | undefined): boolean {
+  return BUILTINS.has(name) && !(tools?.has(name) ?? false)
+}
+
+/** End of a Llama code interpreter message: `<|eom_id|>`, or the turn's end. */
+const CODE_END = /<\|(?:eom_id|eot_id)\|>/g
+// What deployments call a code interpreter tool: `code_interpreter`, `python`, `run_code` ….
+const CODE_TOOL = /code[_-]?interp|python|(?:run|exec(?:ute)?)[_-]?code|^code$/i
+
+/**
+ * Llama 3.1's built-in code interpreter: the code after `<|python_tag|>` is a call to the offered
+ * tool that runs code, the code as its `code` (or only string) parameter, taken as written. Without
+ * such a tool the reply is a format error: code is not a call to anything else.
+ */
+function codeCall(
+  text: string,
+  tag: number,
+  at: number,
+  tools: ToolShapes | undefined,
+): Candidate | undefined {
+  CODE_END.lastIndex = at
+  const end = CODE_END.exec(text)
+  const code = text.slice(at, end ? end.index : text.length).trim()
+  if (code === '') return undefined
+  const tool = codeTool(tools)
+  const thought = thoughtBefore(text, tag)
+  if (!tool) {
+    const problem =
+      'your reply holds code after <|python_tag|>, but no tool here runs code; call one of the tools listed.'
+    return { at: tag, thought, call: { name: UNPARSABLE, args: {} }, family: 'llama', problem }
+  }
+  return { at: tag, thought, call: { name: tool[0], args: { [tool[1]]: code } }, family: 'llama' }
+}
+
+/** The offered tool that runs code, and the parameter the code goes to. */
+function codeTool(tools: ToolShapes | undefined): [string, string] | undefined {
+  if (!tools) return undefined
+  for (const [name, shape] of tools) {
+    if (!CODE_TOOL.test(name)) continue
+    if (shape.params.code !== undefined) return [name, 'code']
+    const strings = Object.keys(shape.params).filter((k) => shape.params[k] === 'string')
+    if (strings.length === 1) return [name, strings[0]!]
   }
   return undefined
 }

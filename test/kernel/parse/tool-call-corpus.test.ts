@@ -9,7 +9,7 @@ import {
 } from '../../../src/kernel/parse/index'
 
 /**
- * The public corpus (issue 11): real outputs from model cards, chat templates and public tool
+ * The public corpus: real outputs from model cards, chat templates and public tool
  * parsers' tests, one JSON object a line, each naming its source.
  */
 interface CorpusLine {

@@ -1,5 +1,5 @@
 /**
- * Where the crash test kills the runtime: one row per point (issue 17). A row arms the crash on
+ * Where the crash test kills the runtime: one row per point. A row arms the crash on
  * the session once the run exists (an interception on the network, or a check on each view of
  * the run) and says what the run must look like afterwards, besides the invariants that hold
  * for every run (invariants.ts). Adding a point or a tool kind is adding a row.

@@ -1,5 +1,5 @@
 /**
- * What must hold after any run, however often and wherever its runtime was killed (issue 17).
+ * What must hold after any run, however often and wherever its runtime was killed.
  * Judged from outside only: the run's trace and view from the API, every request the Worker
  * sent (FakeNetwork), the kills, and what the API showed before each kill. A request the Worker
  * sent proves that every transition before it was durable (Durable Object output gates hold

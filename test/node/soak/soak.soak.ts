@@ -1,5 +1,5 @@
 /**
- * `npm run soak`: hundreds of SIGKILLs at random moments (issue 17). Each round opens a session
+ * `npm run soak`: hundreds of SIGKILLs at random moments. Each round opens a session
  * with random settings (confirm policy, http_post idempotent or not), starts a few random runs
  * side by side, kills workerd at random times and at random requests while they go, then lets
  * them finish and checks every invariant on every run. Bounded by SOAK_SECONDS (default 300);

@@ -1,0 +1,445 @@
+// Generated from the service's /openapi.json by `npm run client:types`: do not edit.
+// test/client/api-types.test.ts fails when this file and the served document disagree.
+
+export interface CreateRun {
+  task: string
+  tools?: string[]
+  budget?: {
+    maxSteps?: number
+    maxPromptTokens?: number
+    maxSeconds?: number
+    maxConsecutiveErrors?: number
+    maxObservationTokens?: number
+    loopGuardWindow?: number
+    maxContextTokens?: number
+    maxHistoryTokens?: number
+    maxParallelCalls?: number
+    maxCostUsd?: number
+    approvalTtlSeconds?: number
+  }
+  protocol?: 'auto' | 'text' | 'native'
+  confirm?: {
+    mode: 'deny' | 'dry_run' | 'ask' | 'allowlist' | 'allow'
+    tools?: string[]
+  }
+  model?: string
+  callback_url?: string
+  callback_events?: 'final' | 'all'
+  metadata?: Record<string, unknown>
+  continue?: string
+}
+
+export interface Decision {
+  decision: 'approve' | 'deny'
+  args_hash: string
+  reason?: string
+}
+
+export interface Cancel {
+  reason?: string
+}
+
+export interface CreatedRun {
+  id: string
+  status: string
+  created: boolean
+  conversation: {
+    id: string
+    position: number
+    previousRunId: string | null
+  }
+  links: {
+    self: string
+    trace: string
+    cancel: string
+    approvals: string
+  }
+}
+
+export interface RunView {
+  id: string
+  status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+  phase: 'think' | 'act' | 'await_approval' | 'done'
+  task: string
+  createdAt: string
+  requestedBy: string
+  metadata?: Record<string, unknown>
+  slack?: {
+    channel: string
+    threadTs?: string
+    userId: string
+    teamId?: string
+  }
+  blocked?: {
+    code: 'misconfigured'
+    variable?: string
+    message: string
+    since: string
+    retryAt: string
+  }
+  conversation: {
+    id: string
+    position: number
+    previousRunId: string | null
+    historyTurns: number
+    droppedTurns: number
+  }
+  stepCount: number
+  pendingApprovals: Array<{
+    callId: string
+    tool: string
+    args: Record<string, unknown>
+    argsHash: string
+    reason: string
+    requestedBy: string
+    requestedAt: string
+    expiresAt: string
+  }>
+  result: RunResult
+  deliveries: Array<{
+    id: string
+    kind: string
+    status: 'pending' | 'delivered' | 'failed'
+    attempts: number
+    nextAt: string
+    lastError?: string
+    updatedAt: string
+  }>
+}
+
+export interface RunResult {
+  id: string
+  ok: boolean
+  answer: string
+  stopReason:
+    | 'finish'
+    | 'max_steps'
+    | 'token_budget'
+    | 'cost_budget'
+    | 'timeout'
+    | 'unparsable_exhausted'
+    | 'tool_error_exhausted'
+    | 'cancelled'
+    | 'model_error'
+    | 'content_filter'
+    | 'internal_error'
+    | null
+  error?: string
+  phase: 'think' | 'act' | 'await_approval' | 'done'
+  protocol: 'text' | 'native'
+  model?: string
+  conversation: {
+    id: string
+    position: number
+    previousRunId: string | null
+    historyTurns: number
+    droppedTurns: number
+  }
+  steps: Array<{
+    i: number
+    kind: 'action' | 'finish' | 'format_error'
+    thought: string
+    calls: Array<{
+      id: string
+      name: string
+      args: Record<string, unknown>
+      observation: string
+      originalSize: number
+      truncated: boolean
+      handle?: string
+      ms: number
+      status: string
+      kind?: string
+      approval?: {
+        argsHash: string
+        requestedAt: string
+        expiresAt: string
+        decision: 'approved' | 'denied' | null
+        decidedBy: string | null
+        decidedAt: string | null
+        reason: string | null
+      }
+      argsError?: string
+    }>
+    promptTokens: number
+    completionTokens: number
+    estimated: boolean
+    costUsd?: number
+    cachedPromptTokens?: number
+    elidedTokens: number
+    toolSpecTokens: number
+    lostModelCalls: number
+    ms: number
+    modelMs: number
+    finishReason: string
+    formatError?: string
+  }>
+  usage: {
+    promptTokens: number
+    completionTokens: number
+    estimated: boolean
+    costUsd?: number
+    cachedPromptTokens: number
+    modelCalls: number
+    lostModelCalls: number
+    lostPromptTokens: number
+    activeMs: number
+  }
+  skippedTools?: Array<{
+    tool: string
+    reason: string
+  }>
+}
+
+export interface DecisionResult {
+  ok: true
+  call: {
+    id: string
+    name: string
+    status: string
+  }
+  decidedBy: string
+  decision: string
+}
+
+export interface Cancelling {
+  id: string
+  status: 'cancelling'
+  message: string
+}
+
+export interface RunPage {
+  items: Array<{
+    id: string
+    task: string
+    status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+    createdAt: string
+    updatedAt: string
+    stepCount: number
+    requestedBy: string
+    metadata?: Record<string, unknown>
+    conversation: {
+      id: string
+      position: number
+    }
+  }>
+  nextCursor: string | null
+}
+
+export interface ApprovalPage {
+  items: Array<{
+    runId: string
+    callId: string
+    tool: string
+    args: Record<string, unknown>
+    argsHash: string
+    reason: string
+    requestedBy: string
+    requestedAt: string
+    expiresAt: string
+  }>
+  nextCursor: string | null
+}
+
+export type RunEvent =
+  | {
+    seq: number
+    runId: string
+    type: 'step_started'
+    at: string
+    data: {
+      step: number
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'model_replied'
+    at: string
+    data: {
+      step: number
+      kind: 'action' | 'finish' | 'format_error'
+      thought: string
+      calls: Array<{
+        id: string
+        tool: string
+        args: Record<string, unknown>
+      }>
+      answer?: string
+      formatError?: string
+      promptTokens: number
+      completionTokens: number
+      costUsd?: number
+      modelMs: number
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'call_started'
+    at: string
+    data: {
+      step: number
+      callId: string
+      tool: string
+      args: Record<string, unknown>
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'call_finished'
+    at: string
+    data: {
+      step: number
+      callId: string
+      tool: string
+      kind:
+        | 'ok'
+        | 'tool_error'
+        | 'dry_run'
+        | 'loop_guard'
+        | 'denied'
+        | 'outcome_unknown'
+      observation: string
+      truncated: boolean
+      originalSize: number
+      handle?: string
+      ms: number
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'approval_requested'
+    at: string
+    data: {
+      step: number
+      callId: string
+      tool: string
+      args: Record<string, unknown>
+      argsHash: string
+      reason: string
+      expiresAt: string
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'approval_decided'
+    at: string
+    data: {
+      step: number
+      callId: string
+      tool: string
+      decision: 'approved' | 'denied'
+      by: string
+      reason?: string
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'run_finished'
+    at: string
+    data: {
+      ok: boolean
+      answer: string
+      stopReason:
+        | 'finish'
+        | 'max_steps'
+        | 'token_budget'
+        | 'cost_budget'
+        | 'timeout'
+        | 'unparsable_exhausted'
+        | 'tool_error_exhausted'
+        | 'cancelled'
+        | 'model_error'
+        | 'content_filter'
+        | 'internal_error'
+      error?: string
+      stepCount: number
+      usage: {
+        promptTokens: number
+        completionTokens: number
+        estimated: boolean
+        costUsd?: number
+        cachedPromptTokens: number
+        modelCalls: number
+        lostModelCalls: number
+        lostPromptTokens: number
+        activeMs: number
+      }
+    }
+  }
+
+export interface StoredObservation {
+  handle: string
+  text: string
+}
+
+export interface RunApprovals {
+  runId: string
+  status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+  pendingApprovals: Array<{
+    callId: string
+    tool: string
+    args: Record<string, unknown>
+    argsHash: string
+    reason: string
+    requestedBy: string
+    requestedAt: string
+    expiresAt: string
+  }>
+}
+
+export interface Health {
+  ok: true
+  service: 'edgeloop'
+}
+
+export interface Ready {
+  ok: true
+  service: 'edgeloop'
+  /** Settings allowed but probably not meant. */
+  warnings: string[]
+}
+
+export interface Misconfigured {
+  error: {
+    code: 'misconfigured'
+    message: string
+    details: {
+      problems: Array<{
+        variable: string
+        message: string
+      }>
+      warnings: string[]
+    }
+  }
+}
+
+export interface Me {
+  name: string
+  scopes: Array<
+    | 'runs:write'
+    | 'runs:read'
+    | 'approvals:write'
+    | 'runs:delete'>
+}
+
+export interface Deleted {
+  id: string
+  status: 'deleted' | 'deleting'
+}
+
+export interface RunExport {
+  format: 'edgeloop.run-export'
+  version: 1
+  exportedAt: string
+  run: RunView
+  state: Record<string, unknown>
+  trace: RunResult
+  observations: StoredObservation[]
+  events: RunEvent[]
+}

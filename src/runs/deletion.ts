@@ -1,0 +1,117 @@
+import type { RunState } from '../kernel/state'
+import { DeliveryError } from '../errors/delivery-error'
+import type { EnvVars } from '../env-vars'
+import { logEvent } from './log'
+import type { Outbox } from './outbox'
+import { deleteFromIndex } from './run-index'
+import { slackThreadStub, type SlackThread } from './slack-thread'
+import type { RunInfo } from './types'
+
+/**
+ * Deleting a run (docs/operations.md#deletion): every row of its object goes in one transaction,
+ * and only a tombstone stays, so the id is never used again and reads can say it was deleted.
+ * The copies elsewhere (the index row, the Slack places that name it) are removed by outbox
+ * deliveries queued in that same transaction: retried until done, never lost to a crash.
+ */
+export interface Tombstone {
+  runId: string
+  deletedAt: number
+  /** A token's name for `DELETE /v1/runs/:id`; `retention` for RUN_RETENTION_DAYS. */
+  by: string
+}
+
+/** A deletion asked for while a slice runs: the run stops and is wiped when the slice ends. */
+export interface DeleteRequest {
+  by: string
+  at: number
+}
+
+/** The storage row keys of the two records (in the run's `run` table). */
+export const TOMBSTONE_KEY = 'deleted'
+export const DELETE_REQUEST_KEY = 'deleting'
+
+type SlackPlace = { teamId?: string; channel: string; thread?: string }
+
+/**
+ * Removes every row of the run's object and writes the tombstone and the deliveries that remove
+ * the other copies. Call inside `transactionSync`.
+ */
+export function wipeRun(
+  sql: SqlStorage,
+  outbox: Outbox,
+  info: RunInfo,
+  tombstone: Tombstone,
+): void {
+  // Read before the outbox goes: a slash command's thread is its first message's ts.
+  const places = slackPlacesOf(info, outbox)
+  const tables = sql
+    .exec<{ name: string }>(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'
+         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'`,
+    )
+    .toArray()
+  // Every table, not a list of ours: a table added later cannot be forgotten here.
+  for (const { name } of tables) sql.exec(`DELETE FROM "${name.replaceAll('"', '""')}"`)
+  sql.exec('INSERT INTO run (k, v) VALUES (?, ?)', TOMBSTONE_KEY, JSON.stringify(tombstone))
+  const now = tombstone.deletedAt
+  outbox.enqueue('forget.index', 'forget.index', {}, now)
+  if (places.length) outbox.enqueue('forget.slack', 'forget.slack', { places }, now)
+}
+
+/** The Slack places whose conversation names the run: its thread, and a DM's top level. */
+function slackPlacesOf(info: RunInfo, outbox: Outbox): SlackPlace[] {
+  const origin = info.slack
+  if (!origin) return []
+  const where = { ...(origin.teamId ? { teamId: origin.teamId } : {}), channel: origin.channel }
+  const started = outbox.get('slack.started')?.result as { ts?: string } | undefined
+  const thread = origin.threadTs ?? started?.ts
+  const places: SlackPlace[] = thread ? [{ ...where, thread }] : []
+  // Direct message channels' ids start with D: there the DM's top level names its latest run.
+  if (origin.channel.startsWith('D')) places.push(where)
+  return places
+}
+
+/** Logs a deletion, naming the side effects whose outcome it leaves unknown. */
+export function logDeletion(
+  env: EnvVars,
+  state: RunState,
+  tombstone: Tombstone,
+  reason: 'api' | 'retention',
+): void {
+  const unknown = state.steps.flatMap((s) => s.calls.filter((c) => c.status === 'started'))
+  logEvent(env, 'run_deleted', {
+    runId: state.id,
+    by: tombstone.by,
+    reason,
+    phase: state.phase,
+    // Started and never recorded: they may or may not have taken effect.
+    ...(unknown.length ? { outcomeUnknown: unknown.map((c) => `${c.id} (${c.name})`) } : {}),
+  })
+}
+
+/** Delivers one of a deleted run's removals; throws DeliveryError to be retried later. */
+export async function deliverRemoval(
+  kind: string,
+  payload: unknown,
+  ctx: {
+    runId: string
+    runIndex: D1Database | undefined
+    slackThreads: DurableObjectNamespace<SlackThread> | undefined
+    now: number
+  },
+): Promise<unknown> {
+  if (kind === 'forget.index') {
+    if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
+    return deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
+  }
+  if (kind === 'forget.slack') {
+    if (!ctx.slackThreads) throw new DeliveryError('the Worker has no SLACK_THREADS binding')
+    for (const place of (payload as { places: SlackPlace[] }).places) {
+      await slackThreadStub(ctx.slackThreads, place).forget(ctx.runId)
+    }
+    return { places: (payload as { places: SlackPlace[] }).places.length }
+  }
+  throw new DeliveryError(`a deleted run delivers nothing but removals, not "${kind}"`, {
+    retryable: false,
+  })
+}

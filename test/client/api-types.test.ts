@@ -1,0 +1,79 @@
+/**
+ * The installable client against the document the service serves: its types are generated from
+ * GET /openapi.json (scripts/openapi-types.mjs), and every request it makes is a documented
+ * operation. Either failing means the client and the service disagree.
+ */
+import { exports } from 'cloudflare:workers'
+import { describe, expect, it } from 'vitest'
+import { openApiTypes } from '../../scripts/openapi-types.mjs'
+import committed from '../../src/client/api-types.ts?raw'
+import { EdgeloopClient } from '../../src/client'
+import { API_TOKEN, ORIGIN } from '../service/harness'
+
+type Operations = Record<string, Record<string, unknown>>
+
+async function servedDocument(): Promise<{ paths: Operations }> {
+  const res = await exports.default.fetch(`${ORIGIN}/openapi.json`)
+  expect(res.status).toBe(200)
+  return res.json()
+}
+
+/** `GET /v1/runs/{id}` → a pattern matching `GET /v1/runs/run_…`. */
+function operationPatterns(paths: Operations): RegExp[] {
+  return Object.entries(paths).flatMap(([path, operations]) =>
+    Object.keys(operations).map((method) => {
+      const literal = path
+        .split(/\{[^}]+\}/)
+        .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      return new RegExp(`^${method.toUpperCase()} ${literal.join('[^/]+')}$`)
+    }),
+  )
+}
+
+describe('the client and /openapi.json', () => {
+  it('has the types generated from the served document', async () => {
+    const generated = openApiTypes(await servedDocument())
+    // On failure: `npm run client:types` rewrites src/client/api-types.ts from the routes' schemas.
+    expect(committed, 'src/client/api-types.ts is stale: run `npm run client:types`').toBe(
+      generated,
+    )
+  })
+
+  it('sends only documented operations, from every method', async () => {
+    const sent: string[] = []
+    const client = new EdgeloopClient({
+      baseUrl: ORIGIN,
+      token: API_TOKEN,
+      fetch: (request) => {
+        sent.push(`${request.method} ${new URL(request.url).pathname}`)
+        return exports.default.fetch(request)
+      },
+    })
+    const id = `run_${'0'.repeat(32)}`
+    // One call per public method; a new method must be added here (checked below).
+    const calls: Record<string, () => Promise<unknown>> = {
+      startRun: () => client.startRun({ task: '' }),
+      me: () => client.me(),
+      getRun: () => client.getRun(id),
+      trace: () => client.trace(id),
+      readObservation: () => client.readObservation(id, 'obs_1'),
+      listRuns: () => client.listRuns({ status: 'running' }),
+      listApprovals: () => client.listApprovals(),
+      decide: () => client.decide(id, 'call_1', { decision: 'deny', argsHash: '0'.repeat(64) }),
+      cancel: () => client.cancel(id),
+      deleteRun: () => client.deleteRun(id),
+      exportRun: () => client.exportRun(id),
+      events: () => client.events(id).next(),
+    }
+    const methods = Object.getOwnPropertyNames(EdgeloopClient.prototype).filter(
+      (name) => name !== 'constructor',
+    )
+    expect(Object.keys(calls).sort()).toEqual(methods.sort())
+
+    for (const call of Object.values(calls)) await call().catch(() => undefined)
+    expect(sent).toHaveLength(methods.length)
+    const patterns = operationPatterns((await servedDocument()).paths)
+    const undocumented = sent.filter((line) => !patterns.some((p) => p.test(line)))
+    expect(undocumented).toEqual([])
+  })
+})
