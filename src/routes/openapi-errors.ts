@@ -6,7 +6,13 @@ export type ErrorCodes = Partial<
   Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503, string[]>
 >
 
-const BODY_400 = ['malformed_json', 'invalid_encoding', 'invalid_request', 'client_disconnected']
+const BODY_400 = [
+  'malformed_json',
+  'json_too_deep',
+  'invalid_encoding',
+  'invalid_request',
+  'client_disconnected',
+]
 const AUTH = {
   401: ['unauthorized', 'auth_not_configured', 'invalid_signature'],
   // A method the path does not take (the answer carries Allow).

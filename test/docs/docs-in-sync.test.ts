@@ -68,6 +68,9 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'MAX_HISTORY_TOKENS',
     'PRICE_CACHED_PROMPT_PER_1K_USD',
     'RUN_RETENTION_DAYS',
+    'EVENT_STREAMS_PER_RUN',
+    'EVENT_STREAMS_PER_TOKEN',
+    'EVENT_STREAM_QUEUE_KB',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {
     expect(configurationPage).toContain(`\`${name}\``)
