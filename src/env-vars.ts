@@ -19,6 +19,7 @@ export interface EnvVars {
   MODEL_ALLOWLIST?: string
   MODEL_PROTOCOL?: string
   MODEL_MAX_RETRIES?: string
+  MODEL_STREAM?: string
   PRICE_PROMPT_PER_1K_USD?: string
   PRICE_COMPLETION_PER_1K_USD?: string
   CONFIRM_POLICY?: string

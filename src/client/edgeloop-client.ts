@@ -32,6 +32,18 @@ export interface EventsOptions {
   signal?: AbortSignal
   /** Reconnects when the connection drops before `run_finished` (default 5 times in a row). */
   maxReconnects?: number
+  /**
+   * Told each live piece of a reply as the model writes it (`answer_delta`, `thought_delta`).
+   * Sent only to a connection that is open while the model writes; never replayed.
+   */
+  onDelta?: (delta: LiveDelta) => void
+}
+
+/** A live piece of the reply to step `step` (docs/streaming.md); not a stored event. */
+export interface LiveDelta {
+  type: 'answer_delta' | 'thought_delta'
+  step: number
+  delta: string
 }
 
 /**
@@ -150,6 +162,12 @@ export class EdgeloopClient {
       )
       let progressed = false
       for await (const frame of sseFrames(res.body!)) {
+        // Live pieces have no id: they never move the resume point.
+        if (frame.event === 'answer_delta' || frame.event === 'thought_delta') {
+          const { step, delta } = JSON.parse(frame.data) as { step: number; delta: string }
+          options.onDelta?.({ type: frame.event, step, delta })
+          continue
+        }
         const event = JSON.parse(frame.data) as RunEvent
         after = event.seq
         progressed = true

@@ -2,6 +2,7 @@ export {
   EdgeloopClient,
   type EdgeloopClientOptions,
   type EventsOptions,
+  type LiveDelta,
 } from './edgeloop-client.js'
 export { EdgeloopError } from './edgeloop-error.js'
 export type {

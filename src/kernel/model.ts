@@ -30,6 +30,11 @@ export interface ModelRequest {
   /** The call may not outlive this (the run's remaining wall budget). */
   timeoutMs: number
   signal?: AbortSignal
+  /**
+   * Told each piece of the reply's text as a streaming model receives it. Only a view for
+   * watchers: the reply the kernel records is the whole response `complete` returns.
+   */
+  onText?: (delta: string) => void
 }
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter'

@@ -6,7 +6,7 @@ import { runSlice } from './machine'
 import type { Model } from './model'
 import { MemoryObservationStore } from './read-observation'
 import { ToolRegistry } from './registry'
-import { createRunState, type RunState } from './state'
+import { createRunState, PROTOCOL_SETTINGS, type RunState } from './state'
 import type { Tool } from './tool'
 import { toRunResult, type RunResult } from './trace'
 import type { Deps, Pricing } from './transition'
@@ -37,7 +37,10 @@ export async function react(
   options: ReactOptions,
 ): Promise<RunResult> {
   const budget = checkBudget(options.budget)
-  if (options.protocol !== undefined && !['auto', 'text', 'native'].includes(options.protocol)) {
+  if (
+    options.protocol !== undefined &&
+    !(PROTOCOL_SETTINGS as readonly string[]).includes(options.protocol)
+  ) {
     throw new KernelUsageError(
       `react(): protocol must be "auto", "text" or "native", got ${JSON.stringify(options.protocol)}`,
       'bad_option',

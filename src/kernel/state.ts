@@ -25,6 +25,21 @@ export const CALL_STATUSES = [
   'done',
 ] as const
 
+/** Where a run is in the step machine (docs/architecture.md#step-machine). */
+export const PHASES = ['think', 'act', 'await_approval', 'done'] as const
+
+/** What a step's reply was: calls to make, the final answer, or unusable. */
+export const STEP_KINDS = ['action', 'finish', 'format_error'] as const
+
+/** How a person decided an approval. */
+export const DECISIONS = ['approved', 'denied'] as const
+
+/** How the model is asked for calls: native tool calling, or JSON actions in text. */
+export const PROTOCOLS = ['text', 'native'] as const
+
+/** What a run was asked to use: one protocol, or `auto` (native, falling back to text). */
+export const PROTOCOL_SETTINGS = ['auto', ...PROTOCOLS] as const
+
 export const OBSERVATION_KINDS = [
   'ok',
   'tool_error',
@@ -39,7 +54,7 @@ export const ApprovalSchema = z.object({
   hash: z.string(),
   requestedAt: z.number(),
   expiresAt: z.number(),
-  decision: z.nullable(z.enum(['approved', 'denied'])),
+  decision: z.nullable(z.enum(DECISIONS)),
   decidedBy: z.nullable(z.string()),
   decidedAt: z.nullable(z.number()),
   /** `expired`, `cancelled`, or the decider's words. */
@@ -78,7 +93,7 @@ export type Call = z.infer<typeof CallSchema>
 
 export const StepSchema = z.object({
   i: z.number(),
-  kind: z.enum(['action', 'finish', 'format_error']),
+  kind: z.enum(STEP_KINDS),
   thought: z.string(),
   /** The model's text as sent (text protocol: replayed as the assistant message). */
   text: z.nullable(z.string()),
@@ -157,13 +172,13 @@ export const RunStateSchema = z.object({
   v: z.literal(RUN_STATE_VERSION),
   id: z.string(),
   task: z.string(),
-  protocol: z.enum(['text', 'native']),
+  protocol: z.enum(PROTOCOLS),
   /** `auto` may fall back from native to text when the provider rejects tools. */
-  protocolSetting: z.enum(['auto', 'text', 'native']),
+  protocolSetting: z.enum(PROTOCOL_SETTINGS),
   tools: z.array(z.string()),
   budget: BudgetSchema,
   policy: PolicySchema,
-  phase: z.enum(['think', 'act', 'await_approval', 'done']),
+  phase: z.enum(PHASES),
   steps: z.array(StepSchema),
   usage: UsageSchema,
   activeMs: z.number(),

@@ -55,6 +55,8 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
     ? { protocol, messages, tools, timeoutMs: remainingMs }
     : { protocol, messages, timeoutMs: remainingMs }
   if (slice.deps.signal) request.signal = slice.deps.signal
+  const watch = slice.deps.onModelText
+  if (watch) request.onText = (delta) => watch(record.step, protocol, delta)
   const startedAt = slice.now()
   let response: ModelResponse
   try {

@@ -2,7 +2,7 @@ import type { StopReason } from './budget'
 import type { ConfirmHook } from './confirm'
 import { CallIds } from './call-ids'
 import { RenderCache } from './context'
-import type { Model } from './model'
+import type { Model, Protocol } from './model'
 import type { ToolRegistry } from './registry'
 import { callsFailed, errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
@@ -22,6 +22,11 @@ export interface Deps {
   signal?: AbortSignal
   /** USD per 1K tokens, for cost in the trace and `maxCostUsd`. */
   pricing?: Pricing
+  /**
+   * Told the text of the reply to step `step` as a streaming model writes it (a live view only:
+   * nothing of it is recorded until the whole reply is in).
+   */
+  onModelText?: (step: number, protocol: Protocol, delta: string) => void
 }
 
 export interface Pricing {

@@ -1,7 +1,7 @@
 /** The model settings (read by src/config/model.ts) and the model they make. */
 import type { Model, Protocol } from '../kernel/model'
 import { demoModel } from './demo-script'
-import { OpenAIModel } from './openai-model'
+import { OpenAIModel, type StreamMode } from './openai-model'
 
 export type ModelProtocolSetting = 'auto' | Protocol
 
@@ -16,6 +16,8 @@ export interface ModelConfig {
   allowlist: string[]
   protocol: ModelProtocolSetting
   maxRetries: number
+  /** Whether model calls stream (`MODEL_STREAM`). */
+  stream: StreamMode
   /** USD per 1 000 prompt tokens, for cost estimates; absent when not configured. */
   pricePromptPer1kUsd?: number
   /** USD per 1 000 completion tokens; absent when not configured. */
@@ -51,18 +53,27 @@ export function createModel(
   }
   const keyless = config.apiKey === NO_KEY
   const send = opts.fetch
-  return new OpenAIModel({
-    baseURL: config.baseURL,
-    apiKey: config.apiKey,
-    // A keyless provider gets no `Authorization: Bearer none`.
-    ...(keyless ? { fetch: withoutAuthorization(send) } : {}),
-    model,
-    temperature: config.temperature,
-    maxTokens: config.maxTokens,
-    maxRetries: config.maxRetries,
-    ...(keyless ? {} : { fetch: send }),
-  })
+  // What `auto` learns of a provider (it does not stream) holds for the isolate, not one run.
+  let learned = LEARNED.get(config.baseURL)
+  if (!learned) LEARNED.set(config.baseURL, (learned = { streamRefused: false }))
+  return new OpenAIModel(
+    {
+      baseURL: config.baseURL,
+      apiKey: config.apiKey,
+      // A keyless provider gets no `Authorization: Bearer none`.
+      ...(keyless ? { fetch: withoutAuthorization(send) } : {}),
+      model,
+      temperature: config.temperature,
+      maxTokens: config.maxTokens,
+      maxRetries: config.maxRetries,
+      stream: config.stream,
+      ...(keyless ? {} : { fetch: send }),
+    },
+    learned,
+  )
 }
+
+const LEARNED = new Map<string, { streamRefused: boolean }>()
 
 function withoutAuthorization(send: typeof fetch | undefined): typeof fetch {
   return (input, init) => {

@@ -2,6 +2,7 @@
 import OpenAI from 'openai'
 import type {
   ChatCompletion,
+  ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions'
@@ -13,9 +14,22 @@ import type {
   ModelResponse,
   NativeToolCall,
 } from '../kernel/model'
-import { describeFailure, isToolsUnsupported, type ProviderFailure } from './provider-failure'
+import {
+  describeFailure,
+  isStreamUnsupported,
+  isToolsUnsupported,
+  type ProviderFailure,
+} from './provider-failure'
 import { redactSecrets } from './redact'
 import { clientRetries, clientWaitMs } from './retry-policy'
+import { StreamAssembly } from './stream-assembly'
+
+/**
+ * `auto`: stream, and on a provider error that says it cannot, ask again without and stop
+ * asking this provider to stream; `on`: always stream (that error is the call's failure);
+ * `off`: never.
+ */
+export type StreamMode = 'auto' | 'on' | 'off'
 
 export interface OpenAIModelOptions {
   /** e.g. `https://api.openai.com/v1` or any OpenAI-compatible provider. */
@@ -31,6 +45,8 @@ export interface OpenAIModelOptions {
   attemptTimeoutMs?: number
   fetch?: typeof fetch
   now?: () => number
+  /** Default `auto`. */
+  stream?: StreamMode
 }
 
 const FINISH_REASONS: Record<string, FinishReason> = {
@@ -54,15 +70,24 @@ interface CallBudget {
 export class OpenAIModel implements Model {
   readonly name: string
   readonly #options: OpenAIModelOptions
+  /** Shared with `withModel` copies: `auto` learned that this provider does not stream. */
+  readonly #learned: { streamRefused: boolean }
 
-  constructor(options: OpenAIModelOptions) {
+  constructor(options: OpenAIModelOptions, learned = { streamRefused: false }) {
     this.#options = options
+    this.#learned = learned
     this.name = `${new URL(options.baseURL).host}/${options.model}`
   }
 
   /** The same provider and settings with another model name (a per-run override). */
   withModel(model: string): OpenAIModel {
-    return new OpenAIModel({ ...this.#options, model })
+    return new OpenAIModel({ ...this.#options, model }, this.#learned)
+  }
+
+  /** Whether the next call asks the provider to stream. */
+  get streaming(): boolean {
+    const mode = this.#options.stream ?? 'auto'
+    return mode === 'on' || (mode === 'auto' && !this.#learned.streamRefused)
   }
 
   /**
@@ -82,15 +107,30 @@ export class OpenAIModel implements Model {
     // setTimeout, not AbortSignal.timeout: one clock with the client's own timers.
     const timer = setTimeout(() => budget.abort(), Math.max(0, budgetMs))
     const signal = request.signal ? AbortSignal.any([request.signal, budget.signal]) : budget.signal
+    const options = { maxRetries, timeout, signal }
     try {
-      const completion = await settleOrAbort(
-        this.#client(call).chat.completions.create(this.#body(request), {
-          maxRetries,
-          timeout,
+      let completion: ChatCompletion
+      if (!this.streaming) {
+        const body = this.#body(request)
+        completion = await settleOrAbort(
+          this.#client(call).chat.completions.create(body, options),
           signal,
-        }),
-        signal,
-      )
+        )
+      } else {
+        try {
+          completion = await settleOrAbort(this.#streamed(request, call, options), signal)
+        } catch (err) {
+          if (signal.aborted || (this.#options.stream ?? 'auto') !== 'auto') throw err
+          if (!isStreamUnsupported(describeFailure(err))) throw err
+          // The same request once more, whole; and no more streaming asked of this provider.
+          this.#learned.streamRefused = true
+          const body = this.#body(request)
+          completion = await settleOrAbort(
+            this.#client(call).chat.completions.create(body, options),
+            signal,
+          )
+        }
+      }
       return this.#response(completion)
     } catch (err) {
       // A cancelled run surfaces as the caller's own abort reason, not as a provider failure.
@@ -100,7 +140,10 @@ export class OpenAIModel implements Model {
           code: 'timeout',
         })
       }
-      const failure = describeFailure(err)
+      const failure: ProviderFailure =
+        err instanceof StreamCutOff
+          ? { kind: 'network', message: err.message }
+          : describeFailure(err)
       if (failure.kind === 'timeout') failure.message = `no answer within ${timeout} ms`
       if (request.protocol === 'native' && isToolsUnsupported(failure)) {
         throw this.#failureError(failure, call.attempts, 'tools_unsupported')
@@ -109,6 +152,37 @@ export class OpenAIModel implements Model {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /**
+   * The completion streamed: `stream: true` with usage in the last chunk, assembled as it comes,
+   * its text handed to `request.onText`. A provider that ignores `stream` and answers JSON is
+   * read as it answered. A stream that ends without a finish reason was cut off: a failure, never
+   * a half reply.
+   */
+  async #streamed(
+    request: ModelRequest,
+    call: CallBudget,
+    options: { maxRetries: number; timeout: number; signal: AbortSignal },
+  ): Promise<ChatCompletion> {
+    const body = {
+      ...this.#body(request),
+      stream: true as const,
+      stream_options: { include_usage: true },
+    }
+    const { data, response } = await this.#client(call)
+      .chat.completions.create(body, options)
+      .withResponse()
+    if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      return (await response.json()) as ChatCompletion
+    }
+    const assembly = new StreamAssembly(request.onText)
+    for await (const chunk of data as AsyncIterable<ChatCompletionChunk>) assembly.add(chunk)
+    const completion = assembly.completion()
+    if (!completion || !assembly.finished) {
+      throw new StreamCutOff('the streamed answer ended before its finish reason')
+    }
+    return completion
   }
 
   /** A client whose fetch counts this call's attempts and vetoes retries the budget can't pay. */
@@ -213,6 +287,9 @@ export class OpenAIModel implements Model {
     return new ModelError(redactSecrets(text, this.#options.apiKey), options)
   }
 }
+
+/** A stream that ended early: reported like a connection that broke. */
+class StreamCutOff extends Error {}
 
 /** What an operator should do about a final failure. */
 function nextStep(failure: ProviderFailure): string | undefined {

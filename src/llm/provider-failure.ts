@@ -61,3 +61,22 @@ export function isToolsUnsupported(failure: ProviderFailure): boolean {
   }
   return TOOLS_UNSUPPORTED.some((pattern) => pattern.test(failure.message))
 }
+
+// What providers and proxies without streaming answer: "Streaming is not supported", "stream is
+// not supported for this model", "'stream' is not supported", "does not support streaming".
+const STREAM_UNSUPPORTED = [
+  /\b(does not|doesn't|do not|don't|not|cannot|can't) (support )?stream(ing)?\b/i,
+  /\bstream(ing|_options)?'?\s+(is|are)\s+(not supported|unsupported|not enabled|not available|disabled)\b/i,
+]
+
+/** True when a failed call says the provider cannot stream (then `auto` asks again without). */
+export function isStreamUnsupported(failure: ProviderFailure): boolean {
+  if (failure.kind !== 'http' || ![400, 404, 422, 501].includes(failure.status ?? 0)) return false
+  if (
+    failure.providerCode === 'unsupported_parameter' &&
+    ['stream', 'stream_options'].includes(failure.param ?? '')
+  ) {
+    return true
+  }
+  return STREAM_UNSUPPORTED.some((pattern) => pattern.test(failure.message))
+}

@@ -33,7 +33,7 @@ export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
     )
     return c.json(error.toJSON(), 429, { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) })
   }
-  return new Response(opened.stream, {
+  return new Response(relay(opened.stream), {
     headers: {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -55,4 +55,24 @@ function resumePoint(header: string | undefined, query: string | undefined): num
     )
   }
   return Number(value)
+}
+
+/**
+ * The run object's stream, read through the Worker's own stream. When the client goes away,
+ * handing the object's stream to the Response as it is lets workerd abort the RPC pipe under it,
+ * which it logs (`kj/async-io … disconnected: read end of pipe was aborted`, with a stack) though
+ * nothing failed; a cancel passed on from here ends it quietly.
+ */
+function relay(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = source.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (done) controller.close()
+      else controller.enqueue(value)
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
 }

@@ -14,7 +14,7 @@ import {
   RunResult,
   RunView,
   StoredObservation,
-} from './response-schemas'
+} from '../api/response-schemas'
 import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
 import { schema } from './openapi-parts'
 

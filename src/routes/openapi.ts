@@ -1,4 +1,5 @@
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { RUN_STATUSES } from '../api/enums'
 import { runCallbacks } from './openapi-callbacks'
 import { servicePaths } from './openapi-service'
 import { openApiComponents } from './openapi-components'
@@ -88,7 +89,7 @@ function buildDocument(): Record<string, unknown> {
               required: false,
               schema: {
                 type: 'string',
-                enum: ['running', 'awaiting_approval', 'succeeded', 'failed'],
+                enum: [...RUN_STATUSES],
               },
             },
             {
@@ -162,7 +163,7 @@ function buildDocument(): Record<string, unknown> {
           operationId: 'streamEvents',
           summary: 'The run events as Server-Sent Events',
           description:
-            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. ' +
+            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. While the model writes, live frames without `id:`, `event: answer_delta` or `event: thought_delta` with `data: {"step": <number>, "delta": "<text>"}`, never stored or replayed. ' +
             'A reader more than EVENT_STREAM_QUEUE_KB behind gets a last frame `event: stream_closed` (no `id`; `data` is `{reason: "slow_reader", lastEventId, message}`) and the stream closes: reconnect with `Last-Event-ID` to resume. ' +
             'Beyond EVENT_STREAMS_PER_RUN streams on the run or EVENT_STREAMS_PER_TOKEN of one token the answer is 429 with `Retry-After`.',
           tags: ['runs'],

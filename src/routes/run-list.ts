@@ -1,24 +1,23 @@
 import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
 import { InvalidCursorError, listPendingApprovals, listRuns, type Page } from '../runs/run-index'
-import type { RunStatus } from '../runs/types'
+import { RUN_STATUSES, type RunStatus } from '../api/enums'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { requireAuth } from './auth'
 import { RUN_ID_PATTERN } from './schemas'
 
-const STATUSES: RunStatus[] = ['running', 'awaiting_approval', 'succeeded', 'failed']
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100
 
 /** `GET /v1/runs?status=&conversation=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
 export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
   const status = c.req.query('status')
-  if (status !== undefined && !STATUSES.includes(status as RunStatus)) {
+  if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status)) {
     throw new ApiError(
       400,
       'invalid_query',
-      `status must be one of ${STATUSES.join(', ')}, got "${status.slice(0, 40)}"`,
+      `status must be one of ${RUN_STATUSES.join(', ')}, got "${status.slice(0, 40)}"`,
     )
   }
   const conversation = c.req.query('conversation')

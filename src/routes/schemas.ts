@@ -2,6 +2,8 @@ import * as z from 'zod/mini'
 import { BudgetOverrides } from '../kernel/budget'
 import { CONFIRM_MODES } from '../kernel/confirm'
 import { TOOL_NAME_PATTERN } from '../kernel/names'
+import { PROTOCOL_SETTINGS } from '../kernel/state'
+import { CALLBACK_EVENTS } from '../api/enums'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
 /** Request and response schemas of the HTTP API: they validate requests and make /openapi.json. */
@@ -34,7 +36,7 @@ export const CreateRunBody = z.strictObject({
   tools: z.optional(z.array(runToolName).check(z.maxLength(64))),
   /** Lower limits than the server's (never higher). */
   budget: z.optional(BudgetOverrides),
-  protocol: z.optional(z.enum(['auto', 'text', 'native'])),
+  protocol: z.optional(z.enum(PROTOCOL_SETTINGS)),
   /** Narrows the configured confirm policy (never widens it). */
   confirm: z.optional(
     z.strictObject({ mode: z.enum(CONFIRM_MODES), tools: z.optional(z.array(toolName)) }),
@@ -44,7 +46,7 @@ export const CreateRunBody = z.strictObject({
   /** Receives the final RunResult, signed with WEBHOOK_SECRET. */
   callback_url: z.optional(z.string().check(z.url(), z.maxLength(2000))),
   /** `all`: callback_url also receives every run event; `final` (default): only the result. */
-  callback_events: z.optional(z.enum(['final', 'all'])),
+  callback_events: z.optional(z.enum(CALLBACK_EVENTS)),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   /**
    * The id of a finished run (succeeded or failed) to continue: the new run starts with the

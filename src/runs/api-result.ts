@@ -1,35 +1,18 @@
-import { toRunResult, type RunResult, type TraceCall } from '../kernel/trace'
-import type { Approval, RunState } from '../kernel/state'
+import { toRunResult } from '../kernel/trace'
+import type { RunState } from '../kernel/state'
+import type { DeliveryBody, RunResultBody } from '../api/response-schemas'
 import type { OutboxEntry } from './outbox'
 
-/** An approval as the API shows it: `argsHash` (one spelling everywhere), ISO 8601 times. */
-export type ApiApproval = Omit<Approval, 'hash' | 'requestedAt' | 'expiresAt' | 'decidedAt'> & {
-  argsHash: string
-  requestedAt: string
-  expiresAt: string
-  decidedAt: string | null
-}
-
-export type ApiTraceCall = Omit<TraceCall, 'approval'> & { approval?: ApiApproval }
+/** An approval, a trace call and the trace as the API shows them: `argsHash`, ISO 8601 times. */
+export type ApiApproval = NonNullable<ApiTraceCall['approval']>
+export type ApiTraceCall = ApiRunResult['steps'][number]['calls'][number]
+export type ApiRunResult = RunResultBody
 
 /** A tool the run does not have although its MCP server was asked for it, and why. */
-export interface SkippedTool {
-  tool: string
-  reason: string
-}
-
-/** The kernel's RunResult with the API's spellings (the kernel keeps epoch ms and `hash`). */
-export type ApiRunResult = Omit<RunResult, 'steps'> & {
-  steps: (Omit<RunResult['steps'][number], 'calls'> & { calls: ApiTraceCall[] })[]
-  /** MCP tools left out of the run (present only when there are some). */
-  skippedTools?: SkippedTool[]
-}
+export type SkippedTool = NonNullable<RunResultBody['skippedTools']>[number]
 
 /** A delivery as the API shows it: no payload, times in ISO 8601. */
-export type ApiDelivery = Omit<OutboxEntry, 'payload' | 'result' | 'nextAt' | 'updatedAt'> & {
-  nextAt: string
-  updatedAt: string
-}
+export type ApiDelivery = DeliveryBody
 
 const iso = (ms: number) => new Date(ms).toISOString()
 

@@ -65,15 +65,15 @@ export class EventLog {
   /** Events with `seq > after`, oldest first, at most `limit`. */
   after(after: number, limit = 1_000): RunEvent[] {
     return this.rowsAfter(after, limit).map(
-        (r) =>
-          ({
-            seq: r.seq,
-            runId: this.runId(),
-            type: r.type,
-            at: new Date(r.at).toISOString(),
-            data: JSON.parse(r.data),
-          }) as RunEvent,
-      )
+      (r) =>
+        ({
+          seq: r.seq,
+          runId: this.runId(),
+          type: r.type,
+          at: new Date(r.at).toISOString(),
+          data: JSON.parse(r.data),
+        }) as RunEvent,
+    )
   }
 
   /** The newest event. */

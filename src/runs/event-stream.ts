@@ -179,6 +179,20 @@ export class EventHub {
       for (const sub of this.#subscribers) if (sub.mode === 'live') this.#end(sub)
   }
 
+  /**
+   * Writes frames that are not stored (live deltas) to every live subscriber, as they are now:
+   * stored events still waiting for their write go first, so the order is kept. A reader too far
+   * behind misses them (nothing is lost: the stored event has the whole reply).
+   */
+  sendLive(frames: string): void {
+    if (!this.#liveCount) return
+    if (this.#flushTimer) this.#publishLive()
+    const chunk = encoder.encode(frames)
+    for (const sub of this.#subscribers) {
+      if (sub.mode === 'live' && sub.queued < sub.queueBytes) this.#write(sub, chunk)
+    }
+  }
+
   /** Ends every stream (the run was deleted: nothing more will come). */
   close(): void {
     clearTimeout(this.#flushTimer)

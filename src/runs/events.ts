@@ -1,6 +1,6 @@
-import type { StopReason } from '../kernel/budget'
-import type { Call, RunState, Step } from '../kernel/state'
-import { traceUsage, type TraceUsage } from '../kernel/trace'
+import type { RunState, Step } from '../kernel/state'
+import { traceUsage } from '../kernel/trace'
+import type { RunEventBody } from '../api/response-schemas'
 
 /**
  * What a run's event stream says (docs/architecture.md#events): derived from the states before and after each
@@ -12,85 +12,17 @@ export const EVENT_OBSERVATION_CHARS = 2_000
 /** Characters of a thought an event carries (the trace has all of it). */
 export const EVENT_THOUGHT_CHARS = 8_000
 
-export const RUN_EVENT_TYPES = [
-  'step_started',
-  'model_replied',
-  'call_started',
-  'call_finished',
-  'approval_requested',
-  'approval_decided',
-  'run_finished',
-] as const
-export type RunEventType = (typeof RUN_EVENT_TYPES)[number]
+/** An event as stored and streamed (its shape: RunEvent in src/api/response-schemas.ts). */
+export type RunEvent = RunEventBody
+export type RunEventType = RunEvent['type']
 
-export interface RunEventData {
-  /** The model is asked for step `step` (0-based). */
-  step_started: { step: number }
-  model_replied: {
-    step: number
-    kind: Step['kind']
-    thought: string
-    calls: { id: string; tool: string; args: Record<string, unknown> }[]
-    answer?: string
-    formatError?: string
-    promptTokens: number
-    completionTokens: number
-    costUsd?: number
-    modelMs: number
-  }
-  call_started: { step: number; callId: string; tool: string; args: Record<string, unknown> }
-  call_finished: {
-    step: number
-    callId: string
-    tool: string
-    kind: NonNullable<Call['kind']>
-    /** At most EVENT_OBSERVATION_CHARS of the observation the model saw. */
-    observation: string
-    /** True when the event or the model saw less than the tool returned. */
-    truncated: boolean
-    /** Characters the tool returned. */
-    originalSize: number
-    /** Reads the whole output (`read_observation`), when the kernel stored it. */
-    handle?: string
-    ms: number
-  }
-  approval_requested: {
-    step: number
-    callId: string
-    tool: string
-    args: Record<string, unknown>
-    argsHash: string
-    /** The model's thought for the step that made the call. */
-    reason: string
-    expiresAt: string
-  }
-  approval_decided: {
-    step: number
-    callId: string
-    tool: string
-    decision: 'approved' | 'denied'
-    by: string
-    /** `expired`, `cancelled`, or the decider's words. */
-    reason?: string
-  }
-  /** The RunResult's summary; the whole trace is at /v1/runs/:id/trace. */
-  run_finished: {
-    ok: boolean
-    answer: string
-    stopReason: StopReason
-    error?: string
-    stepCount: number
-    usage: TraceUsage
-  }
-}
+/** What each type of event carries. */
+export type RunEventData = { [T in RunEventType]: Extract<RunEvent, { type: T }>['data'] }
 
-/** An event before it is stored (it gets its sequence number and time from the log). */
+/** An event before it is stored (it gets its sequence number, run id and time from the log). */
 export type NewRunEvent = {
   [T in RunEventType]: { type: T; data: RunEventData[T] }
 }[RunEventType]
-
-/** An event as stored and streamed: `seq` is its position in the run, from 1. */
-export type RunEvent = NewRunEvent & { seq: number; runId: string; at: string }
 
 /** The events that take a run from `prev` (undefined: not created yet) to `next`. */
 export function eventsBetween(prev: RunState | undefined, next: RunState): NewRunEvent[] {

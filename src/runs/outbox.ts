@@ -6,8 +6,9 @@ import { redact } from '../security/redact'
  * backoff. A delivery failure never blocks or breaks the run; its status is visible on the run.
  */
 import { DeliveryError } from '../errors/delivery-error'
+import type { DeliveryStatus } from '../api/enums'
 
-export type OutboxStatus = 'pending' | 'delivered' | 'failed'
+export type OutboxStatus = DeliveryStatus
 
 export interface OutboxEntry {
   id: string

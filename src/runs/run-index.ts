@@ -1,5 +1,6 @@
 import { ensureSchema } from './run-index-schema'
 import type { RunStatus } from './types'
+import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../api/response-schemas'
 
 /**
  * The run index in D1 (docs/architecture.md#events): Durable Objects cannot be enumerated, so each run writes its
@@ -34,38 +35,12 @@ export interface RunIndexEntry {
   }[]
 }
 
-/** A run as `GET /v1/runs` lists it. */
-export interface RunListItem {
-  id: string
-  task: string
-  status: RunStatus
-  createdAt: string
-  updatedAt: string
-  stepCount: number
-  requestedBy: string
-  metadata?: Record<string, unknown>
-  /** The conversation's first run and this run's position in it (0: it started it). */
-  conversation: { id: string; position: number }
-}
+/** A run as `GET /v1/runs` lists it, and a pending approval as `GET /v1/approvals` does. */
+export type RunListItem = RunListItemBody
+export type ApprovalListItem = ApprovalListItemBody
 
-/** A pending approval as `GET /v1/approvals` lists it. */
-export interface ApprovalListItem {
-  runId: string
-  callId: string
-  tool: string
-  args: Record<string, unknown>
-  argsHash: string
-  reason: string
-  requestedBy: string
-  requestedAt: string
-  expiresAt: string
-}
-
-export interface Page<T> {
-  items: T[]
-  /** Pass as `cursor` for the next page; null on the last one. */
-  nextCursor: string | null
-}
+/** A page of a list, shaped as RunPage; `nextCursor` goes back as `cursor`, null on the last. */
+export type Page<T> = Omit<RunPageBody, 'items'> & { items: T[] }
 
 /** Writes a run's row and replaces its pending approvals, unless the index has a newer version. */
 export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<void> {

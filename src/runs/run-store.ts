@@ -18,6 +18,7 @@ import {
 } from './deletion'
 import { EventLog } from './event-log'
 import { EventHub, type StreamRequest, type Subscription } from './event-stream'
+import { LiveDeltas } from './live-deltas'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
 import { McpSessions } from '../../tools/mcp/index'
@@ -62,6 +63,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #outbox: Outbox
   readonly #events: EventLog
   readonly #hub: EventHub
+  readonly #deltas: LiveDeltas
   readonly #progress: ProgressPump
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
   readonly #mcpSessions = new McpSessions()
@@ -91,6 +93,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       this.#events,
       () => this.#state!.id,
       () => this.#state?.phase === 'done',
+    )
+    this.#deltas = new LiveDeltas(
+      (frames) => this.#hub.sendLive(frames),
+      () => this.#hub.size > 0,
     )
     this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
     this.#deleted = this.#storage.getValue<Tombstone>(TOMBSTONE_KEY)
@@ -379,7 +385,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         sessions,
         reserved,
       )
-      const deps = { ...this.#dependencies(state), signal: this.#abort.signal }
+      const deps: Deps = {
+        ...this.#dependencies(state),
+        signal: this.#abort.signal,
+        onModelText: (step, protocol, delta) =>
+          this.#deltas.push(protocol === 'native' ? 'answer_delta' : 'thought_delta', step, delta),
+      }
       const out = await runSlice(state, deps, config.slice, (next, event) => {
         this.#persist(next, event)
         this.#sideEffectInFlight = event.action === 'start_call'
@@ -394,6 +405,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       logEvent(this.env, 'run_slice_failed', { runId: state.id, error }, 'error')
       this.#persist(failed.state, failed.event)
     } finally {
+      this.#deltas.flush()
       await this.#progress.stop()
       await this.#mcpSessions.close()
       this.#running = false
@@ -406,6 +418,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   /** Saves one transition and queues what it causes, in one transaction. */
   #persist(next: RunState, event: TransitionEvent): void {
     const prev = this.#state
+    // The reply's pieces go out before the events that store it (the hub writes stored events
+    // that are still waiting for their write first, so the order holds).
+    this.#deltas.flush()
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(next)
       queueTransitionEffects(this.#sinks(), this.#info!, prev, next, Date.now())

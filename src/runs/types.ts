@@ -1,20 +1,14 @@
 import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
-import type { ConversationView, FollowUpSource } from '../kernel/conversation'
+import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
-import type { ApiDelivery, ApiRunResult } from './api-result'
+import type { CallbackEvents, RunStatus } from '../api/enums'
+import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 import type { StreamRequest, Subscription } from './event-stream'
 
-/** Where a Slack-started run answers. */
-export interface SlackOrigin {
-  channel: string
-  /** The thread the run answers in (the mention's ts, or the ack message's ts). */
-  threadTs?: string
-  userId: string
-  teamId?: string
-}
+/** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
+export type SlackOrigin = NonNullable<RunViewBody['slack']>
 
-/** What `RunStore.start` needs; the routes have validated and narrowed all of it. */
 export interface StartInput {
   id: string
   task: string
@@ -55,55 +49,16 @@ export interface RunInfo {
   mcpTools?: string[]
 }
 
-export type CallbackEvents = 'final' | 'all'
+export type { CallbackEvents, RunStatus }
 
-export type RunStatus = 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+/** A pending approval as the API shows it (the model's reason: the thought of its step). */
+export type PendingApprovalView = PendingApprovalBody
 
-export interface PendingApprovalView {
-  callId: string
-  tool: string
-  args: Record<string, unknown>
-  argsHash: string
-  /** The model's stated reason: the thought of the step that made the call. */
-  reason: string
-  requestedBy: string
-  requestedAt: string
-  expiresAt: string
-}
-
-export interface RunView {
-  id: string
-  status: RunStatus
-  phase: ApiRunResult['phase']
-  task: string
-  createdAt: string
-  requestedBy: string
-  metadata?: Record<string, unknown>
-  /** Where a Slack-started run answers (and where its approval buttons may be clicked). */
-  slack?: SlackOrigin
-  /** A bad setting keeps the run from advancing: which, and when it looks again. */
-  blocked?: {
-    code: 'misconfigured'
-    variable?: string
-    message: string
-    since: string
-    retryAt: string
-  }
-  /** Where the run stands in its conversation: walk it by `previousRunId`. */
-  conversation: ConversationView
-  stepCount: number
-  pendingApprovals: PendingApprovalView[]
-  result: ApiRunResult
-  deliveries: ApiDelivery[]
-}
+/** `GET /v1/runs/:id`: the run as the API shows it. */
+export type RunView = RunViewBody
 
 export type DecideResponse =
-  | {
-      ok: true
-      call: { id: string; name: string; status: string }
-      decidedBy: string
-      decision: string
-    }
+  | DecisionResultBody
   | {
       ok: false
       code:

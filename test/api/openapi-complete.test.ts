@@ -20,7 +20,7 @@ import {
   RunPage,
   RunResult,
   RunView,
-} from '../../src/routes/response-schemas'
+} from '../../src/api/response-schemas'
 import { reply } from '../fakes/fake-openai'
 import { readSse } from '../events/sse'
 import {

@@ -20,6 +20,7 @@ export const LAYERS: Record<string, Layer> = {
       'console',
       'env',
       'runs',
+      'api',
       'config',
       'kernel',
       'slack',
@@ -31,9 +32,11 @@ export const LAYERS: Record<string, Layer> = {
   },
   env: { imports: ['runs', 'env-vars'], packages: [] },
   runs: {
-    imports: ['config', 'kernel', 'llm', 'tools', 'slack', 'security', 'errors', 'env-vars'],
+    imports: ['api', 'config', 'kernel', 'llm', 'tools', 'slack', 'security', 'errors', 'env-vars'],
     packages: ['cloudflare:workers', 'zod'],
   },
+  // The API's response shapes, as zod schemas: what routes answer and runs build.
+  api: { imports: ['kernel', 'security'], packages: ['zod'] },
   config: {
     imports: ['kernel', 'llm', 'tools', 'slack', 'security', 'settings', 'errors', 'env-vars'],
     packages: [],

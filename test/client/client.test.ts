@@ -1,7 +1,13 @@
 /** `@edgeloop/client` (src/client) against the Worker, through its own fetch. */
 import { exports } from 'cloudflare:workers'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { EdgeloopClient, EdgeloopError, type RunEvent, type RunView } from '../../src/client'
+import {
+  EdgeloopClient,
+  EdgeloopError,
+  type LiveDelta,
+  type RunEvent,
+  type RunView,
+} from '../../src/client'
 import type { RunEvent as ServerRunEvent } from '../../src/runs/events'
 import type { RunView as ServerRunView } from '../../src/runs/types'
 import type { ApiRunResult as ServerRunResult } from '../../src/runs/api-result'
@@ -103,6 +109,21 @@ describe('EdgeloopClient', () => {
     for await (const event of client.events(created.id, { after: 7 })) rest.push(event.seq)
     expect(rest).toEqual([8, 9])
     expect(sent.at(-1)!.headers.get('last-event-id')).toBe('7')
+  })
+
+  it('hands live deltas to onDelta and yields only the stored events', async () => {
+    fakes.ai.enqueue(reply.text('Six times seven is 42.'))
+    const created = await client.startRun({ task: 'What is 6 * 7?', tools: ['calculator'] })
+    const deltas: LiveDelta[] = []
+    const seen: string[] = []
+    for await (const event of client.events(created.id, { onDelta: (d) => deltas.push(d) })) {
+      seen.push(`${event.seq}:${event.type}`)
+      if (event.type === 'step_started') await drainAlarms(created.id)
+    }
+    expect(seen).toEqual(['1:step_started', '2:model_replied', '3:run_finished'])
+    expect(deltas.length).toBeGreaterThan(0)
+    expect(deltas.every((d) => d.type === 'answer_delta' && d.step === 0)).toBe(true)
+    expect(deltas.map((d) => d.delta).join('')).toBe('Six times seven is 42.')
   })
 
   it('cancels a run', async () => {

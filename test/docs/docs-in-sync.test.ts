@@ -43,6 +43,7 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'MODEL_ALLOWLIST',
     'MODEL_PROTOCOL',
     'MODEL_MAX_RETRIES',
+    'MODEL_STREAM',
     'PRICE_PROMPT_PER_1K_USD',
     'PRICE_COMPLETION_PER_1K_USD',
     'CONFIRM_POLICY',

@@ -1,9 +1,21 @@
 /** Reads a `text/event-stream` response as a client would, for the event stream tests. */
 import type { RunEvent } from '../../src/runs/events'
 
+/** A live delta frame (`answer_delta` / `thought_delta`): no `id`, never stored. */
+export interface DeltaFrame {
+  event: string
+  data: { step: number; delta: string }
+  /** How many stored events had arrived before it. */
+  after: number
+  /** The frame's field lines as sent, e.g. to check there is no `id:`. */
+  fields: string[]
+}
+
 export interface SseReader {
   /** Events received so far, in order. */
   readonly events: RunEvent[]
+  /** Live delta frames received so far, in order. */
+  readonly deltas: DeltaFrame[]
   /** Comment lines received so far (heartbeats), without the leading colon. */
   readonly comments: string[]
   /** Reads until `done(events)` holds; fails after `ms` without it. */
@@ -20,6 +32,7 @@ export function readSse(res: Response): SseReader {
   const reader = res.body!.getReader()
   const decoder = new TextDecoder()
   const events: RunEvent[] = []
+  const deltas: DeltaFrame[] = []
   const comments: string[] = []
   let buffer = ''
   let closed = false
@@ -32,6 +45,16 @@ export function readSse(res: Response): SseReader {
       if (at > 0) fields[line.slice(0, at)] = line.slice(at + 2)
     }
     if (fields.data === undefined) return
+    if (fields.event === 'answer_delta' || fields.event === 'thought_delta') {
+      const names = frame.split('\n').map((line) => line.slice(0, line.indexOf(':')))
+      deltas.push({
+        event: fields.event,
+        data: JSON.parse(fields.data),
+        after: events.length,
+        fields: names,
+      })
+      return
+    }
     const event = JSON.parse(fields.data) as RunEvent
     // The SSE framing and the JSON agree: id is the sequence number, event the type.
     if (String(event.seq) !== fields.id || event.type !== fields.event) {
@@ -61,6 +84,7 @@ export function readSse(res: Response): SseReader {
 
   const self: SseReader = {
     events,
+    deltas,
     comments,
     get closed() {
       return closed

@@ -39,6 +39,8 @@ export interface ReplyOptions {
   usage?: FakeUsage | null
   /** Default: the model named in the request. */
   model?: string
+  /** Streamed (`stream: true`): send this many chunks, then stall until the request aborts. */
+  stallAfterChunks?: number
 }
 
 /** One scripted answer; build them with `reply.*`. */
@@ -110,8 +112,25 @@ export class FakeOpenAI {
   #completions = 0
   #taken = 0
 
-  constructor(options: { apiKey?: string } = {}) {
+  /** Answers `stream: true` with the 400 a provider without streaming sends. */
+  refuseStream: boolean
+  /** Streamed text and arguments are cut into pieces of this many characters. */
+  pieceChars: number
+  /** The SSE bytes are written in pieces of this many bytes (splitting lines and characters). */
+  writeBytes: number
+
+  constructor(
+    options: {
+      apiKey?: string
+      refuseStream?: boolean
+      pieceChars?: number
+      writeBytes?: number
+    } = {},
+  ) {
     this.apiKey = options.apiKey ?? FAKE_OPENAI_KEY
+    this.refuseStream = options.refuseStream ?? false
+    this.pieceChars = options.pieceChars ?? 3
+    this.writeBytes = options.writeBytes ?? 7
   }
 
   /** Append scripted replies; each valid request consumes one. */
@@ -182,6 +201,19 @@ export class FakeOpenAI {
     const problem = checkBody(body)
     if (problem)
       return this.#reject(400, problem.message, 'invalid_request_error', null, problem.param)
+    if (body.stream === true && this.refuseStream) {
+      // What vLLM-style servers and proxies without streaming answer; not a violation.
+      return errorResponse(
+        400,
+        {
+          message: 'Streaming is not supported for this model.',
+          type: 'invalid_request_error',
+          param: 'stream',
+          code: 'unsupported_parameter',
+        },
+        {},
+      )
+    }
 
     const next = this.#queue.shift()
     if (!next) {
@@ -248,7 +280,12 @@ export class FakeOpenAI {
               typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
           },
         }))
-        const message = { role: 'assistant', content: next.content, refusal: null, tool_calls }
+        const message: FakeMessage = {
+          role: 'assistant',
+          content: next.content,
+          refusal: null,
+          tool_calls,
+        }
         return this.#completion(body, message, 'tool_calls', next.options)
       }
     }
@@ -256,12 +293,13 @@ export class FakeOpenAI {
 
   #completion(
     body: ReceivedBody,
-    message: unknown,
+    message: FakeMessage,
     finish: string,
     options: ReplyOptions,
   ): Response {
     const usage =
       options.usage === undefined ? { prompt_tokens: 10, completion_tokens: 5 } : options.usage
+    if (body.stream === true) return this.#stream(body, message, finish, options, usage)
     return Response.json({
       id: `chatcmpl-fake-${++this.#completions}`,
       object: 'chat.completion',
@@ -275,6 +313,100 @@ export class FakeOpenAI {
         : {}),
     })
   }
+  /**
+   * The same reply as chat.completion.chunk events, the way OpenAI streams: a role delta, text
+   * in small pieces, each tool call's id and name first and its arguments in pieces (the next
+   * call's start in the same chunk as the last piece of the one before), the finish reason, then
+   * usage alone in a last chunk with no choices when `stream_options.include_usage` is set.
+   */
+  #stream(
+    body: ReceivedBody,
+    message: FakeMessage,
+    finish: string,
+    options: ReplyOptions,
+    usage: FakeUsage | null,
+  ): Response {
+    const id = `chatcmpl-fake-${++this.#completions}`
+    const created = 1_700_000_000 + this.#completions
+    const model = options.model ?? body.model
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices,
+      ...extra,
+    })
+    const delta = (d: Record<string, unknown>, finishReason: string | null = null) =>
+      chunk([{ index: 0, delta: d, logprobs: null, finish_reason: finishReason }])
+    const chunks: unknown[] = [
+      delta({ role: 'assistant', content: message.content === null ? null : '', refusal: null }),
+    ]
+    for (const piece of pieces(message.content ?? '', this.pieceChars)) {
+      chunks.push(delta({ content: piece }))
+    }
+    let carry: Record<string, unknown>[] = []
+    for (const [index, call] of (message.tool_calls ?? []).entries()) {
+      const head = {
+        index,
+        id: call.id,
+        type: 'function',
+        function: { name: call.function.name, arguments: '' },
+      }
+      chunks.push(delta({ tool_calls: [...carry, head] }))
+      carry = []
+      const parts = pieces(call.function.arguments, this.pieceChars)
+      const last = parts.pop()
+      for (const part of parts)
+        chunks.push(delta({ tool_calls: [{ index, function: { arguments: part } }] }))
+      if (last !== undefined) carry = [{ index, function: { arguments: last } }]
+    }
+    if (carry.length) chunks.push(delta({ tool_calls: carry }))
+    chunks.push(delta({}, options.finishReason ?? finish))
+    const include = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage
+    if (include && usage) {
+      const total = usage.prompt_tokens + usage.completion_tokens
+      chunks.push(chunk([], { usage: { ...usage, total_tokens: total } }))
+    }
+    const sse = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`)
+    sse.push('data: [DONE]\n\n')
+    const stall = options.stallAfterChunks
+    const bytes = new TextEncoder().encode(sse.slice(0, stall ?? sse.length).join(''))
+    const size = this.writeBytes
+    let at = 0
+    let onAbort: (() => void) | undefined
+    const stream = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        if (at < bytes.length) {
+          controller.enqueue(bytes.slice(at, at + size))
+          at += size
+          return
+        }
+        if (stall === undefined) return controller.close()
+        // Stalled: nothing more comes; the reader's cancel (an abort) ends it.
+        await new Promise<void>((resolve) => (onAbort = resolve))
+      },
+      cancel: () => onAbort?.(),
+    })
+    return new Response(stream, {
+      headers: { 'content-type': 'text/event-stream; charset=utf-8' },
+    })
+  }
+}
+
+interface FakeMessage {
+  role: 'assistant'
+  content: string | null
+  refusal: null
+  tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[]
+}
+
+/** Cuts text into pieces of `n` characters (code points, as a tokenizer would never split one). */
+function pieces(text: string, n: number): string[] {
+  const chars = [...text]
+  const out: string[] = []
+  for (let i = 0; i < chars.length; i += n) out.push(chars.slice(i, i + n).join(''))
+  return out
 }
 
 function errorResponse(status: number, error: object, headers: Record<string, string>): Response {
@@ -301,6 +433,12 @@ function checkBody(body: ReceivedBody): { message: string; param: string } | und
     return {
       message: `Invalid 'temperature': ${body.temperature}. Expected 0..2.`,
       param: 'temperature',
+    }
+  }
+  if (body.stream_options !== undefined && body.stream !== true) {
+    return {
+      message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+      param: 'stream_options',
     }
   }
   if (body.tool_choice !== undefined && body.tools === undefined) {

@@ -17,6 +17,7 @@ describe('modelConfigFromEnv', () => {
       allowlist: ['gpt-4o-mini'],
       protocol: 'auto',
       maxRetries: 3,
+      stream: 'auto',
       pricePromptPer1kUsd: undefined,
       priceCompletionPer1kUsd: undefined,
     })
@@ -33,6 +34,7 @@ describe('modelConfigFromEnv', () => {
       MODEL_ALLOWLIST: 'qwen2.5, llama3.1,,mistral',
       MODEL_PROTOCOL: 'text',
       MODEL_MAX_RETRIES: '0',
+      MODEL_STREAM: 'off',
       PRICE_PROMPT_PER_1K_USD: '0.00015',
       PRICE_COMPLETION_PER_1K_USD: '0',
       PRICE_CACHED_PROMPT_PER_1K_USD: '0.000075',
@@ -45,6 +47,7 @@ describe('modelConfigFromEnv', () => {
       allowlist: ['llama3.1', 'qwen2.5', 'mistral'],
       protocol: 'text',
       maxRetries: 0,
+      stream: 'off',
       pricePromptPer1kUsd: 0.00015,
       priceCompletionPer1kUsd: 0,
       priceCachedPromptPer1kUsd: 0.000075,

@@ -612,6 +612,8 @@ describe.skipIf(!available)(title, () => {
     const { page, errors } = await openConsole({ width: 1280, height: 800 })
     await page.locator('#start-box').waitFor()
     await page.locator('body[data-agents]').waitFor({ state: 'attached' })
+    await page.click('#start-box summary')
+    await page.locator('#start-task').waitFor()
     if (asked.status === 404) {
       // A service without agents: no picker, no filter, no error.
       expect(await page.locator('#start-agent-field').isHidden()).toBe(true)
@@ -637,7 +639,6 @@ describe.skipIf(!available)(title, () => {
     ).toEqual(['', ...names])
 
     // Started with the chosen agent: the run, its row and its panel name it.
-    await page.click('#start-box summary')
     await page.fill('#start-task', TASK)
     await page.selectOption('#start-agent', chosen)
     const started = page.waitForResponse(

@@ -2,7 +2,7 @@
 import { env } from 'cloudflare:workers'
 import { runInDurableObject } from 'cloudflare:test'
 import { afterEach, describe, expect, it } from 'vitest'
-import { RunExport } from '../../src/routes/response-schemas'
+import { RunExport } from '../../src/api/response-schemas'
 import { reply } from '../fakes/fake-openai'
 import {
   api,

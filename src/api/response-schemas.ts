@@ -1,7 +1,8 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
-import { OBSERVATION_KINDS } from '../kernel/state'
+import { DECISIONS, OBSERVATION_KINDS, PHASES, PROTOCOLS, STEP_KINDS } from '../kernel/state'
 import { SCOPES } from '../security/api-tokens'
+import { DELIVERY_STATUSES, RUN_STATUSES } from './enums'
 
 /**
  * The response bodies of the HTTP API. They make /openapi.json's response schemas (the client's
@@ -10,17 +11,18 @@ import { SCOPES } from '../security/api-tokens'
 
 const json = z.record(z.string(), z.unknown())
 const iso = z.string().check(z.iso.datetime())
-const runStatus = z.enum(['running', 'awaiting_approval', 'succeeded', 'failed'])
-const phase = z.enum(['think', 'act', 'await_approval', 'done'])
+const runStatus = z.enum(RUN_STATUSES)
+const phase = z.enum(PHASES)
 const stopReason = z.enum(STOP_REASONS)
 const observationKind = z.enum(OBSERVATION_KINDS)
-const stepKind = z.enum(['action', 'finish', 'format_error'])
+const stepKind = z.enum(STEP_KINDS)
+const decision = z.enum(DECISIONS)
 
 export const Approval = z.object({
   argsHash: z.string(),
   requestedAt: iso,
   expiresAt: iso,
-  decision: z.nullable(z.enum(['approved', 'denied'])),
+  decision: z.nullable(decision),
   decidedBy: z.nullable(z.string()),
   decidedAt: z.nullable(iso),
   reason: z.nullable(z.string()),
@@ -94,7 +96,7 @@ export const RunResult = z.object({
   stopReason: z.nullable(stopReason),
   error: z.optional(z.string()),
   phase,
-  protocol: z.enum(['text', 'native']),
+  protocol: z.enum(PROTOCOLS),
   model: z.optional(z.string()),
   conversation: Conversation,
   steps: z.array(TraceStep),
@@ -117,7 +119,7 @@ export const PendingApproval = z.object({
 export const Delivery = z.object({
   id: z.string(),
   kind: z.string(),
-  status: z.enum(['pending', 'delivered', 'failed']),
+  status: z.enum(DELIVERY_STATUSES),
   attempts: z.number(),
   nextAt: iso,
   lastError: z.optional(z.string()),
@@ -184,17 +186,8 @@ export const RunListItem = z.object({
   conversation: z.object({ id: z.string(), position: z.number() }),
 })
 
-export const ApprovalListItem = z.object({
-  runId: z.string(),
-  callId: z.string(),
-  tool: z.string(),
-  args: json,
-  argsHash: z.string(),
-  reason: z.string(),
-  requestedBy: z.string(),
-  requestedAt: iso,
-  expiresAt: iso,
-})
+/** A pending approval across runs (`GET /v1/approvals`): the run's, with the run's id. */
+export const ApprovalListItem = z.object({ runId: z.string(), ...PendingApproval.def.shape })
 
 export const RunPage = z.object({ items: z.array(RunListItem), nextCursor: z.nullable(z.string()) })
 export const ApprovalPage = z.object({
@@ -208,6 +201,7 @@ const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
 
 /** One `data:` line of `GET /v1/runs/:id/events` (and a `callback_events: "all"` body). */
 export const RunEvent = z.discriminatedUnion('type', [
+  /** The model is asked for step `step` (0-based). */
   event('step_started', z.object({ step: z.number() })),
   event(
     'model_replied',
@@ -230,9 +224,13 @@ export const RunEvent = z.discriminatedUnion('type', [
     z.object({
       ...call,
       kind: observationKind,
+      /** At most EVENT_OBSERVATION_CHARS (runs/events.ts) of the observation the model saw. */
       observation: z.string(),
+      /** True when the event or the model saw less than the tool returned. */
       truncated: z.boolean(),
+      /** Characters the tool returned. */
       originalSize: z.number(),
+      /** Reads the whole output (`read_observation`), when the kernel stored it. */
       handle: z.optional(z.string()),
       ms: z.number(),
     }),
@@ -245,7 +243,7 @@ export const RunEvent = z.discriminatedUnion('type', [
     'approval_decided',
     z.object({
       ...call,
-      decision: z.enum(['approved', 'denied']),
+      decision,
       by: z.string(),
       reason: z.optional(z.string()),
     }),
@@ -316,6 +314,10 @@ export const RunExport = z.object({
 })
 
 export type RunViewBody = z.infer<typeof RunView>
+export type PendingApprovalBody = z.infer<typeof PendingApproval>
+export type DeliveryBody = z.infer<typeof Delivery>
+export type RunListItemBody = z.infer<typeof RunListItem>
+export type ApprovalListItemBody = z.infer<typeof ApprovalListItem>
 export type RunResultBody = z.infer<typeof RunResult>
 export type RunEventBody = z.infer<typeof RunEvent>
 export type RunPageBody = z.infer<typeof RunPage>
