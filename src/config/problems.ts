@@ -8,10 +8,14 @@ import { DEMO_MODEL, NO_KEY } from '../llm/create-model'
 import { ConfigError } from '../errors/config-error'
 import type { EnvRecord } from '../settings/setting'
 import { DEMO_TOOLS, parseConfig, type ServiceConfig } from './load-config'
+import { AgentConfigError, agentVariable } from './agents'
 
 export interface ConfigProblem {
   variable: string
   message: string
+  /** For an agent's problem: the agent and its field. */
+  agent?: string
+  field?: string
 }
 
 export interface ConfigReport {
@@ -32,6 +36,18 @@ export function configReport(env: EnvRecord): ConfigReport {
       config = parseConfig(current)
       break
     } catch (err) {
+      if (err instanceof AgentConfigError) {
+        // Agents are checked last, all at once: nothing further to find.
+        for (const p of err.problems) {
+          problems.push({
+            variable: agentVariable(p.agent),
+            message: `agent "${p.agent}" ${p.field}: ${p.message}`,
+            agent: p.agent,
+            field: p.field,
+          })
+        }
+        break
+      }
       if (!(err instanceof ConfigError)) {
         problems.push({ variable: 'unknown', message: (err as Error).message })
         break

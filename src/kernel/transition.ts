@@ -147,12 +147,20 @@ export function stop(
   slice: Slice,
   error: string | null = null,
   answer = '',
+  output: unknown = null,
 ): RunState {
   const ok = reason === 'finish'
   return updateState(state, {
     phase: 'done',
     modelCall: null,
-    result: { ok, answer: ok ? answer : '', stopReason: reason, error, finishedAt: slice.now() },
+    result: {
+      ok,
+      answer: ok ? answer : '',
+      stopReason: reason,
+      error,
+      output: ok ? output : null,
+      finishedAt: slice.now(),
+    },
   })
 }
 

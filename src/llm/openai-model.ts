@@ -214,7 +214,8 @@ export class OpenAIModel implements Model {
     const body: ChatCompletionCreateParamsNonStreaming = {
       model,
       messages: request.messages as ChatCompletionMessageParam[],
-      temperature,
+      // An agent's temperature (the run's snapshot) over the deployment's MODEL_TEMPERATURE.
+      temperature: request.temperature ?? temperature,
     }
     if (maxTokens !== undefined) body.max_tokens = maxTokens
     if (request.protocol === 'native' && request.tools?.length) {

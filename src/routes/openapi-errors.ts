@@ -33,7 +33,10 @@ export const ROUTE_ERRORS = {
       ...BODY_400,
       'invalid_idempotency_key',
       'unknown_tools',
+      'tools_not_allowed',
       'budget_over_maximum',
+      'budget_over_agent',
+      'invalid_output_schema',
       'policy_not_allowed',
       'model_not_allowed',
       'invalid_callback_url',
@@ -44,7 +47,7 @@ export const ROUTE_ERRORS = {
     ],
     // A webhook signature may start runs but not continue one (that needs runs:read).
     403: ['forbidden'],
-    404: ['run_not_found', 'run_deleted'],
+    404: ['run_not_found', 'run_deleted', 'agent_not_found'],
     409: ['idempotency_key_reused', 'run_not_finished', 'run_deleted'],
     503: ['misconfigured'],
   },
@@ -89,6 +92,8 @@ export const ROUTE_ERRORS = {
     413: ['body_too_large'],
     500: ['internal_error'],
   },
+  listAgents: { ...TOKEN_ONLY, 503: ['misconfigured'] },
+  getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
 } satisfies Record<string, ErrorCodes>
 
 /** An error response whose `code` is one of `codes`. */

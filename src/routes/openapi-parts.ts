@@ -39,6 +39,14 @@ export const idempotencyKey = {
   description: 'The same key returns the same run; with another request it is a 409.',
   schema: { type: 'string', minLength: 1, maxLength: 200 },
 }
+export const traceparent = {
+  name: 'traceparent',
+  in: 'header',
+  required: false,
+  description:
+    "W3C Trace Context: the run's exported spans join this trace, under this span. An invalid one is ignored.",
+  schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+}
 export const afterSeq = {
   name: 'after',
   in: 'query',

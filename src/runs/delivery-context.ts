@@ -20,5 +20,7 @@ export interface DeliveryContext {
   slackThreads?: DurableObjectNamespace<SlackThread>
   /** The MCP tools the run left out, for the trace a callback carries. */
   skippedTools?: SkippedTool[]
+  /** When each slice of the run began (trace export). */
+  slices?: number[]
   now: number
 }

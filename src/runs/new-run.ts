@@ -1,4 +1,5 @@
 import { createRunState, type RunState } from '../kernel/state'
+import { traceOf } from './otel-ids'
 import type { RunInfo, StartInput } from './types'
 
 /** A new run's state and what the object keeps beside it (who asked, where to report). */
@@ -12,6 +13,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     policy: input.policy,
     now,
     ...(input.conversation ? { conversation: input.conversation } : {}),
+    ...(input.agent ? { agent: input.agent } : {}),
   })
   const info: RunInfo = {
     requestedBy: input.requestedBy,
@@ -22,6 +24,8 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     ...(input.model ? { model: input.model } : {}),
     ...(input.slack ? { slack: input.slack } : {}),
     ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),
+    // Kept beside the state, so every slice, in any instance, exports into the same trace.
+    trace: traceOf(state.id, input.trace),
   }
   return { state, info }
 }

@@ -32,6 +32,8 @@ import { runDependencies } from './run-deps'
 import { ProgressPump, queueProgress } from './slack-progress'
 import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
 import { retentionMsOrNone } from '../config/retention'
+import { otelOrNone } from '../config/otel'
+import { OTEL_KIND } from './otel-delivery'
 import { exportRun } from './run-export'
 import { RunStorage } from './storage'
 import { queueDecisions, queueTransitionEffects, recordEvents } from './transition-effects'
@@ -56,6 +58,15 @@ type RunStoreEnv = EnvVars & {
   RUN_INDEX?: D1Database
   RUNS?: DurableObjectNamespace
   SLACK_THREADS?: DurableObjectNamespace<SlackThread>
+}
+
+/** When each slice began, for the trace (a bounded list in the run's own storage). */
+const SLICES_KEY = 'slices'
+const MAX_SLICES_KEPT = 500
+
+function recordSlice(storage: RunStorage, at: number): void {
+  const slices = storage.getValue<number[]>(SLICES_KEY) ?? []
+  if (slices.length < MAX_SLICES_KEPT) storage.setValue(SLICES_KEY, [...slices, at])
 }
 
 export class RunStore extends DurableObject<RunStoreEnv> {
@@ -306,8 +317,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (!this.#state) return
     // A deletion recorded by an instance that died before it could wipe the run.
     if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
-    // Deliver first: a decision's Slack update should not wait behind the next model call.
-    await this.#deliverDue()
+    // Deliver first: a decision's Slack update should not wait behind the next model call. A
+    // trace export waits until after the slice: a slow collector must never hold a run.
+    await this.#deliverDue(OTEL_KIND)
     if (!this.#running && this.#live && this.#live.phase !== 'done') await this.#runSlice()
     if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
     const retention = this.#live && retentionMsOrNone(this.env)
@@ -368,6 +380,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const { config } = loaded
     const cancel = this.#storage.getValue<{ reason: string }>('cancel')
     let state = stateForSlice(this.#state!, cancel, config)
+    if (otelOrNone(this.env)) recordSlice(this.#storage, Date.now())
     this.#running = true
     this.#abort = new AbortController()
     this.#progress.start(!!this.#info?.slack)
@@ -432,12 +445,13 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   #sinks() {
-    return { outbox: this.#outbox, events: this.#events }
+    return { outbox: this.#outbox, events: this.#events, otel: !!otelOrNone(this.env) }
   }
 
-  async #deliverDue(): Promise<void> {
+  async #deliverDue(skipKind?: string): Promise<void> {
     for (const entry of this.#outbox.due(Date.now())) {
       if (!this.#live) return
+      if (entry.kind === skipKind) continue
       await this.#deliverOne(entry)
     }
   }
@@ -455,6 +469,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       runIndex: this.env.RUN_INDEX,
       slackThreads: this.env.SLACK_THREADS,
       skippedTools: skippedMcpTools(this.#storage),
+      slices: this.#storage.getValue<number[]>(SLICES_KEY) ?? [],
       now: Date.now(),
     })
   }

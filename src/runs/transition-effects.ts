@@ -5,12 +5,15 @@ import { eventsBetween } from './events'
 import type { Outbox } from './outbox'
 import { changesIndex } from './run-index-entry'
 import { queueProgress } from './slack-progress'
+import { queueTraceBatches } from './otel-delivery'
 import type { RunInfo } from './types'
 
 /** Where a saved change of the run writes what it causes (inside the change's transaction). */
 export interface EffectSinks {
   outbox: Outbox
   events: EventLog
+  /** Traces are exported (OTEL_EXPORTER_OTLP_*): queue the batches a transition completes. */
+  otel?: boolean
 }
 
 /**
@@ -37,6 +40,7 @@ export function queueTransitionEffects(
     if (info.slack) outbox.enqueue('slack.final', 'slack.final', {}, now)
   }
   queueProgress(outbox, prev, next, info, now)
+  if (sinks.otel) queueTraceBatches(outbox, prev, next, now)
   recordEvents(sinks, info, prev, next, now)
 }
 

@@ -2,6 +2,8 @@ import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
+import type { RunTrace } from './otel-ids'
+import type { AgentInput } from '../kernel/agent-schema'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 import type { StreamRequest, Subscription } from './event-stream'
@@ -34,6 +36,10 @@ export interface StartInput {
   requestHash?: string
   /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
   conversation?: Conversation
+  /** The caller's trace (`traceparent`), which the run's spans join. */
+  trace?: RunTrace
+  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  agent?: AgentInput
 }
 
 /** Stored beside the state: who asked and where to report. */
@@ -47,6 +53,8 @@ export interface RunInfo {
   slack?: SlackOrigin
   /** The MCP tools the run asked for; see StartInput.mcpTools. */
   mcpTools?: string[]
+  /** The run's trace (runs/otel-ids.ts); absent in runs from before tracing. */
+  trace?: RunTrace
 }
 
 export type { CallbackEvents, RunStatus }

@@ -20,6 +20,8 @@ const SLACK_TOKEN = /\bx(?:ox[abprs]|app)-[A-Za-z0-9-]{6,}/g
 // A secret this short would redact ordinary words; real ones are long.
 const MIN_SECRET_LENGTH = 6
 
+const OTLP_HEADERS = 'OTEL_EXPORTER_OTLP_HEADERS'
+
 let secrets: readonly string[] = []
 let seen: object | undefined
 
@@ -31,9 +33,27 @@ export function registerSecrets(env: object): void {
   for (const [name, value] of Object.entries(env)) {
     if (typeof value !== 'string' || value.trim().length < MIN_SECRET_LENGTH) continue
     if (SECRET_NAMES.has(name) || SECRET_LIKE_NAME.test(name)) found.add(value.trim())
+    // The OTLP headers are `key=value,…` (an API key, a Basic credential): each value is one.
+    if (name === OTLP_HEADERS) {
+      for (const pair of value.split(',')) {
+        const secret = pair.slice(pair.indexOf('=') + 1).trim()
+        if (pair.includes('=') && secret.length >= MIN_SECRET_LENGTH) {
+          found.add(secret)
+          found.add(safeDecode(secret))
+        }
+      }
+    }
   }
   // Longest first, so a secret that contains another is replaced whole.
   secrets = [...found].sort((a, b) => b.length - a.length)
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
 }
 
 /** `text` with every known secret and token-shaped string replaced by `[redacted]`. */

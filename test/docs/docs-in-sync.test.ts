@@ -72,6 +72,11 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'EVENT_STREAMS_PER_RUN',
     'EVENT_STREAMS_PER_TOKEN',
     'EVENT_STREAM_QUEUE_KB',
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_HEADERS',
+    'OTEL_SERVICE_NAME',
+    'OTEL_CAPTURE_CONTENT',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {
     expect(configurationPage).toContain(`\`${name}\``)
