@@ -27,7 +27,7 @@ export function batchSpans(
   const { state, info } = ctx
   const { traceId, parentSpanId } = traceOf(state.id, info.trace)
   const root = spanIdOf(traceId, 'run')
-  const model = info.model ?? state.model ?? ctx.defaultModel ?? 'unknown'
+  const model = info.model ?? state.agent.model ?? state.model ?? ctx.defaultModel ?? 'unknown'
   const content = ctx.config.captureContent
   if (batch === 'run') {
     const r = state.result
@@ -36,12 +36,14 @@ export function batchSpans(
         traceId,
         spanId: root,
         ...(parentSpanId ? { parentSpanId } : {}),
-        name: 'invoke_agent',
+        name: `invoke_agent ${state.agent.name}`,
         kind: SPAN_KIND.internal,
         startMs: state.createdAt,
         endMs: r?.finishedAt ?? state.createdAt,
         attributes: {
           'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.agent.name': state.agent.name,
+          'gen_ai.agent.version': state.agent.version,
           'gen_ai.provider.name': 'openai',
           'gen_ai.request.model': model,
           'gen_ai.conversation.id': state.conversation?.id ?? state.id,

@@ -1,7 +1,7 @@
 /**
  * The offline demo as the `oncall` agent (MODEL=demo, as `npm start` runs it): the recorded
  * investigation with only its incident tools and its instructions; a run that names no agent
- * still runs the demo as the README shows.
+ * still runs the same demo under the default agent.
  */
 import { describe, expect, it } from 'vitest'
 import {
@@ -33,8 +33,8 @@ describe('the oncall agent', () => {
   })
 
   it.each([
-    ['named', { agent: 'oncall' }, 'oncall'],
-    ['no agent (the README demo)', {}, 'default'],
+    ['named (the README demo)', { agent: 'oncall' }, 'oncall'],
+    ['no agent (the default agent, as before agents)', {}, 'default'],
   ])('%s: investigates and waits for the rollback approval', async (_label, ask, name) => {
     const id = await startRun({ task: TASK, ...ask })
     await drainAlarms(id)

@@ -68,10 +68,11 @@ describe('trace export', () => {
 
     const spans = otlp.accepted()
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([id.slice(4)]))
-    const [root] = byName(spans, 'invoke_agent')
+    const [root] = byName(spans, 'invoke_agent default')
     expect(root!.parentSpanId).toBeUndefined()
     expect(root!.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'default',
       'gen_ai.request.model': 'gpt-test',
       'gen_ai.conversation.id': id,
       'edgeloop.run.id': id,
@@ -167,7 +168,7 @@ describe('trace export', () => {
     await drainAlarms(id)
     const spans = otlp.accepted()
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([traceId]))
-    expect(byName(spans, 'invoke_agent')[0]!.parentSpanId).toBe('00f067aa0ba902b7')
+    expect(byName(spans, 'invoke_agent default')[0]!.parentSpanId).toBe('00f067aa0ba902b7')
   })
 
   it('an invalid traceparent is ignored: the run has a trace of its own', async () => {
@@ -191,7 +192,7 @@ describe('trace export', () => {
     })
     await drainAlarms(id)
     const spans = otlp.accepted()
-    const root = byName(spans, 'invoke_agent')[0]!
+    const root = byName(spans, 'invoke_agent default')[0]!
     const input = String(root.attributes['gen_ai.input.messages'])
     expect(JSON.parse(input)).toEqual([
       { role: 'user', parts: [{ type: 'text', content: 'Compute 6*7; my key is [redacted]' }] },
