@@ -9,6 +9,7 @@ import { AGENT_CATALOG } from '../../agents/index'
 import { BudgetOverrides, type Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { jsonSchemaOf } from '../kernel/json-schema-of'
+import { FINAL_ANSWER_TOOL } from '../kernel/system-prompt'
 import { outputSchemaProblems } from '../validation/output-schema'
 import { describeIssues } from '../validation/describe-issues'
 import { ConfigError } from '../errors/config-error'
@@ -156,6 +157,15 @@ function resolveAgent(
       'tools',
       `${notOffered.join(', ')} not offered by this deployment (ENABLED_TOOLS: ${limits.enabledTools.join(', ') || 'none'}` +
         `${limits.mcpServers.length ? `; MCP_SERVERS: ${limits.mcpServers.map((s) => s.name).join(', ')}` : ''})`,
+    )
+  }
+  // The native protocol asks for a structured answer through a finish tool of this name, and any
+  // run may ask for one (output_schema): a real tool of the same name would be ambiguous.
+  if ((tools ?? limits.enabledTools).includes(FINAL_ANSWER_TOOL)) {
+    problem(
+      'tools',
+      `${FINAL_ANSWER_TOOL} is the name of the kernel's finish tool for structured answers; ` +
+        'rename the tool',
     )
   }
   if (def.model !== undefined && !limits.model.allowlist.includes(def.model)) {

@@ -166,6 +166,30 @@ describe('resolveAgents', () => {
     ])
   })
 
+  it('a tool named final_answer is refused: it would collide with the finish tool', () => {
+    const offering = { ...limits, enabledTools: ['calculator', 'final_answer'] }
+    const problems = (agents: ReturnType<typeof defineAgent>[]) => {
+      try {
+        resolveAgents([], offering, agents)
+        return []
+      } catch (err) {
+        return (err as { problems: { agent: string; field: string; message: string }[] }).problems
+      }
+    }
+    const collision = expect.stringMatching(/^final_answer is the name of the kernel's finish tool/)
+    // The default agent takes the deployment's tools; a named agent only what it lists.
+    expect(
+      problems([
+        defineAgent({ name: 'default', ...base }),
+        defineAgent({ name: 'calc', ...base, tools: ['calculator'] }),
+        defineAgent({ name: 'finisher', ...base, tools: ['final_answer'] }),
+      ]),
+    ).toEqual([
+      { agent: 'default', field: 'tools', message: collision },
+      { agent: 'finisher', field: 'tools', message: collision },
+    ])
+  })
+
   it('a channel two agents claim is a problem of the second', () => {
     const problems = problemsOf([
       defineAgent({ name: 'a', ...base, slack: { channels: ['C1AAA'] } }),
