@@ -82,7 +82,13 @@ export default defineConfig({
           testTimeout: 30_000,
           name: 'edgeloop',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/demo/**', 'test/node/**', 'test/mcp/**', 'test/slack-streaming/**'],
+          exclude: [
+            'test/demo/**',
+            'test/node/**',
+            'test/mcp/**',
+            'test/script/**',
+            'test/slack-streaming/**',
+          ],
         },
       },
       {
@@ -155,6 +161,35 @@ export default defineConfig({
           }),
         ],
         test: { testTimeout: 30_000, name: 'offline-demo', include: ['test/demo/**/*.test.ts'] },
+      },
+      {
+        // MODEL=script, as docs/trying-tools.md sets it up: runs follow the script in their task,
+        // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                MODEL: 'script',
+                MODEL_ALLOWLIST: '',
+                OPENAI_API_KEY: '',
+                ENABLED_TOOLS: 'calculator,http_post',
+                MCP_SERVERS: JSON.stringify([
+                  {
+                    name: 'docs',
+                    url: 'https://mcp.test/mcp',
+                    token_secret: 'DOCS_MCP_TOKEN',
+                    timeout_ms: 2_000,
+                  },
+                ]),
+                DOCS_MCP_TOKEN: 'docs-mcp-token-0123',
+              },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'script-model', include: ['test/script/**/*.test.ts'] },
       },
       {
         // Plain Node: the real Worker under Miniflare's API, killed and restarted (test/node/).

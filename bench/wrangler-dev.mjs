@@ -39,7 +39,8 @@ export async function startWranglerDev(root, vars, { timeoutMs = 60_000, config 
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+    // No download of the Request.cf object (edgeloop reads none of it): nothing leaves the host.
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
   })
   let stderr = ''
   child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)))

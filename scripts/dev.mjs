@@ -48,6 +48,20 @@ function probe(port) {
   })
 }
 
+/**
+ * wrangler dev's environment: no metrics, and no download of the `Request.cf` object from
+ * workers.cloudflare.com (edgeloop reads nothing of it; offline, the download fails with
+ * `Unable to fetch the Request.cf object` and a `getaddrinfo` error, and delays the first
+ * request by its timeout). Set CLOUDFLARE_CF_FETCH_ENABLED=true to have it fetched.
+ */
+function devEnv(env) {
+  return {
+    ...env,
+    WRANGLER_SEND_METRICS: 'false',
+    CLOUDFLARE_CF_FETCH_ENABLED: env.CLOUDFLARE_CF_FETCH_ENABLED ?? 'false',
+  }
+}
+
 const args = process.argv.slice(2)
 const port = takePort(args)
 try {
@@ -80,7 +94,7 @@ const child = spawn(
     '--show-interactive-dev-session=false',
     ...args,
   ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+  { cwd: root, stdio: 'inherit', env: devEnv(process.env) },
 )
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig))
 child.on('exit', (code) => process.exit(code ?? 0))

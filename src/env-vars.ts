@@ -25,6 +25,7 @@ export interface EnvVars {
   CONFIRM_POLICY?: string
   CONFIRM_ALLOWLIST?: string
   ENABLED_TOOLS?: string
+  ENABLED_AGENTS?: string
   HTTP_ALLOWLIST?: string
   HTTP_POST_IDEMPOTENT?: string
   /** JSON array of MCP servers; each may name a secret (token_secret) read by that name. */
@@ -48,6 +49,15 @@ export interface EnvVars {
   MAX_HISTORY_TOKENS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
+  EVENT_STREAMS_PER_RUN?: string
+  EVENT_STREAMS_PER_TOKEN?: string
+  EVENT_STREAM_QUEUE_KB?: string
+  /** Where run traces go (OpenTelemetry OTLP/HTTP JSON); the headers are a secret. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string
+  OTEL_EXPORTER_OTLP_HEADERS?: string
+  OTEL_SERVICE_NAME?: string
+  OTEL_CAPTURE_CONTENT?: string
   /** Days a finished run is kept; unset keeps runs forever. */
   RUN_RETENTION_DAYS?: string
 }

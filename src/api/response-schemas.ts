@@ -14,6 +14,9 @@ const iso = z.string().check(z.iso.datetime())
 const runStatus = z.enum(RUN_STATUSES)
 const phase = z.enum(PHASES)
 const stopReason = z.enum(STOP_REASONS)
+
+/** The agent a run started with, and the version of it the run copied (a content hash). */
+const RunAgent = z.object({ name: z.string(), version: z.string() })
 const observationKind = z.enum(OBSERVATION_KINDS)
 const stepKind = z.enum(STEP_KINDS)
 const decision = z.enum(DECISIONS)
@@ -88,16 +91,34 @@ export const Conversation = z.object({
   droppedTurns: z.number(),
 })
 
+/** `POST /v1/runs` → 202 (or 200 when an Idempotency-Key finds the run it started). */
+export const CreatedRun = z.object({
+  id: z.string(),
+  status: z.string(),
+  created: z.boolean(),
+  /** Where the run stands in its conversation (the run view has its history counts too). */
+  conversation: z.pick(Conversation, { id: true, position: true, previousRunId: true }),
+  links: z.object({
+    self: z.string(),
+    trace: z.string(),
+    cancel: z.string(),
+    approvals: z.string(),
+  }),
+})
+
 /** `GET /v1/runs/:id/trace`: the serializable trace (docs/architecture.md#the-five-disciplines, 3). */
 export const RunResult = z.object({
   id: z.string(),
   ok: z.boolean(),
   answer: z.string(),
+  /** A finished run with an output schema: the validated answer (`answer` renders it as text). */
+  output: z.optional(z.unknown()),
   stopReason: z.nullable(stopReason),
   error: z.optional(z.string()),
   phase,
   protocol: z.enum(PROTOCOLS),
   model: z.optional(z.string()),
+  agent: RunAgent,
   conversation: Conversation,
   steps: z.array(TraceStep),
   usage: Usage,
@@ -152,6 +173,7 @@ export const RunView = z.object({
       retryAt: iso,
     }),
   ),
+  agent: RunAgent,
   conversation: Conversation,
   stepCount: z.number(),
   pendingApprovals: z.array(PendingApproval),
@@ -183,6 +205,7 @@ export const RunListItem = z.object({
   stepCount: z.number(),
   requestedBy: z.string(),
   metadata: z.optional(json),
+  agent: RunAgent,
   conversation: z.object({ id: z.string(), position: z.number() }),
 })
 
@@ -253,6 +276,7 @@ export const RunEvent = z.discriminatedUnion('type', [
     z.object({
       ok: z.boolean(),
       answer: z.string(),
+      output: z.optional(z.unknown()),
       stopReason,
       error: z.optional(z.string()),
       stepCount: z.number(),
@@ -280,7 +304,15 @@ export const Misconfigured = z.object({
     code: z.literal('misconfigured'),
     message: z.string(),
     details: z.object({
-      problems: z.array(z.object({ variable: z.string(), message: z.string() })),
+      problems: z.array(
+        z.object({
+          variable: z.string(),
+          message: z.string(),
+          /** An agent's problem: the agent, and the field of its definition. */
+          agent: z.optional(z.string()),
+          field: z.optional(z.string()),
+        }),
+      ),
       warnings: z.array(z.string()),
     }),
   }),
@@ -292,6 +324,26 @@ export const RunApprovals = z.object({
   status: runStatus,
   pendingApprovals: z.array(PendingApproval),
 })
+
+/** An item of `GET /v1/agents`. */
+export const AgentItem = z.object({
+  name: z.string(),
+  description: z.string(),
+  /** Built-in and MCP tool names (`<server>__*`: every tool of that server). */
+  tools: z.array(z.string()),
+  /** Null: the deployment's MODEL. */
+  model: z.nullable(z.string()),
+  /** Null: the deployment's MODEL_PROTOCOL. */
+  protocol: z.nullable(z.string()),
+  /** The final answer's JSON Schema; null: a plain text answer. */
+  outputSchema: z.nullable(z.record(z.string(), z.unknown())),
+})
+
+/** `GET /v1/agents`. */
+export const AgentList = z.object({ agents: z.array(AgentItem) })
+
+/** `GET /v1/agents/{name}`: the item and the instructions put first in its runs' prompts. */
+export const AgentDetail = z.object({ ...AgentItem.def.shape, instructions: z.string() })
 
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
 export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
@@ -314,6 +366,9 @@ export const RunExport = z.object({
 })
 
 export type RunViewBody = z.infer<typeof RunView>
+export type AgentItemBody = z.infer<typeof AgentItem>
+export type AgentBody = z.infer<typeof AgentDetail>
+export type AgentListBody = z.infer<typeof AgentList>
 export type PendingApprovalBody = z.infer<typeof PendingApproval>
 export type DeliveryBody = z.infer<typeof Delivery>
 export type RunListItemBody = z.infer<typeof RunListItem>

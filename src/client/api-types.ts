@@ -22,6 +22,9 @@ export interface CreateRun {
     mode: 'deny' | 'dry_run' | 'ask' | 'allowlist' | 'allow'
     tools?: string[]
   }
+  agent?: string
+  instructions?: string
+  output_schema?: Record<string, unknown>
   model?: string
   callback_url?: string
   callback_events?: 'final' | 'all'
@@ -77,6 +80,10 @@ export interface RunView {
     since: string
     retryAt: string
   }
+  agent: {
+    name: string
+    version: string
+  }
   conversation: {
     id: string
     position: number
@@ -111,6 +118,7 @@ export interface RunResult {
   id: string
   ok: boolean
   answer: string
+  output?: unknown
   stopReason:
     | 'finish'
     | 'max_steps'
@@ -122,12 +130,17 @@ export interface RunResult {
     | 'cancelled'
     | 'model_error'
     | 'content_filter'
+    | 'output_invalid'
     | 'internal_error'
     | null
   error?: string
   phase: 'think' | 'act' | 'await_approval' | 'done'
   protocol: 'text' | 'native'
   model?: string
+  agent: {
+    name: string
+    version: string
+  }
   conversation: {
     id: string
     position: number
@@ -218,6 +231,10 @@ export interface RunPage {
     stepCount: number
     requestedBy: string
     metadata?: Record<string, unknown>
+    agent: {
+      name: string
+      version: string
+    }
     conversation: {
       id: string
       position: number
@@ -345,6 +362,7 @@ export type RunEvent =
     data: {
       ok: boolean
       answer: string
+      output?: unknown
       stopReason:
         | 'finish'
         | 'max_steps'
@@ -356,6 +374,7 @@ export type RunEvent =
         | 'cancelled'
         | 'model_error'
         | 'content_filter'
+        | 'output_invalid'
         | 'internal_error'
       error?: string
       stepCount: number
@@ -413,6 +432,8 @@ export interface Misconfigured {
       problems: Array<{
         variable: string
         message: string
+        agent?: string
+        field?: string
       }>
       warnings: string[]
     }
@@ -426,6 +447,27 @@ export interface Me {
     | 'runs:read'
     | 'approvals:write'
     | 'runs:delete'>
+}
+
+export interface AgentList {
+  agents: Array<{
+    name: string
+    description: string
+    tools: string[]
+    model: string | null
+    protocol: string | null
+    outputSchema: Record<string, unknown> | null
+  }>
+}
+
+export interface Agent {
+  name: string
+  description: string
+  tools: string[]
+  model: string | null
+  protocol: string | null
+  outputSchema: Record<string, unknown> | null
+  instructions: string
 }
 
 export interface Deleted {

@@ -1,4 +1,6 @@
 import type {
+  Agent,
+  AgentList,
   ApprovalPage,
   Cancel,
   Cancelling,
@@ -76,6 +78,16 @@ export class EdgeloopClient {
     return this.#json<Me>('GET', '/v1/me')
   }
 
+  /** The agents runs may name: tools, model, protocol, output schema. */
+  listAgents() {
+    return this.#json<AgentList>('GET', '/v1/agents')
+  }
+
+  /** One agent with its instructions; an unknown name is an EdgeloopError `agent_not_found`. */
+  getAgent(name: string) {
+    return this.#json<Agent>('GET', `/v1/agents/${encodeURIComponent(name)}`)
+  }
+
   getRun(id: string) {
     return this.#json<RunView>('GET', `/v1/runs/${encodeURIComponent(id)}`)
   }
@@ -97,6 +109,8 @@ export class EdgeloopClient {
       status?: RunView['status']
       /** Only the runs of this conversation (its first run's id). */
       conversation?: string
+      /** Only the runs of this agent. */
+      agent?: string
       limit?: number
       cursor?: string
     } = {},

@@ -6,6 +6,8 @@ export {
 } from './edgeloop-client.js'
 export { EdgeloopError } from './edgeloop-error.js'
 export type {
+  Agent,
+  AgentList,
   ApprovalPage,
   Cancel as CancelInput,
   Cancelling,

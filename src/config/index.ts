@@ -12,3 +12,4 @@ export {
 export { DEMO_MODEL, NO_KEY } from '../llm/create-model'
 export { configReport, type ConfigProblem, type ConfigReport } from './problems'
 export { allToolsOf, isMcpToolName } from '../../tools/mcp/index'
+export { AGENT_NAME_PATTERN, type Agent } from './agents'

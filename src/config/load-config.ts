@@ -12,8 +12,12 @@ import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
+import { eventStreamLimits, type EventStreamLimits } from './event-streams'
+import { otelConfigFromEnv, type OtelConfig } from './otel'
+import { resolveAgents, type Agent } from './agents'
 import { retentionMsFromEnv } from './retention'
 import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
+import { requireLongSecrets } from './secrets'
 
 /** Everything the service reads from its environment, validated once (budgets: ServerBudgets). */
 export interface ServiceConfig extends ServerBudgets {
@@ -26,6 +30,8 @@ export interface ServiceConfig extends ServerBudgets {
   mcpServers: McpServerConfig[]
   slice: EdgeSlice
   model: ModelConfig
+  /** The agents runs may name (ENABLED_AGENTS), checked against the settings above. */
+  agents: Agent[]
   /** Hosts a run's callback_url may point to; empty = any public https host. */
   callbackAllowlist: string[]
   /** Tokens, who decides Slack runs, the compiled callback allowlist. */
@@ -41,8 +47,12 @@ export interface ServiceConfig extends ServerBudgets {
     /** The app is a Slack assistant app: set the thread status while a run works. */
     assistant: boolean
   }
+  /** Open event streams and their queues (read again by the events route on its own). */
+  eventStreams: EventStreamLimits
   /** How long a finished run is kept (RUN_RETENTION_DAYS); undefined: forever. */
   retentionMs: number | undefined
+  /** Where run traces are exported (OTEL_EXPORTER_OTLP_*); undefined: nowhere. */
+  otel: OtelConfig | undefined
 }
 
 /** Tools enabled when ENABLED_TOOLS is unset: the ones that need no other setting. */
@@ -59,6 +69,7 @@ const SERVICE_SETTINGS = {
   CONFIRM_POLICY: setting.oneOf(CONFIRM_MODES, 'ask'),
   CONFIRM_ALLOWLIST: setting.list(),
   ENABLED_TOOLS: setting.list(),
+  ENABLED_AGENTS: setting.list(),
   // MAX_STEPS, MAX_SECONDS, … and MAX_HISTORY_TOKENS: one per budget key the server limits.
   ...BUDGET_SETTINGS,
   CPU_MS: setting.number({ min: 1_000, max: 300_000, integer: true, fallback: 30_000 }),
@@ -124,11 +135,24 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     )
   }
   requireModelKey(model)
+  requireLongSecrets(env)
+  const mcpServers = readMcpServers(env)
+  const enabledTools = tools.map((t) => t.name)
+  // Last: an agent is checked against every other setting, once they are all valid.
+  const agents = resolveAgents(s.ENABLED_AGENTS, {
+    enabledTools,
+    mcpServers,
+    policy,
+    maxBudget,
+    defaultBudget,
+    model,
+  })
   return {
     policy,
-    enabledTools: tools.map((t) => t.name),
+    enabledTools,
     tools,
-    mcpServers: readMcpServers(env),
+    mcpServers,
+    agents,
     maxBudget,
     defaultBudget,
     slice: sliceForCpuMs(s.CPU_MS),
@@ -143,6 +167,8 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       stream: s.SLACK_STREAM === 'auto',
       assistant: s.SLACK_ASSISTANT,
     },
+    eventStreams: eventStreamLimits(env),
     retentionMs: retentionMsFromEnv(env),
+    otel: otelConfigFromEnv(env),
   }
 }

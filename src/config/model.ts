@@ -1,5 +1,11 @@
 /** The model settings: provider, model names, protocol, retries and prices. */
-import { DEMO_MODEL, NO_KEY, type ModelConfig } from '../llm/create-model'
+import {
+  DEMO_MODEL,
+  LOCAL_MODELS,
+  NO_KEY,
+  SCRIPT_MODEL,
+  type ModelConfig,
+} from '../llm/create-model'
 import { ConfigError } from '../errors/config-error'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
@@ -43,15 +49,16 @@ export function modelConfigFromEnv(env: EnvRecord): ModelConfig {
 }
 
 /**
- * The demo runs only when asked for by name; any other model needs a key (or `none`). Checked
+ * The local models (the demo, the task script) run only when asked for by name; any other model
+ * needs a key (or `none`). Checked
  * last by the loader, so a more specific problem is named first.
  */
 export function requireModelKey(config: ModelConfig): void {
-  if (config.model === DEMO_MODEL || config.apiKey) return
+  if (LOCAL_MODELS.includes(config.model) || config.apiKey) return
   throw new ConfigError(
     'OPENAI_API_KEY',
     `OPENAI_API_KEY is not set, so model "${config.model}" cannot be called: set the provider's key, ` +
       `OPENAI_API_KEY=${NO_KEY} for a provider that needs none (local vLLM, Ollama), or ` +
-      `MODEL=${DEMO_MODEL} for the offline demo`,
+      `MODEL=${DEMO_MODEL} for the offline demo (MODEL=${SCRIPT_MODEL} to script runs in their task)`,
   )
 }

@@ -4,14 +4,18 @@
  * variable were unset, so one answer lists all of them, and adds warnings for settings that are
  * allowed but probably not meant (the demo's pretend tools beside a real model).
  */
-import { DEMO_MODEL, NO_KEY } from '../llm/create-model'
+import { DEMO_MODEL, NO_KEY, SCRIPT_MODEL } from '../llm/create-model'
 import { ConfigError } from '../errors/config-error'
 import type { EnvRecord } from '../settings/setting'
 import { DEMO_TOOLS, parseConfig, type ServiceConfig } from './load-config'
+import { AgentConfigError, agentVariable } from './agents'
 
 export interface ConfigProblem {
   variable: string
   message: string
+  /** For an agent's problem: the agent and its field. */
+  agent?: string
+  field?: string
 }
 
 export interface ConfigReport {
@@ -32,6 +36,18 @@ export function configReport(env: EnvRecord): ConfigReport {
       config = parseConfig(current)
       break
     } catch (err) {
+      if (err instanceof AgentConfigError) {
+        // Agents are checked last, all at once: nothing further to find.
+        for (const p of err.problems) {
+          problems.push({
+            variable: agentVariable(p.agent),
+            message: `agent "${p.agent}" ${p.field}: ${p.message}`,
+            agent: p.agent,
+            field: p.field,
+          })
+        }
+        break
+      }
       if (!(err instanceof ConfigError)) {
         problems.push({ variable: 'unknown', message: (err as Error).message })
         break
@@ -53,7 +69,8 @@ export function configReport(env: EnvRecord): ConfigReport {
 function warningsFor(config: ServiceConfig, env: EnvRecord): string[] {
   const warnings: string[] = []
   const demoTools = config.enabledTools.filter((t) => DEMO_TOOLS.includes(t))
-  if (demoTools.length && config.model.model !== DEMO_MODEL) {
+  const local = config.model.model === DEMO_MODEL || config.model.model === SCRIPT_MODEL
+  if (demoTools.length && !local) {
     warnings.push(
       `ENABLED_TOOLS offers the demo's pretend tools (${demoTools.join(', ')}) with the real ` +
         `model ${config.model.model}: their data is made up and rollback_deploy changes nothing`,
@@ -61,6 +78,9 @@ function warningsFor(config: ServiceConfig, env: EnvRecord): string[] {
   }
   if (config.model.model === DEMO_MODEL) {
     warnings.push('MODEL=demo: runs replay the recorded demo investigation, not a real model')
+  }
+  if (config.model.model === SCRIPT_MODEL) {
+    warnings.push('MODEL=script: runs follow the script written in their task, not a real model')
   }
   if (config.policy.mode !== 'allowlist' && typeof env.CONFIRM_ALLOWLIST === 'string') {
     if (env.CONFIRM_ALLOWLIST.trim()) {

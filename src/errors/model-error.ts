@@ -2,7 +2,13 @@ import { EdgeloopError } from './edgeloop-error'
 
 /** Why a model call failed; `tools_unsupported` lets an `auto` run fall back to the text protocol. */
 export type ModelErrorCode =
-  'tools_unsupported' | 'timeout' | 'network' | 'http' | 'bad_response' | 'script_exhausted'
+  | 'tools_unsupported'
+  | 'timeout'
+  | 'network'
+  | 'http'
+  | 'bad_response'
+  | 'script_exhausted'
+  | 'script_invalid'
 
 /**
  * The model provider's fault: it could not produce an answer (after retries). Ends a run with

@@ -12,6 +12,8 @@ export const STOP_REASONS = [
   'cancelled',
   'model_error',
   'content_filter',
+  // The final answer did not match the run's output schema, in too many steps in a row.
+  'output_invalid',
   // The service could not advance the run (storage failure, a tool set no longer buildable).
   'internal_error',
 ] as const

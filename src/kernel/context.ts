@@ -1,43 +1,10 @@
+import type { AgentSnapshot } from './agent-schema'
 import type { ChatMessage, ModelRequest, Protocol } from './model'
-import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import type { ToolRegistry } from './registry'
 import type { RunState, Step } from './state'
-import { elisionSaving, FRAMING, messageTokens, stepMessages } from './step-messages'
+import { elisionSaving, FRAMING, stepMessages } from './step-messages'
+import { runHead, systemOf } from './system-prompt'
 import { approxTokens } from './tokens'
-
-const NATIVE_SYSTEM =
-  'You are an agent that solves the task step by step. Think briefly, then call tools to gather ' +
-  'facts; never invent observations. Tools marked as side effects need a person to approve each ' +
-  'call. When you have the answer, reply with the final answer as plain text and no tool call.'
-
-const TEXT_SYSTEM_HEAD =
-  'You are an agent that solves the task step by step. Each reply is one step: a short thought ' +
-  'and exactly one action. Never invent observations: they come back to you after each action. ' +
-  'Tools marked as side effects need a person to approve each call.'
-
-// Built once per registry: the tool block is the same for every step of every run using it.
-const systemCache = new WeakMap<ToolRegistry, { text: string; native: string }>()
-function systemPrompts(registry: ToolRegistry): { text: string; native: string } {
-  let cached = systemCache.get(registry)
-  if (!cached) {
-    cached = {
-      text: `${TEXT_SYSTEM_HEAD}\n\n${TEXT_PROTOCOL_FORMAT}${finishToolNote(registry)}\n\n## Tools\n\n${registry.textSpec()}`,
-      native: NATIVE_SYSTEM,
-    }
-    systemCache.set(registry, cached)
-  }
-  return cached
-}
-
-/**
- * A deployment's own `finish` tool is that tool, so the finish action above would call it; the
- * model is told the other way to finish, which no tool name can take.
- */
-function finishToolNote(registry: ToolRegistry): string {
-  const tool = registry.names().find((n) => n.toLowerCase() === 'finish')
-  if (!tool) return ''
-  return `\n\nHere \`${tool}\` is one of the tools: the action "${tool}" calls it. When you know the answer, finish with a last line \`Final Answer: <final answer>\` instead.`
-}
 
 /**
  * Once a request would pass `maxContextTokens`, old observations are elided down to this share of
@@ -61,7 +28,15 @@ export interface ContextCut {
  * Not a WeakMap keyed by step: an entry per step costs more CPU than the step (npm run bench).
  */
 export class RenderCache {
-  #key: { protocol: Protocol; registry: ToolRegistry; task: string; history: string } | undefined
+  #key:
+    | {
+        protocol: Protocol
+        registry: ToolRegistry
+        task: string
+        history: string
+        agent: AgentSnapshot
+      }
+    | undefined
   /** The steps rendered, in order. */
   #steps: Step[] = []
   /** Where step i's messages start in #messages, and the tokens before it. */
@@ -121,7 +96,7 @@ export class RenderCache {
 
   /** Brings the rendering up to `state`'s steps, the first `cut` of them elided. */
   #render(state: RunState, registry: ToolRegistry, cut: number): void {
-    const { protocol, task, steps } = state
+    const { protocol, task, steps, agent } = state
     const history = state.conversation?.prompt ?? ''
     const key = this.#key
     if (
@@ -129,9 +104,10 @@ export class RenderCache {
       key.protocol !== protocol ||
       key.registry !== registry ||
       key.task !== task ||
-      key.history !== history
+      key.history !== history ||
+      (key.agent !== agent && key.agent.version !== agent.version)
     ) {
-      this.#reset(protocol, registry, task, history)
+      this.#reset(protocol, registry, task, history, agent)
     }
     const cached = this.#steps
     let i = 0
@@ -157,14 +133,21 @@ export class RenderCache {
     }
   }
 
-  #reset(protocol: Protocol, registry: ToolRegistry, task: string, history: string): void {
-    this.#key = { protocol, registry, task, history }
-    const system = systemPrompts(registry)
+  #reset(
+    protocol: Protocol,
+    registry: ToolRegistry,
+    task: string,
+    history: string,
+    agent: AgentSnapshot,
+  ): void {
+    this.#key = { protocol, registry, task, history, agent }
+    const run = runHead(registry, agent)
+    const content = `Task: ${task}`
     const head: ChatMessage[] = [
-      { role: 'system', content: protocol === 'native' ? system.native : system.text },
-      { role: 'user', content: `Task: ${task}` },
+      { role: 'system', content: systemOf(run, protocol) },
+      { role: 'user', content },
     ]
-    let tokens = headTokens(registry, protocol, head)
+    let tokens = run.tokens[protocol] + approxTokens(content) + 4
     // A follow-up's history (frozen in its state: conversation.ts) comes before its task.
     if (history) {
       head.splice(1, 0, { role: 'user', content: history })
@@ -191,8 +174,6 @@ export interface BuiltRequest {
   bytes: number
 }
 
-const headCache = new WeakMap<ToolRegistry, Map<string, number>>()
-
 /** The request for the next think (docs/architecture.md#step-machine). */
 export function buildRequest(
   state: RunState,
@@ -202,37 +183,10 @@ export function buildRequest(
   const protocol = state.protocol
   const { messages, tokens, cut } = cache.build(state, registry)
   const request: BuiltRequest['request'] = { protocol, messages }
-  if (protocol === 'native') request.tools = registry.openaiTools()
-  const toolSpecTokens = toolSpecTokensOf(registry, protocol)
+  const head = runHead(registry, state.agent)
+  if (protocol === 'native') request.tools = head.tools
+  if (state.agent.temperature !== null) request.temperature = state.agent.temperature
+  const toolSpecTokens = head.specTokens[protocol]
   // About 4 bytes a token: close enough for a CPU bound, and free to compute.
   return { request, tokens, bytes: tokens * 4, cut, toolSpecTokens }
-}
-
-const specCache = new WeakMap<ToolRegistry, { native: number; text: number }>()
-
-/** Tool schemas (native) or the tool section of the system prompt (text), in tokens. */
-function toolSpecTokensOf(registry: ToolRegistry, protocol: Protocol): number {
-  let spec = specCache.get(registry)
-  if (!spec) {
-    spec = {
-      native: approxTokens(JSON.stringify(registry.openaiTools())),
-      text: approxTokens(registry.textSpec()),
-    }
-    specCache.set(registry, spec)
-  }
-  return protocol === 'native' ? spec.native : spec.text
-}
-
-function headTokens(registry: ToolRegistry, protocol: Protocol, head: ChatMessage[]): number {
-  let byProtocol = headCache.get(registry)
-  if (!byProtocol) headCache.set(registry, (byProtocol = new Map()))
-  const task = head[1]!.content ?? ''
-  let system = byProtocol.get(protocol)
-  if (system === undefined) {
-    // The system prompt (and, natively, the tool schemas) is the same for every step.
-    system = messageTokens(head[0]!)
-    if (protocol === 'native') system += approxTokens(JSON.stringify(registry.openaiTools()))
-    byProtocol.set(protocol, system)
-  }
-  return system + approxTokens(task as string) + 4
 }

@@ -2,8 +2,9 @@
  * Migrations of saved run states to the current version. Each step takes one version to the
  * next; `parseRunState` validates the result against the current schema, so a migration only
  * reshapes and never has to check. test/fixtures/run-state-v1 and run-state-v2 hold states saved
- * by versions 1 and 2.
+ * by versions 1 and 2, run-state-v3 by version 3.
  */
+import { agentSnapshot } from './agent-schema'
 
 type Json = Record<string, unknown>
 
@@ -12,7 +13,21 @@ export function migrateRunState(value: unknown): unknown {
   let state = value
   if (isRecord(state) && state.v === 1) state = v1ToV2(state)
   if (isRecord(state) && state.v === 2) state = v2ToV3(state)
+  if (isRecord(state) && state.v === 3) state = v3ToV4(state)
   return state
+}
+
+/**
+ * Version 4 adds the run's agent and the result's structured output. A run saved before agents
+ * ran as the default agent does today: no instructions, no output schema, and its version is the
+ * hash of exactly that, as a run started now would get.
+ */
+function v3ToV4(s: Json): Json {
+  const result = isRecord(s.result) ? { ...s.result, output: null } : s.result
+  const tools = Array.isArray(s.tools) ? (s.tools as string[]) : []
+  const protocol = typeof s.protocolSetting === 'string' ? s.protocolSetting : 'auto'
+  const agent = agentSnapshot(undefined, { tools, protocol, policy: s.policy })
+  return { ...s, v: 4, result, agent }
 }
 
 /** Version 3 adds conversations: a run saved before them continues nothing. */

@@ -27,6 +27,8 @@ export interface ModelRequest {
   messages: ChatMessage[]
   /** Present for the native protocol only. */
   tools?: ToolSchema[]
+  /** The run's agent's sampling temperature; absent: the model's configured one. */
+  temperature?: number
   /** The call may not outlive this (the run's remaining wall budget). */
   timeoutMs: number
   signal?: AbortSignal

@@ -1,4 +1,8 @@
+import * as z from 'zod/mini'
+import type { AgentInput } from './agent-schema'
 import { BudgetOverrides } from './budget'
+import { jsonSchemaOf } from './json-schema-of'
+import { outputSchemaProblems } from '../validation/output-schema'
 import type { ConfirmHook, ConfirmPolicy } from './confirm'
 import { describeIssues } from '../validation/describe-issues'
 import { KernelUsageError } from '../errors/kernel-usage-error'
@@ -26,6 +30,19 @@ export interface ReactOptions {
   now?: () => number
   signal?: AbortSignal
   pricing?: Pricing
+  /** Put first in the system prompt: the agent's role and how it works (docs/agents.md). */
+  instructions?: string
+  /**
+   * The final answer's schema: a zod schema or a JSON Schema. The result's `output` is the
+   * validated value; an answer that fails is a `[FormatError]`, and after the failed-step streak
+   * the run ends `output_invalid`.
+   */
+  output?: z.ZodMiniType | z.core.$ZodType | Record<string, unknown>
+  /**
+   * Takes secrets out of observations, tool errors and replies before the run records them,
+   * e.g. `createRedactor([process.env.MY_API_KEY])`.
+   */
+  redact?: (text: string) => string
   /** Called after every transition (for logs or checkpoints). */
   onState?: (state: RunState) => void
 }
@@ -53,6 +70,7 @@ export async function react(
   const policy: ConfirmPolicy =
     typeof options.confirm === 'object' ? options.confirm : { mode: given ? 'ask' : 'deny' }
   const hook: ConfirmHook = given ?? (() => false)
+  const agent = agentOption(options)
   let state = createRunState({
     task,
     tools: registry.names(),
@@ -60,6 +78,7 @@ export async function react(
     ...(options.protocol ? { protocol: options.protocol } : {}),
     ...(budget ? { budget } : {}),
     ...(options.now ? { now: options.now() } : {}),
+    ...(agent ? { agent } : {}),
   })
   const deps: Deps = {
     model: options.model,
@@ -69,6 +88,7 @@ export async function react(
     ...(options.now ? { now: options.now } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.pricing ? { pricing: options.pricing } : {}),
+    ...(options.redact ? { redact: options.redact } : {}),
   }
   const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
   const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))
@@ -86,4 +106,29 @@ function checkBudget(budget: unknown): BudgetOverrides | undefined {
     line.startsWith('(arguments)') ? `budget${line.slice('(arguments)'.length)}` : `budget.${line}`,
   )
   throw new KernelUsageError(`react(): invalid budget: ${problems.join('; ')}`, 'bad_budget')
+}
+
+/** The `instructions` and `output` options as the run's agent; none when neither is given. */
+function agentOption(options: ReactOptions): AgentInput | undefined {
+  const { instructions, output } = options
+  if (instructions === undefined && output === undefined) return undefined
+  if (instructions !== undefined && typeof instructions !== 'string') {
+    throw new KernelUsageError('react(): instructions must be a string', 'bad_option')
+  }
+  let schema: Record<string, unknown> | null = null
+  try {
+    if (output !== undefined) schema = jsonSchemaOf(output)
+  } catch (err) {
+    throw new KernelUsageError(`react(): ${(err as Error).message}`, 'bad_option')
+  }
+  if (schema) {
+    const problems = outputSchemaProblems(schema)
+    if (problems.length) {
+      throw new KernelUsageError(
+        `react(): invalid output schema: ${problems.join('; ')}`,
+        'bad_option',
+      )
+    }
+  }
+  return { instructions: instructions?.trim() || null, output: schema }
 }

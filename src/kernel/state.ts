@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { agentSnapshot, AgentSnapshotSchema, type AgentInput } from './agent-schema'
 import { BudgetSchema, DEFAULT_BUDGET, STOP_REASONS, type Budget } from './budget'
 import { CONFIRM_MODES, type ConfirmPolicy } from './confirm'
 import { ConversationSchema, type Conversation } from './conversation-schema'
@@ -13,7 +14,7 @@ import type { Outcome } from './outcome'
  * a plain spread that never adds a key. `v` is bumped on any incompatible change, and
  * `parseRunState` migrates older versions (src/kernel/migrate.ts).
  */
-export const RUN_STATE_VERSION = 3
+export const RUN_STATE_VERSION = 4
 
 export const CALL_STATUSES = [
   'pending', // recorded from the model, not yet reviewed
@@ -151,6 +152,8 @@ export const RunOutcomeSchema = z.object({
   answer: z.string(),
   stopReason: z.enum(STOP_REASONS),
   error: z.nullable(z.string()),
+  /** The validated final answer of a run with an output schema; null otherwise. */
+  output: z.nullable(z.unknown()),
   finishedAt: z.number(),
 })
 
@@ -193,6 +196,8 @@ export const RunStateSchema = z.object({
   result: z.nullable(RunOutcomeSchema),
   /** The earlier runs this one continues (their history, frozen at creation); null: none. */
   conversation: z.nullable(ConversationSchema),
+  /** The agent as the run copied it when it started (version 4). */
+  agent: AgentSnapshotSchema,
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
@@ -208,6 +213,8 @@ export interface NewRunInput {
   now?: number
   /** The conversation this run continues (`continueConversation`). */
   conversation?: Conversation
+  /** The run's agent (instructions, output schema, model); none: the default agent. */
+  agent?: AgentInput
 }
 
 /**
@@ -216,6 +223,7 @@ export interface NewRunInput {
  */
 export function createRunState(input: NewRunInput): RunState {
   const protocolSetting = input.protocol ?? 'auto'
+  const policy = input.policy ?? { mode: 'ask' }
   if (protocolSetting !== 'text') {
     const refused = input.tools.filter((name) => !NATIVE_TOOL_NAME_PATTERN.test(name))
     if (refused.length) {
@@ -233,7 +241,7 @@ export function createRunState(input: NewRunInput): RunState {
     protocolSetting,
     tools: input.tools,
     budget: { ...DEFAULT_BUDGET, ...input.budget },
-    policy: input.policy ?? { mode: 'ask' },
+    policy,
     phase: 'think',
     steps: [],
     usage: {
@@ -255,6 +263,7 @@ export function createRunState(input: NewRunInput): RunState {
     modelCall: null,
     result: null,
     conversation: input.conversation ?? null,
+    agent: agentSnapshot(input.agent, { tools: input.tools, protocol: protocolSetting, policy }),
   }
 }
 

@@ -3,7 +3,7 @@ import { buildRequest, type BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
 import { ModelError } from '../errors/model-error'
 import type { ModelRequest, ModelResponse } from './model'
-import { TEXT_PROTOCOL_FORMAT } from './parse/index'
+import { FINAL_ANSWER_TOOL, textFormatOf } from './system-prompt'
 import { readNativeReply, readTextReply, type Reading } from './reply'
 import { countLostCall, startModelCall } from './model-call'
 import { phaseAfterReview, reviewCalls } from './review'
@@ -50,13 +50,16 @@ export function think(state: RunState, slice: Slice): SyncOrAsync<Change> {
 async function callModel(state: RunState, record: ModelCall, slice: Slice): Promise<Change> {
   const built = buildRequest(state, slice.registry, slice.render)
   const remainingMs = state.budget.maxSeconds * 1000 - state.activeMs
-  const { protocol, messages, tools } = built.request
+  const { protocol, messages, tools, temperature } = built.request
   const request: ModelRequest = tools
     ? { protocol, messages, tools, timeoutMs: remainingMs }
     : { protocol, messages, timeoutMs: remainingMs }
+  if (temperature !== undefined) request.temperature = temperature
   if (slice.deps.signal) request.signal = slice.deps.signal
   const watch = slice.deps.onModelText
-  if (watch) request.onText = (delta) => watch(record.step, protocol, delta)
+  // Each live delta is redacted on its own: a secret split across two deltas is not caught here
+  // (the recorded reply is redacted whole).
+  if (watch) request.onText = (delta) => watch(record.step, protocol, slice.redact(delta))
   const startedAt = slice.now()
   let response: ModelResponse
   try {
@@ -64,7 +67,26 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
   } catch (err) {
     return modelFailed(state, record, slice, built.bytes, startedAt, remainingMs, err)
   }
-  return recordReply(state, slice, built, startedAt, record, response)
+  return recordReply(state, slice, built, startedAt, record, redactReply(response, slice))
+}
+
+/**
+ * The reply with secrets taken out of its text and its calls' arguments before anything reads
+ * it: a provider that echoes a secret (or a model repeating one) records none, and a call can
+ * never carry one out to a tool.
+ */
+function redactReply(response: ModelResponse, slice: Slice): ModelResponse {
+  if (!slice.deps.redact) return response
+  const { redact } = slice
+  const out: ModelResponse = { ...response }
+  if (typeof response.text === 'string') out.text = redact(response.text)
+  if (response.toolCalls) {
+    out.toolCalls = response.toolCalls.map((c) => ({
+      ...c,
+      function: { ...c.function, arguments: redact(c.function.arguments) },
+    }))
+  }
+  return out
 }
 
 /** The model call threw: a cancel, a protocol fallback, the time budget, or a model error. */
@@ -178,19 +200,27 @@ function recordReply(
   }
   const reading: Reading =
     state.protocol === 'native'
-      ? readNativeReply(response, base.i, slice.registry, slice.callIds.of(state))
-      : readTextReply(text, base.i, slice.registry)
+      ? readNativeReply(
+          response,
+          base.i,
+          slice.registry,
+          slice.callIds.of(state),
+          state.agent.output,
+        )
+      : readTextReply(text, base.i, slice.registry, state.agent.output)
   if (response.finishReason === 'length') {
     // A cut-off reply is never an answer, and its tool arguments may be cut off too.
     const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
     return thought(formatError(state, reply, base, reading.thought, problem, slice))
   }
   if (reading.kind === 'format_error') {
-    return thought(formatError(state, reply, base, reading.thought, reading.problem, slice))
+    const failed = reading.output === true
+    return thought(formatError(state, reply, base, reading.thought, reading.problem, slice, failed))
   }
   if (reading.kind === 'finish') {
     const step = stepOf(base, 'finish', reading.thought, [], reading.answer)
-    return thought(stop(withStep(state, reply, step), 'finish', slice, null, reading.answer))
+    const finished = withStep(state, reply, step)
+    return thought(stop(finished, 'finish', slice, null, reading.answer, reading.output ?? null))
   }
   const tool = reading.calls.map((c) => c.name).join(',')
   const acting = (calls: Call[], phase: Phase): RunState =>
@@ -225,17 +255,24 @@ function formatError(
   thought: string,
   problem: string,
   slice: Slice,
+  outputInvalid = false,
 ): RunState {
   const formatErrorText =
-    state.protocol === 'native'
-      ? `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
-      : `[FormatError] ${problem}\n${TEXT_PROTOCOL_FORMAT}`
+    state.protocol === 'text'
+      ? `[FormatError] ${problem}\n${textFormatOf(state.agent)}`
+      : state.agent.output
+        ? `[FormatError] ${problem} Call one of the tools, or call ${FINAL_ANSWER_TOOL} with an "answer" that matches its schema.`
+        : `[FormatError] ${problem} Call one of the tools, or reply with the final answer as plain text.`
   // An unusable reply is a failed step: it extends the one streak failed tool steps extend.
   const { streak, exhausted } = errorStreak(state, true)
   const step = stepOf(base, 'format_error', thought, [], null, formatErrorText)
   const recorded = withStep(state, reply, step)
   recorded.consecutiveErrors = streak
   if (!exhausted) return recorded
+  if (outputInvalid) {
+    const why = `${streak} failed steps in a row; last: an answer that failed the output schema (${problem})`
+    return stop(recorded, 'output_invalid', slice, why)
+  }
   const why = `${streak} failed steps in a row; last: an unusable reply (${problem})`
   return stop(recorded, 'unparsable_exhausted', slice, why)
 }

@@ -49,12 +49,16 @@ export interface RunResult {
   ok: boolean
   /** Empty unless ok: failure is never dressed as a half answer. */
   answer: string
+  /** A run with an output schema that finished: its validated answer (`answer` renders it). */
+  output?: unknown
   /** Null while the run is still going. */
   stopReason: StopReason | null
   error?: string
   phase: RunState['phase']
   protocol: RunState['protocol']
   model?: string
+  /** The agent the run started with, and the version of it the run copied. */
+  agent: { name: string; version: string }
   /** Where the run stands in its conversation (a run that continues nothing starts its own). */
   conversation: ConversationView
   steps: TraceStep[]
@@ -83,11 +87,13 @@ export function toRunResult(state: RunState): RunResult {
     id: state.id,
     ok: r?.ok ?? false,
     answer: r?.ok ? r.answer : '',
+    ...(r?.ok && state.agent.output ? { output: r.output } : {}),
     stopReason: r?.stopReason ?? null,
     ...(r?.error ? { error: r.error } : {}),
     phase: state.phase,
     protocol: state.protocol,
     ...(state.model ? { model: state.model } : {}),
+    agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
     steps: state.steps.map((s) => ({
       i: s.i,

@@ -33,6 +33,7 @@ export function copyState(state: RunState): RunState {
     modelCall: state.modelCall,
     result: state.result,
     conversation: state.conversation,
+    agent: state.agent,
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Model, Protocol } from '../kernel/model'
 import { demoModel } from './demo-script'
 import { OpenAIModel, type StreamMode } from './openai-model'
+import { taskScriptModel } from './task-script'
 
 export type ModelProtocolSetting = 'auto' | Protocol
 
@@ -28,12 +29,16 @@ export interface ModelConfig {
 
 /** `MODEL=demo`: the offline scripted demo model, only when asked for by name. */
 export const DEMO_MODEL = 'demo'
+/** `MODEL=script`: each run follows the script its task spells out (docs/trying-tools.md). */
+export const SCRIPT_MODEL = 'script'
+/** The local models: no provider, no key, only when asked for by name. */
+export const LOCAL_MODELS: readonly string[] = [DEMO_MODEL, SCRIPT_MODEL]
 /** `OPENAI_API_KEY=none`: a provider that needs no key (local vLLM, Ollama); no Authorization. */
 export const NO_KEY = 'none'
 
 /**
- * The model for one run: the offline demo when the model is `demo`, otherwise the
- * OpenAI-compatible adapter. A per-run `model` must be in the allowlist.
+ * The model for one run: the offline demo when the model is `demo`, the task's own script when
+ * it is `script`, otherwise the OpenAI-compatible adapter. A per-run `model` must be in the allowlist.
  */
 export function createModel(
   config: ModelConfig,
@@ -46,9 +51,10 @@ export function createModel(
     )
   }
   if (model === DEMO_MODEL) return demoModel()
+  if (model === SCRIPT_MODEL) return taskScriptModel()
   if (!config.apiKey) {
     throw new TypeError(
-      'OPENAI_API_KEY is not set: set the provider key, OPENAI_API_KEY=none for a provider that needs none, or MODEL=demo',
+      'OPENAI_API_KEY is not set: set the provider key, OPENAI_API_KEY=none for a provider that needs none, or MODEL=demo (or MODEL=script)',
     )
   }
   const keyless = config.apiKey === NO_KEY

@@ -12,6 +12,7 @@ import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi'
 import { consoleRoutes } from './console'
 import { meRoutes } from './me'
+import { agentsRoutes } from './agents'
 import { approvalsRoutes } from './run-list'
 import { runsRoutes } from './runs'
 
@@ -40,6 +41,7 @@ app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin
 app.route('/v1/runs', runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
 app.route('/v1/me', meRoutes)
+app.route('/v1/agents', agentsRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 
@@ -62,7 +64,11 @@ async function readiness(c: Context<AppEnv>) {
     `${problems.length} configuration problem${problems.length > 1 ? 's' : ''}: ` +
       problems.map((p) => clean(p.message)).join('; '),
     {
-      problems: problems.map((p) => ({ variable: p.variable, message: clean(p.message) })),
+      problems: problems.map((p) => ({
+        variable: p.variable,
+        message: clean(p.message),
+        ...(p.agent ? { agent: p.agent, field: p.field } : {}),
+      })),
       warnings: warnings.map(clean),
     },
   )

@@ -1,6 +1,9 @@
 import {
+  AgentDetail,
+  AgentList,
   ApprovalPage,
   Cancelling,
+  CreatedRun,
   DecisionResult,
   Deleted,
   Health,
@@ -15,7 +18,7 @@ import {
   RunView,
   StoredObservation,
 } from '../api/response-schemas'
-import { CancelBody, CreateRunBody, CreatedRun, DecisionBody } from './schemas'
+import { CancelBody, CreateRunBody, DecisionBody } from './schemas'
 import { schema } from './openapi-parts'
 
 /**
@@ -71,6 +74,8 @@ export function openApiComponents(): Record<string, unknown> {
       Ready: schema(Ready, 'output'),
       Misconfigured: schema(Misconfigured, 'output'),
       Me: schema(Me, 'output'),
+      AgentList: schema(AgentList, 'output'),
+      Agent: schema(AgentDetail, 'output'),
       Deleted: schema(Deleted, 'output'),
       RunExport: schema(RunExport, 'output'),
     },

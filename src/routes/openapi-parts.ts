@@ -1,5 +1,6 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 
 /** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */
 
@@ -38,19 +39,29 @@ export const idempotencyKey = {
   description: 'The same key returns the same run; with another request it is a 409.',
   schema: { type: 'string', minLength: 1, maxLength: 200 },
 }
+export const traceparent = {
+  name: 'traceparent',
+  in: 'header',
+  required: false,
+  description:
+    "W3C Trace Context: the run's exported spans join this trace, under this span. An invalid one is ignored.",
+  schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+}
 export const afterSeq = {
   name: 'after',
   in: 'query',
   required: false,
   description: 'Send only events with a greater sequence number.',
-  schema: { type: 'integer', minimum: 0 },
+  schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999 },
 }
 export const lastEventId = {
   name: 'Last-Event-ID',
   in: 'header',
   required: false,
-  description: 'As `after`; EventSource sends it on reconnect. Wins over `after`.',
-  schema: { type: 'string', pattern: '^[0-9]+$' },
+  description:
+    'As `after`: an event sequence number of at most 15 digits, spaces around it ignored; ' +
+    'EventSource sends it on reconnect. Wins over `after` unless empty.',
+  schema: { type: 'string', pattern: '^\\s*[0-9]{0,15}\\s*$' },
 }
 export const bearer = [{ bearer: [] }]
 export const slackOperation = (operationId: string, summary: string) => ({
@@ -62,7 +73,7 @@ export const slackOperation = (operationId: string, summary: string) => ({
     security: [{ slackSignature: [] }],
     responses: {
       '200': { description: 'Acknowledged' },
-      '401': { description: 'Missing or invalid Slack signature' },
+      ...errorResponses(ROUTE_ERRORS.slack),
     },
   },
 })

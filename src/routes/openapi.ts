@@ -1,4 +1,5 @@
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { AGENT_NAME_PATTERN } from '../config'
 import { RUN_STATUSES } from '../api/enums'
 import { runCallbacks } from './openapi-callbacks'
 import { servicePaths } from './openapi-service'
@@ -17,6 +18,7 @@ import {
   ref,
   runId,
   slackOperation,
+  traceparent,
 } from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
@@ -41,6 +43,7 @@ function buildDocument(): Record<string, unknown> {
     },
     tags: [
       { name: 'runs', description: 'Start, follow and steer runs' },
+      { name: 'agents', description: 'The agents runs may name' },
       { name: 'approvals', description: 'Human approval of side effects' },
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
@@ -68,7 +71,7 @@ function buildDocument(): Record<string, unknown> {
           tags: ['runs'],
           // Either one: the API token, or a signed webhook body (signature and timestamp).
           security: [{ bearer: [] }, { webhookSignature: [], webhookTimestamp: [] }],
-          parameters: [idempotencyKey],
+          parameters: [idempotencyKey, traceparent],
           requestBody: { required: true, ...json('CreateRun') },
           callbacks: runCallbacks,
           responses: {
@@ -98,6 +101,13 @@ function buildDocument(): Record<string, unknown> {
               required: false,
               description: 'Only the runs of this conversation (the id of its first run).',
               schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
+            },
+            {
+              name: 'agent',
+              in: 'query',
+              required: false,
+              description: 'Only the runs of this agent (runs from before agents: `default`).',
+              schema: { type: 'string', pattern: AGENT_NAME_PATTERN.source },
             },
             limit,
             cursor,
@@ -163,7 +173,9 @@ function buildDocument(): Record<string, unknown> {
           operationId: 'streamEvents',
           summary: 'The run events as Server-Sent Events',
           description:
-            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. While the model writes, live frames without `id:`, `event: answer_delta` or `event: thought_delta` with `data: {"step": <number>, "delta": "<text>"}`, never stored or replayed.',
+            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. While the model writes, live frames without `id:`, `event: answer_delta` or `event: thought_delta` with `data: {"step": <number>, "delta": "<text>"}`, never stored or replayed. ' +
+            'A reader more than EVENT_STREAM_QUEUE_KB behind gets a last frame `event: stream_closed` (no `id`; `data` is `{reason: "slow_reader", lastEventId, message}`) and the stream closes: reconnect with `Last-Event-ID` to resume. ' +
+            'Beyond EVENT_STREAMS_PER_RUN streams on the run or EVENT_STREAMS_PER_TOKEN of one token the answer is 429 with `Retry-After`.',
           tags: ['runs'],
           security: bearer,
           parameters: [runId, afterSeq, lastEventId],
@@ -280,6 +292,39 @@ function buildDocument(): Record<string, unknown> {
           tags: ['service'],
           security: bearer,
           responses: { '200': ok('The token', 'Me'), ...errorResponses(ROUTE_ERRORS.whoAmI) },
+        },
+      },
+      '/v1/agents': {
+        get: {
+          operationId: 'listAgents',
+          summary: 'The agents runs may name: tools, model, protocol, output schema',
+          tags: ['agents'],
+          security: bearer,
+          responses: {
+            '200': ok('The agents', 'AgentList'),
+            ...errorResponses(ROUTE_ERRORS.listAgents),
+          },
+        },
+      },
+      '/v1/agents/{name}': {
+        get: {
+          operationId: 'getAgent',
+          summary: 'One agent, with its instructions',
+          tags: ['agents'],
+          security: bearer,
+          parameters: [
+            {
+              name: 'name',
+              in: 'path',
+              required: true,
+              description: "The agent's name.",
+              schema: { type: 'string', pattern: AGENT_NAME_PATTERN.source },
+            },
+          ],
+          responses: {
+            '200': ok('The agent', 'Agent'),
+            ...errorResponses(ROUTE_ERRORS.getAgent),
+          },
         },
       },
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),

@@ -6,11 +6,12 @@ import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { requireAuth } from './auth'
 import { RUN_ID_PATTERN } from './schemas'
+import { AGENT_NAME_PATTERN } from '../config'
 
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100
 
-/** `GET /v1/runs?status=&conversation=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
+/** `GET /v1/runs?status=&conversation=&agent=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
 export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
   const status = c.req.query('status')
   if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status)) {
@@ -28,12 +29,21 @@ export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
       `conversation must be a run id (the conversation's first run), got "${conversation.slice(0, 40)}"`,
     )
   }
+  const agent = c.req.query('agent')
+  if (agent !== undefined && !AGENT_NAME_PATTERN.test(agent)) {
+    throw new ApiError(
+      400,
+      'invalid_query',
+      `agent must be an agent's name (${AGENT_NAME_PATTERN}), got "${agent.slice(0, 40)}"`,
+    )
+  }
   const limit = pageSize(c.req.query('limit'))
   const cursor = c.req.query('cursor')
   return c.json(
     await page(() =>
       listRuns(c.env.RUN_INDEX, {
         limit,
+        ...(agent ? { agent } : {}),
         ...(status ? { status: status as RunStatus } : {}),
         ...(conversation ? { conversation } : {}),
         ...(cursor ? { cursor } : {}),

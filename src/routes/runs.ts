@@ -2,7 +2,7 @@ import { Hono } from 'hono/tiny'
 import type { AppEnv, Principal } from './app-env'
 import { ApiError } from './api-error'
 import { requireAuth } from './auth'
-import { parseJsonBody } from './body'
+import { parseJsonBody, refuseDeepJson } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
 import { startRun } from './start-run'
 import { streamEvents } from './events'
@@ -10,6 +10,7 @@ import { listRunsHandler } from './run-list'
 import { loadConfig } from '../config'
 import { runStub } from '../runs/types'
 import { runNotFound } from './run-not-found'
+import { parseTraceparent } from '../runs/otel-ids'
 
 /**
  * `/v1/runs`: start, read, trace, export, decide approvals, cancel, delete
@@ -26,6 +27,8 @@ runsRoutes.post('/', async (c) => {
   const key = idempotencyKey(c.var.caller, c.req.header('Idempotency-Key'))
   // Continuing a run puts its history into the new run: only a caller who may read it.
   if (body.continue !== undefined) requireReader(c.var.caller)
+  // The caller's trace, which the run's spans join (an invalid one is ignored, as W3C says).
+  const trace = parseTraceparent(c.req.header('traceparent'))
   const { created, view } = await startRun(c.env, {
     task: body.task,
     requestedBy: c.var.principal,
@@ -34,11 +37,15 @@ runsRoutes.post('/', async (c) => {
     ...(body.protocol ? { protocol: body.protocol } : {}),
     ...(body.confirm ? { confirm: body.confirm } : {}),
     ...(body.model ? { model: body.model } : {}),
+    ...(body.agent !== undefined ? { agent: body.agent } : {}),
+    ...(body.instructions !== undefined ? { instructions: body.instructions } : {}),
+    ...(body.output_schema !== undefined ? { outputSchema: body.output_schema } : {}),
     ...(body.callback_url ? { callbackUrl: body.callback_url } : {}),
     ...(body.callback_events ? { callbackEvents: body.callback_events } : {}),
     ...(body.metadata ? { metadata: body.metadata } : {}),
     ...(key ? { idempotencyKey: key } : {}),
     ...(body.continue !== undefined ? { continue: body.continue } : {}),
+    ...(trace ? { trace } : {}),
   })
   const self = `/v1/runs/${view.id}`
   const { id, position, previousRunId } = view.conversation
@@ -172,6 +179,7 @@ runsRoutes.post('/:id/cancel', async (c) => {
  */
 function decisionAliases(raw: string): string {
   let value: unknown
+  refuseDeepJson(raw)
   try {
     value = JSON.parse(raw)
   } catch {

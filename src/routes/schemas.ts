@@ -6,9 +6,12 @@ import { PROTOCOL_SETTINGS } from '../kernel/state'
 import { CALLBACK_EVENTS } from '../api/enums'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
-/** Request and response schemas of the HTTP API: they validate requests and make /openapi.json. */
+/** Request schemas of the HTTP API: they validate requests and make /openapi.json. */
 
 export { RUN_ID_PATTERN } from '../kernel/names'
+
+/** Characters of a request's own instructions at most. */
+export const MAX_REQUEST_INSTRUCTIONS = 20_000
 
 const toolName = z.string().check(z.regex(TOOL_NAME_PATTERN))
 /** A tool name, or `<server>__*`: every tool of an MCP server. */
@@ -41,6 +44,17 @@ export const CreateRunBody = z.strictObject({
   confirm: z.optional(
     z.strictObject({ mode: z.enum(CONFIRM_MODES), tools: z.optional(z.array(toolName)) }),
   ),
+  /** The agent to run (GET /v1/agents); absent: `default`. */
+  agent: z.optional(z.string().check(z.minLength(1), z.maxLength(40))),
+  /** Ad-hoc instructions, put first in the system prompt instead of the agent's. */
+  instructions: z.optional(
+    z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_REQUEST_INSTRUCTIONS)),
+  ),
+  /**
+   * Ad-hoc JSON Schema of the final answer, instead of the agent's: at most 16 384 characters
+   * and 12 levels deep; the run's `output` is the validated answer.
+   */
+  output_schema: z.optional(z.record(z.string(), z.unknown())),
   /** One of MODEL_ALLOWLIST. */
   model: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   /** Receives the final RunResult, signed with WEBHOOK_SECRET. */
@@ -70,26 +84,7 @@ export const CancelBody = z.strictObject({
   reason: z.optional(z.string().check(z.maxLength(500))),
 })
 
-export const CreatedRun = z.object({
-  id: z.string(),
-  status: z.string(),
-  created: z.boolean(),
-  /** Where the run stands in its conversation (see the run view). */
-  conversation: z.object({
-    id: z.string(),
-    position: z.number(),
-    previousRunId: z.nullable(z.string()),
-  }),
-  links: z.object({
-    self: z.string(),
-    trace: z.string(),
-    cancel: z.string(),
-    approvals: z.string(),
-  }),
-})
-
 /** What a client sends to start a run (the schema's input side). */
 export type CreateRunInput = z.input<typeof CreateRunBody>
-export type CreatedRunBody = z.infer<typeof CreatedRun>
 export type DecisionInput = z.input<typeof DecisionBody>
 export type CancelInput = z.input<typeof CancelBody>

@@ -8,6 +8,7 @@ import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { postEphemeralNote } from './slack-ephemeral'
 import { idFromKey, startRun } from './start-run'
+import { slackAgent } from './slack-agent'
 
 /**
  * A person asking the app something in Slack (docs/architecture.md#slack): a mention in a
@@ -84,14 +85,20 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
   if (dm && place !== dm) await dm.claim(runId, now)
 
   try {
-    const { created, view } = await startRun(c.env, {
-      task,
+    const previousAgent = previous ? view?.agent.name : undefined
+    const asked = slackAgent(loadConfig(c.env), task, {
+      channel: ask.channel,
+      ...(previousAgent ? { previousAgent } : {}),
+    })
+    const { created, view: started } = await startRun(c.env, {
+      task: asked.task,
+      ...(asked.agent ? { agent: asked.agent } : {}),
       requestedBy: `slack:${ask.user}`,
       slack: { ...where, threadTs, userId: ask.user },
       idempotencyKey,
       ...(previous ? { continue: previous.runId } : {}),
     })
-    return { runId: view.id, created, continues: previous?.runId ?? null }
+    return { runId: started.id, created, continues: previous?.runId ?? null }
   } catch (err) {
     // No run was started: the place must not name it, or every later message would wait on it.
     await releaseAll([place, own, dm], runId)

@@ -9,6 +9,8 @@ import { readRawBody } from './body'
 import { answerSlackAsk } from './slack-messages'
 import { slackInteraction } from './slack-interactions'
 import { startRun } from './start-run'
+import { slackAgent } from './slack-agent'
+import { loadConfig } from '../config'
 
 /**
  * `/slack/*` (docs/architecture.md#slack): every request is verified before anything is parsed or recorded, and
@@ -17,6 +19,10 @@ import { startRun } from './start-run'
 export const slackRoutes = new Hono<AppEnv>()
 
 slackRoutes.use('*', async (c, next) => {
+  // Every Slack route is a POST: another method is a 405 with Allow (the app's not-found
+  // handler reads the route table), not a signature failure that would send Slack debugging
+  // the wrong thing.
+  if (c.req.method !== 'POST') return next()
   const secret = c.env.SLACK_SIGNING_SECRET
   if (!secret)
     throw new ApiError(
@@ -45,11 +51,13 @@ slackRoutes.post('/commands', async (c) => {
   if (!task)
     return ephemeral(
       c,
-      `Usage: ${cmd.command} <task>, e.g. ${cmd.command} why is the order service failing?`,
+      `Usage: ${cmd.command} <task> or ${cmd.command} <agent>: <task>, e.g. ${cmd.command} why is the order service failing?`,
     )
   try {
+    const asked = slackAgent(loadConfig(c.env), task, { channel: cmd.channel_id })
     const { view } = await startRun(c.env, {
-      task,
+      task: asked.task,
+      ...(asked.agent ? { agent: asked.agent } : {}),
       requestedBy: `slack:${cmd.user_id}`,
       slack: { channel: cmd.channel_id, userId: cmd.user_id, teamId: cmd.team_id },
       idempotencyKey: `slack-command:${cmd.team_id}:${cmd.trigger_id}`,

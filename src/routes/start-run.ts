@@ -1,25 +1,26 @@
 import { DEFAULT_HISTORY_TOKENS, MIN_HISTORY_TOKENS, type Budget } from '../kernel/budget'
-import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
+import type { ConfirmPolicy } from '../kernel/confirm'
 import { canonicalJson } from '../kernel/canonical'
 import { sha256Hex } from '../security/sha256'
-import {
-  allToolsOf,
-  DEMO_MODEL,
-  isMcpToolName,
-  loadConfig,
-  overMaxima,
-  type ServiceConfig,
-} from '../config'
+import { DEMO_MODEL, loadConfig, overMaxima, type ServiceConfig } from '../config'
 import type { Env } from '../env'
 import { runStub, type RunView, type StartInput } from '../runs/types'
 import { ApiError } from './api-error'
 import { continuationOf } from './continue-run'
+import { runAgent } from './run-agent'
 import { forbiddenAddress, writtenHost } from '../security/private-address'
 
 /** A run as asked for: what the RunStore takes as given, plus what is still to be checked. */
 export interface StartRunRequest extends Pick<
   StartInput,
-  'task' | 'model' | 'callbackUrl' | 'callbackEvents' | 'metadata' | 'requestedBy' | 'slack'
+  | 'task'
+  | 'model'
+  | 'callbackUrl'
+  | 'callbackEvents'
+  | 'metadata'
+  | 'requestedBy'
+  | 'slack'
+  | 'trace'
 > {
   tools?: string[]
   budget?: Partial<Budget>
@@ -27,6 +28,12 @@ export interface StartRunRequest extends Pick<
   confirm?: ConfirmPolicy
   /** Same key → same run: retried requests (and Slack retries) never start a second run. */
   idempotencyKey?: string
+  /** The agent's name; absent: `default`. */
+  agent?: string
+  /** Ad-hoc instructions, instead of the agent's. */
+  instructions?: string
+  /** Ad-hoc output JSON Schema, instead of the agent's. */
+  outputSchema?: Record<string, unknown>
   /**
    * The id of a finished run this one continues (its conversation's history comes first in the
    * new run's context). The caller has checked that the asker may read that run.
@@ -40,10 +47,17 @@ export async function startRun(
   req: StartRunRequest,
 ): Promise<{ created: boolean; view: RunView }> {
   const config = loadConfig(env)
-  const { tools, mcpTools } = resolveTools(config, req.tools)
-  const budget = resolveBudget(config, req.budget)
-  const narrowed = narrowPolicy(config.policy, req.confirm)
-  if (!narrowed.ok) throw new ApiError(400, 'policy_not_allowed', narrowed.error)
+  resolveBudget(config, req.budget)
+  const chosen = runAgent(config, {
+    ...(req.agent !== undefined ? { agent: req.agent } : {}),
+    ...(req.instructions !== undefined ? { instructions: req.instructions } : {}),
+    ...(req.outputSchema !== undefined ? { outputSchema: req.outputSchema } : {}),
+    ...(req.tools ? { tools: req.tools } : {}),
+    ...(req.budget ? { budget: req.budget } : {}),
+    ...(req.confirm ? { confirm: req.confirm } : {}),
+  })
+  const { tools, mcpTools, budget, agent } = chosen
+  const model = req.model ?? agent.model ?? undefined
   if (req.model && !config.model.allowlist.includes(req.model)) {
     throw new ApiError(
       400,
@@ -83,9 +97,9 @@ export async function startRun(
   }
   // The offline demo model speaks only the native protocol.
   const protocol =
-    (req.model ?? config.model.model) === DEMO_MODEL
+    (model ?? config.model.model) === DEMO_MODEL
       ? 'native'
-      : (req.protocol ?? config.model.protocol)
+      : (req.protocol ?? agent.protocol ?? config.model.protocol)
   const conversation = req.continue
     ? await continuationOf(env, req.continue, historyLimit(budget))
     : undefined
@@ -98,14 +112,16 @@ export async function startRun(
     ...(mcpTools.length ? { mcpTools } : {}),
     budget,
     protocol,
-    policy: narrowed.policy,
+    policy: chosen.policy,
+    agent: chosen.snapshot,
     requestedBy: req.requestedBy,
-    ...(req.model ? { model: req.model } : {}),
+    ...(model ? { model } : {}),
     ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
     ...(req.callbackEvents ? { callbackEvents: req.callbackEvents } : {}),
     ...(req.metadata ? { metadata: req.metadata } : {}),
     ...(req.slack ? { slack: req.slack } : {}),
     ...(conversation ? { conversation } : {}),
+    ...(req.trace ? { trace: req.trace } : {}),
     ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),
   })
   if (out.deleted) {
@@ -129,48 +145,12 @@ export async function startRun(
 
 /** What makes two requests "the same" for an idempotency key: everything the caller asked. */
 async function requestHash(req: StartRunRequest): Promise<string> {
-  const { idempotencyKey: _key, ...asked } = req
+  // A retry may come from another trace (a new traceparent): it is still the same request.
+  const { idempotencyKey: _key, trace: _trace, ...asked } = req
   return sha256Hex(canonicalJson(asked))
 }
 
-/**
- * The enabled tools the run may use, and the MCP tools it asks for. An MCP server's list is only
- * fetched when the run starts (runs/mcp-tools.ts), so `<server>__<tool>` is accepted here for any
- * configured server and `<server>__*` stands for all its tools; no `tools` means every enabled
- * tool and every server's tools.
- */
-function resolveTools(
-  config: ServiceConfig,
-  requested: string[] | undefined,
-): { tools: string[]; mcpTools: string[] } {
-  if (!requested) {
-    return {
-      tools: config.enabledTools,
-      mcpTools: config.mcpServers.map((s) => allToolsOf(s.name)),
-    }
-  }
-  const unknown = requested.filter(
-    (t) => !config.enabledTools.includes(t) && !isMcpToolName(config.mcpServers, t),
-  )
-  if (unknown.length) {
-    throw new ApiError(
-      400,
-      'unknown_tools',
-      `tools not enabled on this server: ${unknown.join(', ')}`,
-      {
-        unknown,
-        enabled: config.enabledTools,
-        ...(config.mcpServers.length ? { mcpServers: config.mcpServers.map((s) => s.name) } : {}),
-      },
-    )
-  }
-  const asked = [...new Set(requested)]
-  return {
-    tools: asked.filter((t) => config.enabledTools.includes(t)),
-    mcpTools: asked.filter((t) => !config.enabledTools.includes(t)),
-  }
-}
-
+/** Checks a requested budget against the server maxima (the agent's bounds are run-agent.ts's). */
 function resolveBudget(config: ServiceConfig, requested: Partial<Budget> | undefined): Budget {
   const over = overMaxima(config.maxBudget, requested)
   if (over.length) {

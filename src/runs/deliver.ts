@@ -6,6 +6,7 @@ import type { OutboxEntry } from './outbox'
 import { writeRunIndex } from './run-index'
 import { runIndexEntry } from './run-index-entry'
 import { deliverSlack } from './slack-delivery'
+import { deliverOtel, OTEL_KIND } from './otel-delivery'
 
 /** Delivers one outbox entry; throws DeliveryError to be retried later. */
 export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
@@ -51,5 +52,6 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
     return writeRunIndex(ctx.runIndex, runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at))
   }
   if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
+  if (entry.kind === OTEL_KIND) return deliverOtel(entry, ctx)
   throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, { retryable: false })
 }

@@ -30,5 +30,7 @@ export interface DeliveryContext {
   liveAnswer?: () => LiveAnswer | undefined
   /** The run as it is now (`state` is as it was when the delivery began). */
   latestState?: () => RunState
+  /** When each slice of the run began (trace export). */
+  slices?: number[]
   now: number
 }

@@ -47,6 +47,7 @@ export function eventsBetween(prev: RunState | undefined, next: RunState): NewRu
       data: {
         ok: r.ok,
         answer: r.ok ? r.answer : '',
+        ...(r.ok && next.agent.output ? { output: r.output } : {}),
         stopReason: r.stopReason,
         ...(r.error ? { error: r.error } : {}),
         stepCount: next.steps.length,

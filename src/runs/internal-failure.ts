@@ -21,6 +21,7 @@ export function internalFailure(
       answer: '',
       stopReason: 'internal_error',
       error: message,
+      output: null,
       finishedAt: now,
     },
   }

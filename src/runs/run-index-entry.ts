@@ -19,6 +19,7 @@ export function runIndexEntry(
     updatedAt,
     stepCount: state.steps.length,
     requestedBy: info.requestedBy,
+    agent: { name: state.agent.name, version: state.agent.version },
     ...(info.metadata ? { metadata: info.metadata } : {}),
     ...(state.conversation
       ? { conversation: { id: state.conversation.id, position: state.conversation.position } }

@@ -29,9 +29,13 @@ const ADDED_COLUMNS: [table: string, column: string, ddl: string][] = [
   // which each started their own.
   ['runs', 'conversation_id', 'ALTER TABLE runs ADD COLUMN conversation_id TEXT'],
   ['runs', 'conversation_position', 'ALTER TABLE runs ADD COLUMN conversation_position INTEGER'],
+  // The run's agent (docs/agents.md); NULL in older rows, which ran as the default agent.
+  ['runs', 'agent_name', 'ALTER TABLE runs ADD COLUMN agent_name TEXT'],
+  ['runs', 'agent_version', 'ALTER TABLE runs ADD COLUMN agent_version TEXT'],
 ]
 const ADDED_INDEXES = [
   `CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation_id, created_at DESC, id DESC)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_agent ON runs (agent_name, created_at DESC, id DESC)`,
 ]
 
 const ready = new WeakMap<D1Database, Promise<void>>()

@@ -19,6 +19,8 @@ export interface RunIndexEntry {
   updatedAt: number
   stepCount: number
   requestedBy: string
+  /** The run's agent (absent: written as the default agent's row from before agents). */
+  agent?: { name: string; version: string }
   metadata?: Record<string, unknown>
   /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
   conversation?: { id: string; position: number }
@@ -50,8 +52,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
-           conversation_id, conversation_position)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11
+           conversation_id, conversation_position, agent_name, agent_version)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13
          WHERE NOT EXISTS (SELECT 1 FROM deleted_runs WHERE id = ?1)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
@@ -69,6 +71,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
         e.metadata ? JSON.stringify(e.metadata) : null,
         e.conversation?.id ?? e.id,
         e.conversation?.position ?? 0,
+        e.agent?.name ?? null,
+        e.agent?.version ?? null,
       ),
     db
       .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
@@ -120,6 +124,8 @@ type RunRow = {
   metadata: string | null
   conversation_id: string | null
   conversation_position: number | null
+  agent_name: string | null
+  agent_version: string | null
 }
 
 /**
@@ -128,7 +134,13 @@ type RunRow = {
  */
 export async function listRuns(
   db: D1Database,
-  query: { status?: RunStatus; conversation?: string; limit: number; cursor?: string },
+  query: {
+    status?: RunStatus
+    conversation?: string
+    agent?: string
+    limit: number
+    cursor?: string
+  },
 ): Promise<Page<RunListItem>> {
   await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
@@ -140,6 +152,11 @@ export async function listRuns(
     const c = args.push(query.conversation)
     where.push(`(conversation_id = ?${c} OR (conversation_id IS NULL AND id = ?${c}))`)
   }
+  if (query.agent) {
+    // Rows from before agents have no agent_name: those runs ran as the default agent.
+    const a = args.push(query.agent)
+    where.push(`(agent_name = ?${a} OR (agent_name IS NULL AND ?${a} = 'default'))`)
+  }
   if (after) {
     const t = args.push(after.t)
     const id = args.push(after.id)
@@ -149,7 +166,7 @@ export async function listRuns(
   const { results } = await db
     .prepare(
       `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata,
-         conversation_id, conversation_position FROM runs
+         conversation_id, conversation_position, agent_name, agent_version FROM runs
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
     )
@@ -167,6 +184,7 @@ export async function listRuns(
       stepCount: r.steps,
       requestedBy: r.requested_by,
       ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
+      agent: { name: r.agent_name ?? 'default', version: r.agent_version ?? '' },
       conversation: { id: r.conversation_id ?? r.id, position: r.conversation_position ?? 0 },
     })),
     nextCursor:

@@ -17,7 +17,7 @@ import {
   type Tombstone,
 } from './deletion'
 import { EventLog } from './event-log'
-import { EventHub } from './event-stream'
+import { EventHub, type StreamRequest, type Subscription } from './event-stream'
 import { LiveDeltas } from './live-deltas'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
@@ -36,6 +36,8 @@ import type { LiveAnswer } from './delivery-context'
 import { loadConfig } from '../config'
 import { SLACK_THREAD_ID, type SlackThread } from './slack-thread'
 import { retentionMsOrNone } from '../config/retention'
+import { otelOrNone } from '../config/otel'
+import { OTEL_KIND } from './otel-delivery'
 import { exportRun } from './run-export'
 import { RunStorage } from './storage'
 import {
@@ -65,6 +67,15 @@ type RunStoreEnv = EnvVars & {
   RUN_INDEX?: D1Database
   RUNS?: DurableObjectNamespace
   SLACK_THREADS?: DurableObjectNamespace<SlackThread>
+}
+
+/** When each slice began, for the trace (a bounded list in the run's own storage). */
+const SLICES_KEY = 'slices'
+const MAX_SLICES_KEPT = 500
+
+function recordSlice(storage: RunStorage, at: number): void {
+  const slices = storage.getValue<number[]>(SLICES_KEY) ?? []
+  if (slices.length < MAX_SLICES_KEPT) storage.setValue(SLICES_KEY, [...slices, at])
 }
 
 export class RunStore extends DurableObject<RunStoreEnv> {
@@ -102,7 +113,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#storage = new RunStorage(ctx.storage.sql)
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
-    this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
+    this.#hub = new EventHub(
+      this.#events,
+      () => this.#state!.id,
+      () => this.#state?.phase === 'done',
+    )
     this.#deltas = new LiveDeltas(
       (frames) => this.#hub.sendLive(frames),
       () => this.#hub.size > 0,
@@ -298,11 +313,17 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   /**
-   * The run's events after sequence number `after` as `text/event-stream` bytes, then live ones
-   * until the run finishes; null when no run has this id.
+   * The run's events after sequence number `request.after` as `text/event-stream` bytes, then
+   * live ones until the run finishes, unless a stream limit is reached; null when no run has
+   * this id.
    */
-  async events(after: number): Promise<ReadableStream<Uint8Array> | null> {
-    return this.#live ? this.#hub.subscribe(after) : null
+  async events(request: StreamRequest): Promise<Subscription | null> {
+    return this.#live ? this.#hub.subscribe(request) : null
+  }
+
+  /** Event streams open on this run now (what the stream limits count). */
+  async openStreams(): Promise<number> {
+    return this.#hub.size
   }
 
   /** A stored observation (what `read_observation` reads): null when there is no run here. */
@@ -315,8 +336,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (!this.#state) return
     // A deletion recorded by an instance that died before it could wipe the run.
     if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
-    // Deliver first: a decision's Slack update should not wait behind the next model call.
-    await this.#deliverDue()
+    // Deliver first: a decision's Slack update should not wait behind the next model call. A
+    // trace export waits until after the slice: a slow collector must never hold a run.
+    await this.#deliverDue(OTEL_KIND)
     if (!this.#running && this.#live && this.#live.phase !== 'done') await this.#runSlice()
     if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
     const retention = this.#live && retentionMsOrNone(this.env)
@@ -377,6 +399,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const { config } = loaded
     const cancel = this.#storage.getValue<{ reason: string }>('cancel')
     let state = stateForSlice(this.#state!, cancel, config)
+    if (otelOrNone(this.env)) recordSlice(this.#storage, Date.now())
     this.#running = true
     this.#abort = new AbortController()
     const slack = !!this.#info?.slack
@@ -434,12 +457,14 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   /** Saves one transition and queues what it causes, in one transaction. */
   #persist(next: RunState, event: TransitionEvent): void {
     const prev = this.#state
+    // The reply's pieces go out before the events that store it (the hub writes stored events
+    // that are still waiting for their write first, so the order holds).
+    this.#deltas.flush()
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(next)
       queueTransitionEffects(this.#sinks(), this.#info!, prev, next, Date.now())
     })
     this.#state = next
-    this.#deltas.flush()
     this.#hub.publish()
     this.#progress.poke()
     this.#streamPump.poke()
@@ -449,7 +474,12 @@ export class RunStore extends DurableObject<RunStoreEnv> {
 
   #sinks() {
     const assistant = !!this.#info?.slack && this.#slackSettings().assistant
-    return { outbox: this.#outbox, events: this.#events, assistant }
+    return {
+      outbox: this.#outbox,
+      events: this.#events,
+      otel: !!otelOrNone(this.env),
+      assistant,
+    }
   }
 
   /** SLACK_STREAM and SLACK_ASSISTANT; off while the settings do not load (the slice says why). */
@@ -472,9 +502,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#streamPump.poke()
   }
 
-  async #deliverDue(): Promise<void> {
+  async #deliverDue(skipKind?: string): Promise<void> {
     for (const entry of this.#outbox.due(Date.now())) {
       if (!this.#live) return
+      if (entry.kind === skipKind) continue
       await this.#deliverOne(entry)
     }
   }
@@ -494,6 +525,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       skippedTools: skippedMcpTools(this.#storage),
       liveAnswer: () => this.#liveAnswer,
       latestState: () => this.#state!,
+      slices: this.#storage.getValue<number[]>(SLICES_KEY) ?? [],
       now: Date.now(),
     })
   }

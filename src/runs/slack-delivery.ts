@@ -94,6 +94,7 @@ async function send(
         argsHash: found.call.approval.hash,
         expiresAt: found.call.approval.expiresAt,
         ...(ctx.info.slack?.userId ? { requestedBy: ctx.info.slack.userId } : {}),
+        ...(state.agent.name !== 'default' ? { agent: state.agent.name } : {}),
       })
       const res = await client.postMessage({
         channel,
@@ -143,6 +144,7 @@ async function send(
         answer: r?.answer ?? '',
         stopReason: r?.stopReason ?? 'unknown',
         steps: state.steps.length,
+        ...(r?.ok && state.agent.output ? { output: r.output } : {}),
       })
       // A failure says why, not only which budget or error class stopped it.
       const why =

@@ -22,6 +22,8 @@ export class RunStorage {
   #lastMeta: string | undefined
   /** A follow-up's conversation is written once: it never changes after the run is created. */
   #conversationSaved = false
+  /** So is the run's agent snapshot (its instructions and output schema may be long). */
+  #agentSaved = false
 
   #ready: boolean
 
@@ -56,11 +58,19 @@ export class RunStorage {
     // Its own row (see saveState); absent for runs that continue nothing and older versions.
     const conversation = this.getValue<RunState['conversation']>('conversation')
     this.#conversationSaved = conversation !== undefined
+    // Its own row too; absent for states saved before agents (the migration adds the default).
+    const agent = this.getValue<RunState['agent']>('agent')
+    this.#agentSaved = agent !== undefined
     const steps = this.sql
       .exec<{ json: string }>('SELECT json FROM step ORDER BY i')
       .toArray()
       .map((r) => JSON.parse(r.json) as Step)
-    const parsed = parseRunState({ ...meta, conversation: conversation ?? null, steps })
+    const parsed = parseRunState({
+      ...meta,
+      conversation: conversation ?? null,
+      ...(agent ? { agent } : {}),
+      steps,
+    })
     if (!parsed.ok) throw new Error(`run storage is corrupt: ${parsed.error}`)
     this.#lastMeta = JSON.stringify(meta)
     const last = steps.at(-1)
@@ -74,10 +84,16 @@ export class RunStorage {
    */
   saveState(state: RunState): number {
     this.ensureSchema()
-    // The conversation (up to maxHistoryTokens of history) is not rewritten with every
-    // transition: it has a row of its own, written with the run's first state.
-    const { steps, conversation, ...meta } = state
+    // The conversation (up to maxHistoryTokens of history) and the agent's snapshot are not
+    // rewritten with every transition: each has a row of its own, written with the first state.
+    const { steps, conversation, agent, ...meta } = state
     let written = 0
+    if (!this.#agentSaved) {
+      const json = JSON.stringify(agent)
+      this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'agent', json)
+      this.#agentSaved = true
+      written += json.length
+    }
     if (conversation && !this.#conversationSaved) {
       const json = JSON.stringify(conversation)
       this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'conversation', json)

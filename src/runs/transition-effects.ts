@@ -7,6 +7,7 @@ import { changesIndex } from './run-index-entry'
 import { queueProgress } from './slack-progress'
 import { queueStatus } from './slack-status'
 import { queueStreamEnd } from './slack-stream'
+import { queueTraceBatches } from './otel-delivery'
 import type { RunInfo } from './types'
 
 /** Where a saved change of the run writes what it causes (inside the change's transaction). */
@@ -15,6 +16,8 @@ export interface EffectSinks {
   events: EventLog
   /** The app is a Slack assistant app (SLACK_ASSISTANT): its threads get a status. */
   assistant?: boolean
+  /** Traces are exported (OTEL_EXPORTER_OTLP_*): queue the batches a transition completes. */
+  otel?: boolean
 }
 
 /**
@@ -42,6 +45,7 @@ export function queueTransitionEffects(
   }
   queueProgress(outbox, prev, next, info, now)
   queueSlackExtras(sinks, info, prev, next, now)
+  if (sinks.otel) queueTraceBatches(outbox, prev, next, now)
   recordEvents(sinks, info, prev, next, now)
 }
 

@@ -2,8 +2,11 @@ import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
+import type { RunTrace } from './otel-ids'
+import type { AgentInput } from '../kernel/agent-schema'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
+import type { StreamRequest, Subscription } from './event-stream'
 
 /** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
 export type SlackOrigin = NonNullable<RunViewBody['slack']>
@@ -33,6 +36,10 @@ export interface StartInput {
   requestHash?: string
   /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
   conversation?: Conversation
+  /** The caller's trace (`traceparent`), which the run's spans join. */
+  trace?: RunTrace
+  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  agent?: AgentInput
 }
 
 /** Stored beside the state: who asked and where to report. */
@@ -46,6 +53,8 @@ export interface RunInfo {
   slack?: SlackOrigin
   /** The MCP tools the run asked for; see StartInput.mcpTools. */
   mcpTools?: string[]
+  /** The run's trace (runs/otel-ids.ts); absent in runs from before tracing. */
+  trace?: RunTrace
 }
 
 export type { CallbackEvents, RunStatus }
@@ -91,7 +100,8 @@ export interface RunStoreApi {
     reason?: string
   }): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
-  events(after: number): Promise<ReadableStream<Uint8Array> | null>
+  events(request: StreamRequest): Promise<Subscription | null>
+  openStreams(): Promise<number>
   observation(handle: string): Promise<{ text: string | null } | null>
   followUp(): Promise<FollowUpAnswer>
   conversationObservation(handle: string, conversationId: string): Promise<string | null>

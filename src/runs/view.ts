@@ -28,6 +28,7 @@ export function toRunView(
     ...(info.metadata ? { metadata: info.metadata } : {}),
     ...(info.slack ? { slack: info.slack } : {}),
     ...(blocked && state.phase !== 'done' ? { blocked } : {}),
+    agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
     stepCount: state.steps.length,
     pendingApprovals: pendingApprovals(state).map(({ call }) => ({
@@ -45,7 +46,9 @@ export function toRunView(
     // the run index is written on every change. Both show only while they wait or failed.
     deliveries: deliveries
       .filter(
-        (d) => (d.kind !== 'callback.event' && d.kind !== 'index') || d.status !== 'delivered',
+        (d) =>
+          (d.kind !== 'callback.event' && d.kind !== 'index' && d.kind !== 'otel') ||
+          d.status !== 'delivered',
       )
       .map(toApiDelivery),
   }

@@ -13,6 +13,7 @@ import {
 } from './mrkdwn'
 import type { Parsed } from './payloads'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../validation/json-walk'
 
 export const APPROVE_ACTION_ID = 'edgeloop_approve'
 export const DENY_ACTION_ID = 'edgeloop_deny'
@@ -44,6 +45,8 @@ export interface ApprovalRequest {
   expiresAt: number
   /** Slack user who started the run, if one did. */
   requestedBy?: string
+  /** The run's agent, when it is not the default one. */
+  agent?: string
 }
 
 export interface ButtonValue {
@@ -60,11 +63,12 @@ const ButtonValueSchema = z.object({
 
 /** The approval request message: tool, exact arguments, reason, expiry, Approve / Deny. */
 export function approvalBlocks(input: ApprovalRequest): SlackMessage {
-  const { runId, callId, tool, args, reason, argsHash, expiresAt, requestedBy } = input
+  const { runId, callId, tool, args, reason, argsHash, expiresAt, requestedBy, agent } = input
   const value = buttonValue({ runId, callId, argsHash })
   const toolCode = code(tool)
 
   const facts = [`*Tool:* ${toolCode}`]
+  if (agent) facts.push(`*Agent:* ${code(agent)}`)
   if (requestedBy) facts.push(`*Requested by:* ${userRef(requestedBy)}`)
   const argsTitle = '*Arguments:*\n'
   const note = '\n_Arguments truncated for display; the approval covers the full arguments._'
@@ -117,6 +121,9 @@ export function approvalBlocks(input: ApprovalRequest): SlackMessage {
 /** Decode an Approve / Deny button's `value` back into the approval it names. */
 export function parseButtonValue(value: string): Parsed<ButtonValue> {
   let json: unknown
+  if (jsonTextDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    return { ok: false, error: `approval button value nests deeper than ${MAX_JSON_DEPTH} levels` }
+  }
   try {
     json = JSON.parse(value)
   } catch {
@@ -178,10 +185,17 @@ export function runFinishedText(result: {
   answer: string
   stopReason: string
   steps: number
+  /** A structured answer: shown as a compact JSON block instead of the text rendering. */
+  output?: unknown
 }): string {
   const steps = `${result.steps} step${result.steps === 1 ? '' : 's'}`
   if (!result.ok) {
     return `:x: Run failed — stopped: ${code(result.stopReason)} after ${steps}. No answer was produced.`
+  }
+  if (result.output !== undefined) {
+    const shown = jsonCodeBlock(result.output, ANSWER_LIMIT)
+    const cut = shown.truncated ? '\n_(answer truncated; the full answer is in the run trace)_' : ''
+    return `${shown.text}${cut}\n_Done in ${steps}._`
   }
   const answer = truncateText(escapeMrkdwn(result.answer.trim()), ANSWER_LIMIT)
   const cut = answer.truncated ? '\n_(answer truncated; the full answer is in the run trace)_' : ''

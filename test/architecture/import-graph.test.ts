@@ -10,7 +10,7 @@ import {
 /**
  * The layer map of docs/architecture.md#layers: which group may import which (a group may always
  * import its own files) and which packages it may use. A group is a folder of src/ (`src/kernel`
- * → `kernel`), a top-level file of src/ by name (`src/config.ts` → `config`), or `tools/`.
+ * → `kernel`), a top-level file of src/ by name (`src/config.ts` → `config`), `tools/` or `agents/`.
  * Change this map only together with the document.
  */
 export const LAYERS: Record<string, Layer> = {
@@ -38,10 +38,23 @@ export const LAYERS: Record<string, Layer> = {
   // The API's response shapes, as zod schemas: what routes answer and runs build.
   api: { imports: ['kernel', 'security'], packages: ['zod'] },
   config: {
-    imports: ['kernel', 'llm', 'tools', 'slack', 'security', 'settings', 'errors', 'env-vars'],
+    imports: [
+      'agents',
+      'kernel',
+      'llm',
+      'tools',
+      'slack',
+      'security',
+      'settings',
+      'validation',
+      'errors',
+      'env-vars',
+    ],
     packages: [],
   },
-  llm: { imports: ['kernel', 'validation', 'errors'], packages: ['openai', 'zod'] },
+  // agents/: one file per agent, the catalog; definitions are data (types of the kernel only).
+  agents: { imports: ['kernel'], packages: ['zod'] },
+  llm: { imports: ['kernel', 'security', 'validation', 'errors'], packages: ['openai', 'zod'] },
   tools: {
     imports: ['kernel', 'settings', 'errors'],
     packages: ['zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema'],
@@ -50,7 +63,8 @@ export const LAYERS: Record<string, Layer> = {
   kernel: { imports: ['validation', 'security', 'errors'], packages: ['zod'] },
   slack: { imports: ['security', 'validation', 'errors'], packages: ['zod'] },
   security: { imports: ['errors', 'validation'], packages: [] },
-  validation: { imports: [], packages: ['zod'] },
+  // Output schemas are checked by @cfworker/json-schema, a pure interpreter like zod.
+  validation: { imports: [], packages: ['zod', '@cfworker/json-schema'] },
   errors: { imports: [], packages: [] },
   'env-vars': { imports: [], packages: [] },
   // @edgeloop/client: an installable package, so nothing of the service (its types are generated
@@ -64,6 +78,7 @@ export const LAYERS: Record<string, Layer> = {
 export function groupOf(path: string): string {
   const parts = path.split('/')
   if (parts[0] === 'tools') return 'tools'
+  if (parts[0] === 'agents') return 'agents'
   if (parts.length === 2) return parts[1]!.replace(/\.ts$/, '')
   return parts[1]!
 }
@@ -71,7 +86,7 @@ export function groupOf(path: string): string {
 // Every module of the Worker and of the tools, as text (Vite's glob; paths from the repo root).
 const sources: Record<string, string> = Object.fromEntries(
   Object.entries(
-    import.meta.glob(['/src/**/*.ts', '/tools/**/*.ts'], {
+    import.meta.glob(['/src/**/*.ts', '/tools/**/*.ts', '/agents/**/*.ts'], {
       query: '?raw',
       import: 'default',
       eager: true,

@@ -54,6 +54,8 @@ describe('the client and /openapi.json', () => {
     const calls: Record<string, () => Promise<unknown>> = {
       startRun: () => client.startRun({ task: '' }),
       me: () => client.me(),
+      listAgents: () => client.listAgents(),
+      getAgent: () => client.getAgent('triage'),
       getRun: () => client.getRun(id),
       trace: () => client.trace(id),
       readObservation: () => client.readObservation(id, 'obs_1'),

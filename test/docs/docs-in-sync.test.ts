@@ -69,6 +69,14 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'MAX_HISTORY_TOKENS',
     'PRICE_CACHED_PROMPT_PER_1K_USD',
     'RUN_RETENTION_DAYS',
+    'EVENT_STREAMS_PER_RUN',
+    'EVENT_STREAMS_PER_TOKEN',
+    'EVENT_STREAM_QUEUE_KB',
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_HEADERS',
+    'OTEL_SERVICE_NAME',
+    'OTEL_CAPTURE_CONTENT',
   ]
   it.each(ENV_NAMES)('documents %s', (name) => {
     expect(configurationPage).toContain(`\`${name}\``)

@@ -95,6 +95,7 @@ describe('GET /v1/runs', () => {
       stepCount: 1,
       requestedBy: 'api',
       metadata: { ticket: 'T-1' },
+      agent: { name: 'default', version: expect.stringMatching(/^[0-9a-f]{12}$/) },
       conversation: { id: done, position: 0 },
     })
     expect(rows[0]).toMatchObject({ status: 'awaiting_approval', stepCount: 1, task: 'Post 1' })

@@ -1,8 +1,13 @@
 /**
  * The web console in a real headless Chromium, against `wrangler dev` running the
  * offline demo: open it, give the token, watch the demo run reach its approval, approve it from
- * the page and watch the run finish. The timeline is saved as test/output/console-timeline.png,
- * a read-only token's view (no Approve, Deny or Cancel) as test/output/console-read-only.png.
+ * the page and watch the run finish; read-only and write-only tokens; the layout at phone
+ * (390 px) and desktop (1280 px) widths; the chart, folded observations, the start form; the
+ * list following runs from their events while the index is held still; Delete; agents where the
+ * service has them; and, against a second `wrangler dev` whose model is an OpenAI-compatible
+ * fake on 127.0.0.1 that streams, the answer shown as it is written. Screenshots go to
+ * test/output/ (console-timeline, -read-only, -phone-list, -phone-run, -phone-run-full,
+ * -desktop, -delete-confirm, -deleted, -agents, -streaming; .png).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -13,6 +18,8 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startWranglerDev } from '../../bench/wrangler-dev.mjs'
 import { wranglerConfigWithoutDevVars } from '../../scripts/test-wrangler-config.mjs'
+import { FAKE_OPENAI_KEY, FakeOpenAI, reply } from '../fakes/fake-openai'
+import { serveFake, type FakeHttpServer } from './fake-http-server'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -323,14 +330,18 @@ describe.skipIf(!available)(title, () => {
   }, 60_000)
 
   // A tab at the given size with the token given.
-  const openConsole = async (viewport: { width: number; height: number }, hash = '') => {
+  const openConsole = async (
+    viewport: { width: number; height: number },
+    hash = '',
+    { token = TOKEN, baseUrl = dev.baseUrl } = {},
+  ) => {
     const page = await newPage(viewport)
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
-    await page.goto(`${dev.baseUrl}/console${hash}`)
-    await page.fill('#token', TOKEN)
+    await page.goto(`${baseUrl}/console${hash}`)
+    await page.fill('#token', token)
     await page.click('#login button[type=submit]')
-    await page.locator(`#who[data-token=${TOKEN_NAME}]`).waitFor()
+    await page.locator('#who[data-token]').waitFor()
     return { page, errors }
   }
 
@@ -566,12 +577,10 @@ describe.skipIf(!available)(title, () => {
 
   it('offers Delete to a runs:delete token only, asks once more, and the run is gone', async () => {
     const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
-    const page = await newPage({ width: 390, height: 844 })
-    const errors: string[] = []
-    page.on('pageerror', (err) => errors.push(err.message))
-    await page.goto(`${dev.baseUrl}/console#run=${id}`)
-    await page.fill('#token', JANITOR_TOKEN)
-    await page.click('#login button[type=submit]')
+    const { page, errors } = await openConsole({ width: 390, height: 844 }, `#run=${id}`, {
+      token: JANITOR_TOKEN,
+    })
+    expect(await page.locator('#who').textContent()).toBe('janitor · runs:read, runs:delete')
     await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
     await page.locator(`#runs li[data-run="${id}"]`).waitFor({ timeout: 30_000 })
     // "Keep" takes the question back; nothing was sent.
@@ -686,4 +695,89 @@ describe.skipIf(!available)(title, () => {
     await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
     expect(errors).toEqual([])
   }, 120_000)
+
+  describe('with a model that streams (an OpenAI-compatible fake on 127.0.0.1)', () => {
+    let streaming: Awaited<ReturnType<typeof startWranglerDev>>
+    let server: FakeHttpServer
+    const fake = new FakeOpenAI()
+
+    beforeAll(async () => {
+      server = await serveFake(fake.handler)
+      streaming = await startWranglerDev(
+        ROOT,
+        {
+          API_TOKENS,
+          API_TOKEN: '',
+          MODEL: 'gpt-fake',
+          OPENAI_API_KEY: FAKE_OPENAI_KEY,
+          OPENAI_BASE_URL: `${server.origin}/v1`,
+          MODEL_PROTOCOL: 'native',
+          MODEL_STREAM: 'on',
+          ENABLED_TOOLS: 'rollback_deploy',
+        },
+        { config: wranglerConfigWithoutDevVars() },
+      )
+    }, 120_000)
+
+    afterAll(async () => {
+      streaming?.stop()
+      await server?.close()
+    })
+
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(`${streaming.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      expect(res.ok, `${path}: ${res.status}`).toBe(true)
+      return res.json() as Promise<any>
+    }
+
+    it('shows the answer as the model writes it, until the step is recorded', async () => {
+      const answer =
+        'Rolled back to v2.13.2: the pool holds 50 connections again and the 5xx rate falls.'
+      fake.enqueue(
+        reply.toolCalls(
+          [
+            {
+              name: 'rollback_deploy',
+              arguments: { service: 'order', to_version: 'v2.13.2', reason: 'pool exhausted' },
+            },
+          ],
+          { content: 'The pool is exhausted since v2.14.0; rolling back.' },
+        ),
+        // The answer's first pieces, then nothing until the request is given up.
+        reply.text(answer, { stallAfterChunks: 8 }),
+      )
+      const { id } = await call('/v1/runs', { task: TASK })
+      const { page, errors } = await openConsole({ width: 390, height: 844 }, `#run=${id}`, {
+        baseUrl: streaming.baseUrl,
+      })
+      const approval = page.locator('[data-testid=approval]')
+      await approval.waitFor({ timeout: 60_000 })
+      // Approved here, so this page is listening when the next step's reply streams.
+      await approval.locator('button.approve').click()
+      const live = page.locator('[data-testid=live-answer]')
+      await live.waitFor({ timeout: 30_000 })
+      await expect
+        .poll(async () => (await live.textContent())!.length, { timeout: 10_000 })
+        .toBeGreaterThanOrEqual(12)
+      const written = (await live.textContent())!
+      expect(answer.startsWith(written)).toBe(true)
+      expect(written.length).toBeLessThan(answer.length)
+      expect(await page.locator('[data-testid=live]').getAttribute('data-step')).toBe('1')
+      expect(await page.locator('[data-testid=run-status]').textContent()).toBe('running')
+      await expectFits(page)
+      mkdirSync(OUTPUT, { recursive: true })
+      await page.screenshot({ path: join(OUTPUT, 'console-streaming.png') })
+
+      // Cancelled mid-reply: the run ends, and what was being written goes with the step.
+      await call(`/v1/runs/${id}/cancel`, {})
+      await page.locator('[data-testid=failure]').waitFor({ timeout: 30_000 })
+      expect(await page.locator('[data-testid=live]').count()).toBe(0)
+      expect(fake.violations).toEqual([])
+      expect(errors).toEqual([])
+    }, 120_000)
+  })
 })

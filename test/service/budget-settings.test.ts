@@ -34,9 +34,10 @@ describe('budget settings', () => {
   })
 
   it('a maximum below the kernel default lowers the default too; above it, only the maximum', () => {
-    const low = config({ MAX_STEPS: '5', MAX_SECONDS: '60', MAX_PROMPT_TOKENS: '1000' })
-    expect(low.maxBudget).toMatchObject({ maxSteps: 5, maxSeconds: 60, maxPromptTokens: 1000 })
-    expect(low.defaultBudget).toMatchObject({ maxSteps: 5, maxSeconds: 60, maxPromptTokens: 1000 })
+    // Not below the shipped agents' own budgets (agents/oncall.ts asks for 8 steps).
+    const low = config({ MAX_STEPS: '10', MAX_SECONDS: '60', MAX_PROMPT_TOKENS: '1000' })
+    expect(low.maxBudget).toMatchObject({ maxSteps: 10, maxSeconds: 60, maxPromptTokens: 1000 })
+    expect(low.defaultBudget).toMatchObject({ maxSteps: 10, maxSeconds: 60, maxPromptTokens: 1000 })
     const high = config({ MAX_STEPS: '400' })
     expect(high.maxBudget.maxSteps).toBe(400)
     expect(high.defaultBudget.maxSteps).toBe(12)

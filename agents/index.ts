@@ -1,0 +1,5 @@
+export { AGENT_CATALOG } from './catalog'
+export { defineAgent, type AgentDefinition } from './define-agent'
+export { defaultAgent } from './default'
+export { oncall } from './oncall'
+export { triage } from './triage'

@@ -1,0 +1,90 @@
+/**
+ * Trace export settings, named as every OpenTelemetry SDK names them: OTEL_EXPORTER_OTLP_ENDPOINT
+ * (the collector's base URL; traces go to `<base>/v1/traces`) or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+ * (the full traces URL, used as is), OTEL_EXPORTER_OTLP_HEADERS (a secret: `key=value,…`, values
+ * percent-decoded), OTEL_SERVICE_NAME, and OTEL_CAPTURE_CONTENT (prompts and completions, redacted;
+ * off by default). Read alone by a run's object, like retention: a broken unrelated setting must
+ * not stop the export of what runs did.
+ */
+import * as setting from '../settings/setting'
+import { readSettings, type EnvRecord } from '../settings/setting'
+import { ConfigError } from '../errors/config-error'
+
+export interface OtelConfig {
+  /** Where OTLP/HTTP JSON batches are POSTed. */
+  tracesUrl: string
+  headers: Record<string, string>
+  serviceName: string
+  captureContent: boolean
+}
+
+const OTEL_SETTINGS = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: setting.httpUrl(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: setting.parsedBy((raw) => {
+    if (raw === undefined) return undefined
+    if (!/^https?:\/\/[^/]/.test(raw) || !URL.canParse(raw))
+      throw new Error('must be an http(s) URL such as https://collector.example.com/v1/traces')
+    return raw
+  }),
+  OTEL_SERVICE_NAME: setting.text('edgeloop'),
+  OTEL_CAPTURE_CONTENT: setting.flag(),
+}
+
+/** The export settings; undefined when no endpoint is set. Throws a ConfigError for a bad one. */
+export function otelConfigFromEnv(env: EnvRecord): OtelConfig | undefined {
+  const s = readSettings(env, OTEL_SETTINGS)
+  const tracesUrl =
+    s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (s.OTEL_EXPORTER_OTLP_ENDPOINT ? `${s.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces` : undefined)
+  if (!tracesUrl) return undefined
+  return {
+    tracesUrl,
+    headers: otlpHeadersFromEnv(env),
+    serviceName: s.OTEL_SERVICE_NAME,
+    captureContent: s.OTEL_CAPTURE_CONTENT,
+  }
+}
+
+/** What a run's object exports with: nothing while the settings are unset or invalid. */
+export function otelOrNone(env: object): OtelConfig | undefined {
+  try {
+    return otelConfigFromEnv(env as EnvRecord)
+  } catch {
+    return undefined
+  }
+}
+
+/** Not read through `readSetting`, whose messages quote the value: this one is a secret. */
+function otlpHeadersFromEnv(env: EnvRecord): Record<string, string> {
+  const raw = env.OTEL_EXPORTER_OTLP_HEADERS
+  try {
+    return parseOtlpHeaders(typeof raw === 'string' ? raw : undefined)
+  } catch (err) {
+    const name = 'OTEL_EXPORTER_OTLP_HEADERS'
+    throw new ConfigError(name, `${name} ${(err as Error).message}`)
+  }
+}
+
+/**
+ * `OTEL_EXPORTER_OTLP_HEADERS`: comma-separated `key=value` pairs, values percent-encoded (the
+ * OpenTelemetry specification's format, e.g. `x-honeycomb-team=abc,x-honeycomb-dataset=runs`).
+ */
+export function parseOtlpHeaders(raw: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const pair of (raw ?? '').split(',')) {
+    if (!pair.trim()) continue
+    const at = pair.indexOf('=')
+    const key = at > 0 ? pair.slice(0, at).trim() : ''
+    // The message never quotes the value: it is a secret.
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) || at < 0)
+      throw new Error('must be comma-separated key=value pairs (e.g. authorization=Basic%20…)')
+    let value: string
+    try {
+      value = decodeURIComponent(pair.slice(at + 1).trim())
+    } catch {
+      throw new Error(`has a value for ${key} that is not percent-encoded correctly`)
+    }
+    headers[key.toLowerCase()] = value
+  }
+  return headers
+}

@@ -1,0 +1,64 @@
+import * as z from 'zod/mini'
+import { canonicalJson } from './canonical'
+
+/**
+ * What a run copies of its agent when it starts (docs/agents.md): after that the run never reads
+ * the definition again, so a deploy that edits the agent changes new runs only and a resumed run
+ * sends the same prompt bytes. The tools, protocol and policy it snapshots are the run's own
+ * `tools`, `protocolSetting` and `policy`; `version` is a hash over all of them.
+ */
+export const AgentSnapshotSchema = z.object({
+  name: z.string(),
+  /** A short content hash of everything the run took from its agent. */
+  version: z.string(),
+  /** Put first in the system prompt; null: none (the kernel's rules alone). */
+  instructions: z.nullable(z.string()),
+  /** JSON Schema the final answer must validate against; null: a plain text answer. */
+  output: z.nullable(z.record(z.string(), z.unknown())),
+  /** The agent's model; null: the deployment's (or the run's own choice). */
+  model: z.nullable(z.string()),
+  temperature: z.nullable(z.number()),
+})
+export type AgentSnapshot = z.infer<typeof AgentSnapshotSchema>
+
+/** What a run is started with of its agent; the kernel adds the version. */
+export type AgentInput = Partial<Omit<AgentSnapshot, 'version'>>
+
+/** The name of a run that names no agent. */
+export const DEFAULT_AGENT = 'default'
+
+/** What the version hashes besides the agent's own fields. */
+export interface RunShape {
+  tools: readonly string[]
+  protocol: string
+  policy: unknown
+}
+
+/** The snapshot of `agent` for a run of this shape, its version computed. */
+export function agentSnapshot(agent: AgentInput | undefined, run: RunShape): AgentSnapshot {
+  const body = {
+    name: agent?.name ?? DEFAULT_AGENT,
+    instructions: agent?.instructions ?? null,
+    output: agent?.output ?? null,
+    model: agent?.model ?? null,
+    temperature: agent?.temperature ?? null,
+  }
+  return { ...body, version: agentVersion({ ...body, ...run }) }
+}
+
+/**
+ * 12 hex digits of a 64-bit FNV-1a hash of the canonical JSON: short enough to show, stable
+ * across isolates, and synchronous (a migration computes it for saved runs). Not a security
+ * hash: it tells versions apart, it does not protect them.
+ */
+export function agentVersion(content: unknown): string {
+  const text = canonicalJson(content)
+  let h = 0xcbf29ce484222325n
+  const prime = 0x100000001b3n
+  const mask = 0xffffffffffffffffn
+  for (let i = 0; i < text.length; i++) {
+    h ^= BigInt(text.charCodeAt(i))
+    h = (h * prime) & mask
+  }
+  return h.toString(16).padStart(16, '0').slice(0, 12)
+}

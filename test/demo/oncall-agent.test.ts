@@ -1,0 +1,59 @@
+/**
+ * The offline demo as the `oncall` agent (MODEL=demo, as `npm start` runs it): the recorded
+ * investigation with only its incident tools and its instructions; a run that names no agent
+ * still runs the same demo under the default agent.
+ */
+import { describe, expect, it } from 'vitest'
+import {
+  api,
+  AUTH,
+  drainAlarms,
+  getRun,
+  getTrace,
+  startRun,
+  useServiceFakes,
+} from '../service/harness'
+
+const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
+
+useServiceFakes({ openai: false, receiver: false })
+
+describe('the oncall agent', () => {
+  it('is offered under MODEL=demo with its incident tools, the demo model and its instructions', async () => {
+    const res = await api('/v1/agents/oncall', { headers: AUTH })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({
+      name: 'oncall',
+      tools: ['query_metrics', 'search_logs', 'read_repo_file', 'rollback_deploy'],
+      model: 'demo',
+      protocol: 'native',
+      outputSchema: null,
+      instructions: expect.stringMatching(/^You are the on-call engineer/),
+    })
+  })
+
+  it.each([
+    ['named (the README demo)', { agent: 'oncall' }, 'oncall'],
+    ['no agent (the default agent, as before agents)', {}, 'default'],
+  ])('%s: investigates and waits for the rollback approval', async (_label, ask, name) => {
+    const id = await startRun({ task: TASK, ...ask })
+    await drainAlarms(id)
+    const view = await getRun(id)
+    expect(view).toMatchObject({ status: 'awaiting_approval', stepCount: 4, agent: { name } })
+    expect(view.pendingApprovals[0]).toMatchObject({
+      callId: 'call_demo_6',
+      tool: 'rollback_deploy',
+    })
+    expect((await getTrace(id)).model).toBe('demo/scripted-incident')
+  })
+
+  it('narrows, never widens: a tool outside its set is a 400', async () => {
+    const res = await api('/v1/runs', {
+      method: 'POST',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ task: TASK, agent: 'oncall', tools: ['calculator'] }),
+    })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ error: { code: 'tools_not_allowed' } })
+  })
+})

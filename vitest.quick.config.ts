@@ -1,0 +1,43 @@
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
+import full from './vitest.config'
+
+/**
+ * `npm run test:quick`: the kernel and the HTTP API through the Worker's fetch, in a couple of
+ * minutes on a busy laptop, for the edit-test loop. The kernel runs in plain Node (it is Web-API
+ * TypeScript and runs the same there; the full suite runs it in workerd too); the API tests run
+ * in workerd with the settings of the full suite's main project. `npm test` stays the whole
+ * suite (CI runs it).
+ */
+const projects = (full.test?.projects ?? []) as TestProjectInlineConfiguration[]
+const service = projects.find((p) => p.test?.name === 'edgeloop')
+if (!service) throw new Error('vitest.config.ts has no project named edgeloop')
+
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    projects: [
+      {
+        test: {
+          name: 'kernel',
+          environment: 'node',
+          include: ['test/kernel/**/*.test.ts'],
+        },
+      },
+      {
+        ...service,
+        test: {
+          ...service.test,
+          name: 'api',
+          include: [
+            'test/api/**/*.test.ts',
+            'test/service/lifecycle.test.ts',
+            'test/service/bad-requests.test.ts',
+            'test/events/stream.test.ts',
+          ],
+          exclude: [],
+        },
+      },
+    ],
+  },
+})
