@@ -3,6 +3,7 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
+import { benchFanOut } from '../bench/fan-out.mjs'
 import { importTs } from '../bench/import-ts.mjs'
 import { benchServiceLatency } from '../bench/service-latency.mjs'
 import { startWranglerDev } from '../bench/wrangler-dev.mjs'
@@ -34,6 +35,7 @@ if (section('storage')) {
   report(await benchStorage())
 }
 if (section('bundle')) report(benchBundle(root))
+if (section('fan-out')) report(await benchFanOut())
 if (section('service')) {
   const token = 'bench-token'
   const signingSecret = 'bench-signing-secret'

@@ -47,6 +47,9 @@ export interface EnvVars {
   MAX_HISTORY_TOKENS?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
+  EVENT_STREAMS_PER_RUN?: string
+  EVENT_STREAMS_PER_TOKEN?: string
+  EVENT_STREAM_QUEUE_KB?: string
   /** Where run traces go (OpenTelemetry OTLP/HTTP JSON); the headers are a secret. */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string

@@ -12,6 +12,7 @@ import { securityConfigFromEnv, type SecurityConfig } from './security'
 import * as setting from '../settings/setting'
 import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
+import { eventStreamLimits, type EventStreamLimits } from './event-streams'
 import { otelConfigFromEnv, type OtelConfig } from './otel'
 import { resolveAgents, type Agent } from './agents'
 import { retentionMsFromEnv } from './retention'
@@ -41,6 +42,8 @@ export interface ServiceConfig extends ServerBudgets {
     /** A direct message outside a thread continues the DM's latest run started this recently. */
     dmConversationMinutes: number
   }
+  /** Open event streams and their queues (read again by the events route on its own). */
+  eventStreams: EventStreamLimits
   /** How long a finished run is kept (RUN_RETENTION_DAYS); undefined: forever. */
   retentionMs: number | undefined
   /** Where run traces are exported (OTEL_EXPORTER_OTLP_*); undefined: nowhere. */
@@ -154,6 +157,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       forbidSelfApproval: s.SLACK_FORBID_SELF_APPROVAL,
       dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
     },
+    eventStreams: eventStreamLimits(env),
     retentionMs: retentionMsFromEnv(env),
     otel: otelConfigFromEnv(env),
   }

@@ -1,13 +1,21 @@
 import type { Call } from './state'
+import { MAX_JSON_DEPTH, tooDeep } from '../validation/json-walk'
 
-/** A call as the model asked for it, before review. */
+/**
+ * A call as the model asked for it, before review. Arguments nested deeper than MAX_JSON_DEPTH
+ * are not kept (storing, hashing and showing them would walk every level): the call is refused
+ * with a [ToolError] that says so, like any argument error.
+ */
 export function newCall(id: string, name: string, args: Record<string, unknown>): Call {
+  const deep = tooDeep(args)
   return {
     id,
     name,
-    args,
+    args: deep ? {} : args,
     rawArgs: null,
-    argsError: null,
+    argsError: deep
+      ? `the arguments nest deeper than ${MAX_JSON_DEPTH} levels of objects and arrays; send flatter arguments`
+      : null,
     fromText: null,
     status: 'pending',
     approval: null,

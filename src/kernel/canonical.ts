@@ -1,20 +1,12 @@
 import { sha256Hex } from '../security/sha256'
+import { stringifyJson } from '../validation/json-walk'
 
-/** JSON with object keys sorted at every depth: equal values give equal strings. */
+/**
+ * JSON with object keys sorted at every depth: equal values give equal strings. Written without
+ * recursion: arguments and request bodies come from callers and models, at any depth.
+ */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value))
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys)
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const key of Object.keys(value).sort()) {
-      out[key] = sortKeys((value as Record<string, unknown>)[key])
-    }
-    return out
-  }
-  return value
+  return stringifyJson(value, { sortKeys: true })
 }
 
 /**
@@ -22,25 +14,31 @@ function sortKeys(value: unknown): unknown {
  * would say, without building them (the loop guard runs it on every call).
  */
 export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
-    return true
+  // Pairs still to compare, instead of recursion (the values may nest at any depth).
+  const pairs: [unknown, unknown][] = [[a, b]]
+  while (pairs.length) {
+    const [x, y] = pairs.pop()!
+    if (x === y) continue
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false
+      for (let i = 0; i < x.length; i++) pairs.push([x[i], y[i]])
+      continue
+    }
+    if (Array.isArray(y)) return false
+    const rx = x as Record<string, unknown>
+    const ry = y as Record<string, unknown>
+    let count = 0
+    for (const key in rx) {
+      if (!Object.hasOwn(rx, key) || rx[key] === undefined) continue
+      count++
+      if (!Object.hasOwn(ry, key)) return false
+      pairs.push([rx[key], ry[key]])
+    }
+    for (const key in ry) if (Object.hasOwn(ry, key) && ry[key] !== undefined) count--
+    if (count !== 0) return false
   }
-  if (Array.isArray(b)) return false
-  const ra = a as Record<string, unknown>
-  const rb = b as Record<string, unknown>
-  let count = 0
-  for (const key in ra) {
-    if (!Object.hasOwn(ra, key)) continue
-    if (ra[key] === undefined) continue
-    count++
-    if (!Object.hasOwn(rb, key) || !sameJson(ra[key], rb[key])) return false
-  }
-  for (const key in rb) if (Object.hasOwn(rb, key) && rb[key] !== undefined) count--
-  return count === 0
+  return true
 }
 
 /** Hex SHA-256 of the canonical JSON of a tool call: what an approval is bound to. */

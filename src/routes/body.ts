@@ -1,6 +1,7 @@
 import type * as zc from 'zod/v4/core'
 import { safeParse } from 'zod/v4/core'
 import { describeIssues } from '../validation/describe-issues'
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../validation/json-walk'
 import { ApiError } from './api-error'
 
 export const MAX_BODY_BYTES = 64 * 1024
@@ -53,6 +54,22 @@ function tooLarge(limit: number): ApiError {
   })
 }
 
+/**
+ * Refuses JSON text nested deeper than MAX_JSON_DEPTH (400 json_too_deep), before anything walks
+ * it: a body of a few KB can nest thousands of levels, past what recursive code survives.
+ */
+export function refuseDeepJson(raw: string): void {
+  const depth = jsonTextDepth(raw, MAX_JSON_DEPTH)
+  if (depth > MAX_JSON_DEPTH) {
+    throw new ApiError(
+      400,
+      'json_too_deep',
+      `the body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays; send flatter JSON`,
+      { maxDepth: MAX_JSON_DEPTH },
+    )
+  }
+}
+
 /** Parses a JSON body and validates it against `schema`; every problem is listed in details. */
 export function parseJsonBody<S extends zc.$ZodType>(
   raw: string,
@@ -71,6 +88,7 @@ export function parseJsonBody<S extends zc.$ZodType>(
         `send JSON with Content-Type: application/json (got ${contentType})`,
       )
     }
+    refuseDeepJson(raw)
     try {
       value = JSON.parse(raw)
     } catch (err) {

@@ -1,4 +1,7 @@
 import type { Context } from 'hono'
+import { eventStreamLimits } from '../config/event-streams'
+import type { EnvRecord } from '../config'
+import { STREAM_RETRY_AFTER_SECONDS } from '../runs/event-stream'
 import { runStub } from '../runs/types'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
@@ -8,16 +11,29 @@ import { runNotFound } from './run-not-found'
 /**
  * `GET /v1/runs/:id/events`: the run's events as `text/event-stream` (docs/architecture.md#events). Resumes after
  * `Last-Event-ID` (what EventSource sends on reconnect) or `?after=N`; ends after `run_finished`.
+ * Beyond the open stream limits (docs/limits.md) the answer is a 429 with Retry-After.
  */
 export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
   const id = c.req.param('id') ?? ''
   const after = resumePoint(c.req.header('Last-Event-ID'), c.req.query('after'))
   if (!RUN_ID_PATTERN.test(id))
     throw new ApiError(404, 'run_not_found', `no run ${id.slice(0, 100)}`)
+  const limits = eventStreamLimits(c.env as unknown as EnvRecord)
   const stub = runStub(c.env.RUNS, id)
-  const stream = await stub.events(after)
-  if (!stream) throw await runNotFound(stub, id)
-  return new Response(relay(stream), {
+  const opened = await stub.events({ after, holder: c.var.principal, limits })
+  if (!opened) throw await runNotFound(stub, id)
+  if (!opened.ok) {
+    const whose = opened.scope === 'run' ? `run ${id} has` : `token "${c.var.principal}" has`
+    const setting = opened.scope === 'run' ? 'EVENT_STREAMS_PER_RUN' : 'EVENT_STREAMS_PER_TOKEN'
+    const error = new ApiError(
+      429,
+      'too_many_streams',
+      `${whose} ${opened.limit} event streams open (${setting}); close one, or retry after ${STREAM_RETRY_AFTER_SECONDS} s`,
+      { scope: opened.scope, limit: opened.limit },
+    )
+    return c.json(error.toJSON(), 429, { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) })
+  }
+  return new Response(relay(opened.stream), {
     headers: {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',

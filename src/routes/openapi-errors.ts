@@ -3,10 +3,16 @@
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
-  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 503, string[]>
+  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503, string[]>
 >
 
-const BODY_400 = ['malformed_json', 'invalid_encoding', 'invalid_request', 'client_disconnected']
+const BODY_400 = [
+  'malformed_json',
+  'json_too_deep',
+  'invalid_encoding',
+  'invalid_request',
+  'client_disconnected',
+]
 const AUTH = {
   401: ['unauthorized', 'auth_not_configured', 'invalid_signature'],
   // A method the path does not take (the answer carries Allow).
@@ -51,7 +57,14 @@ export const ROUTE_ERRORS = {
   exportRun: { ...TOKEN_ONLY, 404: GONE },
   deleteRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
   getRunApprovals: { ...TOKEN_ONLY, 404: GONE },
-  streamEvents: { ...TOKEN_ONLY, 400: ['invalid_after'], 404: GONE },
+  streamEvents: {
+    ...TOKEN_ONLY,
+    400: ['invalid_after'],
+    404: GONE,
+    // Beyond EVENT_STREAMS_PER_RUN / EVENT_STREAMS_PER_TOKEN; the answer carries Retry-After.
+    429: ['too_many_streams'],
+    503: ['misconfigured'],
+  },
   decideApproval: {
     ...TOKEN_ONLY,
     ...BODY,
@@ -71,6 +84,14 @@ export const ROUTE_ERRORS = {
   listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
   // Any valid token; a webhook signature is not one (403).
   whoAmI: TOKEN_ONLY,
+  // Slack request signing, not a token; the body is read (size-limited) before it is verified.
+  slack: {
+    400: ['invalid_slack_payload', 'invalid_encoding', 'client_disconnected'],
+    401: ['auth_not_configured', 'invalid_slack_signature'],
+    405: ['method_not_allowed'],
+    413: ['body_too_large'],
+    500: ['internal_error'],
+  },
   listAgents: { ...TOKEN_ONLY, 503: ['misconfigured'] },
   getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
 } satisfies Record<string, ErrorCodes>

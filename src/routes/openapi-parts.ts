@@ -1,5 +1,6 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
 import { RUN_ID_PATTERN } from '../kernel/names'
+import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 
 /** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */
 
@@ -51,14 +52,16 @@ export const afterSeq = {
   in: 'query',
   required: false,
   description: 'Send only events with a greater sequence number.',
-  schema: { type: 'integer', minimum: 0 },
+  schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999 },
 }
 export const lastEventId = {
   name: 'Last-Event-ID',
   in: 'header',
   required: false,
-  description: 'As `after`; EventSource sends it on reconnect. Wins over `after`.',
-  schema: { type: 'string', pattern: '^[0-9]+$' },
+  description:
+    'As `after`: an event sequence number of at most 15 digits, spaces around it ignored; ' +
+    'EventSource sends it on reconnect. Wins over `after` unless empty.',
+  schema: { type: 'string', pattern: '^\\s*[0-9]{0,15}\\s*$' },
 }
 export const bearer = [{ bearer: [] }]
 export const slackOperation = (operationId: string, summary: string) => ({
@@ -70,7 +73,7 @@ export const slackOperation = (operationId: string, summary: string) => ({
     security: [{ slackSignature: [] }],
     responses: {
       '200': { description: 'Acknowledged' },
-      '401': { description: 'Missing or invalid Slack signature' },
+      ...errorResponses(ROUTE_ERRORS.slack),
     },
   },
 })

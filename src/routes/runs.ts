@@ -2,7 +2,7 @@ import { Hono } from 'hono/tiny'
 import type { AppEnv, Principal } from './app-env'
 import { ApiError } from './api-error'
 import { requireAuth } from './auth'
-import { parseJsonBody } from './body'
+import { parseJsonBody, refuseDeepJson } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
 import { startRun } from './start-run'
 import { streamEvents } from './events'
@@ -179,6 +179,7 @@ runsRoutes.post('/:id/cancel', async (c) => {
  */
 function decisionAliases(raw: string): string {
   let value: unknown
+  refuseDeepJson(raw)
   try {
     value = JSON.parse(raw)
   } catch {

@@ -19,6 +19,10 @@ import { loadConfig } from '../config'
 export const slackRoutes = new Hono<AppEnv>()
 
 slackRoutes.use('*', async (c, next) => {
+  // Every Slack route is a POST: another method is a 405 with Allow (the app's not-found
+  // handler reads the route table), not a signature failure that would send Slack debugging
+  // the wrong thing.
+  if (c.req.method !== 'POST') return next()
   const secret = c.env.SLACK_SIGNING_SECRET
   if (!secret)
     throw new ApiError(

@@ -3,7 +3,8 @@ import type { NewRunEvent, RunEvent } from './events'
 const SCHEMA = `CREATE TABLE IF NOT EXISTS event (
   seq INTEGER PRIMARY KEY, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`
 
-type Row = { seq: number; type: string; data: string; at: number }
+/** An event as stored: `data` is its JSON text, `at` milliseconds since the epoch. */
+export type EventRow = { seq: number; type: string; data: string; at: number }
 
 /**
  * The run's events, one SQLite row each (docs/architecture.md#events). `append` runs inside the transaction that
@@ -53,22 +54,26 @@ export class EventLog {
     return row?.n ?? 0
   }
 
-  /** Events with `seq > after`, oldest first, at most `limit`. */
-  after(after: number, limit = 1_000): RunEvent[] {
+  /** Stored rows with `seq > after`, oldest first, at most `limit`: what streams send as is. */
+  rowsAfter(after: number, limit: number): EventRow[] {
     if (!this.#ready) return []
     return this.sql
-      .exec<Row>('SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?', after, limit)
+      .exec<EventRow>('SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?', after, limit)
       .toArray()
-      .map(
-        (r) =>
-          ({
-            seq: r.seq,
-            runId: this.runId(),
-            type: r.type,
-            at: new Date(r.at).toISOString(),
-            data: JSON.parse(r.data),
-          }) as RunEvent,
-      )
+  }
+
+  /** Events with `seq > after`, oldest first, at most `limit`. */
+  after(after: number, limit = 1_000): RunEvent[] {
+    return this.rowsAfter(after, limit).map(
+      (r) =>
+        ({
+          seq: r.seq,
+          runId: this.runId(),
+          type: r.type,
+          at: new Date(r.at).toISOString(),
+          data: JSON.parse(r.data),
+        }) as RunEvent,
+    )
   }
 
   /** The newest event. */

@@ -17,7 +17,7 @@ import {
   type Tombstone,
 } from './deletion'
 import { EventLog } from './event-log'
-import { EventHub } from './event-stream'
+import { EventHub, type StreamRequest, type Subscription } from './event-stream'
 import { LiveDeltas } from './live-deltas'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
@@ -100,7 +100,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#storage = new RunStorage(ctx.storage.sql)
     this.#outbox = new Outbox(ctx.storage.sql)
     this.#events = new EventLog(ctx.storage.sql, () => this.#state!.id)
-    this.#hub = new EventHub(this.#events, () => this.#state?.phase === 'done')
+    this.#hub = new EventHub(
+      this.#events,
+      () => this.#state!.id,
+      () => this.#state?.phase === 'done',
+    )
     this.#deltas = new LiveDeltas(
       (frames) => this.#hub.sendLive(frames),
       () => this.#hub.size > 0,
@@ -290,11 +294,17 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   /**
-   * The run's events after sequence number `after` as `text/event-stream` bytes, then live ones
-   * until the run finishes; null when no run has this id.
+   * The run's events after sequence number `request.after` as `text/event-stream` bytes, then
+   * live ones until the run finishes, unless a stream limit is reached; null when no run has
+   * this id.
    */
-  async events(after: number): Promise<ReadableStream<Uint8Array> | null> {
-    return this.#live ? this.#hub.subscribe(after) : null
+  async events(request: StreamRequest): Promise<Subscription | null> {
+    return this.#live ? this.#hub.subscribe(request) : null
+  }
+
+  /** Event streams open on this run now (what the stream limits count). */
+  async openStreams(): Promise<number> {
+    return this.#hub.size
   }
 
   /** A stored observation (what `read_observation` reads): null when there is no run here. */
@@ -421,12 +431,14 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   /** Saves one transition and queues what it causes, in one transaction. */
   #persist(next: RunState, event: TransitionEvent): void {
     const prev = this.#state
+    // The reply's pieces go out before the events that store it (the hub writes stored events
+    // that are still waiting for their write first, so the order holds).
+    this.#deltas.flush()
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(next)
       queueTransitionEffects(this.#sinks(), this.#info!, prev, next, Date.now())
     })
     this.#state = next
-    this.#deltas.flush()
     this.#hub.publish()
     this.#progress.poke()
     logTransition(this.env, event, next)

@@ -6,6 +6,7 @@ import type { RunTrace } from './otel-ids'
 import type { AgentInput } from '../kernel/agent-schema'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
+import type { StreamRequest, Subscription } from './event-stream'
 
 /** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
 export type SlackOrigin = NonNullable<RunViewBody['slack']>
@@ -99,7 +100,8 @@ export interface RunStoreApi {
     reason?: string
   }): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
-  events(after: number): Promise<ReadableStream<Uint8Array> | null>
+  events(request: StreamRequest): Promise<Subscription | null>
+  openStreams(): Promise<number>
   observation(handle: string): Promise<{ text: string | null } | null>
   followUp(): Promise<FollowUpAnswer>
   conversationObservation(handle: string, conversationId: string): Promise<string | null>

@@ -13,6 +13,7 @@ import {
 } from './mrkdwn'
 import type { Parsed } from './payloads'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../validation/json-walk'
 
 export const APPROVE_ACTION_ID = 'edgeloop_approve'
 export const DENY_ACTION_ID = 'edgeloop_deny'
@@ -120,6 +121,9 @@ export function approvalBlocks(input: ApprovalRequest): SlackMessage {
 /** Decode an Approve / Deny button's `value` back into the approval it names. */
 export function parseButtonValue(value: string): Parsed<ButtonValue> {
   let json: unknown
+  if (jsonTextDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    return { ok: false, error: `approval button value nests deeper than ${MAX_JSON_DEPTH} levels` }
+  }
   try {
     json = JSON.parse(value)
   } catch {

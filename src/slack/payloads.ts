@@ -5,6 +5,7 @@
  */
 import * as z from 'zod/mini'
 import { describeIssues } from '../validation/describe-issues'
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../validation/json-walk'
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string }
 
@@ -223,6 +224,9 @@ function formFields(rawBody: string): Record<string, string> {
 }
 
 function parseJson(what: string, text: string): Parsed<unknown> {
+  if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    return { ok: false, error: `${what} nests deeper than ${MAX_JSON_DEPTH} levels` }
+  }
   try {
     return { ok: true, value: JSON.parse(text) as unknown }
   } catch {

@@ -189,6 +189,14 @@ export class WorkerRuntime {
     return this.#dead ?? Promise.reject(new Error('the runtime was not killed'))
   }
 
+  /**
+   * Where workerd listens on 127.0.0.1: for clients that hold many requests open at once
+   * (`fetch` goes through Miniflare's dispatcher, which holds few connections).
+   */
+  url(): Promise<URL> {
+    return this.#mf.ready
+  }
+
   /** A request to the Worker's fetch handler; `path` is relative to its origin. */
   fetch(path: string, init: RequestInit = {}): Promise<Response> {
     return this.#mf.dispatchFetch(`${ORIGIN}${path}`, init as never) as unknown as Promise<Response>

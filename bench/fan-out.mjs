@@ -1,0 +1,229 @@
+// Event fan-out: what 60 live subscribers cost a run, against the same run unwatched, in one
+// workerd process (the deployed bundle under Miniflare, test/node/worker-runtime.ts). The model is
+// a fake that answers at once: an http_post that waits for approval, then STEPS calculator calls,
+// then the answer. While the run waits, the subscribers connect and catch up (opening a stream is
+// a request like any other: its cost is printed apart); the measured part is from the approval to
+// the run's callback (the same for both cases, no polling): wall time, and Worker CPU as the
+// workerd process's user + system time read from /proc (the Worker and the run's Durable Object,
+// never the Node clients reading the streams). Rounds alternate watched and unwatched runs;
+// medians are compared.
+import { readFileSync } from 'node:fs'
+import { Worker } from 'node:worker_threads'
+
+const STEPS = 20
+const SUBSCRIBERS = 60
+const ROUNDS = 7
+const TIME_GOAL = 1.3
+const CPU_GOAL = 2
+const MODEL_HOST = 'api.openai.test'
+const CALLBACK_HOST = 'receiver.test'
+
+/** A chat-completions answer: a calculator call until STEPS are done, then the answer. */
+function modelAnswer(body) {
+  const { messages } = JSON.parse(body)
+  const done = messages.filter((m) => m.role === 'assistant').length
+  const call = {
+    id: `call_${done}`,
+    type: 'function',
+    function: { name: 'calculator', arguments: JSON.stringify({ expression: `${done} + 1` }) },
+  }
+  const post = {
+    id: 'call_post',
+    type: 'function',
+    function: {
+      name: 'http_post',
+      arguments: JSON.stringify({ url: `https://${CALLBACK_HOST}/record`, body: { n: 1 } }),
+    },
+  }
+  const message =
+    done === 0
+      ? { role: 'assistant', content: 'Record first.', tool_calls: [post] }
+      : done <= STEPS
+        ? { role: 'assistant', content: `Step ${done}: adding one more.`, tool_calls: [call] }
+        : { role: 'assistant', content: `Counted to ${STEPS}.` }
+  return Response.json({
+    id: `chatcmpl-${done}`,
+    object: 'chat.completion',
+    created: 0,
+    model: 'gpt-bench',
+    choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+  })
+}
+
+/** The Worker's outside world: the model, and the callbacks that say a run is over. */
+function network() {
+  const waiting = new Map()
+  return {
+    finished: (id) => new Promise((resolve) => waiting.set(id, resolve)),
+    outbound: async (request) => {
+      const url = new URL(request.url)
+      const body = await request.text()
+      if (url.host === MODEL_HOST) return modelAnswer(body)
+      if (url.host === CALLBACK_HOST && url.pathname === '/record')
+        return Response.json({ ok: true })
+      if (url.host === CALLBACK_HOST) {
+        // callback_events is not asked for: the one callback is the final result.
+        waiting.get(request.headers.get('x-edgeloop-run-id'))?.()
+        return new Response(null, { status: 204 })
+      }
+      return new Response('unexpected host', { status: 502 })
+    },
+  }
+}
+
+/** User + system CPU of a process, in milliseconds. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  // utime and stime are fields 14 and 15 of the file; 12 and 13 after "pid (comm) ".
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+
+async function oneRun(rt, net, subscribers) {
+  const headers = { Authorization: 'Bearer bench-token', 'Content-Type': 'application/json' }
+  const res = await rt.fetch('/v1/runs', {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      task: `Record, then count to ${STEPS}`,
+      tools: ['http_post', 'calculator'],
+      callback_url: `https://${CALLBACK_HOST}/done`,
+    }),
+  })
+  const { id } = await res.json()
+  if (res.status !== 202) throw new Error(`POST /v1/runs answered ${res.status}`)
+  const finished = net.finished(id)
+  let approval
+  for (let i = 0; i < 500 && !approval; i++) {
+    const view = await (await rt.fetch(`/v1/runs/${id}`, { headers })).json()
+    approval = view.pendingApprovals?.[0]
+    if (!approval) await new Promise((r) => setTimeout(r, 10))
+  }
+  if (!approval) throw new Error(`run ${id} never asked for its approval`)
+  const open0 = cpuMs(rt.pid)
+  const watchers = subscribers
+    ? await watch(new URL(`/v1/runs/${id}/events`, await rt.url()), subscribers)
+    : undefined
+  const openCpu = cpuMs(rt.pid) - open0
+  const cpu0 = cpuMs(rt.pid)
+  const t0 = performance.now()
+  const decided = await fetch(
+    new URL(`/v1/runs/${id}/approvals/${approval.callId}`, await rt.url()),
+    {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ decision: 'approve', args_hash: approval.argsHash }),
+    },
+  )
+  if (decided.status !== 200) throw new Error(`approval answered ${decided.status}`)
+  await finished
+  const ms = performance.now() - t0
+  await watchers?.ended
+  // Let the last deliveries settle before reading the CPU counter.
+  await new Promise((r) => setTimeout(r, 50))
+  return { ms, cpu: cpuMs(rt.pid) - cpu0, openCpu }
+}
+
+/**
+ * `n` clients reading the stream at `url` in a thread of their own: the fake model answers from
+ * this thread's event loop, which the readers must not slow down. Resolves once every stream is
+ * live (it got the approval request); `ended` once every one got run_finished and closed.
+ */
+function watch(url, n) {
+  const thread = new Worker(READERS, { eval: true, workerData: { url: String(url), n } })
+  const ended = new Promise((resolve, reject) => {
+    thread.on('message', (m) => m === 'ended' && resolve())
+    thread.on('error', reject)
+  })
+  return new Promise((resolve, reject) => {
+    thread.on(
+      'message',
+      (m) => m === 'live' && resolve({ ended: ended.finally(() => thread.terminate()) }),
+    )
+    thread.on('error', reject)
+  })
+}
+
+const READERS = `
+const { parentPort, workerData } = require('node:worker_threads')
+const { url, n } = workerData
+const headers = { Authorization: 'Bearer bench-token' }
+let live = 0
+let ended = 0
+for (let i = 0; i < n; i++) {
+  ;(async () => {
+    const res = await fetch(url, { headers })
+    if (res.status !== 200) throw new Error('events answered ' + res.status + ': ' + (await res.text()))
+    const reader = res.body.getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    let isLive = false
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+      if (!isLive && text.includes('event: approval_requested')) {
+        isLive = true
+        if (++live === n) parentPort.postMessage('live')
+      }
+    }
+    if (!text.includes('event: run_finished')) throw new Error('a stream ended before run_finished')
+    if (++ended === n) parentPort.postMessage('ended')
+  })()
+}
+`
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** Runs the fan-out bench; the report's lines say PASS or FAIL per goal. */
+export async function benchFanOut() {
+  const { WorkerRuntime, bundleWorker, tempStorage } =
+    await import('../test/node/worker-runtime.ts')
+  const net = network()
+  const storage = await tempStorage()
+  const rt = await WorkerRuntime.start({
+    worker: await bundleWorker(),
+    storage: storage.path,
+    outbound: net.outbound,
+    bindings: {
+      MODEL: 'gpt-bench',
+      OPENAI_API_KEY: 'sk-bench-0000000000000000',
+      OPENAI_BASE_URL: `https://${MODEL_HOST}/v1`,
+      MODEL_MAX_RETRIES: '0',
+      API_TOKEN: 'bench-token',
+      WEBHOOK_SECRET: 'bench-webhook-secret',
+      CALLBACK_ALLOWLIST: CALLBACK_HOST,
+      ENABLED_TOOLS: 'calculator,http_post',
+      HTTP_ALLOWLIST: CALLBACK_HOST,
+      MAX_STEPS: String(STEPS + 5),
+      MAX_SECONDS: '3600',
+      LOG_LEVEL: 'silent',
+      EVENT_STREAMS_PER_RUN: String(SUBSCRIBERS),
+      EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
+    },
+  })
+  try {
+    // One of each first, not counted: the isolate compiles and warms up.
+    await oneRun(rt, net, 0)
+    await oneRun(rt, net, SUBSCRIBERS)
+    const plain = []
+    const watched = []
+    for (let i = 0; i < ROUNDS; i++) {
+      plain.push(await oneRun(rt, net, 0))
+      watched.push(await oneRun(rt, net, SUBSCRIBERS))
+    }
+    const time = median(watched.map((r) => r.ms)) / median(plain.map((r) => r.ms))
+    const cpu = median(watched.map((r) => r.cpu)) / Math.max(1, median(plain.map((r) => r.cpu)))
+    const f = (rs, key) => `${median(rs.map((r) => r[key])).toFixed(0)} ms`
+    const verdict = (ok) => (ok ? 'PASS' : 'FAIL')
+    return [
+      `event fan-out: a ${STEPS}-step run, unwatched and with ${SUBSCRIBERS} live subscribers (one workerd under Miniflare, instant fake model, medians of ${ROUNDS} alternating rounds)`,
+      `  wall time   unwatched ${f(plain, 'ms')}, watched ${f(watched, 'ms')}: ${time.toFixed(2)}x (goal <= ${TIME_GOAL}x) ${verdict(time <= TIME_GOAL)}`,
+      `  Worker CPU  unwatched ${f(plain, 'cpu')}, watched ${f(watched, 'cpu')}: ${cpu.toFixed(2)}x (goal <= ${CPU_GOAL}x) ${verdict(cpu <= CPU_GOAL)}`,
+      `  (not in the ratios: opening the ${SUBSCRIBERS} streams while the run waited cost ${f(watched, 'openCpu')} of CPU; CPU is read in 10 ms ticks)`,
+    ].join('\n')
+  } finally {
+    await rt.stop()
+    await storage.remove()
+  }
+}
