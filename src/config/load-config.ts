@@ -17,6 +17,7 @@ import { otelConfigFromEnv, type OtelConfig } from './otel'
 import { resolveAgents, type Agent } from './agents'
 import { retentionMsFromEnv } from './retention'
 import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
+import { requireLongSecrets } from './secrets'
 
 /** Everything the service reads from its environment, validated once (budgets: ServerBudgets). */
 export interface ServiceConfig extends ServerBudgets {
@@ -128,6 +129,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     )
   }
   requireModelKey(model)
+  requireLongSecrets(env)
   const mcpServers = readMcpServers(env)
   const enabledTools = tools.map((t) => t.name)
   // Last: an agent is checked against every other setting, once they are all valid.

@@ -116,6 +116,7 @@ function dispatchContext(state: RunState, call: Call, slice: Slice) {
     maxObservationTokens: state.budget.maxObservationTokens,
     now: slice.now,
     signal: deps.signal,
+    redact: slice.redact,
   }
 }
 

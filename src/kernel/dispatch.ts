@@ -21,6 +21,8 @@ export interface DispatchContext {
   approved?: boolean
   /** Run-level cancellation; each tool also gets its own timeout. */
   signal?: AbortSignal
+  /** Takes secrets out of every observation before it is cut, stored or returned. */
+  redact?: (text: string) => string
   /** Observations longer than this are truncated (and stored whole by handle). Default 2000. */
   maxObservationTokens?: number
   now?: () => number
@@ -81,6 +83,9 @@ function dispatched(
   ctx: DispatchContext,
 ): SyncOrAsync<Dispatched> {
   const ms = Math.max(0, (ctx.now ?? Date.now)() - started)
+  // Whatever the tool said (its output, its error, an echo of a header it was sent) is redacted
+  // here, once, so neither the stored whole nor the model's copy can hold a secret.
+  if (ctx.redact) observed = { text: ctx.redact(observed.text), kind: observed.kind }
   const result = observation(observed, ms, ctx)
   return result.truncated ? storeWhole(call, observed, result, ctx) : result
 }

@@ -124,6 +124,7 @@ export type {
 export { KernelUsageError } from '../errors/kernel-usage-error'
 export { ModelError } from '../errors/model-error'
 export { buildRequest, RenderCache, type BuiltRequest } from './context'
+export { createRedactor, MIN_SECRET_LENGTH, type Redactor } from '../security/redactor'
 export { approxTokens, truncateObservation, type Truncated } from './tokens'
 
 // Reading model output

@@ -38,6 +38,11 @@ export interface ReactOptions {
    * the run ends `output_invalid`.
    */
   output?: z.ZodMiniType | z.core.$ZodType | Record<string, unknown>
+  /**
+   * Takes secrets out of observations, tool errors and replies before the run records them,
+   * e.g. `createRedactor([process.env.MY_API_KEY])`.
+   */
+  redact?: (text: string) => string
   /** Called after every transition (for logs or checkpoints). */
   onState?: (state: RunState) => void
 }
@@ -83,6 +88,7 @@ export async function react(
     ...(options.now ? { now: options.now } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.pricing ? { pricing: options.pricing } : {}),
+    ...(options.redact ? { redact: options.redact } : {}),
   }
   const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
   const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))

@@ -93,7 +93,7 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   // Dispatch reports a call that cannot run (bad arguments) with its schema; nobody is asked.
   if (!valid.ok) return { ...call, status: 'ready' }
   const problem = checkCall(tool, valid.args, { runId: state.id, callId: call.id })
-  if (problem) return answeredCall(call, 'tool_error', `[ToolError] ${problem}`)
+  if (problem) return answeredCall(call, 'tool_error', slice.redact(`[ToolError] ${problem}`))
   if (!asks) return { ...call, status: 'ready' }
   return { ...call, status: 'awaiting_approval' }
 }

@@ -1,6 +1,7 @@
 import type { ChatMessage, NativeToolCall, Protocol } from './model'
 import type { Call, Step } from './state'
 import { approxTokens, approxTokensJoined } from './tokens'
+import { FRAME_CLOSE, frameObservation, frameOpen, framedText, frameTokens } from './tool-output'
 
 /**
  * What each step of a run looks like in every later request (docs/architecture.md#step-machine):
@@ -59,8 +60,9 @@ function nativeStep(step: Step, elided: boolean): Rendered {
   ]
   for (const c of step.calls) {
     const stub = elided ? elidedObservation(c) : null
-    messages.push({ role: 'tool', tool_call_id: c.id, content: stub?.text ?? c.observation ?? '' })
-    tokens += FRAMING + (stub?.tokens ?? observationTokens(c))
+    const content = frameObservation(c.name, stub?.text ?? c.observation ?? '')
+    messages.push({ role: 'tool', tool_call_id: c.id, content })
+    tokens += FRAMING + frameTokens(c.name) + (stub?.tokens ?? observationTokens(c))
   }
   return { messages, tokens }
 }
@@ -69,13 +71,12 @@ function textStep(step: Step, elided: boolean): Rendered {
   const text = step.text ?? step.thought
   if (step.kind === 'format_error') return said(text, step.formatError ?? '[FormatError]')
   if (step.kind === 'finish') return said(text)
-  const several = step.calls.length > 1
   const pieces: string[] = []
   let content = ''
   for (const c of step.calls) {
     if (pieces.length) pieces.push('\n\n')
     const observation = (elided ? elidedObservation(c)?.text : null) ?? c.observation ?? ''
-    pieces.push(several ? `Observation (${c.name}):\n` : 'Observation:\n', observation)
+    pieces.push(frameOpen(c.name), framedText(observation), FRAME_CLOSE)
   }
   // Concatenated, not joined: V8 keeps a concatenation as a rope until something reads it, so
   // the observations are copied once, when the request is serialized.

@@ -3,6 +3,7 @@ import type { Protocol, ToolSchema } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import type { ToolRegistry } from './registry'
 import { approxTokens } from './tokens'
+import { TOOL_OUTPUT_RULE } from './tool-output'
 
 /** The native protocol's finish tool, offered when a run has an output schema. */
 export const FINAL_ANSWER_TOOL = 'final_answer'
@@ -10,7 +11,7 @@ export const FINAL_ANSWER_TOOL = 'final_answer'
 const NATIVE_RULES =
   'You are an agent that solves the task step by step. Think briefly, then call tools to gather ' +
   'facts; never invent observations. Tools marked as side effects need a person to approve each ' +
-  'call.'
+  `call. ${TOOL_OUTPUT_RULE}`
 const NATIVE_FINISH =
   ' When you have the answer, reply with the final answer as plain text and no tool call.'
 const NATIVE_FINISH_STRUCTURED =
@@ -20,7 +21,7 @@ const NATIVE_FINISH_STRUCTURED =
 const TEXT_SYSTEM_HEAD =
   'You are an agent that solves the task step by step. Each reply is one step: a short thought ' +
   'and exactly one action. Never invent observations: they come back to you after each action. ' +
-  'Tools marked as side effects need a person to approve each call.'
+  `Tools marked as side effects need a person to approve each call. ${TOOL_OUTPUT_RULE}`
 
 /** The text protocol's format with an output schema: finish's `answer` is the object itself. */
 export function structuredTextFormat(schema: Record<string, unknown>): string {

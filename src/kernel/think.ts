@@ -57,7 +57,9 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
   if (temperature !== undefined) request.temperature = temperature
   if (slice.deps.signal) request.signal = slice.deps.signal
   const watch = slice.deps.onModelText
-  if (watch) request.onText = (delta) => watch(record.step, protocol, delta)
+  // Each live delta is redacted on its own: a secret split across two deltas is not caught here
+  // (the recorded reply is redacted whole).
+  if (watch) request.onText = (delta) => watch(record.step, protocol, slice.redact(delta))
   const startedAt = slice.now()
   let response: ModelResponse
   try {
@@ -65,7 +67,26 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
   } catch (err) {
     return modelFailed(state, record, slice, built.bytes, startedAt, remainingMs, err)
   }
-  return recordReply(state, slice, built, startedAt, record, response)
+  return recordReply(state, slice, built, startedAt, record, redactReply(response, slice))
+}
+
+/**
+ * The reply with secrets taken out of its text and its calls' arguments before anything reads
+ * it: a provider that echoes a secret (or a model repeating one) records none, and a call can
+ * never carry one out to a tool.
+ */
+function redactReply(response: ModelResponse, slice: Slice): ModelResponse {
+  if (!slice.deps.redact) return response
+  const { redact } = slice
+  const out: ModelResponse = { ...response }
+  if (typeof response.text === 'string') out.text = redact(response.text)
+  if (response.toolCalls) {
+    out.toolCalls = response.toolCalls.map((c) => ({
+      ...c,
+      function: { ...c.function, arguments: redact(c.function.arguments) },
+    }))
+  }
+  return out
 }
 
 /** The model call threw: a cancel, a protocol fallback, the time budget, or a model error. */

@@ -23,6 +23,12 @@ export interface Deps {
   /** USD per 1K tokens, for cost in the trace and `maxCostUsd`. */
   pricing?: Pricing
   /**
+   * Takes secrets out of what a tool or the model gives, before the run records it (and so
+   * before it is stored, streamed, logged or sent to the model again): observations, tool
+   * errors, replies, model errors. Without it nothing is redacted.
+   */
+  redact?: (text: string) => string
+  /**
    * Told the text of the reply to step `step` as a streaming model writes it (a live view only:
    * nothing of it is recorded until the whole reply is in).
    */
@@ -45,6 +51,8 @@ export interface Pricing {
 export class Slice {
   readonly registry: ToolRegistry
   readonly now: () => number
+  /** `deps.redact`, or nothing to redact. */
+  readonly redact: (text: string) => string
   readonly render = new RenderCache()
   /** Ids of calls whose `started` record this slice wrote (each runs here, at most once). */
   readonly startedCalls = new Set<string>()
@@ -56,8 +64,11 @@ export class Slice {
   constructor(readonly deps: Deps) {
     this.registry = deps.registry.forRun()
     this.now = deps.now ?? Date.now
+    this.redact = deps.redact ?? unchanged
   }
 }
+
+const unchanged = (text: string) => text
 
 /** Every kind of transition, as events and logs name them. */
 export type Action =
@@ -157,7 +168,7 @@ export function stop(
       ok,
       answer: ok ? answer : '',
       stopReason: reason,
-      error,
+      error: error === null ? null : slice.redact(error),
       output: ok ? output : null,
       finishedAt: slice.now(),
     },

@@ -2,6 +2,7 @@
  * The recorded on-call incident demo (native protocol): order-service errors after deploy
  * v2.14.0 cut the DB pool from 50 to 10. Runs offline against the demo tools in `tools/`.
  */
+import { unframeObservation } from '../kernel/tool-output'
 import type { ChatMessage, ModelRequest, ModelResponse, NativeToolCall } from '../kernel/model'
 import { ScriptedModel } from './scripted-model'
 
@@ -97,7 +98,7 @@ function rollbackObservation(messages: ChatMessage[]): string | undefined {
   const found = messages.findLast(
     (m) => m.role === 'tool' && m.tool_call_id === DEMO_ROLLBACK_CALL_ID,
   )
-  return found?.role === 'tool' ? found.content : undefined
+  return found?.role === 'tool' ? unframeObservation(found.content) : undefined
 }
 
 /** The scripted demo: four tool-using turns, then a final answer that reflects the rollback's fate. */

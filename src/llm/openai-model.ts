@@ -20,7 +20,7 @@ import {
   isToolsUnsupported,
   type ProviderFailure,
 } from './provider-failure'
-import { redactSecrets } from './redact'
+import { createRedactor, type Redactor } from '../security/redactor'
 import { clientRetries, clientWaitMs } from './retry-policy'
 import { StreamAssembly } from './stream-assembly'
 
@@ -70,6 +70,8 @@ interface CallBudget {
 export class OpenAIModel implements Model {
   readonly name: string
   readonly #options: OpenAIModelOptions
+  /** Its own key and key-shaped strings out of every error it makes. */
+  #redact: Redactor | undefined
   /** Shared with `withModel` copies: `auto` learned that this provider does not stream. */
   readonly #learned: { streamRefused: boolean }
 
@@ -285,7 +287,8 @@ export class OpenAIModel implements Model {
     const tries = attempts > 1 ? `, after ${attempts} attempts` : ''
     const text = `model call to ${this.name} failed${tries}: ${message}`
     // No `cause`: provider errors may echo the API key, and only this message is redacted.
-    return new ModelError(redactSecrets(text, this.#options.apiKey), options)
+    this.#redact ??= createRedactor(this.#options.apiKey ? [this.#options.apiKey] : [])
+    return new ModelError(this.#redact(text), options)
   }
 }
 

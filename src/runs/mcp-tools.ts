@@ -20,6 +20,7 @@ import {
   type McpServerConfig,
   type McpSessions,
 } from '../../tools/mcp/index'
+import { redactJson } from '../security/redact'
 import type { SkippedTool } from './api-result'
 import { logEvent, type LogEnv } from './log'
 import type { RunStorage } from './storage'
@@ -54,7 +55,9 @@ export async function withRunMcpTools(
     // A run cancelled before it took a step needs no tools.
     if (state.cancelRequested || state.steps.length) return state
     const protocol = state.protocolSetting
-    frozen = await freezeMcpTools(servers, asked, protocol, sessions, { reserved })
+    // What a server lists (descriptions, schemas) and what its failure said are its words:
+    // stored, shown to the model and in the trace only with secrets taken out.
+    frozen = redactJson(await freezeMcpTools(servers, asked, protocol, sessions, { reserved }))
     storage.setValue(KEY, frozen)
     const level = frozen.some((f) => f.error !== undefined || f.skipped) ? 'warn' : 'info'
     logEvent(

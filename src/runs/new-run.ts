@@ -1,12 +1,16 @@
 import { createRunState, type RunState } from '../kernel/state'
+import { redact, redactJson } from '../security/redact'
 import { traceOf } from './otel-ids'
 import type { RunInfo, StartInput } from './types'
 
-/** A new run's state and what the object keeps beside it (who asked, where to report). */
+/**
+ * A new run's state and what the object keeps beside it (who asked, where to report). A task or
+ * metadata that holds a configured secret is kept without it, like everything a run stores.
+ */
 export function newRun(input: StartInput, now: number): { state: RunState; info: RunInfo } {
   const state = createRunState({
     id: input.id,
-    task: input.task,
+    task: redact(input.task),
     tools: input.tools,
     protocol: input.protocol,
     budget: input.budget,
@@ -20,7 +24,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     ...(input.requestHash ? { requestHash: input.requestHash } : {}),
     ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
     ...(input.callbackEvents ? { callbackEvents: input.callbackEvents } : {}),
-    ...(input.metadata ? { metadata: input.metadata } : {}),
+    ...(input.metadata ? { metadata: redactJson(input.metadata) } : {}),
     ...(input.model ? { model: input.model } : {}),
     ...(input.slack ? { slack: input.slack } : {}),
     ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),

@@ -7,6 +7,7 @@ import { createModel } from '../llm/create-model'
 import { conversationObservations } from './conversation-observations'
 import type { McpSessions } from '../../tools/mcp/index'
 import { reservedToolNames, runMcpTools } from './mcp-tools'
+import { redactorFor } from '../security/redact'
 import type { RunStorage } from './storage'
 import type { RunInfo } from './types'
 
@@ -39,6 +40,7 @@ export function runDependencies(
       current,
       env.RUNS,
     ),
+    redact: redactorFor(env),
     ...(p !== undefined || c !== undefined
       ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
       : {}),

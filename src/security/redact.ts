@@ -1,66 +1,49 @@
 /**
- * The one place secrets are taken out of what we store or log: every configured
- * secret, wherever it turns up (a Slack `error` echoing the bot token, a provider echoing its key,
- * a thrown message), plus anything shaped like an OpenAI or Slack token even when it is not ours.
- * `logEvent`, the outbox's `lastError` and a run's recorded error all pass through `redact`.
+ * The one place secrets are taken out of what edgeloop stores, streams, logs, exports or sends
+ * to a model. Secrets are recognised by value, not by the name of their setting: every
+ * configured secret (secret-values.ts: the named ones, every MCP `token_secret`, …) wherever it
+ * turns up — a tool's observation or error, an MCP server's 401 body, a provider's error, a
+ * thrown message — plus anything shaped like an OpenAI or Slack token even when it is not ours.
+ * The kernel gets a `Redactor` through its deps; the service's logs, outbox errors and blocked
+ * records use `redact`, the same function.
  */
-import { OPENAI_KEY_PATTERN } from '../validation/patterns'
+import { createRedactor, MIN_SECRET_LENGTH, type Redactor } from './redactor'
+import { secretValues } from './secret-values'
 
-/** Settings that are secrets, by name, and any other setting named like one (MCP tokens…). */
-const SECRET_NAMES = new Set([
-  'API_TOKEN',
-  'WEBHOOK_SECRET',
-  'OPENAI_API_KEY',
-  'SLACK_SIGNING_SECRET',
-  'SLACK_BOT_TOKEN',
-])
-const SECRET_LIKE_NAME = /(TOKEN|SECRET|PASSWORD|API_KEY)$/
-// Slack tokens (xoxb-, xoxp-, xapp-…), whoever's they are; OpenAI keys: OPENAI_KEY_PATTERN.
-const SLACK_TOKEN = /\bx(?:ox[abprs]|app)-[A-Za-z0-9-]{6,}/g
-// A secret this short would redact ordinary words; real ones are long.
-const MIN_SECRET_LENGTH = 6
+export { createRedactor, MIN_SECRET_LENGTH, REDACTED, type Redactor } from './redactor'
 
-const OTLP_HEADERS = 'OTEL_EXPORTER_OTLP_HEADERS'
-
-let secrets: readonly string[] = []
-let seen: object | undefined
-
-/** Learns the secrets of this Worker's environment (called once per env object). */
-export function registerSecrets(env: object): void {
-  if (seen === env) return
-  seen = env
-  const found = new Set(secrets)
-  for (const [name, value] of Object.entries(env)) {
-    if (typeof value !== 'string' || value.trim().length < MIN_SECRET_LENGTH) continue
-    if (SECRET_NAMES.has(name) || SECRET_LIKE_NAME.test(name)) found.add(value.trim())
-    // The OTLP headers are `key=value,…` (an API key, a Basic credential): each value is one.
-    if (name === OTLP_HEADERS) {
-      for (const pair of value.split(',')) {
-        const secret = pair.slice(pair.indexOf('=') + 1).trim()
-        if (pair.includes('=') && secret.length >= MIN_SECRET_LENGTH) {
-          found.add(secret)
-          found.add(safeDecode(secret))
-        }
-      }
-    }
-  }
-  // Longest first, so a secret that contains another is replaced whole.
-  secrets = [...found].sort((a, b) => b.length - a.length)
+/** The configured secrets that are too short to be looked for: `SETTING` names, for a 503. */
+export function shortSecrets(env: object): string[] {
+  return secretValues(env as Record<string, unknown>)
+    .filter((s) => s.value.length < MIN_SECRET_LENGTH)
+    .map((s) => s.setting)
 }
 
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    return text
-  }
+let known = new Set<string>()
+let current: Redactor = createRedactor([])
+const registered = new WeakSet<object>()
+
+/**
+ * Learns the secrets of this Worker's environment (once per env object). Secrets of every env
+ * seen stay known: redacting one too many is harmless, missing one is not.
+ */
+export function registerSecrets(env: object): void {
+  if (registered.has(env)) return
+  registered.add(env)
+  const before = known.size
+  known = new Set([...known, ...secretValues(env as Record<string, unknown>).map((s) => s.value)])
+  if (known.size !== before) current = createRedactor(known)
 }
 
 /** `text` with every known secret and token-shaped string replaced by `[redacted]`. */
 export function redact(text: string): string {
-  let out = text
-  for (const secret of secrets) out = out.split(secret).join('[redacted]')
-  return out.replace(OPENAI_KEY_PATTERN, '[redacted]').replace(SLACK_TOKEN, '[redacted]')
+  return current(text)
+}
+
+/** The redactor of `env`: `redact`, with env's secrets learnt. */
+export function redactorFor(env: object): Redactor {
+  registerSecrets(env)
+  return redact
 }
 
 /** A JSON-ready value with every string in it redacted. */
@@ -71,4 +54,21 @@ export function redactDeep<T>(value: T): T {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)])) as T
   }
   return value
+}
+
+/**
+ * A JSON value with every secret in it redacted, through its serialized text (no walk over a
+ * structure a third party chose; the JSON-escaped form of each secret is among those looked for).
+ */
+export function redactJson<T>(value: T): T {
+  const text = JSON.stringify(value)
+  if (text === undefined) return value
+  const clean = redact(text)
+  if (clean === text) return value
+  try {
+    return JSON.parse(clean) as T
+  } catch {
+    // A secret that looked like JSON syntax: redact value by value instead.
+    return redactDeep(value)
+  }
 }

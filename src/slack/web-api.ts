@@ -2,6 +2,7 @@
  * A small client for the three Slack Web API methods edgeloop uses. fetch is called late (the
  * outbound fake replaces it in tests); rate limits and server errors are retried with a bound.
  */
+import { createRedactor, type Redactor } from '../security/redactor'
 import * as z from 'zod/mini'
 import { SlackApiError } from './slack-api-error'
 
@@ -63,6 +64,7 @@ const BACKOFF_MAX_MS = 8_000
 
 export class SlackClient {
   readonly #token: string
+  #redactor: Redactor | undefined
   readonly #baseUrl: string
   readonly #fetch: (input: string, init: RequestInit) => Promise<Response>
   readonly #sleep: (ms: number) => Promise<void>
@@ -199,7 +201,8 @@ export class SlackClient {
   }
 
   #redact(text: string): string {
-    return text.split(this.#token).join('[token]')
+    this.#redactor ??= createRedactor([this.#token])
+    return this.#redactor(text)
   }
 }
 

@@ -5,6 +5,6 @@ export const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/
 
 /**
  * An OpenAI-style secret key (`sk-…`, `sk-proj-…`), whoever's it is: redacted from what is stored
- * or logged (security/redact.ts) and from model errors (llm/redact.ts). Global, for `replace`.
+ * or logged, and from model errors (security/redactor.ts). Global, for `replace`.
  */
 export const OPENAI_KEY_PATTERN = /\bsk-[A-Za-z0-9_-]{8,}/g

@@ -54,7 +54,7 @@ export const LAYERS: Record<string, Layer> = {
   },
   // agents/: one file per agent, the catalog; definitions are data (types of the kernel only).
   agents: { imports: ['kernel'], packages: ['zod'] },
-  llm: { imports: ['kernel', 'validation', 'errors'], packages: ['openai', 'zod'] },
+  llm: { imports: ['kernel', 'security', 'validation', 'errors'], packages: ['openai', 'zod'] },
   tools: {
     imports: ['kernel', 'settings', 'errors'],
     packages: ['zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema'],

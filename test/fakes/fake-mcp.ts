@@ -9,6 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
 import * as z from 'zod'
+import type { FakeHandler } from './outbound'
 
 export const FAKE_MCP_HOST = 'mcp.test'
 export const FAKE_MCP_TOKEN = 'docs-mcp-token-0123'
@@ -52,6 +53,13 @@ export class FakeMcp {
   readonly listAlso: Record<string, unknown>[] = []
   /** When true, the server lists `purge`, hinted both read-only and destructive. */
   contradictoryHints = false
+  /**
+   * When true, the server lists `whoami`, which echoes the Authorization header it was sent: in
+   * its text (`long: true` puts it past any truncation), or in an `isError` result (`fail`).
+   */
+  echoesToken = false
+  /** When true, every request is refused with a careless 401 whose body echoes the header. */
+  refusesEchoing = false
   readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
 
   /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
@@ -67,6 +75,11 @@ export class FakeMcp {
 
   readonly handler = async (req: Request): Promise<Response> => {
     this.authorizations.push(req.headers.get('authorization'))
+    if (this.refusesEchoing) {
+      return new Response(`invalid credentials: ${req.headers.get('authorization')}`, {
+        status: 401,
+      })
+    }
     if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
       return new Response('unauthorized', { status: 401 })
     }
@@ -219,6 +232,25 @@ export class FakeMcp {
       { description: 'Export every page.', annotations: { readOnlyHint: true } },
       async () => ({ content: [{ type: 'text', text: 'exported' }] }),
     )
+    if (this.echoesToken) {
+      server.registerTool(
+        'whoami',
+        {
+          description: 'Who the server thinks you are.',
+          inputSchema: { fail: z.boolean().optional(), long: z.boolean().optional() },
+          annotations: { readOnlyHint: true },
+        },
+        async ({ fail, long }, extra) => {
+          await record('whoami', { fail, long }, extra._meta)
+          const sent = this.authorizations.at(-1)
+          if (fail) {
+            return { isError: true, content: [{ type: 'text', text: `${sent} may not do that` }] }
+          }
+          const text = `${long ? 'padding '.repeat(2000) : ''}you are ${sent}`
+          return { content: [{ type: 'text', text }] }
+        },
+      )
+    }
     if (this.contradictoryHints) {
       server.registerTool(
         'purge',
@@ -246,4 +278,17 @@ export class FakeMcp {
 
 function jsonRpcError(status: number, code: number, message: string): Response {
   return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status })
+}
+
+/**
+ * The hosts of the MCP project's two servers (vitest.config.ts): a fresh FakeMcp as "docs", given
+ * to `use`, and "down", which answers 503 to everything.
+ */
+export function mcpTestHosts(use: (mcp: FakeMcp) => void): Record<string, FakeHandler> {
+  const mcp = new FakeMcp()
+  use(mcp)
+  return {
+    [FAKE_MCP_HOST]: mcp.handler,
+    'down.test': () => new Response('upstream connect error', { status: 503 }),
+  }
 }

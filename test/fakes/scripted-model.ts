@@ -64,3 +64,8 @@ export function fakeClock(start = 1_700_000_000_000): {
     },
   }
 }
+
+/** An observation as the model reads it: in the tool-output frame, written out literally. */
+export function framed(tool: string, observation: string): string {
+  return `<tool_output tool="${tool}">\n${observation}\n</tool_output>`
+}

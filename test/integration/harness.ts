@@ -4,7 +4,8 @@
  * with the real tools from `tools/`. The `openai` client retries on its own timers: tests that
  * retry run on a faked clock (`useFakeClock`) and read the waits from when requests arrived.
  */
-import { afterEach, beforeEach, vi } from 'vitest'
+import { afterEach, beforeEach, expect, vi } from 'vitest'
+import { unframeObservation } from '../../src/kernel/tool-output'
 import {
   createRunState,
   MemoryObservationStore,
@@ -158,7 +159,17 @@ export async function runUntilStill(state: RunState, deps: Deps) {
   return runSlice(state, deps, UNLIMITED)
 }
 
-/** The `tool` messages of a request body, as `[tool_call_id, content]` pairs in order. */
+export { framed } from '../fakes/scripted-model'
+
+/**
+ * The `tool` messages of a request body, as `[tool_call_id, observation]` pairs in order: each
+ * message must hold its observation in the tool-output frame, and the pair holds what is inside.
+ */
 export function toolMessages(body: ReceivedBody): [string, string][] {
-  return body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content])
+  return body.messages
+    .filter((m) => m.role === 'tool')
+    .map((m) => {
+      expect(m.content).toMatch(/^<tool_output tool="[^"]+">\n[\s\S]*\n<\/tool_output>$/)
+      return [m.tool_call_id, unframeObservation(m.content)]
+    })
 }

@@ -4,7 +4,7 @@ import { readObservationTool, toRunResult, type Tool } from '../../src/kernel/in
 import { calculator } from '../../tools/calculator'
 import { createHttpGetTool } from '../../tools/http-get'
 import { reply } from '../fakes/fake-openai'
-import { useWire, runUntilStill, startRun, toolMessages } from './harness'
+import { framed, useWire, runUntilStill, startRun, toolMessages } from './harness'
 
 const DOCS_HOST = 'docs.allowed.test'
 const wire = useWire({
@@ -97,8 +97,8 @@ describe('native protocol through the real OpenAI client', () => {
           },
         ],
       },
-      { role: 'tool', tool_call_id: 'call_b', content: '2 + 3 = 5' },
-      { role: 'tool', tool_call_id: 'call_a', content: '7 * 6 = 42' },
+      { role: 'tool', tool_call_id: 'call_b', content: framed('calculator', '2 + 3 = 5') },
+      { role: 'tool', tool_call_id: 'call_a', content: framed('calculator', '7 * 6 = 42') },
     ]
     expect(second!.messages).toEqual([...head, ...step0])
 
@@ -117,7 +117,7 @@ describe('native protocol through the real OpenAI client', () => {
       {
         role: 'tool',
         tool_call_id: 'call_c',
-        content: 'HTTP 200 OK (application/json)\n\n{\n  "status": "green"\n}',
+        content: framed('http_get', 'HTTP 200 OK (application/json)\n\n{\n  "status": "green"\n}'),
       },
     ]
     expect(third!.messages).toEqual([...head, ...step0, ...step1])
@@ -171,8 +171,8 @@ describe('tool call ids as providers really send them', () => {
       .tool_calls.map((c: { id: string }) => c.id)
     expect(new Set(assistantIds).size).toBe(2)
     expect(sent.filter((m) => m.role === 'tool')).toEqual([
-      { role: 'tool', tool_call_id: assistantIds[0], content: '1 + 1 = 2' },
-      { role: 'tool', tool_call_id: assistantIds[1], content: '2 + 2 = 4' },
+      { role: 'tool', tool_call_id: assistantIds[0], content: framed('calculator', '1 + 1 = 2') },
+      { role: 'tool', tool_call_id: assistantIds[1], content: framed('calculator', '2 + 2 = 4') },
     ])
   })
 

@@ -1,3 +1,4 @@
+import { unframeObservation } from '../../src/kernel/tool-output'
 import { afterEach, describe, expect, it } from 'vitest'
 import { react, type ChatMessage, type ModelRequest } from '../../src/kernel/index'
 import { calculator } from '../../tools/calculator'
@@ -19,7 +20,7 @@ const PAGE_HOST = 'docs.allowed.test'
 function lastObservation(request: ModelRequest): string {
   const last = request.messages.findLast((m) => m.role === 'tool') as
     Extract<ChatMessage, { role: 'tool' }> | undefined
-  return last?.content ?? ''
+  return unframeObservation(last?.content ?? '')
 }
 
 describe('calculator in a whole run', () => {

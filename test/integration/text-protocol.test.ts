@@ -3,7 +3,7 @@ import { decideApproval, pendingApprovals, toRunResult } from '../../src/kernel/
 import { calculator } from '../../tools/calculator'
 import { createHttpPostTool } from '../../tools/http-post'
 import { reply } from '../fakes/fake-openai'
-import { created, useWire, RECEIVER_HOST, runUntilStill, startRun } from './harness'
+import { created, framed, useWire, RECEIVER_HOST, runUntilStill, startRun } from './harness'
 
 const wire = useWire({ [RECEIVER_HOST]: created })
 
@@ -36,7 +36,7 @@ describe('text protocol through the real OpenAI client', () => {
         content:
           'Thinking.\n```json\n{"thought":"add","action":"calculator","args":{"expression":"2 + 3"}}\n```',
       },
-      { role: 'user', content: 'Observation:\n2 + 3 = 5' },
+      { role: 'user', content: framed('calculator', '2 + 3 = 5') },
     ])
   })
 
@@ -90,7 +90,7 @@ describe('text protocol through the real OpenAI client', () => {
     expect(out.state.steps[0]!.calls[0]!.approval).toBeNull()
     const observation = wire.api.lastBody().messages.at(-1)!.content as string
     expect(observation).toMatch(
-      /^Observation:\n\[ToolError\] http_post: the action was not valid JSON/,
+      /^<tool_output tool="http_post">\n\[ToolError\] http_post: the action was not valid JSON/,
     )
     expect(observation).toContain('The call was not executed.')
   })

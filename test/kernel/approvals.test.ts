@@ -1,3 +1,4 @@
+import { framed } from '../fakes/scripted-model'
 import { describe, expect, it } from 'vitest'
 import {
   argsHash,
@@ -108,8 +109,10 @@ describe('approvals', () => {
     expect(model.requests[1]!.messages.at(-1)).toEqual({
       role: 'tool',
       tool_call_id: 'call_1',
-      content:
+      content: framed(
+        'deploy',
         '[ToolError] deploy was not run: it was denied by alice ("not today"). Use read-only tools instead, or ask the user for permission.',
+      ),
     })
   })
 
@@ -152,7 +155,10 @@ describe('approvals', () => {
     const out = await runSlice(expired, deps, UNLIMITED)
     expect(ran).toEqual([])
     expect(model.requests[1]!.messages.at(-1)!.content).toBe(
-      '[ToolError] deploy was not run: the approval request expired with no decision. Use read-only tools instead, or ask the user for permission.',
+      framed(
+        'deploy',
+        '[ToolError] deploy was not run: the approval request expired with no decision. Use read-only tools instead, or ask the user for permission.',
+      ),
     )
     expect(out.state.result).toMatchObject({ ok: true })
   })

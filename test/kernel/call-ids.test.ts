@@ -1,7 +1,13 @@
 import * as z from 'zod/mini'
 import { expect, it } from 'vitest'
 import { defineTool, MAX_CALLS_PER_STEP, react } from '../../src/kernel/index'
-import { nativeAnswer, nativeCall, nativeCalls, ScriptedModel } from '../fakes/scripted-model'
+import {
+  framed,
+  nativeAnswer,
+  nativeCall,
+  nativeCalls,
+  ScriptedModel,
+} from '../fakes/scripted-model'
 
 const echo = defineTool({
   name: 'echo',
@@ -25,8 +31,8 @@ it('a call id the provider repeats in a later step is made unique for the run', 
   const last = model.requests.at(-1)!.messages
   const pairs = last.flatMap((m) => (m.role === 'tool' ? [[m.tool_call_id, m.content]] : []))
   expect(pairs).toEqual([
-    ['call_1', 'n=1'],
-    ['s1c0', 'n=2'],
+    ['call_1', framed('echo', 'n=1')],
+    ['s1c0', framed('echo', 'n=2')],
   ])
 })
 

@@ -15,6 +15,7 @@ import {
 } from '../../src/kernel/index'
 import {
   fakeClock,
+  framed,
   nativeAnswer,
   nativeCall,
   nativeCalls,
@@ -100,9 +101,9 @@ describe('parallel read-only calls', () => {
     // The next request answers the calls in the model's order.
     const tools = model.requests[1]!.messages.filter((m) => m.role === 'tool')
     expect(tools.map((m) => [m.tool_call_id, m.content])).toEqual([
-      ['call_0', 'shard 0'],
-      ['call_1', 'shard 1'],
-      ['call_2', 'shard 2'],
+      ['call_0', framed('shard', 'shard 0')],
+      ['call_1', framed('shard', 'shard 1')],
+      ['call_2', framed('shard', 'shard 2')],
     ])
   })
 

@@ -8,6 +8,7 @@ import {
   type ChatMessage,
 } from '../../src/kernel/index'
 import {
+  framed,
   nativeAnswer,
   nativeCall,
   nativeCalls,
@@ -55,9 +56,9 @@ describe('native protocol', () => {
     expect(second!.messages.slice(0, 2)).toEqual(first!.messages)
     expect(second!.messages.slice(2)).toEqual<ChatMessage[]>([
       { role: 'assistant', content: 'Three words.', tool_calls: calls },
-      { role: 'tool', tool_call_id: 'call_b', content: 'entry for cat' },
-      { role: 'tool', tool_call_id: 'call_a', content: 'entry for dog' },
-      { role: 'tool', tool_call_id: 'call_c', content: 'entry for eel' },
+      { role: 'tool', tool_call_id: 'call_b', content: framed('lookup', 'entry for cat') },
+      { role: 'tool', tool_call_id: 'call_a', content: framed('lookup', 'entry for dog') },
+      { role: 'tool', tool_call_id: 'call_c', content: framed('lookup', 'entry for eel') },
     ])
   })
 
@@ -138,8 +139,10 @@ describe('native protocol', () => {
     expect(model.requests[1]!.messages.at(-1)).toEqual({
       role: 'tool',
       tool_call_id: 'c1',
-      content:
+      content: framed(
+        'web_search',
         '[ToolError] unknown tool "web_search". Available tools: lookup, deploy, read_observation',
+      ),
     })
     expect(result.ok).toBe(true)
   })
@@ -198,7 +201,7 @@ describe('text protocol', () => {
     expect(second!.messages.slice(0, 2)).toEqual(first!.messages)
     expect(second!.messages.slice(2)).toEqual([
       { role: 'assistant', content: textAction('lookup', { q: 'cat' }, 'Need the entry.').text },
-      { role: 'user', content: 'Observation:\nentry for cat' },
+      { role: 'user', content: framed('lookup', 'entry for cat') },
     ])
     expect(result.steps[0]!.thought).toBe('Need the entry.')
   })

@@ -2,6 +2,7 @@
  * The request a run sends is cached between thinks (RenderCache, one per slice). Whatever order
  * states arrive in, a cached build must equal a build from nothing.
  */
+import { unframeObservation } from '../../src/kernel/tool-output'
 import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {
@@ -83,7 +84,9 @@ describe('RenderCache', () => {
     }
     const built = buildRequest(edited, registry, cache)
     expect(built).toEqual(fresh(edited))
-    expect(built.request.messages.map((m) => m.content)).toContain('edited')
+    expect(built.request.messages.map((m) => unframeObservation(m.content ?? ''))).toContain(
+      'edited',
+    )
   })
 
   it('starts over when the protocol changes (the native to text fallback)', async () => {

@@ -1,3 +1,4 @@
+import { unframeObservation } from '../../src/kernel/tool-output'
 import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {
@@ -139,7 +140,7 @@ describe('large observations', () => {
     const model = new ScriptedModel((request, turn) => {
       if (turn === 0) return nativeCalls([nativeCall('dump', {}, 'c_dump')])
       const last = request.messages.at(-1)!
-      const seen = last.content ?? ''
+      const seen = unframeObservation(last.content ?? '')
       if (turn > 1) {
         // Every slice comes back whole: a slice is never truncated again.
         expect(seen).not.toMatch(MARKER)

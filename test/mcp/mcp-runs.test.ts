@@ -8,7 +8,7 @@ import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import wranglerToml from '../../wrangler.toml?raw'
 import { reply } from '../fakes/fake-openai'
-import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN } from '../fakes/fake-mcp'
+import { FakeMcp, FAKE_MCP_TOKEN, mcpTestHosts } from '../fakes/fake-mcp'
 import {
   decide,
   drainAlarms,
@@ -22,13 +22,7 @@ import {
 
 let mcp: FakeMcp
 const fakes = useServiceFakes({
-  hosts: () => {
-    mcp = new FakeMcp()
-    return {
-      [FAKE_MCP_HOST]: mcp.handler,
-      'down.test': () => new Response('upstream connect error', { status: 503 }),
-    }
-  },
+  hosts: () => mcpTestHosts((m) => (mcp = m)),
 })
 
 const call = (id: string, name: string, args: Record<string, unknown>) =>

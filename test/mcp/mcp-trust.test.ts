@@ -8,18 +8,12 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { freezeMcpTools, frozenToolNames, mcpTools, readMcpServers } from '../../tools/mcp/index'
 import { reply } from '../fakes/fake-openai'
-import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN } from '../fakes/fake-mcp'
+import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN, mcpTestHosts } from '../fakes/fake-mcp'
 import { api, drainAlarms, getRun, getTrace, startRun, useServiceFakes } from '../service/harness'
 
 let mcp: FakeMcp
 const fakes = useServiceFakes({
-  hosts: () => {
-    mcp = new FakeMcp()
-    return {
-      [FAKE_MCP_HOST]: mcp.handler,
-      'down.test': () => new Response('upstream connect error', { status: 503 }),
-    }
-  },
+  hosts: () => mcpTestHosts((m) => (mcp = m)),
 })
 
 const call = (id: string, name: string, args: Record<string, unknown>) =>

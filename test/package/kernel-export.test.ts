@@ -24,7 +24,8 @@ class TwoTurnModel implements Model {
     }
     const last = request.messages[request.messages.length - 1]!
     return {
-      text: `The sum is ${JSON.parse(String(last.content)).sum}.`,
+      // The tool's JSON, inside the frame every observation reaches the model in.
+      text: `The sum is ${JSON.parse(/\n(.*)\n/.exec(String(last.content))![1]!).sum}.`,
       finishReason: 'stop' as const,
     }
   }
@@ -46,6 +47,7 @@ const KERNEL_EXPORTS = [
   'MAX_CALLS_PER_STEP',
   'MAX_LOOSE_JSON_CHARS',
   'MAX_SLICE_CHARS',
+  'MIN_SECRET_LENGTH',
   'MemoryObservationStore',
   'ModelError',
   'READ_OBSERVATION',
@@ -66,6 +68,7 @@ const KERNEL_EXPORTS = [
   'continueConversation',
   'conversationHandle',
   'conversationView',
+  'createRedactor',
   'createRunState',
   'decideApproval',
   'defineTool',

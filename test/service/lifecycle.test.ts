@@ -1,3 +1,4 @@
+import { framed } from '../fakes/scripted-model'
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import {
@@ -142,7 +143,7 @@ describe('a run with an approval (http_post under ask)', () => {
     const call = (await getTrace(id)).steps[0]!.calls[0]!
     expect(call.kind).toBe('denied')
     expect(call.observation).toMatch(/^\[ToolError\] http_post was not run: it was denied by api\b/)
-    expect(fakes.ai.lastBody().messages.at(-1)!.content).toBe(call.observation)
+    expect(fakes.ai.lastBody().messages.at(-1)!.content).toBe(framed('http_post', call.observation))
   })
 
   it('expired: the alarm at the expiry denies it with reason expired', async () => {

@@ -14,6 +14,7 @@
  * object had written when it died, and whatever ran after that point (a side effect, a model
  * call) did happen.
  */
+import { framed } from '../fakes/scripted-model'
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
@@ -277,7 +278,7 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     expect(fakes.ai.bodies[1]!.messages.at(-1)).toMatchObject({
       role: 'tool',
       tool_call_id: 'call_rollback',
-      content: call.observation,
+      content: framed('rollback_deploy', call.observation),
     })
   })
 

@@ -3,6 +3,7 @@
  * HTTP_ALLOWLIST is answered with its [ToolError] at once, and neither the Slack approval message
  * nor the API's pending approvals ever show it.
  */
+import { framed } from '../fakes/scripted-model'
 import { exports } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
@@ -81,7 +82,7 @@ describe('a call its tool’s check refuses', () => {
     expect(world.model.bodies[1]!.messages.at(-1)).toMatchObject({
       role: 'tool',
       tool_call_id: 'call_bad',
-      content: REFUSAL,
+      content: framed('http_post', REFUSAL),
     })
   })
 })

@@ -38,3 +38,15 @@ it.each([
   expect(printed).toContain('[redacted]')
   expect(printed).not.toContain(secret)
 })
+
+it('a reply echoing a configured secret is posted to Slack without it', async () => {
+  // The provider (or a model repeating what it saw) echoes the webhook secret.
+  const secret = 'test-webhook-secret'
+  world.model.enqueue(reply.text(`All good; for the record the secret is ${secret}.`))
+  const { runId } = await world.command('check the gateway')
+  await world.settle(runId)
+  const posted = JSON.stringify(world.slack.calls)
+  expect(posted).toContain('for the record the secret is [redacted].')
+  expect(posted).not.toContain(secret)
+  expect(JSON.stringify(await world.view(runId))).not.toContain(secret)
+})
