@@ -21,6 +21,29 @@ import { benchParse } from './parse.bench'
 const SIZES = [20, 100] as const
 const OBSERVATION = 'x'.repeat(1024)
 /**
+ * The agent cases: instructions of a few KiB first in the system prompt, and an output schema the
+ * final answer must match, so their per-step CPU can be read beside the plain cases'.
+ */
+const INSTRUCTIONS = Array.from(
+  { length: 40 },
+  (_, i) =>
+    `- Rule ${i + 1}: read each page in order, note what it says about the document's subject, ` +
+    'and never skip one; quote page numbers when you report.',
+).join('\n')
+const OUTPUT_SCHEMA: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    pages: { type: 'integer', minimum: 0 },
+    summary: { type: 'string' },
+    severity: { enum: ['low', 'medium', 'high'] },
+  },
+  required: ['pages', 'summary', 'severity'],
+  additionalProperties: false,
+}
+const FINAL_ANSWER = 'final_answer'
+type Variant = 'plain' | 'agent'
+const VARIANTS: readonly Variant[] = ['plain', 'agent']
+/**
  * Warm-up per loop and case, counted in steps (runs × steps per run), not in time: V8 optimizes a
  * function after it has run enough, so a count gives every machine the same warm-up. Measured on
  * the 2-core CI machine (docs/architecture.md#performance): from a cold process the kernel costs 40–60 µs/step for
@@ -61,6 +84,7 @@ class BenchModel implements Model {
   constructor(
     readonly protocol: Protocol,
     readonly steps: number,
+    readonly variant: Variant = 'plain',
   ) {}
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
@@ -68,22 +92,21 @@ class BenchModel implements Model {
     this.seen.push({ messages: request.messages.slice(), tools: request.tools })
     const k = this.#turn++
     const last = k === this.steps - 1
+    const structured = this.variant === 'agent'
+    const answer = structured ? { pages: k, summary: 'all read', severity: 'low' } : 'all read'
     if (this.protocol === 'text') {
       const action = last
-        ? { thought: 'done', action: 'finish', args: { answer: 'all read' } }
+        ? { thought: 'done', action: 'finish', args: { answer } }
         : { thought: `read page ${k}`, action: 'fetch_page', args: { page: k } }
       return { text: '```json\n' + JSON.stringify(action) + '\n```', finishReason: 'stop' }
     }
-    if (last) return { text: 'all read', finishReason: 'stop' }
+    if (last && !structured) return { text: 'all read', finishReason: 'stop' }
+    const call = last
+      ? { name: FINAL_ANSWER, arguments: JSON.stringify({ answer }) }
+      : { name: 'fetch_page', arguments: JSON.stringify({ page: k }) }
     return {
       text: null,
-      toolCalls: [
-        {
-          id: `call_${k}`,
-          type: 'function',
-          function: { name: 'fetch_page', arguments: JSON.stringify({ page: k }) },
-        },
-      ],
+      toolCalls: [{ id: `call_${k}`, type: 'function', function: call }],
       finishReason: 'tool_calls',
     }
   }
@@ -115,7 +138,7 @@ const fetchPage = defineTool({
 const registry = new ToolRegistry([fetchPage])
 
 const kernelLoop =
-  (protocol: Protocol): Loop =>
+  (protocol: Protocol, variant: Variant): Loop =>
   async (model, steps) => {
     const state = createRunState({
       id: 'bench',
@@ -124,6 +147,9 @@ const kernelLoop =
       protocol,
       budget: { maxSteps: steps, maxPromptTokens: 1e12, maxSeconds: 86_400 },
       policy: { mode: 'deny' },
+      ...(variant === 'agent'
+        ? { agent: { instructions: INSTRUCTIONS, output: OUTPUT_SCHEMA } }
+        : {}),
     })
     const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
     const out = await runSlice(
@@ -137,61 +163,85 @@ const kernelLoop =
     )
     const result = toRunResult(out.state)
     if (!result.ok) throw new Error(`bench run failed: ${result.stopReason} ${result.error}`)
+    if (variant === 'agent' && result.output === undefined) throw new Error('no structured answer')
     return out.bytes
   }
 
+/** The agent's part of a prototype's system prompt: its instructions, and the schema for agents. */
+const prototypeInstructions = (variant: Variant) =>
+  variant === 'agent'
+    ? `${INSTRUCTIONS}\n\nAnswer with JSON matching: ${JSON.stringify(OUTPUT_SCHEMA)}\n\n`
+    : ''
+
 /** The classic text prototype: join the prompt each step, regex the action out. */
-const textPrototype: Loop = async (model, steps) => {
-  const tools: Record<string, (args: { page: number }) => string> = {
-    fetch_page: () => OBSERVATION,
-  }
-  const system = `You are an agent. Tools:\n${registry.textSpec()}\nReply with a JSON action.`
-  const history: string[] = []
-  for (let i = 0; i < steps; i++) {
-    const prompt = [system, 'Task: Read every page of the document.', ...history].join('\n\n')
-    const res = await model.complete({
-      protocol: 'text',
-      messages: [{ role: 'user', content: prompt }],
-      timeoutMs: 60_000,
-    })
-    const text = res.text ?? ''
-    const m = /"action"\s*:\s*"([^"]+)"\s*,\s*"args"\s*:\s*(\{[^}]*\})/.exec(text)
-    if (!m) {
-      history.push(text, 'Observation: could not parse your action')
-      continue
+const textPrototype =
+  (variant: Variant): Loop =>
+  async (model, steps) => {
+    const tools: Record<string, (args: { page: number }) => string> = {
+      fetch_page: () => OBSERVATION,
     }
-    const args = JSON.parse(m[2]!)
-    if (m[1] === 'finish') return undefined
-    const tool = tools[m[1]!]
-    let observation: string
-    try {
-      observation = tool ? String(tool(args)) : `Error: no tool ${m[1]}`
-    } catch (err) {
-      observation = `Error: ${String(err)}`
+    const system = `${prototypeInstructions(variant)}You are an agent. Tools:\n${registry.textSpec()}\nReply with a JSON action.`
+    const history: string[] = []
+    for (let i = 0; i < steps; i++) {
+      const prompt = [system, 'Task: Read every page of the document.', ...history].join('\n\n')
+      const res = await model.complete({
+        protocol: 'text',
+        messages: [{ role: 'user', content: prompt }],
+        timeoutMs: 60_000,
+      })
+      const text = res.text ?? ''
+      const m = /"action"\s*:\s*"([^"]+)"\s*,\s*"args"\s*:\s*(\{[^}]*\})/.exec(text)
+      if (!m) {
+        history.push(text, 'Observation: could not parse your action')
+        continue
+      }
+      // The regex stops at the first `}`: a structured answer is an object, so finish goes first.
+      if (m[1] === 'finish') return undefined
+      const args = JSON.parse(m[2]!)
+      const tool = tools[m[1]!]
+      let observation: string
+      try {
+        observation = tool ? String(tool(args)) : `Error: no tool ${m[1]}`
+      } catch (err) {
+        observation = `Error: ${String(err)}`
+      }
+      history.push(text, `Observation: ${observation}`)
     }
-    history.push(text, `Observation: ${observation}`)
+    throw new Error('text prototype did not finish')
   }
-  throw new Error('text prototype did not finish')
-}
 
 /** The bare native loop: push messages, JSON.parse the arguments. */
-const nativePrototype: Loop = async (model, steps) => {
-  const tools = registry.openaiTools()
-  const messages: ModelRequest['messages'] = [
-    { role: 'system', content: 'You are an agent.' },
-    { role: 'user', content: 'Task: Read every page of the document.' },
-  ]
-  for (let i = 0; i < steps; i++) {
-    const res = await model.complete({ protocol: 'native', messages, tools, timeoutMs: 60_000 })
-    if (!res.toolCalls?.length) return undefined
-    messages.push({ role: 'assistant', content: res.text ?? null, tool_calls: res.toolCalls })
-    for (const call of res.toolCalls) {
-      JSON.parse(call.function.arguments)
-      messages.push({ role: 'tool', tool_call_id: call.id, content: OBSERVATION })
+const nativePrototype =
+  (variant: Variant): Loop =>
+  async (model, steps) => {
+    const finish = {
+      type: 'function' as const,
+      function: {
+        name: FINAL_ANSWER,
+        description: 'Give the final answer.',
+        parameters: { type: 'object', properties: { answer: OUTPUT_SCHEMA }, required: ['answer'] },
+      },
     }
+    const tools = variant === 'agent' ? [...registry.openaiTools(), finish] : registry.openaiTools()
+    const messages: ModelRequest['messages'] = [
+      { role: 'system', content: `${prototypeInstructions(variant)}You are an agent.` },
+      { role: 'user', content: 'Task: Read every page of the document.' },
+    ]
+    for (let i = 0; i < steps; i++) {
+      const res = await model.complete({ protocol: 'native', messages, tools, timeoutMs: 60_000 })
+      if (!res.toolCalls?.length) return undefined
+      if (res.toolCalls[0]!.function.name === FINAL_ANSWER) {
+        JSON.parse(res.toolCalls[0]!.function.arguments)
+        return undefined
+      }
+      messages.push({ role: 'assistant', content: res.text ?? null, tool_calls: res.toolCalls })
+      for (const call of res.toolCalls) {
+        JSON.parse(call.function.arguments)
+        messages.push({ role: 'tool', tool_call_id: call.id, content: OBSERVATION })
+      }
+    }
+    throw new Error('native prototype did not finish')
   }
-  throw new Error('native prototype did not finish')
-}
 
 function cpuMicros(): number {
   const proc = (globalThis as { process?: { cpuUsage(): { user: number; system: number } } })
@@ -208,10 +258,11 @@ class Runner {
     readonly protocol: Protocol,
     readonly loop: Loop,
     readonly steps: number,
+    readonly variant: Variant,
   ) {}
 
   async once(): Promise<void> {
-    const model = new BenchModel(this.protocol, this.steps)
+    const model = new BenchModel(this.protocol, this.steps, this.variant)
     const kernelBytes = await this.loop(model, this.steps)
     if (model.seen.length !== this.steps) {
       throw new Error(`expected ${this.steps} model calls, got ${model.seen.length}`)
@@ -238,6 +289,7 @@ class Runner {
 
 interface CaseFigures {
   protocol: Protocol
+  variant: Variant
   steps: number
   kernel: Figures
   prototype: Figures
@@ -248,6 +300,7 @@ interface CaseFigures {
 /** One protocol and size: its two loops, and how many runs hold about SAMPLE_MS of CPU. */
 interface Case {
   protocol: Protocol
+  variant: Variant
   steps: number
   kernel: Runner
   prototype: Runner
@@ -268,25 +321,28 @@ async function measureAll(method: Method): Promise<CaseFigures[]> {
   const cases: Case[] = []
   const runsFor = (cpuUs: number) => Math.max(1, Math.round((SAMPLE_MS * 1000) / cpuUs))
   for (const protocol of ['text', 'native'] as const) {
-    for (const steps of SIZES) {
-      const prototype = protocol === 'text' ? textPrototype : nativePrototype
-      const kernel = new Runner(protocol, kernelLoop(protocol), steps)
-      const proto = new Runner(protocol, prototype, steps)
-      const warmRuns = Math.ceil(warmupSteps / steps)
-      const coldRuns = Math.min(warmRuns - 1, Math.ceil(COLD_STEPS / steps))
-      const coldUs = (await kernel.batch(coldRuns)) / steps
-      const kernelRun = await kernel.batch(warmRuns - coldRuns)
-      const protoRun = await proto.batch(warmRuns)
-      cases.push({
-        protocol,
-        steps,
-        kernel,
-        prototype: proto,
-        kernelRuns: runsFor(kernelRun),
-        prototypeRuns: runsFor(protoRun),
-        coldUs,
-        least: { kernel: Infinity, prototype: Infinity },
-      })
+    for (const variant of VARIANTS) {
+      for (const steps of SIZES) {
+        const prototype = (protocol === 'text' ? textPrototype : nativePrototype)(variant)
+        const kernel = new Runner(protocol, kernelLoop(protocol, variant), steps, variant)
+        const proto = new Runner(protocol, prototype, steps, variant)
+        const warmRuns = Math.ceil(warmupSteps / steps)
+        const coldRuns = Math.min(warmRuns - 1, Math.ceil(COLD_STEPS / steps))
+        const coldUs = (await kernel.batch(coldRuns)) / steps
+        const kernelRun = await kernel.batch(warmRuns - coldRuns)
+        const protoRun = await proto.batch(warmRuns)
+        cases.push({
+          protocol,
+          variant,
+          steps,
+          kernel,
+          prototype: proto,
+          kernelRuns: runsFor(kernelRun),
+          prototypeRuns: runsFor(protoRun),
+          coldUs,
+          least: { kernel: Infinity, prototype: Infinity },
+        })
+      }
     }
   }
   for (let r = 0; r < rounds; r++) {
@@ -297,6 +353,7 @@ async function measureAll(method: Method): Promise<CaseFigures[]> {
   }
   return cases.map((c) => ({
     protocol: c.protocol,
+    variant: c.variant,
     steps: c.steps,
     kernel: c.kernel.figures(c.least.kernel),
     prototype: c.prototype.figures(c.least.prototype),
@@ -327,39 +384,46 @@ export async function benchKernel(
     `CPU from process.cpuUsage() after ${method.warmupSteps / 1000}k steps of warm-up per loop: least of ${method.rounds} batches`,
     `of about ${SAMPLE_MS} ms, in rounds that measure every case's kernel and prototype in turn`,
     '',
-    'protocol steps  loop        µs/step   µs/KiB-req   KiB-req   ns/kernel-byte',
+    `agent cases: ${(INSTRUCTIONS.length / 1024).toFixed(1)} KiB of instructions and an output schema (the same goals)`,
+    '',
+    'protocol     steps  loop        µs/step   µs/KiB-req   KiB-req   ns/kernel-byte',
   )
   const measured = await measureAll(method)
   for (const protocol of ['text', 'native'] as const) {
-    const goal = protocol === 'text' ? GOAL_TEXT : GOAL_NATIVE
-    const perKiB: number[] = []
-    for (const steps of SIZES) {
-      const found = measured.find((m) => m.protocol === protocol && m.steps === steps)!
-      const { kernel: k, prototype: p, coldUs } = found
-      colds.push(`${protocol} ${steps} steps: ${coldUs.toFixed(1)} µs/step`)
-      const kStep = k.cpuUs / steps
-      const pStep = p.cpuUs / steps
-      const kKiB = k.cpuUs / (k.requestBytes / 1024)
-      const pKiB = p.cpuUs / (p.requestBytes / 1024)
-      perKiB.push(kKiB)
-      const nsPerByte = k.kernelBytes ? (k.cpuUs * 1000) / k.kernelBytes : NaN
-      lines.push(
-        `${protocol.padEnd(8)} ${String(steps).padStart(5)}  kernel   ${fmt(kStep)} ${fmt(kKiB, 2)}    ${fmt(k.requestBytes / 1024, 0)}   ${fmt(nsPerByte, 2)}`,
-        `${''.padEnd(8)} ${''.padStart(5)}  prototype${fmt(pStep)} ${fmt(pKiB, 2)}    ${fmt(p.requestBytes / 1024, 0)}`,
-        `${''.padEnd(8)} ${''.padStart(5)}  ratio    ${fmt(kStep / pStep, 2)}x${fmt(kKiB / pKiB, 2)}x`,
-      )
-      const ratio = kStep / pStep
+    for (const variant of VARIANTS) {
+      const goal = protocol === 'text' ? GOAL_TEXT : GOAL_NATIVE
+      const label = variant === 'agent' ? `${protocol}+agent` : protocol
+      const perKiB: number[] = []
+      for (const steps of SIZES) {
+        const found = measured.find(
+          (m) => m.protocol === protocol && m.variant === variant && m.steps === steps,
+        )!
+        const { kernel: k, prototype: p, coldUs } = found
+        colds.push(`${label} ${steps} steps: ${coldUs.toFixed(1)} µs/step`)
+        const kStep = k.cpuUs / steps
+        const pStep = p.cpuUs / steps
+        const kKiB = k.cpuUs / (k.requestBytes / 1024)
+        const pKiB = p.cpuUs / (p.requestBytes / 1024)
+        perKiB.push(kKiB)
+        const nsPerByte = k.kernelBytes ? (k.cpuUs * 1000) / k.kernelBytes : NaN
+        lines.push(
+          `${label.padEnd(12)} ${String(steps).padStart(5)}  kernel   ${fmt(kStep)} ${fmt(kKiB, 2)}    ${fmt(k.requestBytes / 1024, 0)}   ${fmt(nsPerByte, 2)}`,
+          `${''.padEnd(12)} ${''.padStart(5)}  prototype${fmt(pStep)} ${fmt(pKiB, 2)}    ${fmt(p.requestBytes / 1024, 0)}`,
+          `${''.padEnd(12)} ${''.padStart(5)}  ratio    ${fmt(kStep / pStep, 2)}x${fmt(kKiB / pKiB, 2)}x`,
+        )
+        const ratio = kStep / pStep
+        verdicts.push(
+          `${kStep <= GOAL_US_PER_STEP ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel ${kStep.toFixed(1)} µs/step (goal ≤ ${GOAL_US_PER_STEP} µs)`,
+        )
+        verdicts.push(
+          `${ratio <= goal ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel ${ratio.toFixed(2)}x its prototype per step (goal ≤ ${goal}x)`,
+        )
+      }
+      const growth = perKiB[1]! / perKiB[0]!
       verdicts.push(
-        `${kStep <= GOAL_US_PER_STEP ? 'PASS' : 'FAIL'} ${protocol} ${steps} steps: kernel ${kStep.toFixed(1)} µs/step (goal ≤ ${GOAL_US_PER_STEP} µs)`,
-      )
-      verdicts.push(
-        `${ratio <= goal ? 'PASS' : 'FAIL'} ${protocol} ${steps} steps: kernel ${ratio.toFixed(2)}x its prototype per step (goal ≤ ${goal}x)`,
+        `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} ${label}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
       )
     }
-    const growth = perKiB[1]! / perKiB[0]!
-    verdicts.push(
-      `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} ${protocol}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
-    )
   }
   lines.push(
     '',

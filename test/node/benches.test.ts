@@ -20,7 +20,7 @@ function verdicts(report: string): string[] {
 describe('benchmarks', () => {
   it('kernel: every case measured, every goal judged', { timeout: 120_000 }, async () => {
     const report = await benchKernel({ warmupSteps: 2_000, rounds: 2 })
-    for (const protocol of ['text', 'native']) {
+    for (const protocol of ['text', 'native', 'text\\+agent', 'native\\+agent']) {
       for (const steps of [20, 100]) {
         const row = new RegExp(`^${protocol} +${steps} +kernel +([\\d.]+) +([\\d.]+)`, 'm')
         const figures = row.exec(report)
@@ -30,8 +30,9 @@ describe('benchmarks', () => {
       }
     }
     const lines = verdicts(report)
-    // Per case: µs/step and the ratio to its prototype; per protocol: growth; three for the parser.
-    expect(lines).toHaveLength(4 * 2 + 2 + 3)
+    // Per case: µs/step and the ratio to its prototype; per protocol and variant (plain, agent):
+    // growth; three for the parser.
+    expect(lines).toHaveLength(8 * 2 + 4 + 3)
     for (const line of lines) expect(line).toMatch(/\(goal ≤ [\d.]+ ?(µs|ms|x)?[,)]/)
   })
 
