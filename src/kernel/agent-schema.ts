@@ -53,12 +53,16 @@ export function agentSnapshot(agent: AgentInput | undefined, run: RunShape): Age
  */
 export function agentVersion(content: unknown): string {
   const text = canonicalJson(content)
-  let h = 0xcbf29ce484222325n
-  const prime = 0x100000001b3n
-  const mask = 0xffffffffffffffffn
+  // The 64-bit state as two 32-bit halves: BigInt arithmetic cost ~0.5 ms per 5 KiB of
+  // instructions, once per run (npm run bench -- kernel, the +agent cases); this is ~6x less.
+  // FNV prime 2^40 + 0x1b3: h * prime = h * 0x1b3 + (h << 40), both mod 2^64.
+  let hi = 0xcbf29ce4
+  let lo = 0x84222325
   for (let i = 0; i < text.length; i++) {
-    h ^= BigInt(text.charCodeAt(i))
-    h = (h * prime) & mask
+    lo = (lo ^ text.charCodeAt(i)) >>> 0
+    const low = lo * 0x1b3
+    hi = (hi * 0x1b3 + Math.floor(low / 0x100000000) + ((lo << 8) >>> 0)) >>> 0
+    lo = low >>> 0
   }
-  return h.toString(16).padStart(16, '0').slice(0, 12)
+  return (hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0')).slice(0, 12)
 }

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest'
+import { agentVersion } from '../../src/kernel/agent-schema'
+import { canonicalJson } from '../../src/kernel'
+
+/** FNV-1a 64 as its definition reads, in BigInt: the reference the fast version must match. */
+function reference(content: unknown): string {
+  const text = canonicalJson(content)
+  let h = 0xcbf29ce484222325n
+  for (let i = 0; i < text.length; i++) {
+    h ^= BigInt(text.charCodeAt(i))
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn
+  }
+  return h.toString(16).padStart(16, '0').slice(0, 12)
+}
+
+describe('agentVersion', () => {
+  it.each([
+    ['an empty object', {}],
+    ['the default agent', { name: 'default', instructions: null, output: null, tools: [] }],
+    ['non-ASCII text', { instructions: 'Répondez en français — 日本語 😀', tools: ['a', 'b'] }],
+    ['long instructions', { instructions: 'Read the logs first. '.repeat(300), protocol: 'text' }],
+    ['a schema', { output: { type: 'object', properties: { n: { type: 'integer' } } } }],
+  ])('is FNV-1a 64 of the canonical JSON for %s', (_, content) => {
+    expect(agentVersion(content)).toBe(reference(content))
+    expect(agentVersion(content)).toMatch(/^[0-9a-f]{12}$/)
+  })
+
+  it('tells contents apart', () => {
+    expect(agentVersion({ instructions: 'a' })).not.toBe(agentVersion({ instructions: 'b' }))
+  })
+})
