@@ -52,7 +52,7 @@ describe('a wrong method', () => {
   it.each([
     ['DELETE', '/healthz', ['GET', 'HEAD']],
     ['PUT', '/v1/runs', ['POST']],
-    ['DELETE', `/v1/runs/run_${'0'.repeat(32)}`, ['GET', 'HEAD']],
+    ['PUT', `/v1/runs/run_${'0'.repeat(32)}`, ['GET', 'HEAD', 'DELETE']],
     ['GET', `/v1/runs/run_${'0'.repeat(32)}/cancel`, ['POST']],
     ['POST', '/openapi.json', ['GET', 'HEAD']],
   ])('%s %s → 405 with Allow', async (method, path, allowed) => {
