@@ -9,6 +9,7 @@
  * (without it, the run ends with the last call's observation). Both protocols are spoken.
  */
 import { ModelError } from '../errors/model-error'
+import { unframeObservation } from '../kernel/tool-output'
 import type { ChatMessage, ModelRequest, ModelResponse } from '../kernel/model'
 import { ScriptedModel } from './scripted-model'
 
@@ -114,7 +115,7 @@ function reply(text: string, finishReason: ModelResponse['finishReason']): Model
 
 function lastObservation(messages: ChatMessage[]): string {
   const last = messages.findLast((m) => m.role === 'tool' || m.role === 'user')
-  return last ? String(last.content).replace(/^Observation:\n/, '') : ''
+  return last ? unframeObservation(String(last.content).replace(/^Observation:\n/, '')) : ''
 }
 
 /** A JSON object at the start of `text`, and how many characters it took. */
