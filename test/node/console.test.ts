@@ -213,7 +213,7 @@ describe.skipIf(!available)(title, () => {
     // The page read the run's end from its event stream (live frames are coalesced, so the
     // stream's last event may come a moment after a re-read of the run showed it finished).
     await page.waitForFunction(
-      () => document.body.getAttribute('data-last-event') === 'run_finished',
+      "document.body.getAttribute('data-last-event') === 'run_finished'",
       undefined,
       { timeout: 10_000 },
     )
