@@ -212,11 +212,9 @@ describe.skipIf(!available)(title, () => {
     expect(await page.locator('[data-testid=run-status]').textContent()).toBe('succeeded')
     // The page read the run's end from its event stream (live frames are coalesced, so the
     // stream's last event may come a moment after a re-read of the run showed it finished).
-    await page.waitForFunction(
-      "document.body.getAttribute('data-last-event') === 'run_finished'",
-      undefined,
-      { timeout: 10_000 },
-    )
+    await page
+      .locator('body[data-last-event="run_finished"]')
+      .waitFor({ state: 'attached', timeout: 10_000 })
     // The list and the inbox follow: the run succeeded, nothing waits any more.
     await page.locator(`#runs li[data-run="${id}"] .status.succeeded`).waitFor()
     await page.locator('#inbox li', { hasText: 'rollback_deploy' }).waitFor({ state: 'detached' })
