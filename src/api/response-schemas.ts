@@ -247,7 +247,7 @@ export const RunEvent = z.discriminatedUnion('type', [
     z.object({
       ...call,
       kind: observationKind,
-      /** At most EVENT_OBSERVATION_CHARS (runs/events.ts) of the observation the model saw. */
+      /** At most EVENT_OBSERVATION_CHARS (runs/events/events.ts) of the observation the model saw. */
       observation: z.string(),
       /** True when the event or the model saw less than the tool returned. */
       truncated: z.boolean(),

@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import { eventStreamLimits } from '../config/event-streams'
 import type { EnvRecord } from '../config'
-import { STREAM_RETRY_AFTER_SECONDS } from '../runs/event-stream'
+import { STREAM_RETRY_AFTER_SECONDS } from '../runs/events/event-stream'
 import { runStub } from '../runs/types'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'

@@ -10,7 +10,7 @@ import { listRunsHandler } from './run-list'
 import { loadConfig } from '../config'
 import { runStub } from '../runs/types'
 import { runNotFound } from './run-not-found'
-import { parseTraceparent } from '../runs/otel-ids'
+import { parseTraceparent } from '../runs/otel/otel-ids'
 
 /**
  * `/v1/runs`: start, read, trace, export, decide approvals, cancel, delete

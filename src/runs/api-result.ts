@@ -1,7 +1,7 @@
 import { toRunResult } from '../kernel/trace'
 import type { RunState } from '../kernel/state'
 import type { DeliveryBody, RunResultBody } from '../api/response-schemas'
-import type { OutboxEntry } from './outbox'
+import type { OutboxEntry } from './outbox/outbox'
 
 /** An approval, a trace call and the trace as the API shows them: `argsHash`, ISO 8601 times. */
 export type ApiApproval = NonNullable<ApiTraceCall['approval']>

@@ -2,9 +2,9 @@ import type { RunState } from '../kernel/state'
 import { DeliveryError } from '../errors/delivery-error'
 import type { EnvVars } from '../env-vars'
 import { logEvent } from './log'
-import type { Outbox } from './outbox'
-import { deleteFromIndex } from './run-index'
-import { slackThreadStub, type SlackThread } from './slack-thread'
+import type { Outbox } from './outbox/outbox'
+import { deleteFromIndex } from './index/run-index'
+import { slackThreadStub, type SlackThread } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
 /**

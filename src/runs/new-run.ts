@@ -1,6 +1,6 @@
 import { createRunState, type RunState } from '../kernel/state'
 import { redact, redactJson } from '../security/redact'
-import { traceOf } from './otel-ids'
+import { traceOf } from './otel/otel-ids'
 import type { RunInfo, StartInput } from './types'
 
 /**

@@ -1,6 +1,6 @@
 import { nextApprovalExpiry } from '../kernel/approvals'
 import type { RunState } from '../kernel/state'
-import type { Outbox } from './outbox'
+import type { Outbox } from './outbox/outbox'
 
 /**
  * When the run's object should wake next: now while the run can advance (or a cancel waits),

@@ -1,6 +1,6 @@
 import type { RunState } from '../kernel/state'
 import { toApiResult } from './api-result'
-import type { EventLog } from './event-log'
+import type { EventLog } from './events/event-log'
 import type { RunStorage } from './storage'
 import type { RunView } from './types'
 

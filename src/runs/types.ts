@@ -2,11 +2,11 @@ import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
-import type { RunTrace } from './otel-ids'
+import type { RunTrace } from './otel/otel-ids'
 import type { AgentInput } from '../kernel/agent-schema'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
-import type { StreamRequest, Subscription } from './event-stream'
+import type { StreamRequest, Subscription } from './events/event-stream'
 
 /** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
 export type SlackOrigin = NonNullable<RunViewBody['slack']>
@@ -53,7 +53,7 @@ export interface RunInfo {
   slack?: SlackOrigin
   /** The MCP tools the run asked for; see StartInput.mcpTools. */
   mcpTools?: string[]
-  /** The run's trace (runs/otel-ids.ts); absent in runs from before tracing. */
+  /** The run's trace (runs/otel/otel-ids.ts); absent in runs from before tracing. */
   trace?: RunTrace
 }
 

@@ -3,7 +3,7 @@ import { conversationView } from '../kernel/conversation'
 import { findCall } from '../kernel/calls'
 import { type RunState } from '../kernel/state'
 import { toApiDelivery, toApiResult, type SkippedTool } from './api-result'
-import type { OutboxEntry } from './outbox'
+import type { OutboxEntry } from './outbox/outbox'
 import type { RunInfo, RunStatus, RunView } from './types'
 
 /** The run as `GET /v1/runs/:id` shows it. */

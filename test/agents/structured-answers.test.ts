@@ -5,7 +5,7 @@
  * the view, the trace, the run_finished event and the callback body, and `answer` renders it.
  */
 import { describe, expect, it } from 'vitest'
-import type { RunEvent } from '../../src/runs/events'
+import type { RunEvent } from '../../src/runs/events/events'
 import { reply, type FakeReply } from '../fakes/fake-openai'
 import { readSse } from '../events/sse'
 import {

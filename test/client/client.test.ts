@@ -8,10 +8,10 @@ import {
   type RunEvent,
   type RunView,
 } from '../../src/client'
-import type { RunEvent as ServerRunEvent } from '../../src/runs/events'
+import type { RunEvent as ServerRunEvent } from '../../src/runs/events/events'
 import type { RunView as ServerRunView } from '../../src/runs/types'
 import type { ApiRunResult as ServerRunResult } from '../../src/runs/api-result'
-import type { RunListItem, ApprovalListItem, Page } from '../../src/runs/run-index'
+import type { RunListItem, ApprovalListItem, Page } from '../../src/runs/index/run-index'
 import type { RunResult, RunPage, ApprovalPage } from '../../src/client'
 import { reply } from '../fakes/fake-openai'
 import { API_TOKEN, drainAlarms, ORIGIN, RECEIVER, useServiceFakes } from '../service/harness'

@@ -7,7 +7,7 @@
  */
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import type { RunEvent } from '../../src/runs/events'
+import type { RunEvent } from '../../src/runs/events/events'
 import { reply } from '../fakes/fake-openai'
 import {
   api,

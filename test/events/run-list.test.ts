@@ -1,7 +1,7 @@
 /** `GET /v1/runs` and `GET /v1/approvals`: the D1 run index, written via the outbox. */
 import { env } from 'cloudflare:workers'
 import { describe, expect, it, vi } from 'vitest'
-import { writeRunIndex, type RunIndexEntry } from '../../src/runs/run-index'
+import { writeRunIndex, type RunIndexEntry } from '../../src/runs/index/run-index'
 import { reply } from '../fakes/fake-openai'
 import {
   api,

@@ -1,5 +1,5 @@
 /** Reads a `text/event-stream` response as a client would, for the event stream tests. */
-import type { RunEvent } from '../../src/runs/events'
+import type { RunEvent } from '../../src/runs/events/events'
 
 /** A live delta frame (`answer_delta` / `thought_delta`): no `id`, never stored. */
 export interface DeltaFrame {

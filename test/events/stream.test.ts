@@ -1,7 +1,7 @@
 /** `GET /v1/runs/:id/events`: one event per change, in order, resumable, live. */
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
-import type { RunEvent } from '../../src/runs/events'
+import type { RunEvent } from '../../src/runs/events/events'
 import { reply } from '../fakes/fake-openai'
 import {
   api,

@@ -1,6 +1,6 @@
 import { ensureSchema } from './run-index-schema'
-import type { RunStatus } from './types'
-import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../api/response-schemas'
+import type { RunStatus } from '../types'
+import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../../api/response-schemas'
 
 /**
  * The run index in D1 (docs/architecture.md#events): Durable Objects cannot be enumerated, so each run writes its

@@ -1,4 +1,4 @@
-import type { EventStreamLimits } from '../config/event-streams'
+import type { EventStreamLimits } from '../../config/event-streams'
 import type { EventLog, EventRow } from './event-log'
 
 /** A comment line every 15 s keeps proxies from closing an idle stream. */

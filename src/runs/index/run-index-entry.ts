@@ -1,8 +1,8 @@
-import { pendingApprovals } from '../kernel/approvals'
-import type { RunState } from '../kernel/state'
+import { pendingApprovals } from '../../kernel/approvals'
+import type { RunState } from '../../kernel/state'
 import type { RunIndexEntry } from './run-index'
-import type { RunInfo } from './types'
-import { statusOf } from './view'
+import type { RunInfo } from '../types'
+import { statusOf } from '../view'
 
 /** The index row of a run as it now stands; `version` is its last event's sequence number. */
 export function runIndexEntry(

@@ -1,10 +1,10 @@
-import type { Call, RunState, Step } from '../kernel/state'
-import { redact } from '../security/redact'
-import type { OtelConfig } from '../config/otel'
-import type { EventLog } from './event-log'
+import type { Call, RunState, Step } from '../../kernel/state'
+import { redact } from '../../security/redact'
+import type { OtelConfig } from '../../config/otel'
+import type { EventLog } from '../events/event-log'
 import { spanIdOf, traceOf } from './otel-ids'
 import { SPAN_KIND, type AttributeValue, type SpanInput } from './otlp-json'
-import type { RunInfo } from './types'
+import type { RunInfo } from '../types'
 
 /**
  * The spans of one export batch, built from the run as stored (OpenTelemetry GenAI semantic

@@ -1,9 +1,9 @@
-import type { RunState } from '../kernel/state'
-import { SlackApiError } from '../slack/slack-api-error'
-import type { SlackClient } from '../slack/web-api'
-import type { DeliveryContext, LiveAnswer } from './delivery-context'
-import type { Outbox } from './outbox'
-import type { RunInfo } from './types'
+import type { RunState } from '../../kernel/state'
+import { SlackApiError } from '../../slack/slack-api-error'
+import type { SlackClient } from '../../slack/web-api'
+import type { DeliveryContext, LiveAnswer } from '../outbox/delivery-context'
+import type { Outbox } from '../outbox/outbox'
+import type { RunInfo } from '../types'
 
 /**
  * The answer written into the run's Slack thread as the model writes it (docs/streaming.md#slack):

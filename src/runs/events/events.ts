@@ -1,6 +1,6 @@
-import type { RunState, Step } from '../kernel/state'
-import { traceUsage } from '../kernel/trace'
-import type { RunEventBody } from '../api/response-schemas'
+import type { RunState, Step } from '../../kernel/state'
+import { traceUsage } from '../../kernel/trace'
+import type { RunEventBody } from '../../api/response-schemas'
 
 /**
  * What a run's event stream says (docs/architecture.md#events): derived from the states before and after each

@@ -1,10 +1,10 @@
-import { otelOrNone } from '../config/otel'
-import { DeliveryError } from '../errors/delivery-error'
-import type { RunState } from '../kernel/state'
-import type { DeliveryContext } from './delivery-context'
+import { otelOrNone } from '../../config/otel'
+import { DeliveryError } from '../../errors/delivery-error'
+import type { RunState } from '../../kernel/state'
+import type { DeliveryContext } from '../outbox/delivery-context'
 import { batchSpans } from './otel-spans'
 import { otlpTraceRequest } from './otlp-json'
-import type { Outbox } from './outbox'
+import type { Outbox } from '../outbox/outbox'
 
 /** Outbox entries of trace batches: `otel:step:<i>` and `otel:run`. */
 export const OTEL_KIND = 'otel'

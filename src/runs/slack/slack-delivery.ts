@@ -1,16 +1,16 @@
-import { loadConfig } from '../config'
-import { DeliveryError } from '../errors/delivery-error'
+import { loadConfig } from '../../config/index'
+import { DeliveryError } from '../../errors/delivery-error'
 import {
   approvalBlocks,
   decisionBlocks,
   runFinishedText,
   runStartedText,
-} from '../slack/approval-message'
-import { escapeMrkdwn, truncateText } from '../slack/mrkdwn'
-import { SlackClient } from '../slack/web-api'
-import type { DeliveryContext } from './delivery-context'
-import type { OutboxEntry } from './outbox'
-import { findCall } from '../kernel/calls'
+} from '../../slack/approval-message'
+import { escapeMrkdwn, truncateText } from '../../slack/mrkdwn'
+import { SlackClient } from '../../slack/web-api'
+import type { DeliveryContext } from '../outbox/delivery-context'
+import type { OutboxEntry } from '../outbox/outbox'
+import { findCall } from '../../kernel/calls'
 import { updateProgress } from './slack-progress'
 import { deliverStatus } from './slack-status'
 import { answerStreamed, deliverStream, streamOpen } from './slack-stream'

@@ -1,12 +1,12 @@
-import { DeliveryError } from '../errors/delivery-error'
-import { toApiResult } from './api-result'
+import { DeliveryError } from '../../errors/delivery-error'
+import { toApiResult } from '../api-result'
 import { deliverCallback } from './callback'
 import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
-import { writeRunIndex } from './run-index'
-import { runIndexEntry } from './run-index-entry'
-import { deliverSlack } from './slack-delivery'
-import { deliverOtel, OTEL_KIND } from './otel-delivery'
+import { writeRunIndex } from '../index/run-index'
+import { runIndexEntry } from '../index/run-index-entry'
+import { deliverSlack } from '../slack/slack-delivery'
+import { deliverOtel, OTEL_KIND } from '../otel/otel-delivery'
 
 /** Delivers one outbox entry; throws DeliveryError to be retried later. */
 export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {

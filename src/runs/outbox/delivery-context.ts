@@ -1,10 +1,10 @@
-import type { RunState } from '../kernel/state'
-import type { EnvVars } from '../env-vars'
-import type { EventLog } from './event-log'
+import type { RunState } from '../../kernel/state'
+import type { EnvVars } from '../../env-vars'
+import type { EventLog } from '../events/event-log'
 import type { Outbox } from './outbox'
-import type { SlackThread } from './slack-thread'
-import type { SkippedTool } from './api-result'
-import type { RunInfo } from './types'
+import type { SlackThread } from '../slack/slack-thread'
+import type { SkippedTool } from '../api-result'
+import type { RunInfo } from '../types'
 
 /** The model text still being written for a step (never stored; gone with the isolate). */
 export interface LiveAnswer {

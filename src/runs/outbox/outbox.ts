@@ -1,12 +1,12 @@
-import { redact } from '../security/redact'
+import { redact } from '../../security/redact'
 
 /**
  * Notifications a run owes the outside world (the signed callback, Slack messages), stored in
  * the same transaction as the state change that caused them and delivered by alarm with
  * backoff. A delivery failure never blocks or breaks the run; its status is visible on the run.
  */
-import { DeliveryError } from '../errors/delivery-error'
-import type { DeliveryStatus } from '../api/enums'
+import { DeliveryError } from '../../errors/delivery-error'
+import type { DeliveryStatus } from '../../api/enums'
 
 export type OutboxStatus = DeliveryStatus
 

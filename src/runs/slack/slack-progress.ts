@@ -1,9 +1,9 @@
-import type { RunState } from '../kernel/state'
-import { progressText, statusLine, type RunProgress } from '../slack/progress-message'
-import type { SlackClient } from '../slack/web-api'
-import type { DeliveryContext } from './delivery-context'
-import type { Outbox, OutboxEntry } from './outbox'
-import type { RunInfo } from './types'
+import type { RunState } from '../../kernel/state'
+import { progressText, statusLine, type RunProgress } from '../../slack/progress-message'
+import type { SlackClient } from '../../slack/web-api'
+import type { DeliveryContext } from '../outbox/delivery-context'
+import type { Outbox, OutboxEntry } from '../outbox/outbox'
+import type { RunInfo } from '../types'
 
 /**
  * Live progress in Slack (docs/architecture.md#slack): the run's first thread message is replaced

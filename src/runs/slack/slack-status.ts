@@ -1,7 +1,7 @@
-import type { RunState } from '../kernel/state'
-import type { SlackClient } from '../slack/web-api'
-import type { DeliveryContext } from './delivery-context'
-import type { Outbox } from './outbox'
+import type { RunState } from '../../kernel/state'
+import type { SlackClient } from '../../slack/web-api'
+import type { DeliveryContext } from '../outbox/delivery-context'
+import type { Outbox } from '../outbox/outbox'
 import { progressOf } from './slack-progress'
 
 /**

@@ -1,5 +1,5 @@
-import { signCallbackBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../security/hmac'
-import { DeliveryError } from '../errors/delivery-error'
+import { signCallbackBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../security/hmac'
+import { DeliveryError } from '../../errors/delivery-error'
 
 export const CALLBACK_TIMEOUT_MS = 10_000
 

@@ -1,10 +1,10 @@
 import { deliver } from './deliver'
 import type { DeliveryContext } from './delivery-context'
-import { logEvent } from './log'
+import { logEvent } from '../log'
 import type { OutboxEntry } from './outbox'
-import { PROGRESS_ID, requeueStaleProgress } from './slack-progress'
-import { STATUS_ID, requeueStaleStatus } from './slack-status'
-import { STREAM_ID, requeueStream } from './slack-stream'
+import { PROGRESS_ID, requeueStaleProgress } from '../slack/slack-progress'
+import { STATUS_ID, requeueStaleStatus } from '../slack/slack-status'
+import { STREAM_ID, requeueStream } from '../slack/slack-stream'
 
 /**
  * Delivers one outbox entry from the run as it is now (`ctx.state`); a failure is recorded on
