@@ -1,6 +1,11 @@
 import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
-import { InvalidCursorError, listPendingApprovals, listRuns, type Page } from '../runs/index/run-index'
+import {
+  InvalidCursorError,
+  listPendingApprovals,
+  listRuns,
+  type Page,
+} from '../runs/index/run-index'
 import { RUN_STATUSES, type RunStatus } from '../api/enums'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
