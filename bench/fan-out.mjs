@@ -7,8 +7,8 @@
 // workerd process's user + system time read from /proc (the Worker and the run's Durable Object,
 // never the Node clients reading the streams). Rounds alternate watched and unwatched runs;
 // medians are compared.
-import { readFileSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
+import { cpuMs, median } from './workerd-cpu.mjs'
 
 const STEPS = 20
 const SUBSCRIBERS = 60
@@ -70,13 +70,6 @@ function network() {
       return new Response('unexpected host', { status: 502 })
     },
   }
-}
-
-/** User + system CPU of a process, in milliseconds. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  // utime and stime are fields 14 and 15 of the file; 12 and 13 after "pid (comm) ".
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }
 
 async function oneRun(rt, net, subscribers) {
@@ -172,8 +165,6 @@ for (let i = 0; i < n; i++) {
   })()
 }
 `
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 /** Runs the fan-out bench; the report's lines say PASS or FAIL per goal. */
 export async function benchFanOut() {

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
+import { benchServiceCost } from '../bench/service-cost.mjs'
 import { importTs } from '../bench/import-ts.mjs'
 import { benchServiceLatency } from '../bench/service-latency.mjs'
 import { startWranglerDev } from '../bench/wrangler-dev.mjs'
@@ -36,6 +37,7 @@ if (section('storage')) {
 }
 if (section('bundle')) report(benchBundle(root))
 if (section('fan-out')) report(await benchFanOut())
+if (section('cost')) report(await benchServiceCost())
 if (section('service')) {
   const token = 'bench-token'
   const signingSecret = 'bench-signing-secret'
