@@ -25,7 +25,7 @@ const SCALE_TIMEOUT_MS = 300_000
  * then answers; `approve …` makes an http_post (a person must approve it), then answers. While
  * `hold` is set, model replies wait for `release()`; `arrived` counts the requests received.
  */
-function network() {
+export function network() {
   const waiting = new Map()
   const results = new Map()
   const calls = new Map()
@@ -108,7 +108,7 @@ function modelAnswer(body, calls, net) {
 }
 
 /** Requests to workerd's own socket on 127.0.0.1 (what a deployed Worker's clients send). */
-function client(base) {
+export function client(base) {
   const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }
   let n = 0
   const call = async (path, init = {}) => {
