@@ -169,13 +169,17 @@ async function round(rt, net, api, idle) {
   log('runs', out.run)
   out.runWallMs = runs.wallMs / BATCH.run
   out.healthz =
-    (await measure(pid, idle, async () => {
-      for (let i = 0; i < BATCH.healthz; i++) await api.healthz()
-    })).cpu / BATCH.healthz
+    (
+      await measure(pid, idle, async () => {
+        for (let i = 0; i < BATCH.healthz; i++) await api.healthz()
+      })
+    ).cpu / BATCH.healthz
   out.view =
-    (await measure(pid, idle, async () => {
-      for (let i = 0; i < BATCH.view; i++) await api.view(runs.out[i % runs.out.length])
-    })).cpu / BATCH.view
+    (
+      await measure(pid, idle, async () => {
+        for (let i = 0; i < BATCH.view; i++) await api.view(runs.out[i % runs.out.length])
+      })
+    ).cpu / BATCH.view
   // Starts with the model held: the request and the run's work up to its first model call.
   let release = net.hold()
   const arrived0 = net.arrived

@@ -6,6 +6,7 @@ import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
 import { benchServiceCost } from '../bench/service-cost.mjs'
 import { importTs } from '../bench/import-ts.mjs'
+import { kernelExtras } from '../bench/kernel-extras.mjs'
 import { benchServiceLatency } from '../bench/service-latency.mjs'
 import { startWranglerDev } from '../bench/wrangler-dev.mjs'
 
@@ -21,7 +22,13 @@ const report = (text) => {
 
 if (section('kernel')) {
   const { benchKernel } = await importTs('./kernel.bench.ts')
-  report(await benchKernel())
+  const extras = await kernelExtras(root)
+  try {
+    if (extras.missing) console.log(`kernel bench: ${extras.missing}`)
+    report(await benchKernel(undefined, extras))
+  } finally {
+    extras.cleanup()
+  }
 }
 if (section('parallel')) {
   const { benchParallel } = await importTs('./parallel.bench.ts')
