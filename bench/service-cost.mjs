@@ -6,10 +6,18 @@
 // (bench/workerd-cpu.mjs), less its idle rate, over batches of one kind; rounds interleave the
 // kinds and each figure is the median of its batches. docs/architecture.md#performance.
 import { loadavg } from 'node:os'
-import { cpuMs, idleRate, measure, median, sleep } from './workerd-cpu.mjs'
+import {
+  CALLBACK_HOST,
+  cpuMs,
+  idleRate,
+  measure,
+  median,
+  MODEL_HOST,
+  chatCompletion,
+  sleep,
+  startBenchWorker,
+} from './workerd-cpu.mjs'
 
-const MODEL_HOST = 'api.openai.test'
-const CALLBACK_HOST = 'receiver.test'
 const TOKEN = 'bench-token'
 const ROUNDS = 5
 /** Requests (or runs) per batch: each batch costs a few hundred ms of CPU, 10 ms ticks apart. */
@@ -97,14 +105,7 @@ function modelAnswer(body, calls, net) {
           tool_calls: [{ id: 'call_0', type: 'function', function: tool }],
         }
       : { role: 'assistant', content: 'Done: 2.' }
-  return Response.json({
-    id: `chatcmpl-${turn}`,
-    object: 'chat.completion',
-    created: 0,
-    model: 'gpt-bench',
-    choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
-    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
-  })
+  return chatCompletion(turn, message)
 }
 
 /** Requests to workerd's own socket on 127.0.0.1 (what a deployed Worker's clients send). */
@@ -249,28 +250,8 @@ async function scale(rt, net, api, idle) {
 
 /** Runs the service bench; the report's lines say PASS or FAIL per goal. */
 export async function benchServiceCost({ scaleRuns = true } = {}) {
-  const { WorkerRuntime, bundleWorker, tempStorage } =
-    await import('../test/node/worker-runtime.ts')
   const net = network()
-  const storage = await tempStorage()
-  const rt = await WorkerRuntime.start({
-    worker: await bundleWorker(),
-    storage: storage.path,
-    outbound: net.outbound,
-    bindings: {
-      MODEL: 'gpt-bench',
-      OPENAI_API_KEY: 'sk-bench-0000000000000000',
-      OPENAI_BASE_URL: `https://${MODEL_HOST}/v1`,
-      MODEL_MAX_RETRIES: '0',
-      MODEL_STREAM: 'off',
-      API_TOKEN: TOKEN,
-      WEBHOOK_SECRET: 'bench-webhook-secret',
-      CALLBACK_ALLOWLIST: CALLBACK_HOST,
-      ENABLED_TOOLS: 'calculator,http_post',
-      HTTP_ALLOWLIST: CALLBACK_HOST,
-      LOG_LEVEL: 'silent',
-    },
-  })
+  const { rt, stop } = await startBenchWorker(net.outbound, { MODEL_STREAM: 'off' })
   try {
     const api = client(await rt.url())
     // One round first, not counted: the isolate compiles and warms up.
@@ -312,8 +293,7 @@ export async function benchServiceCost({ scaleRuns = true } = {}) {
     }
     return lines.join('\n')
   } finally {
-    await rt.stop()
-    await storage.remove()
+    await stop()
   }
 }
 
