@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import { canonicalJson } from './canonical'
+import { PROMPT_FORMAT } from './prompt-format'
 
 /**
  * What a run copies of its agent when it starts (docs/agents.md): after that the run never reads
@@ -18,11 +19,17 @@ export const AgentSnapshotSchema = z.object({
   /** The agent's model; null: the deployment's (or the run's own choice). */
   model: z.nullable(z.string()),
   temperature: z.nullable(z.number()),
+  /**
+   * The kernel's prompt format the run started with (src/kernel/prompt-format.ts), kept for the
+   * run's life. Outside the version hash: it is the kernel's, not the agent's. Absent in runs
+   * saved before the field: the format of that time, 2.
+   */
+  promptFormat: z.optional(z.union([z.literal(1), z.literal(2)])),
 })
 export type AgentSnapshot = z.infer<typeof AgentSnapshotSchema>
 
 /** What a run is started with of its agent; the kernel adds the version. */
-export type AgentInput = Partial<Omit<AgentSnapshot, 'version'>>
+export type AgentInput = Partial<Omit<AgentSnapshot, 'version' | 'promptFormat'>>
 
 /** The name of a run that names no agent. */
 export const DEFAULT_AGENT = 'default'
@@ -43,7 +50,7 @@ export function agentSnapshot(agent: AgentInput | undefined, run: RunShape): Age
     model: agent?.model ?? null,
     temperature: agent?.temperature ?? null,
   }
-  return { ...body, version: agentVersion({ ...body, ...run }) }
+  return { ...body, version: agentVersion({ ...body, ...run }), promptFormat: PROMPT_FORMAT }
 }
 
 /**
