@@ -1,5 +1,5 @@
 import * as z from 'zod/mini'
-import { canonicalJson } from './canonical'
+import { agentVersion } from './agent-version'
 import { PROMPT_FORMAT } from './prompt-format'
 
 /**
@@ -53,23 +53,4 @@ export function agentSnapshot(agent: AgentInput | undefined, run: RunShape): Age
   return { ...body, version: agentVersion({ ...body, ...run }), promptFormat: PROMPT_FORMAT }
 }
 
-/**
- * 12 hex digits of a 64-bit FNV-1a hash of the canonical JSON: short enough to show, stable
- * across isolates, and synchronous (a migration computes it for saved runs). Not a security
- * hash: it tells versions apart, it does not protect them.
- */
-export function agentVersion(content: unknown): string {
-  const text = canonicalJson(content)
-  // The 64-bit state as two 32-bit halves: BigInt arithmetic cost ~0.5 ms per 5 KiB of
-  // instructions, once per run (npm run bench -- kernel, the +agent cases); this is ~6x less.
-  // FNV prime 2^40 + 0x1b3: h * prime = h * 0x1b3 + (h << 40), both mod 2^64.
-  let hi = 0xcbf29ce4
-  let lo = 0x84222325
-  for (let i = 0; i < text.length; i++) {
-    lo = (lo ^ text.charCodeAt(i)) >>> 0
-    const low = lo * 0x1b3
-    hi = (hi * 0x1b3 + Math.floor(low / 0x100000000) + ((lo << 8) >>> 0)) >>> 0
-    lo = low >>> 0
-  }
-  return (hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0')).slice(0, 12)
-}
+export { agentVersion }
