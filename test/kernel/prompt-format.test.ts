@@ -13,45 +13,16 @@ import v3TextRows from '../fixtures/run-state-v3/text-awaiting-approval.json'
 import v3TextRequest from '../fixtures/run-state-v3/text-awaiting-approval.request.json'
 import v4TextRows from '../fixtures/run-state-v4/text-awaiting-approval.json'
 import v4TextRequest from '../fixtures/run-state-v4/text-awaiting-approval.request.json'
-import {
-  createRunState,
-  decideApproval,
-  parseRunState,
-  pendingApprovals,
-  runSlice,
-  toRunResult,
-  type RunState,
-} from '../../src/kernel/index'
+import { createRunState, parseRunState, toRunResult, type RunState } from '../../src/kernel/index'
 import { nativeAnswer, textFinish } from '../fakes/scripted-model'
-import { UNLIMITED } from './harness'
-import { resumeSaved, savedParts, type Rows } from './saved-states'
+import { approveSaved, loadSaved as load, type Rows } from './saved-states'
 
-/** The state as RunStorage.loadState puts it together from the rows, migrated. */
-function load(rows: Rows): RunState {
-  const { meta, steps } = savedParts(rows)
-  const agentRow = rows.run.find((r) => r.k === 'agent')
-  const agent = agentRow ? { agent: JSON.parse(agentRow.v) as unknown } : {}
-  const parsed = parseRunState({ ...meta, conversation: null, steps, ...agent })
-  if (!parsed.ok) throw new Error(parsed.error)
-  return parsed.state
-}
-
-/** Approves the run's pending call and resumes it; returns the request the model got. */
+/** Approves the saved run's call and resumes it; returns the request the model got. */
 async function approveAndResume(state: RunState, reply: ReturnType<typeof nativeAnswer>) {
-  const [pending] = pendingApprovals(state)
-  const r = resumeSaved(state, [reply])
-  const decided = decideApproval(state, {
-    callId: pending!.call.id,
-    decision: 'approve',
-    argsHash: pending!.call.approval!.hash,
-    by: 'api:alice',
-    now: r.now,
-  })
-  if (!decided.ok) throw new Error(decided.message)
-  const out = await runSlice(decided.state, r.deps, UNLIMITED)
-  expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
+  const r = await approveSaved(state, reply)
+  expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
   expect(r.ran.map((c) => c.name)).toEqual(['http_post'])
-  return { request: r.model.requests[0]!, state: out.state }
+  return { request: r.model.requests[0]!, state: r.state }
 }
 
 describe('the prompt format of a run in flight', () => {

@@ -13,9 +13,6 @@ import startedRows from '../fixtures/run-state-v3/started-side-effect.json'
 import awaitingRequest from '../fixtures/run-state-v3/awaiting-approval.request.json'
 import {
   createRunState,
-  decideApproval,
-  parseRunState,
-  pendingApprovals,
   RUN_STATE_VERSION,
   runSlice,
   toRunResult,
@@ -23,18 +20,20 @@ import {
 } from '../../src/kernel/index'
 import { nativeAnswer } from '../fakes/scripted-model'
 import { UNLIMITED } from './harness'
-import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
+import {
+  approveSaved,
+  loadSaved,
+  resumeSaved as resume,
+  savedParts,
+  type Rows,
+} from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows (no agent row yet), migrated. */
 function load(rows: Rows): RunState {
-  const { meta, steps } = savedParts(rows)
+  const { meta } = savedParts(rows)
   expect(meta.v).toBe(3)
-  expect(meta).not.toHaveProperty('agent')
-  const row = rows.run.find((r) => r.k === 'conversation')
-  const conversation = row ? (JSON.parse(row.v) as unknown) : null
-  const parsed = parseRunState({ ...meta, conversation, steps })
-  if (!parsed.ok) throw new Error(parsed.error)
-  return parsed.state
+  expect(rows.run.map((r) => r.k)).not.toContain('agent')
+  return loadSaved(rows)
 }
 
 describe('run states saved by version 3', () => {
@@ -67,20 +66,9 @@ describe('run states saved by version 3', () => {
   })
 
   it('awaiting approval: approved, the side effect runs once, the prompt is as before', async () => {
-    const state = load(awaitingRows)
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded 42.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
-    expect(toRunResult(out.state)).not.toHaveProperty('output')
+    const r = await approveSaved(load(awaitingRows), nativeAnswer('Recorded 42.'))
+    expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
+    expect(toRunResult(r.state)).not.toHaveProperty('output')
     expect(r.ran.map((c) => c.callId)).toEqual(['call_post'])
     // Byte for byte what version 3's kernel sent on this resume (test/kernel/prompt-format.test.ts
     // checks the text protocol too).
@@ -108,18 +96,8 @@ describe('run states saved by version 3', () => {
   it('a follow-up resumes with its frozen history between the system prompt and the task', async () => {
     const state = load(followUpRows)
     expect(state.conversation).toMatchObject({ position: 1, droppedTurns: 0 })
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded.' })
+    const r = await approveSaved(state, nativeAnswer('Recorded.'))
+    expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded.' })
     const messages = r.model.requests[0]!.messages
     expect(messages[1]).toEqual({ role: 'user', content: state.conversation!.prompt })
     expect(messages[2]).toEqual({ role: 'user', content: 'Task: Now record it' })
