@@ -44,7 +44,7 @@ describe('the oncall agent', () => {
     const { instructions } = (await res.json()) as { instructions: string }
     // Stored trimmed: the file's last newline is not part of the text.
     expect(instructions).toBe(oncallMarkdown.trimEnd())
-    expect(instructions.split('\n')).toHaveLength(5)
+    expect(instructions.split('\n')).toHaveLength(6)
     // First in the system prompt, then the kernel's rules.
     const model = new ScriptedModel(() => nativeAnswer('done'))
     const state = createRunState({ task: 't', tools: [], agent: { name: 'oncall', instructions } })
