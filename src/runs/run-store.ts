@@ -375,7 +375,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const runId = this.#deleted!.runId
     for (const entry of this.#outbox.due(Date.now())) {
       try {
-        const result = await deliverRemoval(entry.kind, entry.payload, {
+        const result = await deliverRemoval(entry, {
           runId,
           runIndex: this.env.RUN_INDEX,
           slackThreads: this.env.SLACK_THREADS,
@@ -428,9 +428,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
           if (protocol === 'native') this.#streamAnswer(step, delta)
         },
       }
-      const out = await runSlice(state, deps, config.slice, (next, event) => {
+      const out = await runSlice(state, deps, config.slice, (next, event, follows) => {
         this.#persist(next, event)
-        this.#sideEffectInFlight = event.action === 'start_call'
+        this.#sideEffectInFlight = follows === 'side_effect'
         if (!this.#sideEffectInFlight && this.#deferredCancel !== undefined) {
           this.#abort?.abort(new Error(this.#deferredCancel))
         }
