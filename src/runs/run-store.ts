@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers'
-import { decideApproval, type Decision } from '../kernel/approvals'
+import { decideApproval } from '../kernel/approvals'
 import { runSlice } from '../kernel/machine'
 import { followUpSource } from '../kernel/conversation'
 import type { RunState } from '../kernel/state'
@@ -35,6 +35,7 @@ import { queueStreamText, SlackPumps, STREAM_ID, type SlackThread } from './slac
 import { RunStorage } from './storage'
 import { queueDecisionEffects, queueRunStarted, queueTransitionEffects } from './transition-effects'
 import type {
+  DecideRequest,
   DecideResponse,
   DeleteAnswer,
   FollowUpAnswer,
@@ -215,13 +216,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   /** Approve or deny one pending call. The first decision wins; later ones learn who decided. */
-  async decide(input: {
-    callId: string
-    decision: Decision
-    argsHash: string
-    by: string
-    reason?: string
-  }): Promise<DecideResponse> {
+  async decide(input: DecideRequest): Promise<DecideResponse> {
     const state = this.#live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
     if (state.phase !== 'done' && (state.cancelRequested || this.#storage.getValue('cancel'))) {
