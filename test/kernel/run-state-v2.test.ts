@@ -10,10 +10,8 @@ import finishedRows from '../fixtures/run-state-v2/finished.json'
 import startedRows from '../fixtures/run-state-v2/started-side-effect.json'
 import {
   continueConversation,
-  decideApproval,
   followUpSource,
   parseRunState,
-  pendingApprovals,
   RUN_STATE_VERSION,
   runSlice,
   toRunResult,
@@ -21,7 +19,13 @@ import {
 } from '../../src/kernel/index'
 import { nativeAnswer } from '../fakes/scripted-model'
 import { UNLIMITED } from './harness'
-import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
+import {
+  approveAndResume,
+  resumeSaved as resume,
+  resumeStartedSideEffect,
+  savedParts,
+  type Rows,
+} from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows (no conversation row), migrated. */
 function load(rows: Rows): RunState {
@@ -61,17 +65,7 @@ describe('run states saved by version 2', () => {
 
   it('awaiting approval: approved, the side effect runs once and the run finishes', async () => {
     const state = load(awaitingRows)
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded 42.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
+    const { out, ...r } = await approveAndResume(state, [nativeAnswer('Recorded 42.')])
     expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
     expect(r.ran.map((c) => c.callId)).toEqual(['call_post'])
     // The request the resumed run sent has no history message: system, then the task.
@@ -81,12 +75,7 @@ describe('run states saved by version 2', () => {
 
   it('a started side effect resumes as outcome unknown and is not run again', async () => {
     const state = load(startedRows)
-    expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
-    const r = resume(state, [nativeAnswer('Could not confirm the record.')])
-    const out = await runSlice(state, r.deps, UNLIMITED)
-    expect(r.ran).toEqual([])
-    expect(out.state.steps[1]!.calls[0]).toMatchObject({ kind: 'outcome_unknown' })
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
+    await resumeStartedSideEffect(state)
   })
 
   it('finished: nothing runs again, and a follow-up can continue it', async () => {

@@ -11,9 +11,7 @@ import followUpRows from '../fixtures/run-state-v3/follow-up-awaiting-approval.j
 import startedRows from '../fixtures/run-state-v3/started-side-effect.json'
 import {
   createRunState,
-  decideApproval,
   parseRunState,
-  pendingApprovals,
   RUN_STATE_VERSION,
   runSlice,
   toRunResult,
@@ -21,7 +19,13 @@ import {
 } from '../../src/kernel/index'
 import { nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
 import { UNLIMITED } from './harness'
-import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
+import {
+  approveAndResume,
+  resumeSaved as resume,
+  resumeStartedSideEffect,
+  savedParts,
+  type Rows,
+} from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows (no agent row yet), migrated. */
 function load(rows: Rows): RunState {
@@ -75,17 +79,7 @@ describe('run states saved by version 3', () => {
 
   it('awaiting approval: approved, the side effect runs once, the prompt is as before', async () => {
     const state = load(awaitingRows)
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded 42.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
+    const { out, ...r } = await approveAndResume(state, [nativeAnswer('Recorded 42.')])
     expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
     expect(toRunResult(out.state)).not.toHaveProperty('output')
     expect(r.ran.map((c) => c.callId)).toEqual(['call_post'])
@@ -98,12 +92,7 @@ describe('run states saved by version 3', () => {
 
   it('a started side effect resumes as outcome unknown and is not run again', async () => {
     const state = load(startedRows)
-    expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
-    const r = resume(state, [nativeAnswer('Could not confirm the record.')])
-    const out = await runSlice(state, r.deps, UNLIMITED)
-    expect(r.ran).toEqual([])
-    expect(out.state.steps[1]!.calls[0]).toMatchObject({ kind: 'outcome_unknown' })
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
+    await resumeStartedSideEffect(state)
   })
 
   it('finished: nothing runs again', async () => {
@@ -117,17 +106,7 @@ describe('run states saved by version 3', () => {
   it('a follow-up resumes with its frozen history between the system prompt and the task', async () => {
     const state = load(followUpRows)
     expect(state.conversation).toMatchObject({ position: 1, droppedTurns: 0 })
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
+    const { out, ...r } = await approveAndResume(state, [nativeAnswer('Recorded.')])
     expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded.' })
     const messages = r.model.requests[0]!.messages
     expect(messages[1]).toEqual({ role: 'user', content: state.conversation!.prompt })

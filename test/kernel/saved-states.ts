@@ -2,9 +2,16 @@
  * What the tests of saved run states (test/fixtures/run-state-v*) share: the RunStore rows as
  * RunStorage.loadState puts them together, the tools those runs were saved with, and a resume.
  */
+import { expect } from 'vitest'
 import * as z from 'zod/mini'
-import { runSlice, type RunState } from '../../src/kernel/index'
-import { type nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
+import {
+  decideApproval,
+  pendingApprovals,
+  runSlice,
+  toRunResult,
+  type RunState,
+} from '../../src/kernel/index'
+import { nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
 import { recordingTool, sliceDeps, UNLIMITED, type Ran } from './harness'
 
 /** A run's SQLite rows: the state row without its steps, and one row per step. */
@@ -46,4 +53,37 @@ export function resumeSaved(state: RunState, replies: ReturnType<typeof nativeAn
   const now = state.createdAt + 60_000
   const deps = sliceDeps(model, savedRunTools(ran), () => now)
   return { ran, model, deps, now, run: () => runSlice(state, deps, UNLIMITED) }
+}
+
+/** Approves the saved run's pending `call_post` (as `api:alice`) and runs the slice after it. */
+export async function approveAndResume(
+  state: RunState,
+  replies: ReturnType<typeof nativeAnswer>[],
+) {
+  const [pending] = pendingApprovals(state)
+  const r = resumeSaved(state, replies)
+  const decided = decideApproval(state, {
+    callId: 'call_post',
+    decision: 'approve',
+    argsHash: pending!.call.approval!.hash,
+    by: 'api:alice',
+    now: r.now,
+  })
+  if (!decided.ok) throw new Error(decided.message)
+  const out = await runSlice(decided.state, r.deps, UNLIMITED)
+  return { ...r, out }
+}
+
+/**
+ * Resumes a saved run whose side effect was started: its outcome is unknown, it is not run
+ * again, and the run finishes.
+ */
+export async function resumeStartedSideEffect(state: RunState) {
+  expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
+  const r = resumeSaved(state, [nativeAnswer('Could not confirm the record.')])
+  const out = await r.run()
+  expect(r.ran).toEqual([])
+  expect(out.state.steps[1]!.calls[0]).toMatchObject({ kind: 'outcome_unknown' })
+  expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
+  return { ...r, out }
 }
