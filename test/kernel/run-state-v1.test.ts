@@ -16,13 +16,7 @@ import {
   type RunState,
 } from '../../src/kernel/index'
 import { nativeAnswer } from '../fakes/scripted-model'
-import {
-  approveAndResume,
-  resumeSaved as resume,
-  resumeStartedSideEffect,
-  savedParts,
-  type Rows,
-} from './saved-states'
+import { approveSaved, resumeSaved as resume, savedParts, type Rows } from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows, migrated and validated. */
 function load(rows: Rows): RunState {
@@ -72,8 +66,8 @@ describe('run states saved by version 1', () => {
       status: 'awaiting_approval',
       approval: { decision: null, decidedBy: null },
     })
-    const { out, ...r } = await approveAndResume(state, [nativeAnswer('Recorded 42.')])
-    expect(toRunResult(out.state)).toMatchObject({
+    const r = await approveSaved(state, nativeAnswer('Recorded 42.'))
+    expect(toRunResult(r.state)).toMatchObject({
       ok: true,
       answer: 'Recorded 42.',
       stopReason: 'finish',
@@ -85,7 +79,7 @@ describe('run states saved by version 1', () => {
         callId: 'call_post',
       },
     ])
-    expect(out.state.steps[1]!.calls[0]).toMatchObject({
+    expect(r.state.steps[1]!.calls[0]).toMatchObject({
       observation: 'HTTP 200',
       approval: { decision: 'approved', decidedBy: 'api:alice' },
     })
@@ -95,11 +89,16 @@ describe('run states saved by version 1', () => {
   it('a started side effect resumes as outcome unknown, is not run again, and the run finishes', async () => {
     const state = load(startedRows)
     expect(state.phase).toBe('act')
-    const { out, ...r } = await resumeStartedSideEffect(state)
+    expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
+    const r = resume(state, [nativeAnswer('Could not confirm the record.')])
+    const out = await r.run()
+    expect(r.ran).toEqual([])
     expect(out.state.steps[1]!.calls[0]).toMatchObject({
+      kind: 'outcome_unknown',
       observation:
         '[ToolError] outcome unknown: http_post (call call_post) was started but the run stopped before its result was recorded. It was not run again; check its effect before retrying.',
     })
+    expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
     // The model saw the unknown outcome as the call's result.
     const last = r.model.requests.at(-1)!.messages.at(-1)!
     expect(last).toMatchObject({ role: 'tool', tool_call_id: 'call_post' })

@@ -19,13 +19,7 @@ import {
 } from '../../src/kernel/index'
 import { nativeAnswer } from '../fakes/scripted-model'
 import { UNLIMITED } from './harness'
-import {
-  approveAndResume,
-  resumeSaved as resume,
-  resumeStartedSideEffect,
-  savedParts,
-  type Rows,
-} from './saved-states'
+import { approveSaved, resumeSaved as resume, savedParts, type Rows } from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows (no conversation row), migrated. */
 function load(rows: Rows): RunState {
@@ -65,8 +59,8 @@ describe('run states saved by version 2', () => {
 
   it('awaiting approval: approved, the side effect runs once and the run finishes', async () => {
     const state = load(awaitingRows)
-    const { out, ...r } = await approveAndResume(state, [nativeAnswer('Recorded 42.')])
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
+    const r = await approveSaved(state, nativeAnswer('Recorded 42.'))
+    expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
     expect(r.ran.map((c) => c.callId)).toEqual(['call_post'])
     // The request the resumed run sent has no history message: system, then the task.
     const messages = r.model.requests[0]!.messages
@@ -75,7 +69,12 @@ describe('run states saved by version 2', () => {
 
   it('a started side effect resumes as outcome unknown and is not run again', async () => {
     const state = load(startedRows)
-    await resumeStartedSideEffect(state)
+    expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
+    const r = resume(state, [nativeAnswer('Could not confirm the record.')])
+    const out = await runSlice(state, r.deps, UNLIMITED)
+    expect(r.ran).toEqual([])
+    expect(out.state.steps[1]!.calls[0]).toMatchObject({ kind: 'outcome_unknown' })
+    expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
   })
 
   it('finished: nothing runs again, and a follow-up can continue it', async () => {

@@ -2,16 +2,15 @@
  * What the tests of saved run states (test/fixtures/run-state-v*) share: the RunStore rows as
  * RunStorage.loadState puts them together, the tools those runs were saved with, and a resume.
  */
-import { expect } from 'vitest'
 import * as z from 'zod/mini'
 import {
   decideApproval,
+  parseRunState,
   pendingApprovals,
   runSlice,
-  toRunResult,
   type RunState,
 } from '../../src/kernel/index'
-import { nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
+import { type nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
 import { recordingTool, sliceDeps, UNLIMITED, type Ran } from './harness'
 
 /** A run's SQLite rows: the state row without its steps, and one row per step. */
@@ -22,6 +21,20 @@ export function savedParts(rows: Rows): { meta: Record<string, unknown>; steps: 
   const meta = JSON.parse(rows.run.find((r) => r.k === 'state')!.v) as Record<string, unknown>
   const steps = rows.step.toSorted((a, b) => a.i - b.i).map((r) => JSON.parse(r.json) as unknown)
   return { meta, steps }
+}
+
+/**
+ * The state as RunStorage.loadState puts it together from the rows (its conversation and agent
+ * have rows of their own; runs saved before agents have no agent row), migrated.
+ */
+export function loadSaved(rows: Rows): RunState {
+  const { meta, steps } = savedParts(rows)
+  const row = (k: string) => rows.run.find((r) => r.k === k)
+  const conversation = row('conversation') ? (JSON.parse(row('conversation')!.v) as unknown) : null
+  const agent = row('agent') ? { agent: JSON.parse(row('agent')!.v) as unknown } : {}
+  const parsed = parseRunState({ ...meta, conversation, steps, ...agent })
+  if (!parsed.ok) throw new Error(parsed.error)
+  return parsed.state
 }
 
 /** The tools of the saved runs; http_post is not idempotent here, so a lost start is unknown. */
@@ -55,15 +68,15 @@ export function resumeSaved(state: RunState, replies: ReturnType<typeof nativeAn
   return { ran, model, deps, now, run: () => runSlice(state, deps, UNLIMITED) }
 }
 
-/** Approves the saved run's pending `call_post` (as `api:alice`) and runs the slice after it. */
-export async function approveAndResume(
-  state: RunState,
-  replies: ReturnType<typeof nativeAnswer>[],
-) {
+/**
+ * Approves the saved run's pending call a minute after it was created and runs it to its end;
+ * the model answers `reply`. Returns the resume (its requests, the calls run) and the end state.
+ */
+export async function approveSaved(state: RunState, reply: ReturnType<typeof nativeAnswer>) {
   const [pending] = pendingApprovals(state)
-  const r = resumeSaved(state, replies)
+  const r = resumeSaved(state, [reply])
   const decided = decideApproval(state, {
-    callId: 'call_post',
+    callId: pending!.call.id,
     decision: 'approve',
     argsHash: pending!.call.approval!.hash,
     by: 'api:alice',
@@ -71,19 +84,5 @@ export async function approveAndResume(
   })
   if (!decided.ok) throw new Error(decided.message)
   const out = await runSlice(decided.state, r.deps, UNLIMITED)
-  return { ...r, out }
-}
-
-/**
- * Resumes a saved run whose side effect was started: its outcome is unknown, it is not run
- * again, and the run finishes.
- */
-export async function resumeStartedSideEffect(state: RunState) {
-  expect(state.steps[1]!.calls[0]).toMatchObject({ status: 'started', attempts: 1 })
-  const r = resumeSaved(state, [nativeAnswer('Could not confirm the record.')])
-  const out = await r.run()
-  expect(r.ran).toEqual([])
-  expect(out.state.steps[1]!.calls[0]).toMatchObject({ kind: 'outcome_unknown' })
-  expect(toRunResult(out.state)).toMatchObject({ ok: true, stopReason: 'finish' })
-  return { ...r, out }
+  return { ...r, state: out.state }
 }
