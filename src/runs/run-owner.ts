@@ -1,5 +1,3 @@
-import type { RunInfo } from './types'
-
 /**
  * A run's owner: the name of the API token that started it (or that started the run it
  * continues, or its parent run), or null for a run no token started (a signed webhook, Slack).
@@ -8,6 +6,12 @@ import type { RunInfo } from './types'
  * the kernel state, and it never changes.
  */
 export type RunOwner = string | null
+
+/** What ownerOf reads of a run's info (RunInfo in types.ts). */
+export interface OwnedInfo {
+  requestedBy: string
+  owner?: RunOwner
+}
 
 /**
  * What a run that does not record an owner is taken to be owned by: a run from before owners
@@ -21,7 +25,7 @@ function ownerFromRequester(requestedBy: string): RunOwner {
 }
 
 /** The owner of a run, from its info. */
-export function ownerOf(info: Pick<RunInfo, 'owner' | 'requestedBy'>): RunOwner {
+export function ownerOf(info: OwnedInfo): RunOwner {
   return info.owner !== undefined ? info.owner : ownerFromRequester(info.requestedBy)
 }
 
@@ -29,7 +33,7 @@ export function ownerOf(info: Pick<RunInfo, 'owner' | 'requestedBy'>): RunOwner 
  * What a child run (one a run starts on its behalf) puts in its StartInput: its parent's owner,
  * so a token limited to its own runs reaches the children of its runs and nothing else.
  */
-export function inheritedOwner(parent: Pick<RunInfo, 'owner' | 'requestedBy'>): {
+export function inheritedOwner(parent: OwnedInfo): {
   owner: RunOwner
 } {
   return { owner: ownerOf(parent) }
