@@ -41,8 +41,10 @@ const VARIANTS: readonly Variant[] = ['plain', 'agent']
  * within a few thousand.
  */
 const WARMUP_STEPS = 300_000
-/** Steps counted as the cold figure: in fresh processes with a goal (KernelExtras.cold), else
- * the start of this process's warm-up, printed without one. */
+/**
+ * Steps counted as the cold figure: in fresh processes, with a goal, when KernelExtras.cold is
+ * given; else the start of this process's warm-up, printed without one.
+ */
 const COLD_STEPS = 10_000
 const SAMPLE_MS = 30
 /**
