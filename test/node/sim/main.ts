@@ -1,0 +1,137 @@
+/**
+ * `npm run sim` (scripts/sim.mjs bundles this file with `cloudflare:workers` aliased to the
+ * simulator's shim and runs it under Node). See docs/architecture.md#deterministic-simulation.
+ *
+ *   npm run sim                         exhaustive pass, then random schedules
+ *   npm run sim -- --quick              the bounded pass `npm test` runs
+ *   npm run sim -- --seed N             replays random seed N and prints its trace
+ *   npm run sim -- --seed N --schedule S        replays seed N's scenario with schedule S
+ *   npm run sim -- --scenario K --schedule S    replays exhaustive scenario K with schedule S
+ *   npm run sim -- --self-check         runs against broken platforms: each must be caught
+ *   npm run sim -- --random N           N random seeds (default 400) --from F (first seed)
+ */
+import { decodeSchedule, encodeSchedule, RandomChooser, ReplayChooser } from './chooser'
+import {
+  describeFailure,
+  exhaust,
+  newStats,
+  randomSchedule,
+  runOnce,
+  scenarioOfSeed,
+  shrink,
+  type Stats,
+} from './explore'
+import { installSimulatedGlobals } from './globals'
+import { SELF_CHECK_EXPECTS } from './invariants'
+import { exhaustiveScenarios } from './scenarios'
+import type { Breakage } from './world'
+
+installSimulatedGlobals()
+
+const argv = process.argv.slice(2)
+const flag = (name: string) => argv.includes(name)
+const value = (name: string) => {
+  const i = argv.indexOf(name)
+  return i >= 0 ? argv[i + 1] : undefined
+}
+const now = () => performance.timeOrigin + 0 && Number(process.hrtime.bigint() / 1_000_000n)
+
+function summary(label: string, stats: Stats): string {
+  const s = stats.ms / 1000
+  const faults = [...stats.injected.entries()].sort().map(([k, v]) => `${k} ${v}`).join(', ') || 'none'
+  return [
+    `${label}: ${stats.schedules} schedules, ${stats.states} states in ${s.toFixed(1)} s`,
+    `  ${(stats.schedules / s).toFixed(1)} schedules/s, ${(stats.states / s).toFixed(0)} states/s`,
+    `  faults injected: ${faults}`,
+  ].join('\n')
+}
+
+async function replay(): Promise<number> {
+  const seed = value('--seed')
+  const scenarioIndex = value('--scenario')
+  const schedule = value('--schedule')
+  const random = seed !== undefined
+  const scenario = random ? scenarioOfSeed(Number(seed)) : exhaustiveScenarios()[Number(scenarioIndex)]
+  if (!scenario) throw new Error(`no scenario ${scenarioIndex} (0…${exhaustiveScenarios().length - 1})`)
+  const chooser = schedule !== undefined ? new ReplayChooser(decodeSchedule(schedule)) : random ? new RandomChooser(Number(seed)) : new ReplayChooser([])
+  const out = await runOnce(scenario, chooser, { random, seed: Number(seed ?? 1) })
+  console.log(`scenario: ${scenario.name}`)
+  console.log(out.trace.join('\n'))
+  console.log(`\nschedule: ${encodeSchedule(chooser.trail.map((c) => c.chosen)) || '(all defaults)'}`)
+  console.log(`non-default choices:\n${chooser.trail.map((c, i) => (c.chosen ? `  #${i} ${c.label} → ${c.chosen}` : '')).filter(Boolean).join('\n') || '  none'}`)
+  console.log(`violations: ${out.violations.length}`)
+  for (const v of out.violations) console.log(`  ${v.kind} (turn ${v.turn}): ${v.detail}`)
+  return out.violations.length ? 1 : 0
+}
+
+async function report(stats: Stats[]): Promise<number> {
+  const failures = stats.flatMap((s) => s.failures)
+  for (const f of failures.slice(0, 5)) {
+    f.shrunk = await shrink(f)
+    console.log(describeFailure(f))
+  }
+  console.log(`violations: ${failures.length}`)
+  return failures.length ? 1 : 0
+}
+
+async function main(): Promise<number> {
+  if (value('--seed') !== undefined || value('--scenario') !== undefined) return replay()
+  if (flag('--self-check')) return selfCheck()
+  const quick = flag('--quick')
+  const all: Stats[] = []
+  if (!flag('--random-only')) {
+    const scenarios = exhaustiveScenarios()
+    const stats = newStats()
+    const t0 = now()
+    const picked = quick ? [0, 1, 2, 5] : scenarios.map((_, i) => i)
+    for (const i of picked) {
+      const before = stats.schedules
+      const t = now()
+      await exhaust(scenarios[i]!, i, stats, quick ? { maxSchedules: 60 } : {})
+      console.log(`  [${i}] ${scenarios[i]!.name}: ${stats.schedules - before} schedules (${((now() - t) / 1000).toFixed(1)} s)`)
+    }
+    stats.ms = now() - t0
+    console.log(summary(quick ? 'exhaustive (bounded: first 60 schedules of 4 scenarios)' : 'exhaustive', stats))
+    all.push(stats)
+  }
+  if (!flag('--exhaustive-only')) {
+    const count = Number(value('--random') ?? (quick ? 25 : 400))
+    const from = Number(value('--from') ?? 1)
+    const stats = newStats()
+    const t0 = now()
+    for (let seed = from; seed < from + count; seed++) await randomSchedule(seed, stats)
+    stats.ms = now() - t0
+    console.log(summary(`random (seeds ${from}…${from + count - 1})`, stats))
+    all.push(stats)
+  }
+  return report(all)
+}
+
+/** Each broken platform must be caught by the invariant meant for it. */
+async function selfCheck(): Promise<number> {
+  let missed = 0
+  const scenarios = exhaustiveScenarios()
+  const target = scenarios.findIndex((s) => s.name === 'read,post,answer ask approve|deny')
+  for (const breakage of Object.keys(SELF_CHECK_EXPECTS) as Breakage[]) {
+    const stats = newStats()
+    await exhaust(scenarios[target]!, target, stats, { breakage, maxSchedules: 200, maxFailures: 1 })
+    for (let seed = 1; seed <= 60 && !stats.failures.length; seed++) await randomSchedule(seed, stats, breakage)
+    const f = stats.failures[0]
+    const expected = SELF_CHECK_EXPECTS[breakage]!
+    const caught = f && expected.includes(f.violation.kind)
+    if (!caught) missed++
+    console.log(
+      `${caught ? 'caught' : 'MISSED'} ${breakage}: ${f ? `${f.violation.kind}: ${f.violation.detail}` : 'no invariant failed'} (after ${stats.schedules} schedules; expected one of ${expected.join(', ')})`,
+    )
+  }
+  console.log(`self-check: ${missed ? `${missed} broken platform(s) NOT caught` : 'every broken platform was caught'}`)
+  return missed ? 1 : 0
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err)
+    process.exit(2)
+  },
+)
