@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const dir = await mkdtemp(join(tmpdir(), 'edgeloop-sim-'))
+const dir = process.env.SIM_KEEP_BUNDLE ?? (await mkdtemp(join(tmpdir(), 'edgeloop-sim-')))
 const outfile = join(dir, 'sim.mjs')
 try {
   await build({
@@ -30,5 +30,5 @@ try {
   const run = spawnSync(process.execPath, ['--no-warnings', outfile, ...process.argv.slice(2)], { stdio: 'inherit' })
   process.exitCode = run.status ?? 1
 } finally {
-  await rm(dir, { recursive: true, force: true })
+  if (!process.env.SIM_KEEP_BUNDLE) await rm(dir, { recursive: true, force: true })
 }

@@ -69,6 +69,7 @@ export async function exhaust(
 ): Promise<void> {
   let prefix: number[] | undefined = []
   let n = 0
+  let failures = 0
   while (prefix) {
     const chooser = new ReplayChooser(prefix)
     const out = await runOnce(scenario, chooser, o.breakage ? { breakage: o.breakage } : {})
@@ -76,7 +77,7 @@ export async function exhaust(
     n++
     if (out.violations.length) {
       stats.failures.push({ mode: 'exhaustive', scenario, ref: index, violation: out.violations[0]!, schedule: chooser.trail.map((c) => c.chosen) })
-      if (stats.failures.length >= (o.maxFailures ?? 5)) return
+      if (++failures >= (o.maxFailures ?? 3)) return
     }
     if (o.maxSchedules && n >= o.maxSchedules) return
     prefix = nextPrefix(chooser.trail)

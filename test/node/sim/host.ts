@@ -67,6 +67,8 @@ export class SimObject {
     this.storage.rollback()
     this.onCrash(this.name)
     this.gen.alive = false
+    for (const call of this.#inFlight) call.reset()
+    this.#inFlight.clear()
     this.gen = { alive: true, name: `${this.name}#${this.crashes.length + 1}` }
     this.#instance = undefined
     if (this.storage.alarmRunning) {
@@ -77,32 +79,51 @@ export class SimObject {
     this.#armAlarm()
   }
 
-  /** Calls `method` on the object as an RPC: delivered as an event, answered after its commit. */
+  /**
+   * Calls `method` on the object as an RPC: delivered as an event to whichever instance is alive
+   * then (a new one after a crash), answered after its turn commits. When the instance that took
+   * the call dies before answering, the caller's promise rejects, as a stub's does.
+   */
   rpc<T>(method: string, args: unknown[], label = method): Promise<T> {
     const sim = this.sim
     const caller = sim.current
     sim.activity++
     return new Promise<T>((resolve, reject) => {
-      const deliver = () =>
-        sim.schedule(`rpc ${label} → ${this.name}`, 1, () => {
-          const gen = this.gen
-          const target = this.instance as unknown as Record<string, (...a: unknown[]) => Promise<T>>
-          target[method]!(...structuredClone(args)).then(
-            (out) => sim.afterCommit(() => answer(gen, () => resolve(clone(out)))),
-            (err: Error) => sim.afterCommit(() => answer(gen, () => reject(err))),
-          )
-        }, this.gen)
       const answer = (gen: Owner, settle: () => void) => {
-        if (!gen.alive) return
-        sim.schedule(`rpc ${label} answered`, 1, settle, caller)
+        this.#inFlight.delete(entry)
+        if (gen.alive) sim.schedule(`rpc ${label} answered`, 1, settle, caller)
+      }
+      const entry = {
+        gen: undefined as Owner | undefined,
+        reset: () => sim.schedule(`rpc ${label} failed: object reset`, 1, () => reject(new Error('Durable Object reset because its code was updated or it crashed')), caller),
+      }
+      const deliver = () => {
+        const ev = sim.schedule(
+          `rpc ${label} → ${this.name}`,
+          1,
+          () => {
+            const gen = this.gen
+            // The turn is the object's: what it sends and arms dies with this instance.
+            sim.current = gen
+            entry.gen = gen
+            this.#inFlight.add(entry)
+            const target = this.instance as unknown as Record<string, (...a: unknown[]) => Promise<T>>
+            target[method]!(...structuredClone(args)).then(
+              (out) => sim.afterCommit(() => answer(gen, () => resolve(clone(out)))),
+              (err: Error) => sim.afterCommit(() => answer(gen, () => reject(err))),
+            )
+          },
+          undefined,
+        )
+        ev.target = this.name
       }
       // Sent when the caller's turn commits (the output gate), unless the caller is outside.
       if (caller) sim.afterCommit(deliver)
       else deliver()
-    }).catch((err: Error) => {
-      throw err
     })
   }
+
+  readonly #inFlight = new Set<{ gen: Owner | undefined; reset: () => void }>()
 
   /** Makes sure a pending alarm has its event (after a commit or a crash). */
   #armAlarm(): void {
@@ -124,6 +145,7 @@ export class SimObject {
       () => this.#fireAlarm(),
       undefined,
     )
+    this.#alarmEvent.target = this.name
   }
 
   /** Runs the handler; `duplicate`: a second delivery of an alarm that already ran. */
@@ -141,6 +163,7 @@ export class SimObject {
     if (!duplicate) this.storage.alarm = null
     this.storage.alarmRunning = true
     const gen = this.gen
+    this.sim.current = gen
     const done = (err?: Error) =>
       this.sim.afterCommit(() => {
         if (!gen.alive) return

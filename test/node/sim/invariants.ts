@@ -155,9 +155,19 @@ export class Checker {
     return this.world.scripts.get(`${this.world.tag}:${this.world.runIds.indexOf(runId)}`)
   }
 
+  readonly #eventCache = new Map<string, { version: number; rows: { seq: number; type: string; data: string }[] }>()
+
   #events(runId: string): { seq: number; type: string; data: string }[] {
     const storage = this.world.runs.objects.get(runId)?.storage
     if (!storage) return []
+    const cached = this.#eventCache.get(runId)
+    if (cached?.version === storage.version) return cached.rows
+    const rows = this.#readEvents(storage)
+    this.#eventCache.set(runId, { version: storage.version, rows })
+    return rows
+  }
+
+  #readEvents(storage: NonNullable<ReturnType<World['runs']['objects']['get']>>['storage']): { seq: number; type: string; data: string }[] {
     const table = storage.peek<{ n: number }>(`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'event'`)
     if (!table[0]?.n) return []
     return storage.peek('SELECT seq, type, data FROM event ORDER BY seq')

@@ -57,6 +57,7 @@ async function replay(): Promise<number> {
   const out = await runOnce(scenario, chooser, { random, seed: Number(seed ?? 1) })
   console.log(`scenario: ${scenario.name}`)
   console.log(out.trace.join('\n'))
+  if (flag('--choices')) for (const c of chooser.trail) console.log(`  choice ${c.label}: ${c.chosen} of ${c.n}`)
   console.log(`\nschedule: ${encodeSchedule(chooser.trail.map((c) => c.chosen)) || '(all defaults)'}`)
   console.log(`non-default choices:\n${chooser.trail.map((c, i) => (c.chosen ? `  #${i} ${c.label} → ${c.chosen}` : '')).filter(Boolean).join('\n') || '  none'}`)
   console.log(`violations: ${out.violations.length}`)
@@ -83,11 +84,13 @@ async function main(): Promise<number> {
     const scenarios = exhaustiveScenarios()
     const stats = newStats()
     const t0 = now()
-    const picked = quick ? [0, 1, 2, 5] : scenarios.map((_, i) => i)
+    const only = value('--only')
+    const picked = only !== undefined ? [Number(only)] : quick ? [0, 1, 2, 5] : scenarios.map((_, i) => i)
     for (const i of picked) {
       const before = stats.schedules
       const t = now()
-      await exhaust(scenarios[i]!, i, stats, quick ? { maxSchedules: 60 } : {})
+      const max = Number(value('--max') ?? (quick ? 60 : 0))
+      await exhaust(scenarios[i]!, i, stats, max ? { maxSchedules: max } : {})
       console.log(`  [${i}] ${scenarios[i]!.name}: ${stats.schedules - before} schedules (${((now() - t) / 1000).toFixed(1)} s)`)
     }
     stats.ms = now() - t0
@@ -129,7 +132,9 @@ async function selfCheck(): Promise<number> {
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => {
+    process.exitCode = code
+  },
   (err) => {
     console.error(err)
     process.exit(2)

@@ -9,6 +9,8 @@ type Op = (db: DatabaseSync) => unknown
 
 export class SimD1 {
   readonly db = new DatabaseSync(':memory:')
+  /** Calls that reached the database (the crash points' fingerprint counts them). */
+  readonly stats = { executed: 0 }
   constructor(private readonly sim: Sim) {}
 
   prepare(query: string): SimD1Statement {
@@ -41,6 +43,7 @@ export class SimD1 {
             sim.schedule('d1 error', 1, () => reject(new Error('D1_ERROR: network connection lost')), owner)
             return
           }
+          this.stats.executed++
           let out: unknown
           let error: Error | undefined
           try {
@@ -65,6 +68,8 @@ export class SimD1 {
   }
 }
 
+const STATEMENTS = new WeakMap<DatabaseSync, Map<string, { stmt: ReturnType<DatabaseSync['prepare']>; rows: boolean }>>()
+
 export class SimD1Statement {
   constructor(
     private readonly d1: SimD1,
@@ -77,9 +82,16 @@ export class SimD1Statement {
   }
 
   execute(db: DatabaseSync): { results: unknown[]; success: true; meta: Record<string, number> } {
-    const stmt = db.prepare(this.query)
+    let prepared = STATEMENTS.get(db)?.get(this.query)
+    if (!prepared) {
+      const stmt = db.prepare(this.query)
+      prepared = { stmt, rows: stmt.columns().length > 0 }
+      if (!STATEMENTS.has(db)) STATEMENTS.set(db, new Map())
+      STATEMENTS.get(db)!.set(this.query, prepared)
+    }
+    const { stmt } = prepared
     const args = this.args.map((a) => (a === undefined ? null : (a as SQLInputValue)))
-    if (stmt.columns().length === 0) {
+    if (!prepared.rows) {
       const r = stmt.run(...args)
       return { results: [], success: true, meta: { changes: Number(r.changes) } }
     }

@@ -39,9 +39,13 @@ export class SimObjectStorage implements TurnParticipant {
   #open = false
   #savepoints = 0
   #dropNext = false
+  #dirty = false
+  /** Commits that wrote something: what the checker's cached reads are keyed by. */
+  version = 0
+  readonly #peeks = new Map<string, ReturnType<DatabaseSync['prepare']>>()
   /** Set by the host: the alarm handler is running (getAlarm answers null, as the platform does). */
   alarmRunning = false
-  readonly #statements = new Map<string, ReturnType<DatabaseSync['prepare']>>()
+  readonly #statements = new Map<string, { stmt: ReturnType<DatabaseSync['prepare']>; rows: boolean; writes: boolean }>()
   /** Called after each commit (the host re-arms the alarm event). */
   onCommit: () => void = () => {}
 
@@ -60,6 +64,8 @@ export class SimObjectStorage implements TurnParticipant {
   commit(): void {
     if (!this.#open) return
     this.#open = false
+    const dirty = this.#dirty
+    this.#dirty = false
     if (this.#dropNext) {
       this.#dropNext = false
       this.db.exec('ROLLBACK')
@@ -67,6 +73,7 @@ export class SimObjectStorage implements TurnParticipant {
       this.sim.log(`  BROKEN storage of ${this.name} dropped a committed turn`)
     } else {
       this.db.exec('COMMIT')
+      if (dirty) this.version++
       if (this.#pendingAlarm !== undefined) this.alarm = this.#pendingAlarm
       this.#pendingAlarm = undefined
     }
@@ -77,6 +84,7 @@ export class SimObjectStorage implements TurnParticipant {
   rollback(): void {
     if (!this.#open) return
     this.#open = false
+    this.#dirty = false
     this.db.exec('ROLLBACK')
     this.#pendingAlarm = undefined
   }
@@ -88,29 +96,37 @@ export class SimObjectStorage implements TurnParticipant {
 
   /** Read-only look at committed rows (the checker's; not a platform call). */
   peek<T>(query: string, ...bindings: SQLInputValue[]): T[] {
-    return this.db.prepare(query).all(...bindings) as T[]
+    let stmt = this.#peeks.get(query)
+    if (!stmt) {
+      stmt = this.db.prepare(query)
+      this.#peeks.set(query, stmt)
+    }
+    return stmt.all(...bindings) as T[]
   }
 
   readonly sql = {
     exec: <T = Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) => {
       this.sim.activity++
       this.#needTurn()
-      let stmt = this.#statements.get(query)
-      if (!stmt) {
-        // DDL and several statements at once go through exec; the rest are prepared once.
+      let prepared = this.#statements.get(query)
+      if (!prepared) {
+        // DDL goes through exec each time; the rest is prepared once.
         if (/^\s*CREATE\s/i.test(query)) {
+          this.#dirty = true
           this.db.exec(query)
           return new SimSqlCursor<T>([])
         }
-        stmt = this.db.prepare(query)
-        this.#statements.set(query, stmt)
+        const stmt = this.db.prepare(query)
+        prepared = { stmt, rows: stmt.columns().length > 0, writes: !/^\s*SELECT/i.test(query) }
+        this.#statements.set(query, prepared)
       }
+      if (prepared.writes) this.#dirty = true
       const args = bindings.map(toSqlite)
-      if (stmt.columns().length === 0) {
-        stmt.run(...args)
+      if (!prepared.rows) {
+        prepared.stmt.run(...args)
         return new SimSqlCursor<T>([])
       }
-      return new SimSqlCursor<T>(stmt.all(...args) as T[])
+      return new SimSqlCursor<T>(prepared.stmt.all(...args) as T[])
     },
     get databaseSize(): number {
       return 0
@@ -144,12 +160,14 @@ export class SimObjectStorage implements TurnParticipant {
   async setAlarm(at: number | Date): Promise<void> {
     this.sim.activity++
     this.#needTurn()
+    this.#dirty = true
     this.#pendingAlarm = typeof at === 'number' ? at : at.getTime()
   }
 
   async deleteAlarm(): Promise<void> {
     this.sim.activity++
     this.#needTurn()
+    this.#dirty = true
     this.#pendingAlarm = null
   }
 

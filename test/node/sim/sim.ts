@@ -22,6 +22,8 @@ export interface SimEvent {
   /** Two people acting at once: their order is a choice even in the exhaustive explorer. */
   concurrent: boolean
   fire: () => void
+  /** The object an RPC or alarm event is for (it may crash before the event). */
+  target?: string
 }
 
 /** What a storage (or anything with uncommitted output) does at a turn's edges. */

@@ -87,7 +87,9 @@ export class World {
     this.d1 = new SimD1(this.sim)
     this.runs = new SimNamespace(
       (name) => {
-        const o = new SimObject(this.sim, name, (ctx, env) => new RunStore(ctx as never, env as never), () => this.env)
+        // Each instance gets the bindings a new isolate would: caches keyed by them start empty.
+        const env = () => ({ ...this.env, RUN_INDEX: Object.create(this.d1) as SimD1 })
+        const o = new SimObject(this.sim, name, (ctx, e) => new RunStore(ctx as never, e as never), env)
         o.onCrash = (runId) => this.checker.onCrash(runId)
         return o
       },
@@ -123,6 +125,16 @@ export class World {
   committedState(runId: string): RunState | undefined {
     const o = this.runs.objects.get(runId)
     if (!o) return undefined
+    const cached = this.#committed.get(runId)
+    if (cached?.version === o.storage.version) return cached.state
+    const state = this.#load(o)
+    this.#committed.set(runId, { version: o.storage.version, state })
+    return state
+  }
+
+  readonly #committed = new Map<string, { version: number; state: RunState | undefined }>()
+
+  #load(o: SimObject): RunState | undefined {
     const sql = { exec: (q: string, ...b: unknown[]) => new SimSqlCursor(o.storage.peek(q, ...(b as never[]))) }
     const storage = new RunStorage(sql as unknown as SqlStorage)
     return storage.loadState()
@@ -138,11 +150,12 @@ export class World {
       if (!ev) break
       const object = this.#objectOf(ev)
       let crashAtEnd: (() => void) | undefined
-      if (object) {
+      if (object && this.#crashPointChanged(object)) {
         const crash = sim.fault('crash', `before ${ev.label}`, this.options.random ? 3 : 2, 0.03)
         if (crash === 1) {
           object.crash(`before ${ev.label}`)
-          continue
+          // An event of the dead instance is gone; a call or alarm for the object goes to the next.
+          if (ev.owner) continue
         }
         if (crash === 2) crashAtEnd = () => object.crash(`at the end of ${ev.label}, before its commit`)
       }
@@ -157,7 +170,27 @@ export class World {
     return { violations: this.checker.violations, turns: sim.turns, trace: sim.trace, injected: sim.injected, states }
   }
 
+  readonly #lastCrashPoint = new Map<SimObject, string>()
+
+  /**
+   * A crash here differs from the last crash point offered only if something durable or
+   * outside changed since: a commit that wrote, a request that reached a host, the alarm's
+   * state. A crash between two answers to the instance loses the same memory and leaves the same
+   * storage and world, so it is offered once (the crash points are the distinct ones).
+   */
+  #crashPointChanged(o: SimObject): boolean {
+    const point = `${o.storage.version}|${this.net.arrivals.length}|${this.d1.stats.executed}|${o.storage.alarmRunning}|${o.storage.alarm}`
+    if (this.#lastCrashPoint.get(o) === point) return false
+    this.#lastCrashPoint.set(o, point)
+    return true
+  }
+
+  /** The running object an event belongs to or is for: it may crash just before it. */
   #objectOf(ev: SimEvent): SimObject | undefined {
+    if (ev.target) {
+      const o = this.runs.objects.get(ev.target)
+      return o?.running ? o : undefined
+    }
     if (!ev.owner?.alive) return undefined
     for (const o of this.runs.objects.values()) if (o.gen === ev.owner) return o
     return undefined
