@@ -95,6 +95,15 @@ describe('permanent provider failure → model_error, and the key stays secret',
     expect(logged.join('\n')).not.toContain(FAKE_OPENAI_KEY)
   })
 
+  // Found by the simulation (`npm run sim -- --seed 11`): a run that ended in model_error
+  // reported modelCalls 0 although its request had reached the provider.
+  it('a call that failed is counted in usage: model_error after one request says modelCalls 1', async () => {
+    const out = await runWith([reply.error(400, 'The model produced invalid content')])
+    expect(wire.api.bodies).toHaveLength(1)
+    expect(toRunResult(out.state)).toMatchObject({ ok: false, stopReason: 'model_error' })
+    expect(out.state.usage).toMatchObject({ modelCalls: 1, lostModelCalls: 0, promptTokens: 0 })
+  })
+
   it('a wrong key the provider echoes (401) is not retried and never shown', async () => {
     const wrongKey = 'sk-wrong-key-for-this-test-9876543210'
     const events: TransitionEvent[] = []
