@@ -214,7 +214,11 @@ export class Checker {
       const reached = this.#effects.get(key)?.keys.length ?? 0
       const lost = this.lostStarted.has(key)
       const idem = this.world.scenario.idempotent
-      if (call.kind === 'outcome_unknown' && (!lost || idem)) this.fail('spurious_unknown', `${key} reported outcome unknown with no crash while it ran${idem ? ' (idempotent: it should have been retried)' : ''}`)
+      // A request that a fault hit (timed out, lost, its answer lost) may have run: unknown is honest.
+      const uncertain = this.world.net.faulted.has(`${runId}:${call.id}`)
+      if (call.kind === 'outcome_unknown' && !uncertain && (!lost || idem)) {
+        this.fail('spurious_unknown', `${key} reported outcome unknown with no crash or fault while it ran${idem ? ' (idempotent: it should have been retried)' : ''}`)
+      }
       if (lost && !idem && call.kind !== 'outcome_unknown') this.fail('unknown_not_reported', `${key} was cut off by a crash and is reported ${call.kind}`)
       if (call.kind === 'ok' && reached === 0) this.fail('phantom_result', `${key} has a result, the receiver never saw it`)
       if (idem && new Set(this.#effects.get(key)?.keys ?? []).size > 1) this.fail('duplicate_side_effect', `${key} was retried with another idempotency key`)

@@ -25,6 +25,8 @@ export class SimNetwork {
   readonly arrivals: Arrival[] = []
   /** Every request that left (its turn committed), whether or not it arrived. */
   readonly sent: { host: string; body: string }[] = []
+  /** Idempotency keys of requests a fault hit (lost, answer lost, slow): their outcome is unknown. */
+  readonly faulted = new Set<string>()
   readonly #hosts = new Map<string, Handler>()
   constructor(private readonly sim: Sim) {}
 
@@ -60,8 +62,13 @@ export class SimNetwork {
         events.push(
           sim.schedule(label, 5, () => settle(() => reject(new TypeError('Network connection lost.'))), owner),
         )
+      const key = req.headers.get('idempotency-key')
+      const hit = <T>(f: T): T => {
+        if (f && key) this.faulted.add(key)
+        return f
+      }
       const arrive = async () => {
-        if (sim.fault('net', `${what} lost on the way`, 2, 0.03)) return fail(`${what} failed`)
+        if (hit(sim.fault('net', `${what} lost on the way`, 2, 0.03))) return fail(`${what} failed`)
         const handler = this.#hosts.get(url.host)
         const body = await req.clone().text()
         const headers = Object.fromEntries(req.headers)
@@ -82,8 +89,8 @@ export class SimNetwork {
         const status = res.status
         const resHeaders = new Headers(res.headers)
         const bytes = await res.arrayBuffer()
-        if (sim.fault('net', `${what} answer lost`, 2, 0.03)) return fail(`${what} answer lost`)
-        const slow = sim.fault('slow', `${what} answer slow`, 2, 0.1) ? 20_000 : 0
+        if (hit(sim.fault('net', `${what} answer lost`, 2, 0.03))) return fail(`${what} answer lost`)
+        const slow = hit(sim.fault('slow', `${what} answer slow`, 2, 0.1)) ? 20_000 : 0
         events.push(
           sim.schedule(
             `${what} answered ${status}`,
