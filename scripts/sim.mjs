@@ -25,9 +25,13 @@ try {
       ajv: join(root, 'tools/mcp/ajv-stub.ts'),
       'ajv-formats': join(root, 'tools/mcp/ajv-stub.ts'),
     },
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
   })
-  const run = spawnSync(process.execPath, ['--no-warnings', outfile, ...process.argv.slice(2)], { stdio: 'inherit' })
+  const run = spawnSync(process.execPath, ['--no-warnings', outfile, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  })
   process.exitCode = run.status ?? 1
 } finally {
   if (!process.env.SIM_KEEP_BUNDLE) await rm(dir, { recursive: true, force: true })

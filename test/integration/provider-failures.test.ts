@@ -95,7 +95,7 @@ describe('permanent provider failure → model_error, and the key stays secret',
     expect(logged.join('\n')).not.toContain(FAKE_OPENAI_KEY)
   })
 
-  // Found by the simulation (`npm run sim -- --seed 11`): a run that ended in model_error
+  // Found by the simulation (`npm run sim -- --seed 7`): a run that ended in model_error
   // reported modelCalls 0 although its request had reached the provider.
   it('a call that failed is counted in usage: model_error after one request says modelCalls 1', async () => {
     const out = await runWith([reply.error(400, 'The model produced invalid content')])

@@ -73,7 +73,7 @@ export function encodeSchedule(choices: readonly number[]): string {
   let end = choices.length
   while (end > 0 && choices[end - 1] === 0) end--
   const out: string[] = []
-  for (let i = 0; i < end; ) {
+  for (let i = 0; i < end;) {
     let j = i
     while (j < end && choices[j] === choices[i]) j++
     out.push(j - i > 1 ? `${choices[i]}*${j - i}` : String(choices[i]))

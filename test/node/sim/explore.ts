@@ -5,14 +5,29 @@
  * once). Random: seeded schedules of longer runs, with every kind of fault. A failing schedule is
  * shrunk to the fewest non-default choices that still break the same invariant.
  */
-import { encodeSchedule, nextPrefix, RandomChooser, ReplayChooser, mulberry32, type Chooser } from './chooser'
+import {
+  encodeSchedule,
+  nextPrefix,
+  RandomChooser,
+  ReplayChooser,
+  mulberry32,
+  type Chooser,
+} from './chooser'
 import { randomScenario, type Scenario } from './scenarios'
 import type { FaultBudget } from './sim'
 import { World, type Breakage, type Outcome } from './world'
 import type { Violation } from './invariants'
 
 export const EXHAUSTIVE_BUDGET: FaultBudget = { crash: 1, alarm: 1 }
-export const RANDOM_BUDGET: FaultBudget = { crash: 3, alarm: 3, late: 2, net: 6, slow: 3, provider: 1, tool: 2 }
+export const RANDOM_BUDGET: FaultBudget = {
+  crash: 3,
+  alarm: 3,
+  late: 2,
+  net: 6,
+  slow: 3,
+  provider: 1,
+  tool: 2,
+}
 const RANDOM_FAULT_TURNS = 400
 
 export interface Stats {
@@ -49,7 +64,11 @@ export interface RunOptions {
   seed?: number
 }
 
-export async function runOnce(scenario: Scenario, chooser: Chooser, o: RunOptions = {}): Promise<Outcome> {
+export async function runOnce(
+  scenario: Scenario,
+  chooser: Chooser,
+  o: RunOptions = {},
+): Promise<Outcome> {
   const world = new World(scenario, {
     chooser,
     budget: o.random ? RANDOM_BUDGET : EXHAUSTIVE_BUDGET,
@@ -76,7 +95,13 @@ export async function exhaust(
     add(stats, out)
     n++
     if (out.violations.length) {
-      stats.failures.push({ mode: 'exhaustive', scenario, ref: index, violation: out.violations[0]!, schedule: chooser.trail.map((c) => c.chosen) })
+      stats.failures.push({
+        mode: 'exhaustive',
+        scenario,
+        ref: index,
+        violation: out.violations[0]!,
+        schedule: chooser.trail.map((c) => c.chosen),
+      })
       if (++failures >= (o.maxFailures ?? 3)) return
     }
     if (o.maxSchedules && n >= o.maxSchedules) return
@@ -89,13 +114,27 @@ export function scenarioOfSeed(seed: number): Scenario {
   return randomScenario(mulberry32(seed * 7919 + 17))
 }
 
-export async function randomSchedule(seed: number, stats: Stats, breakage?: Breakage): Promise<Outcome> {
+export async function randomSchedule(
+  seed: number,
+  stats: Stats,
+  breakage?: Breakage,
+): Promise<Outcome> {
   const scenario = scenarioOfSeed(seed)
   const chooser = new RandomChooser(seed)
-  const out = await runOnce(scenario, chooser, { random: true, seed, ...(breakage ? { breakage } : {}) })
+  const out = await runOnce(scenario, chooser, {
+    random: true,
+    seed,
+    ...(breakage ? { breakage } : {}),
+  })
   add(stats, out)
   if (out.violations.length) {
-    stats.failures.push({ mode: 'random', scenario, ref: seed, violation: out.violations[0]!, schedule: chooser.trail.map((c) => c.chosen) })
+    stats.failures.push({
+      mode: 'random',
+      scenario,
+      ref: seed,
+      violation: out.violations[0]!,
+      schedule: chooser.trail.map((c) => c.chosen),
+    })
   }
   return out
 }
@@ -103,7 +142,11 @@ export async function randomSchedule(seed: number, stats: Stats, breakage?: Brea
 /** The fewest non-default choices that still break the same invariant. */
 export async function shrink(f: Failure, breakage?: Breakage): Promise<number[]> {
   let best = [...f.schedule]
-  const opts: RunOptions = { random: f.mode === 'random', seed: f.ref, ...(breakage ? { breakage } : {}) }
+  const opts: RunOptions = {
+    random: f.mode === 'random',
+    seed: f.ref,
+    ...(breakage ? { breakage } : {}),
+  }
   const fails = async (choices: number[]) => {
     const out = await runOnce(f.scenario, new ReplayChooser(choices), opts)
     return out.violations.some((v) => v.kind === f.violation.kind)

@@ -37,7 +37,12 @@ function handle(id: number): TimerHandle {
   return h
 }
 
-function setTimer(fn: (...a: unknown[]) => void, ms: number, repeat: boolean, args: unknown[]): TimerHandle {
+function setTimer(
+  fn: (...a: unknown[]) => void,
+  ms: number,
+  repeat: boolean,
+  args: unknown[],
+): TimerHandle {
   const s = sim()
   const id = ++timerSeq
   const delay = Math.max(1, Number(ms) || 0)
@@ -79,13 +84,18 @@ export function installSimulatedGlobals(): void {
   installed = true
   const g = globalThis as Record<string, unknown>
   g.Date = SimDate
-  g.setTimeout = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => setTimer(fn, ms ?? 0, false, args)
-  g.setInterval = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => setTimer(fn, ms ?? 0, true, args)
+  g.setTimeout = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) =>
+    setTimer(fn, ms ?? 0, false, args)
+  g.setInterval = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) =>
+    setTimer(fn, ms ?? 0, true, args)
   g.clearTimeout = clearTimer
   g.clearInterval = clearTimer
   g.fetch = (input: RequestInfo | URL, init?: RequestInit) => current!.fetch(input, init)
   Math.random = () => (current ? current.random() : 0.5)
-  Object.defineProperty(performance, 'now', { value: () => sim().now - 1_700_000_000_000, configurable: true })
+  Object.defineProperty(performance, 'now', {
+    value: () => sim().now - 1_700_000_000_000,
+    configurable: true,
+  })
   const subtle = {
     digest: async (_alg: string, data: BufferSource) => {
       sim().activity++

@@ -96,7 +96,14 @@ export class SimObject {
       }
       const entry = {
         gen: undefined as Owner | undefined,
-        reset: () => sim.schedule(`rpc ${label} failed: object reset`, 1, () => reject(new Error('Durable Object reset because its code was updated or it crashed')), caller),
+        reset: () =>
+          sim.schedule(
+            `rpc ${label} failed: object reset`,
+            1,
+            () =>
+              reject(new Error('Durable Object reset because its code was updated or it crashed')),
+            caller,
+          ),
       }
       const deliver = () => {
         const ev = sim.schedule(
@@ -108,7 +115,10 @@ export class SimObject {
             sim.current = gen
             entry.gen = gen
             this.#inFlight.add(entry)
-            const target = this.instance as unknown as Record<string, (...a: unknown[]) => Promise<T>>
+            const target = this.instance as unknown as Record<
+              string,
+              (...a: unknown[]) => Promise<T>
+            >
             target[method]!(...structuredClone(args)).then(
               (out) => sim.afterCommit(() => answer(gen, () => resolve(clone(out)))),
               (err: Error) => sim.afterCommit(() => answer(gen, () => reject(err))),
@@ -185,8 +195,12 @@ export class SimObject {
     // harmless: RunStore's slice guard skips it, see docs/architecture.md#deterministic-simulation.)
     if (this.concurrentAlarms) {
       this.concurrentAlarms = false
-      this.sim.log(`  BROKEN platform runs a second alarm handler of ${this.name} at once, in a second instance`)
-      this.factory(this.#ctx(), this.env()).alarm().catch(() => {})
+      this.sim.log(
+        `  BROKEN platform runs a second alarm handler of ${this.name} at once, in a second instance`,
+      )
+      this.factory(this.#ctx(), this.env())
+        .alarm()
+        .catch(() => {})
     }
   }
 

@@ -38,8 +38,23 @@ export interface Violation {
 
 /** Which invariant each broken platform of the self-check must trip. */
 export const SELF_CHECK_EXPECTS: Record<string, ViolationKind[]> = {
-  lose_commit: ['duplicate_side_effect', 'lost_step', 'event_log', 'phantom_result', 'unknown_not_reported', 'corrupt_storage', 'duplicate_step'],
-  concurrent_alarm: ['duplicate_step', 'lost_step', 'usage_miscount', 'event_log', 'duplicate_side_effect', 'corrupt_storage'],
+  lose_commit: [
+    'duplicate_side_effect',
+    'lost_step',
+    'event_log',
+    'phantom_result',
+    'unknown_not_reported',
+    'corrupt_storage',
+    'duplicate_step',
+  ],
+  concurrent_alarm: [
+    'duplicate_step',
+    'lost_step',
+    'usage_miscount',
+    'event_log',
+    'duplicate_side_effect',
+    'corrupt_storage',
+  ],
   provider_twice: ['usage_miscount'],
 }
 
@@ -71,7 +86,8 @@ export class Checker {
   onCrash(runId: string): void {
     const state = this.#state(runId)
     for (const step of state?.steps ?? []) {
-      for (const call of step.calls) if (call.status === 'started') this.lostStarted.add(`${runId}/${call.id}`)
+      for (const call of step.calls)
+        if (call.status === 'started') this.lostStarted.add(`${runId}/${call.id}`)
     }
   }
 
@@ -102,27 +118,48 @@ export class Checker {
       const [runId = '', callId = ''] = key.split(':')
       const args = { url: `https://${a.host}${a.path}`, body: JSON.parse(a.body) as unknown }
       const wireHash = hashOf('http_post', args as Record<string, unknown>)
-      const call = this.#state(runId)?.steps.flatMap((s) => s.calls).find((c) => c.id === callId)
+      const call = this.#state(runId)
+        ?.steps.flatMap((s) => s.calls)
+        .find((c) => c.id === callId)
       const what = `http_post ${callId} of ${runId}`
       if (!call) {
-        this.fail('side_effect_before_started', `${what} reached the receiver with no durable record of the call`)
+        this.fail(
+          'side_effect_before_started',
+          `${what} reached the receiver with no durable record of the call`,
+        )
         continue
       }
       if (call.status !== 'started' && call.status !== 'done') {
-        this.fail('side_effect_before_started', `${what} reached the receiver while its record says ${call.status}`)
+        this.fail(
+          'side_effect_before_started',
+          `${what} reached the receiver while its record says ${call.status}`,
+        )
       }
       if (this.world.scenario.policy === 'ask') {
         const approval = call.approval
-        const clicked = this.world.decisions.some((d) => d.runId === runId && d.callId === callId && d.decision === 'approve' && d.hash === wireHash && d.by === approval?.decidedBy)
+        const clicked = this.world.decisions.some(
+          (d) =>
+            d.runId === runId &&
+            d.callId === callId &&
+            d.decision === 'approve' &&
+            d.hash === wireHash &&
+            d.by === approval?.decidedBy,
+        )
         if (approval?.decision !== 'approved' || approval.hash !== wireHash || !clicked) {
-          this.fail('unapproved_side_effect', `${what} ran without an approval of its arguments' hash (approval ${approval?.decision ?? 'none'} by ${approval?.decidedBy ?? 'nobody'})`)
+          this.fail(
+            'unapproved_side_effect',
+            `${what} ran without an approval of its arguments' hash (approval ${approval?.decision ?? 'none'} by ${approval?.decidedBy ?? 'nobody'})`,
+          )
         }
       }
       const seen = this.#effects.get(`${runId}/${callId}`) ?? { keys: [] }
       seen.keys.push(key)
       this.#effects.set(`${runId}/${callId}`, seen)
       if (seen.keys.length > 1 && !this.world.scenario.idempotent) {
-        this.fail('duplicate_side_effect', `${what} reached the receiver ${seen.keys.length} times (not idempotent)`)
+        this.fail(
+          'duplicate_side_effect',
+          `${what} reached the receiver ${seen.keys.length} times (not idempotent)`,
+        )
       }
     }
   }
@@ -131,10 +168,18 @@ export class Checker {
   #structure(runId: string, state: RunState): void {
     const script = this.#script(runId)
     state.steps.forEach((step, k) => {
-      if (step.i !== k) this.fail(step.i < k ? 'duplicate_step' : 'lost_step', `run ${runId}: step ${k} is stored as step ${step.i}`)
+      if (step.i !== k)
+        this.fail(
+          step.i < k ? 'duplicate_step' : 'lost_step',
+          `run ${runId}: step ${k} is stored as step ${step.i}`,
+        )
       const want = scriptedCalls(script?.[k])
       const got = step.calls.map((c) => c.id)
-      if (want.join() !== got.join()) this.fail('lost_step', `run ${runId}: step ${k} has calls [${got}], the model's reply for it had [${want}]`)
+      if (want.join() !== got.join())
+        this.fail(
+          'lost_step',
+          `run ${runId}: step ${k} has calls [${got}], the model's reply for it had [${want}]`,
+        )
       for (const call of step.calls) {
         const decision = call.approval?.decision
         if (!decision) continue
@@ -146,16 +191,21 @@ export class Checker {
       }
     })
     const ids = state.steps.flatMap((s) => s.calls.map((c) => c.id))
-    if (new Set(ids).size !== ids.length) this.fail('duplicate_step', `run ${runId}: call ids ${ids.join(',')}`)
+    if (new Set(ids).size !== ids.length)
+      this.fail('duplicate_step', `run ${runId}: call ids ${ids.join(',')}`)
     const seqs = this.#events(runId).map((e) => e.seq)
-    if (seqs.some((s, k) => s !== k + 1)) this.fail('event_log', `run ${runId}: event numbers ${seqs.join(',')}`)
+    if (seqs.some((s, k) => s !== k + 1))
+      this.fail('event_log', `run ${runId}: event numbers ${seqs.join(',')}`)
   }
 
   #script(runId: string): FakeReply[] | undefined {
     return this.world.scripts.get(`${this.world.tag}:${this.world.runIds.indexOf(runId)}`)
   }
 
-  readonly #eventCache = new Map<string, { version: number; rows: { seq: number; type: string; data: string }[] }>()
+  readonly #eventCache = new Map<
+    string,
+    { version: number; rows: { seq: number; type: string; data: string }[] }
+  >()
 
   #events(runId: string): { seq: number; type: string; data: string }[] {
     const storage = this.world.runs.objects.get(runId)?.storage
@@ -167,8 +217,12 @@ export class Checker {
     return rows
   }
 
-  #readEvents(storage: NonNullable<ReturnType<World['runs']['objects']['get']>>['storage']): { seq: number; type: string; data: string }[] {
-    const table = storage.peek<{ n: number }>(`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'event'`)
+  #readEvents(
+    storage: NonNullable<ReturnType<World['runs']['objects']['get']>>['storage'],
+  ): { seq: number; type: string; data: string }[] {
+    const table = storage.peek<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'event'`,
+    )
     if (!table[0]?.n) return []
     return storage.peek('SELECT seq, type, data FROM event ORDER BY seq')
   }
@@ -183,7 +237,10 @@ export class Checker {
         continue
       }
       if (state.phase !== 'done' || !state.result) {
-        this.fail('stuck_run', `run ${runId} ${outOfTurns ? 'still going after the turn limit' : 'stopped moving'} in phase ${state.phase}`)
+        this.fail(
+          'stuck_run',
+          `run ${runId} ${outOfTurns ? 'still going after the turn limit' : 'stopped moving'} in phase ${state.phase}`,
+        )
         continue
       }
       this.#result(runId, state)
@@ -199,11 +256,15 @@ export class Checker {
   #result(runId: string, state: RunState): void {
     const r = state.result!
     if (!r.stopReason) this.fail('implicit_result', `run ${runId} ended without a stop reason`)
-    if (r.ok && (r.stopReason !== 'finish' || !r.answer)) this.fail('implicit_result', `run ${runId}: ok with ${r.stopReason} and answer "${r.answer}"`)
+    if (r.ok && (r.stopReason !== 'finish' || !r.answer))
+      this.fail('implicit_result', `run ${runId}: ok with ${r.stopReason} and answer "${r.answer}"`)
     if (!r.ok && r.answer !== '') this.fail('implicit_result', `run ${runId} failed with an answer`)
     const script = this.#script(runId)
     if (r.stopReason === 'finish' && state.steps.length !== script?.length) {
-      this.fail('lost_step', `run ${runId} finished with ${state.steps.length} of ${script?.length} steps`)
+      this.fail(
+        'lost_step',
+        `run ${runId} finished with ${state.steps.length} of ${script?.length} steps`,
+      )
     }
   }
 
@@ -217,40 +278,69 @@ export class Checker {
       // A request that a fault hit (timed out, lost, its answer lost) may have run: unknown is honest.
       const uncertain = this.world.net.faulted.has(`${runId}:${call.id}`)
       if (call.kind === 'outcome_unknown' && !uncertain && (!lost || idem)) {
-        this.fail('spurious_unknown', `${key} reported outcome unknown with no crash or fault while it ran${idem ? ' (idempotent: it should have been retried)' : ''}`)
+        this.fail(
+          'spurious_unknown',
+          `${key} reported outcome unknown with no crash or fault while it ran${idem ? ' (idempotent: it should have been retried)' : ''}`,
+        )
       }
-      if (lost && !idem && call.kind !== 'outcome_unknown') this.fail('unknown_not_reported', `${key} was cut off by a crash and is reported ${call.kind}`)
-      if (call.kind === 'ok' && reached === 0) this.fail('phantom_result', `${key} has a result, the receiver never saw it`)
-      if (idem && new Set(this.#effects.get(key)?.keys ?? []).size > 1) this.fail('duplicate_side_effect', `${key} was retried with another idempotency key`)
+      if (lost && !idem && call.kind !== 'outcome_unknown')
+        this.fail(
+          'unknown_not_reported',
+          `${key} was cut off by a crash and is reported ${call.kind}`,
+        )
+      if (call.kind === 'ok' && reached === 0)
+        this.fail('phantom_result', `${key} has a result, the receiver never saw it`)
+      if (idem && new Set(this.#effects.get(key)?.keys ?? []).size > 1)
+        this.fail('duplicate_side_effect', `${key} was retried with another idempotency key`)
     }
   }
 
   #usage(runId: string, state: RunState): void {
     const tag = `${this.world.tag}:${this.world.runIds.indexOf(runId)}`
     const arrived = this.world.modelAsks.filter((a) => a.tag === tag).length
-    const sent = this.world.net.sent.filter((s) => s.host.startsWith('api.') && s.body.includes(`[${tag}]`)).length
+    const sent = this.world.net.sent.filter(
+      (s) => s.host.startsWith('api.') && s.body.includes(`[${tag}]`),
+    ).length
     const counted = state.usage.modelCalls
     if (counted < arrived || counted > sent) {
-      this.fail('usage_miscount', `run ${runId} counts ${counted} model calls; ${sent} were sent, ${arrived} reached the provider`)
+      this.fail(
+        'usage_miscount',
+        `run ${runId} counts ${counted} model calls; ${sent} were sent, ${arrived} reached the provider`,
+      )
     }
   }
 
   #eventLog(runId: string, state: RunState): void {
     const events = this.#events(runId)
-    const replied = events.filter((e) => e.type === 'model_replied').map((e) => (JSON.parse(e.data) as { step: number }).step)
+    const replied = events
+      .filter((e) => e.type === 'model_replied')
+      .map((e) => (JSON.parse(e.data) as { step: number }).step)
     if (replied.join() !== state.steps.map((s) => s.i).join()) {
-      this.fail('event_log', `run ${runId}: model_replied for steps [${replied}], the trace has ${state.steps.length} steps`)
+      this.fail(
+        'event_log',
+        `run ${runId}: model_replied for steps [${replied}], the trace has ${state.steps.length} steps`,
+      )
     }
     const finished = events.filter((e) => e.type === 'run_finished')
     const last = events.at(-1)
     if (finished.length !== 1 || last?.type !== 'run_finished') {
-      this.fail('event_log', `run ${runId}: ${finished.length} run_finished events, last event ${last?.type}`)
+      this.fail(
+        'event_log',
+        `run ${runId}: ${finished.length} run_finished events, last event ${last?.type}`,
+      )
       return
     }
     const data = JSON.parse(last.data) as { ok: boolean; stopReason: string; stepCount: number }
     const r = state.result!
-    if (data.ok !== r.ok || data.stopReason !== r.stopReason || data.stepCount !== state.steps.length) {
-      this.fail('event_log', `run ${runId}: run_finished says ${data.stopReason}/${data.ok}, the trace ${r.stopReason}/${r.ok}`)
+    if (
+      data.ok !== r.ok ||
+      data.stopReason !== r.stopReason ||
+      data.stepCount !== state.steps.length
+    ) {
+      this.fail(
+        'event_log',
+        `run ${runId}: run_finished says ${data.stopReason}/${data.ok}, the trace ${r.stopReason}/${r.ok}`,
+      )
     }
   }
 
@@ -258,13 +348,23 @@ export class Checker {
     for (const call of state.steps.flatMap((s) => s.calls)) {
       if (!call.approval) continue
       const key = `${runId}/${call.id}`
-      if (!call.approval.decision) this.fail('approval_undecided', `${key} ended with its approval undecided`)
-      const oks = this.world.decisions.filter((d) => d.runId === runId && d.callId === call.id && d.ok)
-      if (oks.length > 1) this.fail('approval_decided_twice', `${key}: ${oks.map((d) => `${d.by} ${d.decision}`).join(' and ')} were each told their decision won`)
+      if (!call.approval.decision)
+        this.fail('approval_undecided', `${key} ended with its approval undecided`)
+      const oks = this.world.decisions.filter(
+        (d) => d.runId === runId && d.callId === call.id && d.ok,
+      )
+      if (oks.length > 1)
+        this.fail(
+          'approval_decided_twice',
+          `${key}: ${oks.map((d) => `${d.by} ${d.decision}`).join(' and ')} were each told their decision won`,
+        )
       const won = oks[0]
       const as = won?.decision === 'approve' ? 'approved' : 'denied'
       if (won && (call.approval.decision !== as || call.approval.decidedBy !== won.by)) {
-        this.fail('approval_decided_twice', `${key}: ${won.by} was told "${won.decision}" won, the run recorded ${call.approval.decision} by ${call.approval.decidedBy}`)
+        this.fail(
+          'approval_decided_twice',
+          `${key}: ${won.by} was told "${won.decision}" won, the run recorded ${call.approval.decision} by ${call.approval.decidedBy}`,
+        )
       }
     }
   }
@@ -272,35 +372,64 @@ export class Checker {
   #index(runId: string, state: RunState): void {
     let row: { status: string; version: number; steps: number } | undefined
     try {
-      row = this.world.d1.db.prepare('SELECT status, version, steps FROM runs WHERE id = ?').get(runId) as typeof row
+      row = this.world.d1.db
+        .prepare('SELECT status, version, steps FROM runs WHERE id = ?')
+        .get(runId) as typeof row
     } catch {
       row = undefined
     }
     const last = this.#events(runId).at(-1)?.seq ?? 0
     const want = { status: statusOf(state), version: last, steps: state.steps.length }
-    if (!row || row.status !== want.status || row.version !== want.version || row.steps !== want.steps) {
-      this.fail('index_diverged', `run ${runId}: index row ${JSON.stringify(row ?? null)}, the run ${JSON.stringify(want)}`)
+    if (
+      !row ||
+      row.status !== want.status ||
+      row.version !== want.version ||
+      row.steps !== want.steps
+    ) {
+      this.fail(
+        'index_diverged',
+        `run ${runId}: index row ${JSON.stringify(row ?? null)}, the run ${JSON.stringify(want)}`,
+      )
     }
   }
 
   #callbacks(runId: string, state: RunState): void {
     const stored = new Map(this.#events(runId).map((e) => [e.seq, e]))
-    const got = this.world.net.arrivals.filter((a) => a.path === '/callback' && a.headers['x-edgeloop-run-id'] === runId)
+    const got = this.world.net.arrivals.filter(
+      (a) => a.path === '/callback' && a.headers['x-edgeloop-run-id'] === runId,
+    )
     let final = 0
     for (const a of got) {
-      const body = JSON.parse(a.body) as { seq?: number; type?: string; data?: unknown; stopReason?: string; ok?: boolean }
+      const body = JSON.parse(a.body) as {
+        seq?: number
+        type?: string
+        data?: unknown
+        stopReason?: string
+        ok?: boolean
+      }
       if (a.headers['x-edgeloop-event']) {
         const e = stored.get(body.seq ?? -1)
-        if (!e || e.type !== body.type || JSON.stringify(JSON.parse(e.data)) !== JSON.stringify(body.data)) {
-          this.fail('callback', `run ${runId}: callback event ${body.seq} (${body.type}) does not match the stored event`)
+        if (
+          !e ||
+          e.type !== body.type ||
+          JSON.stringify(JSON.parse(e.data)) !== JSON.stringify(body.data)
+        ) {
+          this.fail(
+            'callback',
+            `run ${runId}: callback event ${body.seq} (${body.type}) does not match the stored event`,
+          )
         }
       } else {
         final++
         if (body.stopReason !== state.result!.stopReason || body.ok !== state.result!.ok) {
-          this.fail('callback', `run ${runId}: the result callback says ${body.stopReason}, the run ${state.result!.stopReason}`)
+          this.fail(
+            'callback',
+            `run ${runId}: the result callback says ${body.stopReason}, the run ${state.result!.stopReason}`,
+          )
         }
       }
     }
-    if (!final) this.fail('callback', `run ${runId}: the result was never delivered to its callback`)
+    if (!final)
+      this.fail('callback', `run ${runId}: the result was never delivered to its callback`)
   }
 }

@@ -60,7 +60,12 @@ export class SimNetwork {
       signal?.addEventListener('abort', onAbort)
       const fail = (label: string) =>
         events.push(
-          sim.schedule(label, 5, () => settle(() => reject(new TypeError('Network connection lost.'))), owner),
+          sim.schedule(
+            label,
+            5,
+            () => settle(() => reject(new TypeError('Network connection lost.'))),
+            owner,
+          ),
         )
       const key = req.headers.get('idempotency-key')
       const hit = <T>(f: T): T => {
@@ -72,7 +77,15 @@ export class SimNetwork {
         const handler = this.#hosts.get(url.host)
         const body = await req.clone().text()
         const headers = Object.fromEntries(req.headers)
-        const record = { at: sim.now, host: url.host, method: req.method, path: url.pathname, headers, body, from: owner?.name ?? 'worker' }
+        const record = {
+          at: sim.now,
+          host: url.host,
+          method: req.method,
+          path: url.pathname,
+          headers,
+          body,
+          from: owner?.name ?? 'worker',
+        }
         this.arrivals.push(record)
         if (!handler) return fail(`${what}: no such host`)
         // Only deliveries are sent twice (at least once); a tool's or the model's request is not.
@@ -84,18 +97,26 @@ export class SimNetwork {
         try {
           res = await handler(req)
         } catch (err) {
-          return events.push(sim.schedule(`${what} failed`, 5, () => settle(() => reject(err)), owner))
+          return events.push(
+            sim.schedule(`${what} failed`, 5, () => settle(() => reject(err)), owner),
+          )
         }
         const status = res.status
         const resHeaders = new Headers(res.headers)
         const bytes = await res.arrayBuffer()
-        if (hit(sim.fault('net', `${what} answer lost`, 2, 0.03))) return fail(`${what} answer lost`)
+        if (hit(sim.fault('net', `${what} answer lost`, 2, 0.03)))
+          return fail(`${what} answer lost`)
         const slow = hit(sim.fault('slow', `${what} answer slow`, 2, 0.1)) ? 20_000 : 0
         events.push(
           sim.schedule(
             `${what} answered ${status}`,
             5 + slow,
-            () => settle(() => resolve(new Response(status === 204 ? null : bytes, { status, headers: resHeaders }))),
+            () =>
+              settle(() =>
+                resolve(
+                  new Response(status === 204 ? null : bytes, { status, headers: resHeaders }),
+                ),
+              ),
             owner,
           ),
         )

@@ -26,6 +26,8 @@ export interface Scenario {
   /** What people do on each approval; with two, they act at once and their order is explored. */
   people: PersonAction[]
   callback: boolean
+  /** Every event goes to the callback too (`callback_events: "all"`), not only the result. */
+  callbackEvents?: boolean
   /** A follow-up run (`continue`) once the first one finished, with its own script. */
   followUp?: FakeReply[]
   /** Someone cancels the run this long after it starts. */
@@ -52,7 +54,10 @@ const SHAPES: { name: string; script: FakeReply[] }[] = [
   { name: 'answer', script: [answer('Nothing to do.')] },
   { name: 'read,answer', script: [read('call_read'), answer('Status is green.')] },
   { name: 'post,answer', script: [post('call_post'), answer('Recorded.')] },
-  { name: 'read,post,answer', script: [read('call_read'), post('call_post'), answer('Recorded 42.')] },
+  {
+    name: 'read,post,answer',
+    script: [read('call_read'), post('call_post'), answer('Recorded 42.')],
+  },
 ]
 
 const APPROVE = { by: 'alice', decision: 'approve' } as const
@@ -61,29 +66,38 @@ const APPROVE_AGAIN = { by: 'carol', decision: 'approve' } as const
 
 /**
  * Every small run: each shape (up to 3 steps, one read-only and one side-effecting tool), under
- * `allow` and under `ask` with two people deciding at once (approve and deny, or two approvals),
- * http_post idempotent or not. The callback (with every event) is on throughout.
+ * `allow` with http_post idempotent or not, and under `ask` with two people deciding at once
+ * (approve and deny, or two approvals). Each reports its result to a callback. Every event to
+ * the callback and idempotent tools behind an approval are the random explorer's.
  */
 export function exhaustiveScenarios(): Scenario[] {
   const out: Scenario[] = []
   for (const shape of SHAPES) {
     const posts = shape.name.includes('post')
     for (const idempotent of posts ? [false, true] : [false]) {
-      out.push({ name: `${shape.name} allow${idempotent ? ' idempotent' : ''}`, script: shape.script, policy: 'allow', idempotent, people: [], callback: true })
-      if (!posts) continue
-      for (const [label, people] of [
-        ['approve|deny', [APPROVE, DENY]],
-        ['approve|approve', [APPROVE, APPROVE_AGAIN]],
-      ] as const) {
-        out.push({
-          name: `${shape.name} ask ${label}${idempotent ? ' idempotent' : ''}`,
-          script: shape.script,
-          policy: 'ask',
-          idempotent,
-          people: [...people],
-          callback: true,
-        })
-      }
+      const idem = idempotent ? ' idempotent' : ''
+      out.push({
+        name: `${shape.name} allow${idem}`,
+        script: shape.script,
+        policy: 'allow',
+        idempotent,
+        people: [],
+        callback: true,
+      })
+    }
+    if (!posts) continue
+    for (const [label, people] of [
+      ['approve|deny', [APPROVE, DENY]],
+      ['approve|approve', [APPROVE, APPROVE_AGAIN]],
+    ] as const) {
+      out.push({
+        name: `${shape.name} ask ${label}`,
+        script: shape.script,
+        policy: 'ask',
+        idempotent: false,
+        people: [...people],
+        callback: true,
+      })
     }
   }
   return out
@@ -104,7 +118,13 @@ export function randomScenario(next: () => number): Scenario {
             ? [postCall(`call_post_${k}`, k)]
             : shape === 3
               ? [postCall(`call_post_${k}`, k), readCall(`call_read_${k}`)]
-              : [{ id: `call_calc_${k}`, name: 'calculator', arguments: { expression: `${k} + 1` } }]
+              : [
+                  {
+                    id: `call_calc_${k}`,
+                    name: 'calculator',
+                    arguments: { expression: `${k} + 1` },
+                  },
+                ]
     steps.push(reply.toolCalls(calls, { content: `Step ${k}.` }))
   }
   steps.push(answer(`Done after ${count} steps.`))
@@ -120,7 +140,7 @@ export function randomScenario(next: () => number): Scenario {
       afterMs: Math.floor(next() < 0.1 ? 700_000 : next() * 5_000),
     })
   }
-  return {
+  const scenario: Scenario = {
     name: `random ${count} steps ${policy}`,
     script: steps,
     policy,
@@ -130,4 +150,7 @@ export function randomScenario(next: () => number): Scenario {
     ...(next() < 0.3 ? { followUp: [read('call_read_f'), answer('Follow-up done.')] } : {}),
     ...(next() < 0.15 ? { cancelAfterMs: Math.floor(next() * 20_000) } : {}),
   }
+  // Drawn last, so that the draws above (and the seeds that replay them) stay as they were.
+  scenario.callbackEvents = next() < 0.7
+  return scenario
 }

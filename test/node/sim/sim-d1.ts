@@ -38,37 +38,50 @@ export class SimD1 {
     sim.activity++
     return new Promise<T>((resolve, reject) => {
       sim.afterCommit(() =>
-        sim.schedule(`d1 ${what} arrives`, 1, () => {
-          if (sim.fault('net', `d1 ${what} lost on the way`)) {
-            sim.schedule('d1 error', 1, () => reject(new Error('D1_ERROR: network connection lost')), owner)
-            return
-          }
-          this.stats.executed++
-          let out: unknown
-          let error: Error | undefined
-          try {
-            out = op(this.db)
-          } catch (err) {
-            error = err as Error
-          }
-          const lostAnswer = sim.fault('net', `d1 ${what} answer lost`)
-          sim.schedule(
-            `d1 ${what} answered`,
-            1,
-            () => {
-              if (lostAnswer) reject(new Error('D1_ERROR: network connection lost'))
-              else if (error) reject(error)
-              else resolve(out as T)
-            },
-            owner,
-          )
-        }, owner),
+        sim.schedule(
+          `d1 ${what} arrives`,
+          1,
+          () => {
+            if (sim.fault('net', `d1 ${what} lost on the way`)) {
+              sim.schedule(
+                'd1 error',
+                1,
+                () => reject(new Error('D1_ERROR: network connection lost')),
+                owner,
+              )
+              return
+            }
+            this.stats.executed++
+            let out: unknown
+            let error: Error | undefined
+            try {
+              out = op(this.db)
+            } catch (err) {
+              error = err as Error
+            }
+            const lostAnswer = sim.fault('net', `d1 ${what} answer lost`)
+            sim.schedule(
+              `d1 ${what} answered`,
+              1,
+              () => {
+                if (lostAnswer) reject(new Error('D1_ERROR: network connection lost'))
+                else if (error) reject(error)
+                else resolve(out as T)
+              },
+              owner,
+            )
+          },
+          owner,
+        ),
       )
     })
   }
 }
 
-const STATEMENTS = new WeakMap<DatabaseSync, Map<string, { stmt: ReturnType<DatabaseSync['prepare']>; rows: boolean }>>()
+const STATEMENTS = new WeakMap<
+  DatabaseSync,
+  Map<string, { stmt: ReturnType<DatabaseSync['prepare']>; rows: boolean }>
+>()
 
 export class SimD1Statement {
   constructor(
@@ -111,6 +124,8 @@ export class SimD1Statement {
   }
 
   raw(): Promise<unknown> {
-    return this.d1.call('raw', (db) => this.execute(db).results.map((r) => Object.values(r as object)))
+    return this.d1.call('raw', (db) =>
+      this.execute(db).results.map((r) => Object.values(r as object)),
+    )
   }
 }

@@ -45,7 +45,10 @@ export class SimObjectStorage implements TurnParticipant {
   readonly #peeks = new Map<string, ReturnType<DatabaseSync['prepare']>>()
   /** Set by the host: the alarm handler is running (getAlarm answers null, as the platform does). */
   alarmRunning = false
-  readonly #statements = new Map<string, { stmt: ReturnType<DatabaseSync['prepare']>; rows: boolean; writes: boolean }>()
+  readonly #statements = new Map<
+    string,
+    { stmt: ReturnType<DatabaseSync['prepare']>; rows: boolean; writes: boolean }
+  >()
   /** Called after each commit (the host re-arms the alarm event). */
   onCommit: () => void = () => {}
 

@@ -76,7 +76,14 @@ export class Sim {
     concurrent = false,
   ): SimEvent {
     this.activity++
-    const ev = { id: ++this.#seq, at: this.now + Math.max(0, delayMs), label, owner, concurrent, fire }
+    const ev = {
+      id: ++this.#seq,
+      at: this.now + Math.max(0, delayMs),
+      label,
+      owner,
+      concurrent,
+      fire,
+    }
     this.#events.push(ev)
     return ev
   }
@@ -140,7 +147,10 @@ export class Sim {
     } else {
       const people = ready.filter((e) => e.concurrent)
       if (people.length > 1 && ready[0]!.concurrent) {
-        const k = this.chooser.pick(`order of ${people.map((e) => e.label).join(' | ')}`, people.length)
+        const k = this.chooser.pick(
+          `order of ${people.map((e) => e.label).join(' | ')}`,
+          people.length,
+        )
         pick = ready.indexOf(people[k]!)
       }
     }

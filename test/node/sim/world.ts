@@ -85,15 +85,18 @@ export class World {
     }
     this.net = new SimNetwork(this.sim)
     this.d1 = new SimD1(this.sim)
-    this.runs = new SimNamespace(
-      (name) => {
-        // Each instance gets the bindings a new isolate would: caches keyed by them start empty.
-        const env = () => ({ ...this.env, RUN_INDEX: Object.create(this.d1) as SimD1 })
-        const o = new SimObject(this.sim, name, (ctx, e) => new RunStore(ctx as never, e as never), env)
-        o.onCrash = (runId) => this.checker.onCrash(runId)
-        return o
-      },
-    )
+    this.runs = new SimNamespace((name) => {
+      // Each instance gets the bindings a new isolate would: caches keyed by them start empty.
+      const env = () => ({ ...this.env, RUN_INDEX: Object.create(this.d1) as SimD1 })
+      const o = new SimObject(
+        this.sim,
+        name,
+        (ctx, e) => new RunStore(ctx as never, e as never),
+        env,
+      )
+      o.onCrash = (runId) => this.checker.onCrash(runId)
+      return o
+    })
     this.env = {
       API_TOKEN: 'sim-token',
       WEBHOOK_SECRET: 'sim-webhook-secret',
@@ -135,7 +138,9 @@ export class World {
   readonly #committed = new Map<string, { version: number; state: RunState | undefined }>()
 
   #load(o: SimObject): RunState | undefined {
-    const sql = { exec: (q: string, ...b: unknown[]) => new SimSqlCursor(o.storage.peek(q, ...(b as never[]))) }
+    const sql = {
+      exec: (q: string, ...b: unknown[]) => new SimSqlCursor(o.storage.peek(q, ...(b as never[]))),
+    }
     const storage = new RunStorage(sql as unknown as SqlStorage)
     return storage.loadState()
   }
@@ -157,7 +162,8 @@ export class World {
           // An event of the dead instance is gone; a call or alarm for the object goes to the next.
           if (ev.owner) continue
         }
-        if (crash === 2) crashAtEnd = () => object.crash(`at the end of ${ev.label}, before its commit`)
+        if (crash === 2)
+          crashAtEnd = () => object.crash(`at the end of ${ev.label}, before its commit`)
       }
       this.#maybeBreak(ev)
       await sim.turn(ev, crashAtEnd)
@@ -167,7 +173,13 @@ export class World {
       if (this.checker.violations.length) break
     }
     if (!this.checker.violations.length) this.checker.atEnd(sim.turns >= maxTurns)
-    return { violations: this.checker.violations, turns: sim.turns, trace: sim.trace, injected: sim.injected, states }
+    return {
+      violations: this.checker.violations,
+      turns: sim.turns,
+      trace: sim.trace,
+      injected: sim.injected,
+      states,
+    }
   }
 
   readonly #lastCrashPoint = new Map<SimObject, string>()
@@ -210,8 +222,9 @@ export class World {
           tools: ['http_get', 'http_post', 'calculator'],
           requestedBy: 'api:sim',
           idempotencyKey: key,
-          ...(this.scenario.callback
-            ? { callbackUrl: `https://${RECEIVER}/callback`, callbackEvents: 'all' as const }
+          ...(this.scenario.callback ? { callbackUrl: `https://${RECEIVER}/callback` } : {}),
+          ...(this.scenario.callback && this.scenario.callbackEvents
+            ? { callbackEvents: 'all' as const }
             : {}),
           ...(continues ? { continue: continues } : {}),
         }).then(
@@ -235,12 +248,20 @@ export class World {
   readonly scripts = new Map<string, FakeReply[]>()
 
   #cancel(runId: string): void {
-    this.sim.schedule(`person cancels ${runId}`, this.scenario.cancelAfterMs!, () => {
-      void this.runs
-        .object(runId)
-        .rpc<{ ok: boolean; message: string }>('cancel', ['api:dave', 'wrong incident'])
-        .then((a) => this.sim.log(`  cancel: ${a.message}`), () => {})
-    }, undefined)
+    this.sim.schedule(
+      `person cancels ${runId}`,
+      this.scenario.cancelAfterMs!,
+      () => {
+        void this.runs
+          .object(runId)
+          .rpc<{ ok: boolean; message: string }>('cancel', ['api:dave', 'wrong incident'])
+          .then(
+            (a) => this.sim.log(`  cancel: ${a.message}`),
+            () => {},
+          )
+      },
+      undefined,
+    )
   }
 
   /** People see each new pending approval (in Slack, the inbox) and act on it. */
@@ -256,7 +277,9 @@ export class World {
           if (this.#seenApprovals.has(key)) continue
           this.#seenApprovals.add(key)
           this.scenario.people.forEach((p, k) => {
-            const hash = p.staleHash ? `${call.approval!.hash.slice(0, -4)}0000` : call.approval!.hash
+            const hash = p.staleHash
+              ? `${call.approval!.hash.slice(0, -4)}0000`
+              : call.approval!.hash
             this.sim.schedule(
               `person ${p.by} clicks ${p.decision} on ${call.id}`,
               p.afterMs ?? 100,
@@ -270,12 +293,23 @@ export class World {
     }
   }
 
-  #decide(runId: string, callId: string, by: string, decision: 'approve' | 'deny', hash: string, k: number): void {
+  #decide(
+    runId: string,
+    callId: string,
+    by: string,
+    decision: 'approve' | 'deny',
+    hash: string,
+    k: number,
+  ): void {
     const record: Decided = { runId, callId, by, decision, hash, ok: false, answered: false }
     this.decisions.push(record)
     this.runs
       .object(runId)
-      .rpc<{ ok: boolean; code?: string }>('decide', [{ callId, decision, argsHash: hash, by }], `decide ${by}`)
+      .rpc<{ ok: boolean; code?: string }>(
+        'decide',
+        [{ callId, decision, argsHash: hash, by }],
+        `decide ${by}`,
+      )
       .then(
         (a) => {
           record.answered = true
@@ -285,14 +319,26 @@ export class World {
         () => {
           // The object died before answering: the person clicks again a little later.
           this.sim.log(`  ${by}: no answer, clicks again`)
-          if (k < 8) this.sim.schedule(`person ${by} clicks ${decision} again`, 2_000, () => this.#decide(runId, callId, by, decision, hash, k + 10), undefined)
+          if (k < 8)
+            this.sim.schedule(
+              `person ${by} clicks ${decision} again`,
+              2_000,
+              () => this.#decide(runId, callId, by, decision, hash, k + 10),
+              undefined,
+            )
         },
       )
   }
 
   #followed = false
   #followUp(runId: string, state: RunState): void {
-    if (!this.scenario.followUp || this.#followed || runId !== this.runIds[0] || state.phase !== 'done') return
+    if (
+      !this.scenario.followUp ||
+      this.#followed ||
+      runId !== this.runIds[0] ||
+      state.phase !== 'done'
+    )
+      return
     this.#followed = true
     this.#start(0, this.scenario.followUp, runId)
   }
@@ -304,7 +350,10 @@ export class World {
     try {
       messages = (JSON.parse(body) as { messages?: typeof messages }).messages ?? []
     } catch {}
-    const task = String(messages.find((m) => m.role === 'user' && String(m.content).startsWith('Task: ['))?.content ?? '')
+    const task = String(
+      messages.find((m) => m.role === 'user' && String(m.content).startsWith('Task: ['))?.content ??
+        '',
+    )
     const tag = /^Task: \[([^\]]+)\]/.exec(task)?.[1] ?? '?'
     // A follow-up's history is one user message: the assistant turns are this run's steps.
     const step = messages.filter((m) => m.role === 'assistant').length
@@ -313,11 +362,22 @@ export class World {
     const script = this.scripts.get(tag)
     const fault = this.sim.fault('provider', `model answer for ${tag} step ${step}`, 4, 0.04)
     const next = script?.[step]
-    if (fault === 1) api.enqueue({ kind: 'error', status: 500, message: 'The server had an error', headers: {} })
-    else if (fault === 2) api.enqueue({ kind: 'error', status: 429, message: 'Rate limit reached', headers: { 'retry-after': '1' } })
+    if (fault === 1)
+      api.enqueue({ kind: 'error', status: 500, message: 'The server had an error', headers: {} })
+    else if (fault === 2)
+      api.enqueue({
+        kind: 'error',
+        status: 429,
+        message: 'Rate limit reached',
+        headers: { 'retry-after': '1' },
+      })
     else if (fault === 3) api.enqueue({ kind: 'hang' })
     else if (next) api.enqueue(next)
-    else this.checker.fail('lost_step', `the model was asked for step ${step} of ${tag}, which its script does not have`)
+    else
+      this.checker.fail(
+        'lost_step',
+        `the model was asked for step ${step} of ${tag}, which its script does not have`,
+      )
     if (this.options.breakage === 'provider_twice' && this.#breakOnce && next) {
       // Broken provider: it bills a second completion for the same request.
       this.#breakOnce = false
