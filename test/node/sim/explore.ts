@@ -36,6 +36,7 @@ export interface Stats {
   injected: Map<string, number>
   failures: Failure[]
   ms: number
+  cpuMs: number
 }
 
 export interface Failure {
@@ -49,7 +50,7 @@ export interface Failure {
 }
 
 export function newStats(): Stats {
-  return { schedules: 0, states: 0, injected: new Map(), failures: [], ms: 0 }
+  return { schedules: 0, states: 0, injected: new Map(), failures: [], ms: 0, cpuMs: 0 }
 }
 
 function add(stats: Stats, out: Outcome): void {

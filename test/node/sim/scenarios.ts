@@ -67,8 +67,8 @@ const APPROVE_AGAIN = { by: 'carol', decision: 'approve' } as const
 /**
  * Every small run: each shape (up to 3 steps, one read-only and one side-effecting tool), under
  * `allow` with http_post idempotent or not, and under `ask` with two people deciding at once
- * (approve and deny, or two approvals). Each reports its result to a callback. Every event to
- * the callback and idempotent tools behind an approval are the random explorer's.
+ * (approve and deny, or two approvals), and the longest under `ask` with http_post idempotent.
+ * Each reports its result to a callback; every event to the callback is the random explorer's.
  */
 export function exhaustiveScenarios(): Scenario[] {
   const out: Scenario[] = []
@@ -100,6 +100,16 @@ export function exhaustiveScenarios(): Scenario[] {
       })
     }
   }
+  // One side effect behind an approval, declared idempotent: retried after a crash, same key.
+  const longest = SHAPES.at(-1)!
+  out.push({
+    name: `${longest.name} ask approve|deny idempotent`,
+    script: longest.script,
+    policy: 'ask',
+    idempotent: true,
+    people: [APPROVE, DENY],
+    callback: true,
+  })
   return out
 }
 
