@@ -5,6 +5,8 @@
  * index below `n`; 0 is always the undisturbed choice. A schedule is the list of choices made:
  * replaying the same list replays the run exactly.
  */
+import { seededRandom } from '../seeded-random'
+
 export interface Choice {
   label: string
   n: number
@@ -48,16 +50,8 @@ export class RandomChooser implements Chooser {
   }
 }
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** Seeded random numbers (mulberry32, shared with the soak). */
+export const mulberry32 = seededRandom
 
 /** The next schedule of a depth-first enumeration after `trail`, or undefined when none is left. */
 export function nextPrefix(trail: readonly Choice[]): number[] | undefined {

@@ -53,10 +53,20 @@ export function newStats(): Stats {
   return { schedules: 0, states: 0, injected: new Map(), failures: [], ms: 0, cpuMs: 0 }
 }
 
-function add(stats: Stats, out: Outcome): void {
+/** Counts a schedule; keeps it as a failure when it broke an invariant (returns whether). */
+function record(
+  stats: Stats,
+  out: Outcome,
+  of: Pick<Failure, 'mode' | 'scenario' | 'ref'>,
+  chooser: Chooser,
+): boolean {
   stats.schedules++
   stats.states += out.states
   for (const [k, v] of out.injected) stats.injected.set(k, (stats.injected.get(k) ?? 0) + v)
+  const violation = out.violations[0]
+  if (violation)
+    stats.failures.push({ ...of, violation, schedule: chooser.trail.map((c) => c.chosen) })
+  return violation !== undefined
 }
 
 export interface RunOptions {
@@ -93,16 +103,8 @@ export async function exhaust(
   while (prefix) {
     const chooser = new ReplayChooser(prefix)
     const out = await runOnce(scenario, chooser, o.breakage ? { breakage: o.breakage } : {})
-    add(stats, out)
     n++
-    if (out.violations.length) {
-      stats.failures.push({
-        mode: 'exhaustive',
-        scenario,
-        ref: index,
-        violation: out.violations[0]!,
-        schedule: chooser.trail.map((c) => c.chosen),
-      })
+    if (record(stats, out, { mode: 'exhaustive', scenario, ref: index }, chooser)) {
       if (++failures >= (o.maxFailures ?? 3)) return
     }
     if (o.maxSchedules && n >= o.maxSchedules) return
@@ -127,16 +129,7 @@ export async function randomSchedule(
     seed,
     ...(breakage ? { breakage } : {}),
   })
-  add(stats, out)
-  if (out.violations.length) {
-    stats.failures.push({
-      mode: 'random',
-      scenario,
-      ref: seed,
-      violation: out.violations[0]!,
-      schedule: chooser.trail.map((c) => c.chosen),
-    })
-  }
+  record(stats, out, { mode: 'random', scenario, ref: seed }, chooser)
   return out
 }
 
