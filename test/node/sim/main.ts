@@ -167,14 +167,14 @@ async function pass(quick: boolean): Promise<number> {
     const stats = newStats()
     const t0 = now()
     const c0 = cpuMs()
-    for (const seed of REGRESSION_SEEDS)
-      if (seed < from || seed >= from + count) await randomSchedule(seed, stats)
+    const extra = REGRESSION_SEEDS.filter((seed) => seed < from || seed >= from + count)
+    for (const seed of extra) await randomSchedule(seed, stats)
     for (let seed = from; seed < from + count; seed++) await randomSchedule(seed, stats)
     stats.ms = now() - t0
     stats.cpuMs = cpuMs() - c0
     console.log(
       summary(
-        `random (seeds ${from}…${from + count - 1} and ${REGRESSION_SEEDS.join(', ')})`,
+        `random (seeds ${from}…${from + count - 1}${extra.length ? ` and ${extra.join(', ')}` : ''})`,
         stats,
       ),
     )
