@@ -8,6 +8,7 @@
  *   npm run sim -- --seed N --schedule S        replays seed N's scenario with schedule S
  *   npm run sim -- --scenario K --schedule S    replays exhaustive scenario K with schedule S
  *   npm run sim -- --self-check         runs against broken platforms: each must be caught
+ *   npm run sim -- --break B --seed N   replays a seed on broken platform B (lose_commit, …)
  *   npm run sim -- --random N           N random seeds (default 400) --from F (first seed)
  */
 import { decodeSchedule, encodeSchedule, RandomChooser, ReplayChooser } from './chooser'
@@ -74,7 +75,12 @@ async function replay(): Promise<number> {
       : random
         ? new RandomChooser(Number(seed))
         : new ReplayChooser([])
-  const out = await runOnce(scenario, chooser, { random, seed: Number(seed ?? 1) })
+  const breakage = value('--break') as Breakage | undefined
+  const out = await runOnce(scenario, chooser, {
+    random,
+    seed: Number(seed ?? 1),
+    ...(breakage ? { breakage } : {}),
+  })
   console.log(`scenario: ${scenario.name}`)
   console.log(out.trace.join('\n'))
   if (flag('--choices'))
@@ -201,8 +207,13 @@ async function selfCheck(): Promise<number> {
     const expected = SELF_CHECK_EXPECTS[breakage]!
     const caught = f && expected.includes(f.violation.kind)
     if (!caught) missed++
+    const replay = !f
+      ? ''
+      : f.mode === 'random'
+        ? `\n  replay: npm run sim -- --break ${breakage} --seed ${f.ref}`
+        : `\n  replay: npm run sim -- --break ${breakage} --scenario ${f.ref} --schedule '${encodeSchedule(f.schedule)}'`
     console.log(
-      `${caught ? 'caught' : 'MISSED'} ${breakage}: ${f ? `${f.violation.kind}: ${f.violation.detail}` : 'no invariant failed'} (after ${stats.schedules} schedules; expected one of ${expected.join(', ')})`,
+      `${caught ? 'caught' : 'MISSED'} ${breakage}: ${f ? `${f.violation.kind}: ${f.violation.detail}` : 'no invariant failed'} (after ${stats.schedules} schedules; expected one of ${expected.join(', ')})${replay}`,
     )
   }
   console.log(
