@@ -1,6 +1,6 @@
 /**
  * The process-wide platform the product code reaches without a binding: the clock (`Date`,
- * `performance.now`), timers, `fetch`, `crypto` (random values and the Web Crypto calls the
+ * `performance.now`), timers (and `AbortSignal.timeout`), `fetch`, `crypto` (random values and the Web Crypto calls the
  * product makes) and `Math.random`, all pointed at the current simulation. Installed once; each
  * schedule points them at its own Sim. Web Crypto's digest and HMAC are computed at once with
  * node:crypto: the real ones finish on a thread pool, outside the scheduler's control.
@@ -92,6 +92,17 @@ export function installSimulatedGlobals(): void {
   g.clearInterval = clearTimer
   g.fetch = (input: RequestInfo | URL, init?: RequestInit) => current!.fetch(input, init)
   Math.random = () => (current ? current.random() : 0.5)
+  // On the scheduler's clock too: a slow callback or MCP server times out in simulated time.
+  AbortSignal.timeout = (ms: number) => {
+    const controller = new AbortController()
+    setTimer(
+      () => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')),
+      ms,
+      false,
+      [],
+    )
+    return controller.signal
+  }
   Object.defineProperty(performance, 'now', {
     value: () => sim().now - 1_700_000_000_000,
     configurable: true,
