@@ -108,60 +108,76 @@ export class Checker {
     }
   }
 
-  /** Each side effect that reached the receiver: approved for these exact arguments, started, once. */
+  #mcpSeen = 0
+
+  /** Each side effect that reached its host: approved for these exact arguments, started, once. */
   #newEffects(): void {
     const arrivals = this.world.net.arrivals
     for (; this.#effectsSeen < arrivals.length; this.#effectsSeen++) {
       const a = arrivals[this.#effectsSeen]!
       if (a.path !== '/effect') continue
-      const key = a.headers['idempotency-key'] ?? ''
-      const [runId = '', callId = ''] = key.split(':')
       const args = { url: `https://${a.host}${a.path}`, body: JSON.parse(a.body) as unknown }
-      const wireHash = hashOf('http_post', args as Record<string, unknown>)
-      const call = this.#state(runId)
-        ?.steps.flatMap((s) => s.calls)
-        .find((c) => c.id === callId)
-      const what = `http_post ${callId} of ${runId}`
-      if (!call) {
+      this.#effect('http_post', args, a.headers['idempotency-key'] ?? '')
+    }
+    const calls = this.world.mcp.calls
+    for (; this.#mcpSeen < calls.length; this.#mcpSeen++) {
+      const c = calls[this.#mcpSeen]!
+      if (c.tool === 'delete_page')
+        this.#effect('docs__delete_page', c.args, String(c.idempotencyKey))
+    }
+  }
+
+  #effect(tool: string, args: Record<string, unknown>, key: string): void {
+    const [runId = '', callId = ''] = key.split(':')
+    const wireHash = hashOf(tool, args)
+    const call = this.#state(runId)
+      ?.steps.flatMap((s) => s.calls)
+      .find((c) => c.id === callId)
+    const what = `${tool} ${callId} of ${runId}`
+    if (!call) {
+      this.fail(
+        'side_effect_before_started',
+        `${what} reached its host with no durable record of the call`,
+      )
+      return
+    }
+    if (call.status !== 'started' && call.status !== 'done') {
+      this.fail(
+        'side_effect_before_started',
+        `${what} reached its host while its record says ${call.status}`,
+      )
+    }
+    if (this.world.scenario.policy === 'ask') {
+      const approval = call.approval
+      const clicked = this.world.decisions.some(
+        (d) =>
+          d.runId === runId &&
+          d.callId === callId &&
+          d.decision === 'approve' &&
+          d.hash === wireHash &&
+          d.by === approval?.decidedBy,
+      )
+      if (approval?.decision !== 'approved' || approval.hash !== wireHash || !clicked) {
         this.fail(
-          'side_effect_before_started',
-          `${what} reached the receiver with no durable record of the call`,
-        )
-        continue
-      }
-      if (call.status !== 'started' && call.status !== 'done') {
-        this.fail(
-          'side_effect_before_started',
-          `${what} reached the receiver while its record says ${call.status}`,
-        )
-      }
-      if (this.world.scenario.policy === 'ask') {
-        const approval = call.approval
-        const clicked = this.world.decisions.some(
-          (d) =>
-            d.runId === runId &&
-            d.callId === callId &&
-            d.decision === 'approve' &&
-            d.hash === wireHash &&
-            d.by === approval?.decidedBy,
-        )
-        if (approval?.decision !== 'approved' || approval.hash !== wireHash || !clicked) {
-          this.fail(
-            'unapproved_side_effect',
-            `${what} ran without an approval of its arguments' hash (approval ${approval?.decision ?? 'none'} by ${approval?.decidedBy ?? 'nobody'})`,
-          )
-        }
-      }
-      const seen = this.#effects.get(`${runId}/${callId}`) ?? { keys: [] }
-      seen.keys.push(key)
-      this.#effects.set(`${runId}/${callId}`, seen)
-      if (seen.keys.length > 1 && !this.world.scenario.idempotent) {
-        this.fail(
-          'duplicate_side_effect',
-          `${what} reached the receiver ${seen.keys.length} times (not idempotent)`,
+          'unapproved_side_effect',
+          `${what} ran without an approval of its arguments' hash (approval ${approval?.decision ?? 'none'} by ${approval?.decidedBy ?? 'nobody'})`,
         )
       }
     }
+    const seen = this.#effects.get(`${runId}/${callId}`) ?? { keys: [] }
+    seen.keys.push(key)
+    this.#effects.set(`${runId}/${callId}`, seen)
+    if (seen.keys.length > 1 && !this.#idempotent(tool)) {
+      this.fail(
+        'duplicate_side_effect',
+        `${what} reached its host ${seen.keys.length} times (not idempotent)`,
+      )
+    }
+  }
+
+  /** http_post as the scenario declares it; the MCP server's delete_page is destructive. */
+  #idempotent(tool: string): boolean {
+    return tool === 'http_post' && this.world.scenario.idempotent
   }
 
   /** Committed storage: steps and calls each once, as the model replied; decisions final; events numbered. */
@@ -270,11 +286,11 @@ export class Checker {
 
   #sideEffects(runId: string, state: RunState): void {
     for (const call of state.steps.flatMap((s) => s.calls)) {
-      if (call.name !== 'http_post') continue
+      if (call.name !== 'http_post' && call.name !== 'docs__delete_page') continue
       const key = `${runId}/${call.id}`
       const reached = this.#effects.get(key)?.keys.length ?? 0
       const lost = this.lostStarted.has(key)
-      const idem = this.world.scenario.idempotent
+      const idem = this.#idempotent(call.name)
       // A request that a fault hit (timed out, lost, its answer lost) may have run: unknown is honest.
       const uncertain = this.world.net.faulted.has(`${runId}:${call.id}`)
       if (call.kind === 'outcome_unknown' && !uncertain && (!lost || idem)) {

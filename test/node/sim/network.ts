@@ -67,15 +67,17 @@ export class SimNetwork {
             owner,
           ),
         )
-      const key = req.headers.get('idempotency-key')
+      let key = req.headers.get('idempotency-key')
       const hit = <T>(f: T): T => {
         if (f && key) this.faulted.add(key)
         return f
       }
       const arrive = async () => {
+        const body = await req.clone().text()
+        // An MCP tool call carries its key in the JSON-RPC body (`_meta.idempotencyKey`).
+        key ??= /"idempotencyKey":"([^"]+)"/.exec(body)?.[1] ?? null
         if (hit(sim.fault('net', `${what} lost on the way`, 2, 0.03))) return fail(`${what} failed`)
         const handler = this.#hosts.get(url.host)
-        const body = await req.clone().text()
         const headers = Object.fromEntries(req.headers)
         const record = {
           at: sim.now,

@@ -32,6 +32,8 @@ export interface Scenario {
   followUp?: FakeReply[]
   /** Someone cancels the run this long after it starts. */
   cancelAfterMs?: number
+  /** The run may use the MCP server's tools (a read-only search, a destructive delete_page). */
+  mcp?: boolean
 }
 
 export const readCall = (id: string): FakeCall => ({
@@ -162,5 +164,15 @@ export function randomScenario(next: () => number): Scenario {
   }
   // Drawn last, so that the draws above (and the seeds that replay them) stay as they were.
   scenario.callbackEvents = next() < 0.7
+  if (next() < 0.3) {
+    // An MCP step before the answer: a read-only search beside a destructive delete_page.
+    scenario.mcp = true
+    const k = steps.length - 1
+    const calls: FakeCall[] = [
+      { id: `call_mcp_search_${k}`, name: 'docs__search', arguments: { query: 'alarms' } },
+      { id: `call_mcp_delete_${k}`, name: 'docs__delete_page', arguments: { page: `old-${k}` } },
+    ]
+    steps.splice(k, 0, reply.toolCalls(calls, { content: 'Clean up the docs.' }))
+  }
   return scenario
 }

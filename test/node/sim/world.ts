@@ -5,6 +5,7 @@
  * (network.ts) with the model provider and the receiver of tools and callbacks on it, and people
  * who decide approvals and cancel. Everything the checker needs is kept as evidence.
  */
+import { FAKE_MCP_HOST, FAKE_MCP_TOKEN, FakeMcp } from '../../fakes/fake-mcp'
 import { FakeOpenAI, type FakeReply } from '../../fakes/fake-openai'
 import { RunStore } from '../../../src/runs/run-store'
 import { startRun } from '../../../src/routes/start-run'
@@ -67,6 +68,8 @@ export class World {
   readonly runs: SimNamespace
   readonly env: Env
   readonly modelAsks: ModelAsk[] = []
+  /** The MCP server (the SDK's own, test/fakes/fake-mcp.ts): every tools/call it ran. */
+  readonly mcp = new FakeMcp()
   readonly decisions: Decided[] = []
   /** Run id of each run the client started, in order (the first, then a follow-up). */
   readonly runIds: string[] = []
@@ -116,8 +119,22 @@ export class World {
       LOG_LEVEL: 'silent',
       RUN_INDEX: this.d1,
       RUNS: this.runs,
+      ...(scenario.mcp
+        ? {
+            MCP_SERVERS: JSON.stringify([
+              {
+                name: 'docs',
+                url: `https://${FAKE_MCP_HOST}/mcp`,
+                token_secret: 'DOCS_MCP_AUTH',
+                timeout_ms: 2_000,
+              },
+            ]),
+            DOCS_MCP_AUTH: FAKE_MCP_TOKEN,
+          }
+        : {}),
     } as unknown as Env
     this.net.on(PROVIDER, (req) => this.#provider(req)).on(RECEIVER, (req) => this.#receiver(req))
+    this.net.on(FAKE_MCP_HOST, this.mcp.handler)
     useSimulation(this.sim, this.net.fetch as typeof fetch, options.seed)
     this.checker = new Checker(this)
   }
@@ -219,7 +236,12 @@ export class World {
       () => {
         startRun(this.env, {
           task,
-          tools: ['http_get', 'http_post', 'calculator'],
+          tools: [
+            'http_get',
+            'http_post',
+            'calculator',
+            ...(this.scenario.mcp ? ['docs__search', 'docs__delete_page'] : []),
+          ],
           requestedBy: 'api:sim',
           idempotencyKey: key,
           ...(this.scenario.callback ? { callbackUrl: `https://${RECEIVER}/callback` } : {}),
