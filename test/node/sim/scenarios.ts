@@ -8,6 +8,7 @@ import { reply, type FakeCall, type FakeReply } from '../../fakes/fake-openai'
 
 export const RECEIVER = 'receiver.test'
 export const PROVIDER = 'api.openai.test'
+export const PROVIDER_KEY = 'sk-sim-fake-openai-0123456789'
 
 export interface PersonAction {
   by: string

@@ -6,7 +6,7 @@
  * who decide approvals and cancel. Everything the checker needs is kept as evidence.
  */
 import { FAKE_MCP_HOST, FAKE_MCP_TOKEN, FakeMcp } from '../../fakes/fake-mcp'
-import { FakeOpenAI, type FakeReply } from '../../fakes/fake-openai'
+import type { FakeReply } from '../../fakes/fake-openai'
 import { RunStore } from '../../../src/runs/run-store'
 import { startRun } from '../../../src/routes/start-run'
 import { RunStorage } from '../../../src/runs/storage'
@@ -19,10 +19,9 @@ import { SimNetwork } from './network'
 import { Sim, type FaultBudget, type SimEvent } from './sim'
 import { SimD1 } from './sim-d1'
 import { SimSqlCursor } from './sim-storage'
-import { PROVIDER, RECEIVER, type Scenario } from './scenarios'
+import { PROVIDER, PROVIDER_KEY, RECEIVER, type Scenario } from './scenarios'
 import { Checker, type Violation } from './invariants'
-
-const OPENAI_KEY = 'sk-sim-fake-openai-0123456789'
+import { receiver, SimProvider, type ModelAsk } from './hosts'
 
 /** A deliberately broken platform, for the self-check. */
 export type Breakage = 'lose_commit' | 'concurrent_alarm' | 'provider_twice'
@@ -35,12 +34,6 @@ export interface WorldOptions {
   random?: { faultTurns: number }
   breakage?: Breakage
   maxTurns?: number
-}
-
-export interface ModelAsk {
-  tag: string
-  step: number
-  from: string
 }
 
 export interface Decided {
@@ -103,7 +96,7 @@ export class World {
     this.env = {
       API_TOKEN: 'sim-token',
       WEBHOOK_SECRET: 'sim-webhook-secret',
-      OPENAI_API_KEY: OPENAI_KEY,
+      OPENAI_API_KEY: PROVIDER_KEY,
       OPENAI_BASE_URL: `https://${PROVIDER}/v1`,
       MODEL: 'gpt-test',
       MODEL_PROTOCOL: 'native',
@@ -133,7 +126,11 @@ export class World {
           }
         : {}),
     } as unknown as Env
-    this.net.on(PROVIDER, (req) => this.#provider(req)).on(RECEIVER, (req) => this.#receiver(req))
+    const provider = new SimProvider(this.sim, this.scripts, this.modelAsks, (kind, detail) =>
+      this.checker.fail(kind, detail),
+    )
+    provider.answersTwice = options.breakage === 'provider_twice'
+    this.net.on(PROVIDER, provider.handler).on(RECEIVER, receiver(this.sim))
     this.net.on(FAKE_MCP_HOST, this.mcp.handler)
     useSimulation(this.sim, this.net.fetch as typeof fetch, options.seed)
     this.checker = new Checker(this)
@@ -363,68 +360,6 @@ export class World {
       return
     this.#followed = true
     this.#start(0, this.scenario.followUp, runId)
-  }
-
-  /** The model provider: OpenAI chat completions, the reply chosen by the run and the step asked. */
-  async #provider(req: Request): Promise<Response> {
-    const body = await req.clone().text()
-    let messages: { role?: string; content?: unknown }[] = []
-    try {
-      messages = (JSON.parse(body) as { messages?: typeof messages }).messages ?? []
-    } catch {}
-    const task = String(
-      messages.find((m) => m.role === 'user' && String(m.content).startsWith('Task: ['))?.content ??
-        '',
-    )
-    const tag = /^Task: \[([^\]]+)\]/.exec(task)?.[1] ?? '?'
-    // A follow-up's history is one user message: the assistant turns are this run's steps.
-    const step = messages.filter((m) => m.role === 'assistant').length
-    this.modelAsks.push({ tag, step, from: 'provider' })
-    const api = new FakeOpenAI({ apiKey: OPENAI_KEY })
-    const script = this.scripts.get(tag)
-    const fault = this.sim.fault('provider', `model answer for ${tag} step ${step}`, 4, 0.04)
-    const next = script?.[step]
-    if (fault === 1)
-      api.enqueue({ kind: 'error', status: 500, message: 'The server had an error', headers: {} })
-    else if (fault === 2)
-      api.enqueue({
-        kind: 'error',
-        status: 429,
-        message: 'Rate limit reached',
-        headers: { 'retry-after': '1' },
-      })
-    else if (fault === 3) api.enqueue({ kind: 'hang' })
-    else if (next) api.enqueue(next)
-    else
-      this.checker.fail(
-        'lost_step',
-        `the model was asked for step ${step} of ${tag}, which its script does not have`,
-      )
-    if (this.options.breakage === 'provider_twice' && this.#breakOnce && next) {
-      // Broken provider: it bills a second completion for the same request.
-      this.#breakOnce = false
-      this.modelAsks.push({ tag, step, from: 'provider (answered twice)' })
-      this.sim.log('  BROKEN provider answers this request twice')
-    }
-    return api.handler(req)
-  }
-
-  /** The receiver: http_get's status pages, http_post's effects, the run's callbacks. */
-  async #receiver(req: Request): Promise<Response> {
-    const url = new URL(req.url)
-    if (req.method === 'GET' && url.pathname.startsWith('/status/')) {
-      const fault = this.sim.fault('tool', `http_get ${url.pathname}`, 3, 0.05)
-      if (fault === 1) return new Response('upstream down', { status: 503 })
-      if (fault === 2) return new Promise<Response>(() => {})
-      return new Response('status: green', { headers: { 'content-type': 'text/plain' } })
-    }
-    if (req.method === 'POST' && url.pathname === '/effect') {
-      return Response.json({ recorded: true }, { status: 201 })
-    }
-    if (req.method === 'POST' && url.pathname === '/callback') {
-      return new Response(null, { status: 204 })
-    }
-    return new Response('not found', { status: 404 })
   }
 
   #maybeBreak(ev: SimEvent): void {
