@@ -20,6 +20,8 @@ try {
     platform: 'node',
     target: 'node22',
     logLevel: 'warning',
+    // Agents' Markdown instructions are text modules (wrangler's Text rule).
+    loader: { '.md': 'text' },
     alias: {
       'cloudflare:workers': join(root, 'test/node/sim/cloudflare-workers.ts'),
       ajv: join(root, 'tools/mcp/ajv-stub.ts'),
