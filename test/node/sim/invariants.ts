@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { canonicalJson } from '../../../src/kernel/canonical'
 import type { RunState } from '../../../src/kernel/state'
 import { statusOf } from '../../../src/runs/view'
+import { FAKE_MCP_HOST } from '../../fakes/fake-mcp'
 import type { FakeReply } from '../../fakes/fake-openai'
 import type { World } from './world'
 
@@ -292,7 +293,10 @@ export class Checker {
       const lost = this.lostStarted.has(key)
       const idem = this.#idempotent(call.name)
       // A request that a fault hit (timed out, lost, its answer lost) may have run: unknown is honest.
-      const uncertain = this.world.net.faulted.has(`${runId}:${call.id}`)
+      const net = this.world.net
+      const uncertain =
+        net.faulted.has(`${runId}:${call.id}`) ||
+        (call.name.startsWith('docs__') && net.faultedHosts.has(FAKE_MCP_HOST))
       if (call.kind === 'outcome_unknown' && !uncertain && (!lost || idem)) {
         this.fail(
           'spurious_unknown',

@@ -27,6 +27,8 @@ export class SimNetwork {
   readonly sent: { host: string; body: string }[] = []
   /** Idempotency keys of requests a fault hit (lost, answer lost, slow): their outcome is unknown. */
   readonly faulted = new Set<string>()
+  /** Hosts a fault hit at all (an MCP session is shared: a fault on it can stall any call). */
+  readonly faultedHosts = new Set<string>()
   readonly #hosts = new Map<string, Handler>()
   constructor(private readonly sim: Sim) {}
 
@@ -70,6 +72,7 @@ export class SimNetwork {
       let key = req.headers.get('idempotency-key')
       const hit = <T>(f: T): T => {
         if (f && key) this.faulted.add(key)
+        if (f) this.faultedHosts.add(url.host)
         return f
       }
       const arrive = async () => {
