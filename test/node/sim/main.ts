@@ -96,6 +96,7 @@ async function replay(): Promise<number> {
         .join('\n') || '  none'
     }`,
   )
+  console.log(`runs:\n${out.runs().join('\n')}`)
   console.log(`violations: ${out.violations.length}`)
   for (const v of out.violations) console.log(`  ${v.kind} (turn ${v.turn}): ${v.detail}`)
   return out.violations.length ? 1 : 0

@@ -52,6 +52,8 @@ export interface Outcome {
   trace: string[]
   injected: Map<string, number>
   states: number
+  /** Each run as it ended: its result and each call's outcome (what a replay prints last). */
+  runs: () => string[]
 }
 
 export class World {
@@ -193,7 +195,24 @@ export class World {
       trace: sim.trace,
       injected: sim.injected,
       states,
+      runs: () => this.runIds.map((id) => this.#describe(id)),
     }
+  }
+
+  #describe(runId: string): string {
+    const state = this.committedState(runId)
+    if (!state) return `${runId}: no state`
+    const calls = state.steps.flatMap((s) =>
+      s.calls.map(
+        (c) =>
+          `    step ${s.i} ${c.id} (${c.name}): ${c.status}, ${c.kind ?? '-'}: ${(c.observation ?? '').slice(0, 120)}`,
+      ),
+    )
+    const r = state.result
+    return [
+      `${runId}: ${state.phase}${r ? `, ok ${r.ok}, ${r.stopReason}` : ''}, ${state.usage.modelCalls} model calls`,
+      ...calls,
+    ].join('\n')
   }
 
   readonly #lastCrashPoint = new Map<SimObject, string>()
