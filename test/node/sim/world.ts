@@ -259,6 +259,8 @@ export class World {
             ...(this.scenario.mcp ? ['docs__search', 'docs__delete_page'] : []),
           ],
           requestedBy: 'api:sim',
+          // The API token that starts it (docs/security.md#who-sees-which-runs).
+          owner: 'sim',
           idempotencyKey: key,
           ...(this.scenario.callback ? { callbackUrl: `https://${RECEIVER}/callback` } : {}),
           ...(this.scenario.callback && this.scenario.callbackEvents
