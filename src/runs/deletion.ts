@@ -4,6 +4,7 @@ import type { EnvVars } from '../env-vars'
 import { logEvent } from './log'
 import type { Outbox } from './outbox/outbox'
 import { deleteFromIndex } from './index/run-index'
+import { notifyRunList, type RunListHub } from './index/run-list-hub'
 import { slackThreadStub, type SlackThread } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
@@ -54,7 +55,8 @@ export function wipeRun(
   for (const { name } of tables) sql.exec(`DELETE FROM "${name.replaceAll('"', '""')}"`)
   sql.exec('INSERT INTO run (k, v) VALUES (?, ?)', TOMBSTONE_KEY, JSON.stringify(tombstone))
   const now = tombstone.deletedAt
-  outbox.enqueue('forget.index', 'forget.index', {}, now)
+  // Who started it: the run-list streams tell only those who could see it that it is gone.
+  outbox.enqueue('forget.index', 'forget.index', { requestedBy: info.requestedBy }, now)
   if (places.length) outbox.enqueue('forget.slack', 'forget.slack', { places }, now)
 }
 
@@ -96,13 +98,19 @@ export async function deliverRemoval(
   ctx: {
     runId: string
     runIndex: D1Database | undefined
+    runList: DurableObjectNamespace<RunListHub> | undefined
+    env: EnvVars
     slackThreads: DurableObjectNamespace<SlackThread> | undefined
     now: number
   },
 ): Promise<unknown> {
   if (kind === 'forget.index') {
     if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
-    return deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
+    await deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
+    // Entries queued before the starter was recorded have none: only full readers hear of them.
+    const owner = (payload as { requestedBy?: string }).requestedBy
+    await notifyRunList(ctx.runList, ctx.env, { type: 'run_deleted', id: ctx.runId }, owner)
+    return undefined
   }
   if (kind === 'forget.slack') {
     if (!ctx.slackThreads) throw new DeliveryError('the Worker has no SLACK_THREADS binding')

@@ -21,6 +21,7 @@ import { EventHub, type StreamRequest, type Subscription } from './events/event-
 import { LiveDeltas } from './events/live-deltas'
 import { internalFailure } from './internal-failure'
 import { observationForConversation } from './conversation-observations'
+import type { RunListHub } from './index/run-list-hub'
 import { McpSessions } from '../../tools/mcp/index'
 import { logTransition, logEvent } from './log'
 import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
@@ -67,6 +68,7 @@ type RunStoreEnv = EnvVars & {
   RUN_INDEX?: D1Database
   RUNS?: DurableObjectNamespace
   SLACK_THREADS?: DurableObjectNamespace<SlackThread>
+  RUN_LIST?: DurableObjectNamespace<RunListHub>
 }
 
 /** When each slice began, for the trace (a bounded list in the run's own storage). */
@@ -378,6 +380,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         const result = await deliverRemoval(entry.kind, entry.payload, {
           runId,
           runIndex: this.env.RUN_INDEX,
+          runList: this.env.RUN_LIST,
+          env: this.env,
           slackThreads: this.env.SLACK_THREADS,
           now: Date.now(),
         })
@@ -521,6 +525,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       outbox: this.#outbox,
       events: this.#events,
       runIndex: this.env.RUN_INDEX,
+      runList: this.env.RUN_LIST,
       slackThreads: this.env.SLACK_THREADS,
       skippedTools: skippedMcpTools(this.#storage),
       liveAnswer: () => this.#liveAnswer,

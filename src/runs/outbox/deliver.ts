@@ -3,7 +3,8 @@ import { toApiResult } from '../api-result'
 import { deliverCallback } from './callback'
 import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
-import { writeRunIndex } from '../index/run-index'
+import { listedEntry, writeRunIndex } from '../index/run-index'
+import { notifyRunList } from '../index/run-list-hub'
 import { runIndexEntry } from '../index/run-index-entry'
 import { deliverSlack } from '../slack/slack-delivery'
 import { deliverOtel, OTEL_KIND } from '../otel/otel-delivery'
@@ -49,7 +50,17 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
     if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
     const last = ctx.events?.last()
     const at = last ? Date.parse(last.at) : ctx.state.createdAt
-    return writeRunIndex(ctx.runIndex, runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at))
+    const row = runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at)
+    // Open run-list streams hear of what the index took, not of a write it refused as stale.
+    if (await writeRunIndex(ctx.runIndex, row)) {
+      await notifyRunList(
+        ctx.runList,
+        ctx.env,
+        { type: 'run', ...listedEntry(row) },
+        row.requestedBy,
+      )
+    }
+    return undefined
   }
   if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
   if (entry.kind === OTEL_KIND) return deliverOtel(entry, ctx)
