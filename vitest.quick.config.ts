@@ -34,6 +34,7 @@ export default defineConfig({
             'test/service/lifecycle.test.ts',
             'test/service/bad-requests.test.ts',
             'test/events/stream.test.ts',
+            'test/events/run-list-stream.test.ts',
           ],
           exclude: [],
         },
