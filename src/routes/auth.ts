@@ -2,7 +2,6 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { type EnvRecord } from '../config'
 import { apiTokensFromEnv } from '../config/security'
 import { findToken, type Scope } from '../security/api-tokens'
-import type { RunViewer } from '../security/run-visibility'
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignedBody } from '../security/hmac'
 import type { AppEnv, Principal } from './app-env'
 import { ApiError } from './api-error'
@@ -97,13 +96,4 @@ async function authenticate(c: Context<AppEnv>, raw: string, nowMs: number): Pro
     'unauthorized',
     `send Authorization: Bearer <token>, or sign the body with ${SIGNATURE_HEADER} and ${TIMESTAMP_HEADER}`,
   )
-}
-
-/**
- * What the caller may see of runs (security/run-visibility.ts): the one place a token's limit
- * is read, for the run list, the inbox and the run-list stream alike. Every token sees every
- * run today.
- */
-export function runViewer(caller: Principal): RunViewer {
-  return { name: caller.name, sees: 'all' }
 }

@@ -4,7 +4,7 @@ import type { EnvVars } from '../env-vars'
 import { logEvent } from './log'
 import type { Outbox } from './outbox/outbox'
 import { deleteFromIndex } from './index/run-index'
-import { notifyRunList, type RunListHub } from './index/run-list-hub'
+import { notifyRunList, ownerOf, type RunListHub } from './index/run-list-hub'
 import { slackThreadStub, type SlackThread } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
@@ -55,8 +55,8 @@ export function wipeRun(
   for (const { name } of tables) sql.exec(`DELETE FROM "${name.replaceAll('"', '""')}"`)
   sql.exec('INSERT INTO run (k, v) VALUES (?, ?)', TOMBSTONE_KEY, JSON.stringify(tombstone))
   const now = tombstone.deletedAt
-  // Who started it: the run-list streams tell only those who could see it that it is gone.
-  outbox.enqueue('forget.index', 'forget.index', { requestedBy: info.requestedBy }, now)
+  // Whose it is: the run-list streams tell only those who could see it that it is gone.
+  outbox.enqueue('forget.index', 'forget.index', { owner: ownerOf(info) }, now)
   if (places.length) outbox.enqueue('forget.slack', 'forget.slack', { places }, now)
 }
 
@@ -107,8 +107,8 @@ export async function deliverRemoval(
   if (kind === 'forget.index') {
     if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
     await deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
-    // Entries queued before the starter was recorded have none: only full readers hear of them.
-    const owner = (payload as { requestedBy?: string }).requestedBy
+    // Entries queued before the owner was recorded have none: only full readers hear of them.
+    const owner = (payload as { owner?: string | null }).owner ?? null
     await notifyRunList(ctx.runList, ctx.env, { type: 'run_deleted', id: ctx.runId }, owner)
     return undefined
   }

@@ -1,20 +1,14 @@
 /**
- * Which runs a caller may see: the one rule the run list, the approval inbox and the run-list
- * stream apply (docs/security.md). A viewer sees every run, or only the runs its own token
- * started; a run whose starter is not known is shown only to viewers that see every run.
+ * Which runs a caller may see, the one rule the run-list stream applies to each change (and the
+ * rule the list, the inbox and the run routes apply): a caller limited to one owner's runs sees a
+ * run only when the run's owner is that owner; a run with no owner (none recorded, or no token's)
+ * is seen only by callers that see every run.
  */
-export interface RunViewer {
-  /** The token's name (what runs record as `requestedBy`). */
-  name: string
-  sees: 'all' | 'own'
-}
-
-/** What the rule reads of a run: who started it (absent when not known). */
-export interface RunOwner {
-  requestedBy?: string | undefined
-}
-
-/** Whether `viewer` may see the run. */
-export function maySeeRun(viewer: RunViewer, run: RunOwner): boolean {
-  return viewer.sees === 'all' || (run.requestedBy !== undefined && run.requestedBy === viewer.name)
+export function maySeeRun(
+  /** The owner whose runs alone the caller sees, or undefined: it sees every run. */
+  onlyOwner: string | undefined,
+  /** The run's owner: the name of the token it belongs to, null or undefined for none. */
+  runOwner: string | null | undefined,
+): boolean {
+  return onlyOwner === undefined || (runOwner != null && runOwner === onlyOwner)
 }

@@ -207,12 +207,12 @@ describe('GET /v1/runs/stream', () => {
     expect(await hub.openStreams()).toBe(before)
   })
 
-  it('shows a viewer limited to its own runs only those (the rule of security/run-visibility.ts)', async () => {
+  it("shows a reader limited to one owner's runs only those (the rule of security/run-visibility.ts)", async () => {
     const hub = runListHub(env.RUN_LIST)
     const limits = eventStreamLimits(env as unknown as EnvRecord)
     const opened = await hub.stream({
       holder: 'starter',
-      viewer: { name: 'starter', sees: 'own' },
+      onlyOwner: 'starter',
       limits,
     })
     if (!opened.ok) throw new Error('refused')

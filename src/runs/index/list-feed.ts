@@ -1,6 +1,6 @@
 import type { EventStreamLimits } from '../../config/event-streams'
 import type { RunListEventBody } from '../../api/response-schemas'
-import { maySeeRun, type RunViewer } from '../../security/run-visibility'
+import { maySeeRun } from '../../security/run-visibility'
 import { HEARTBEAT_MS } from '../events/event-stream'
 
 /** Changes held for reconnecting readers; one that missed more is told to list again. */
@@ -26,8 +26,8 @@ export const LIST_EVENT_ID = /^([0-9a-f]{8})-(\d{1,15})$/
 export interface ListStreamRequest {
   /** The principal's name: its streams are counted together. */
   holder: string
-  /** What the holder may see (security/run-visibility.ts). */
-  viewer: RunViewer
+  /** The owner whose runs alone the holder may see, or undefined: every run (run-visibility.ts). */
+  onlyOwner?: string
   /** The last event the reader got (a reconnect), or none (a new reader). */
   after?: ListPosition
   limits: EventStreamLimits
@@ -39,15 +39,15 @@ export type ListSubscription =
 
 interface Held {
   seq: number
-  /** Who started the run (undefined: not known), for the visibility rule. */
-  owner: string | undefined
+  /** The run's owner (null: no token's), for the visibility rule. */
+  owner: string | null
   frame: Uint8Array
 }
 
 interface Reader {
   writer: WritableStreamDefaultWriter<Uint8Array>
   holder: string
-  viewer: RunViewer
+  onlyOwner: string | undefined
   /** Bytes written and not yet taken by the reader. */
   queued: number
   queueBytes: number
@@ -74,7 +74,7 @@ export class ListFeed {
   #heartbeat: ReturnType<typeof setInterval> | undefined
 
   /** Numbers the change and writes it to every reader that may see the run. */
-  publish(change: RunListChange, owner: string | undefined): void {
+  publish(change: RunListChange, owner: string | null): void {
     const seq = ++this.#seq
     const frame = encoder.encode(
       `id: ${this.epoch}-${seq}\nevent: ${change.type}\ndata: ${JSON.stringify(change)}\n\n`,
@@ -82,7 +82,7 @@ export class ListFeed {
     this.#held.push({ seq, owner, frame })
     if (this.#held.length > HELD_CHANGES) this.#held.shift()
     for (const reader of this.#readers) {
-      if (!maySeeRun(reader.viewer, { requestedBy: owner })) continue
+      if (!maySeeRun(reader.onlyOwner, owner)) continue
       if (reader.queued >= reader.queueBytes) this.#closeSlow(reader)
       else this.#write(reader, frame)
     }
@@ -103,7 +103,7 @@ export class ListFeed {
     const reader: Reader = {
       writer: writable.getWriter(),
       holder,
-      viewer: request.viewer,
+      onlyOwner: request.onlyOwner,
       queued: 0,
       queueBytes: limits.queueBytes,
     }
@@ -112,7 +112,7 @@ export class ListFeed {
     this.#write(reader, PREAMBLE)
     const missed = this.#missedSince(request.after)
     for (const change of missed ?? []) {
-      if (maySeeRun(reader.viewer, { requestedBy: change.owner })) this.#write(reader, change.frame)
+      if (maySeeRun(reader.onlyOwner, change.owner)) this.#write(reader, change.frame)
     }
     // `ready` carries the current position, so a reader that reconnects resumes from here.
     const ready = { type: 'ready', relist: missed === undefined }

@@ -21,7 +21,7 @@ export class RunListHub extends DurableObject {
   readonly #feed = new ListFeed()
 
   /** A change the index took (called by the run's index delivery, after its D1 write). */
-  changed(change: RunListChange, owner: string | undefined): void {
+  changed(change: RunListChange, owner: string | null): void {
     this.#feed.publish(change, owner)
   }
 
@@ -34,6 +34,15 @@ export class RunListHub extends DurableObject {
   openStreams(): number {
     return this.#feed.size
   }
+}
+
+/**
+ * The owner a change is filed under (security/run-visibility.ts): the token that asked for the
+ * run; a webhook, the system or a Slack user (names no token can have) is no token's.
+ */
+export function ownerOf(run: { requestedBy: string }): string | null {
+  const by = run.requestedBy
+  return by === 'webhook' || by === 'system' || by.includes(':') ? null : by
 }
 
 /** The deployment's hub. */
@@ -50,7 +59,7 @@ export async function notifyRunList(
   hub: DurableObjectNamespace<RunListHub> | undefined,
   env: EnvVars,
   change: RunListChange,
-  owner: string | undefined,
+  owner: string | null,
 ): Promise<void> {
   if (!hub) return
   try {

@@ -4,7 +4,7 @@ import { deliverCallback } from './callback'
 import type { DeliveryContext } from './delivery-context'
 import type { OutboxEntry } from './outbox'
 import { listedEntry, writeRunIndex } from '../index/run-index'
-import { notifyRunList } from '../index/run-list-hub'
+import { notifyRunList, ownerOf } from '../index/run-list-hub'
 import { runIndexEntry } from '../index/run-index-entry'
 import { deliverSlack } from '../slack/slack-delivery'
 import { deliverOtel, OTEL_KIND } from '../otel/otel-delivery'
@@ -53,12 +53,7 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
     const row = runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at)
     // Open run-list streams hear of what the index took, not of a write it refused as stale.
     if (await writeRunIndex(ctx.runIndex, row)) {
-      await notifyRunList(
-        ctx.runList,
-        ctx.env,
-        { type: 'run', ...listedEntry(row) },
-        row.requestedBy,
-      )
+      await notifyRunList(ctx.runList, ctx.env, { type: 'run', ...listedEntry(row) }, ownerOf(row))
     }
     return undefined
   }
