@@ -1,7 +1,7 @@
 import type { EventStreamLimits } from '../../config/event-streams'
 import type { RunListEventBody } from '../../api/response-schemas'
 import { maySeeRun } from '../../security/run-visibility'
-import { HEARTBEAT_MS } from '../events/event-stream'
+import { HEARTBEAT_MS, streamRefusal } from '../events/event-stream'
 
 /** Changes held for reconnecting readers; one that missed more is told to list again. */
 export const HELD_CHANGES = 500
@@ -91,14 +91,14 @@ export class ListFeed {
   /** A stream of the changes after `request.after` (those held), then each new one. */
   subscribe(request: ListStreamRequest): ListSubscription {
     const { limits, holder } = request
-    if (this.#readers.size >= limits.listStreams) {
-      return { ok: false, code: 'too_many_streams', scope: 'deployment', limit: limits.listStreams }
-    }
-    let held = 0
-    for (const r of this.#readers) if (r.holder === holder) held++
-    if (held >= limits.perToken) {
-      return { ok: false, code: 'too_many_streams', scope: 'token', limit: limits.perToken }
-    }
+    const refused = streamRefusal(
+      this.#readers,
+      holder,
+      'deployment',
+      limits.listStreams,
+      limits.perToken,
+    )
+    if (refused) return refused
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
     const reader: Reader = {
       writer: writable.getWriter(),
