@@ -161,8 +161,21 @@ export interface RunResult {
       truncated: boolean
       handle?: string
       ms: number
-      status: string
-      kind?: string
+      status:
+        | 'pending'
+        | 'ready'
+        | 'awaiting_approval'
+        | 'approved'
+        | 'denied'
+        | 'started'
+        | 'done'
+      kind?:
+        | 'ok'
+        | 'tool_error'
+        | 'dry_run'
+        | 'loop_guard'
+        | 'denied'
+        | 'outcome_unknown'
       approval?: {
         argsHash: string
         requestedAt: string
@@ -173,6 +186,7 @@ export interface RunResult {
         reason: string | null
       }
       argsError?: string
+      fromText?: string
     }>
     promptTokens: number
     completionTokens: number
@@ -363,6 +377,10 @@ export type RunEvent =
       ok: boolean
       answer: string
       output?: unknown
+      agent: {
+        name: string
+        version: string
+      }
       stopReason:
         | 'finish'
         | 'max_steps'

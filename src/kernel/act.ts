@@ -8,7 +8,7 @@ import { type Call, type RunState } from './state'
 import { observationHandle } from './step-messages'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore, Tool } from './tool'
-import { completeStep, happened, type Change, type Slice } from './transition'
+import { completeStep, transitionTo, type Slice, type Transition } from './transition'
 
 /**
  * The act phase (docs/architecture.md): one call's next move per transition, in the model's
@@ -16,7 +16,7 @@ import { completeStep, happened, type Change, type Slice } from './transition'
  * the next transition of the same slice; a `started` record this slice did not write means the
  * process that wrote it died, and the call is not run again (unless its tool is idempotent).
  */
-export function act(state: RunState, slice: Slice): SyncOrAsync<Change> {
+export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   if (current.calls.some((c) => c.status === 'pending')) return reviewAgain(state, slice)
@@ -29,10 +29,10 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Change> {
   if (!call) {
     const next = completeStep(state, slice)
     const stopReason = next.result?.stopReason ?? null
-    return { state: next, event: happened('complete_step', { step: stepIndex, stopReason }) }
+    return transitionTo(next, 'complete_step', { step: stepIndex, stopReason })
   }
   if (call.status === 'awaiting_approval') {
-    return { state: updateState(state, { phase: 'await_approval' }), event: happened('await') }
+    return transitionTo(updateState(state, { phase: 'await_approval' }), 'await')
   }
   if (call.status === 'denied') return finishCall(state, stepIndex, deniedCall(call), slice, 0)
   const tool = slice.registry.get(call.name)
@@ -47,10 +47,8 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Change> {
     // Persisted before the side effect runs: a crash after this never runs it twice.
     const started: Call = { ...call, status: 'started', attempts: call.attempts + 1 }
     slice.startedCalls.add(call.id)
-    return {
-      state: replaceCall(state, stepIndex, started),
-      event: happened('start_call', { step: stepIndex, tool: call.name, callId: call.id }),
-    }
+    const fields = { step: stepIndex, tool: call.name, callId: call.id }
+    return transitionTo(replaceCall(state, stepIndex, started), 'start_call', fields, 'side_effect')
   }
   return runCall(state, stepIndex, call, slice)
 }
@@ -77,7 +75,7 @@ async function runReadOnly(
   stepIndex: number,
   reads: Call[],
   slice: Slice,
-): Promise<Change> {
+): Promise<Transition> {
   const results = await Promise.all(
     reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice))),
   )
@@ -92,13 +90,12 @@ async function runReadOnly(
   })
   // The model's order stays: each call keeps its place in the step.
   const next = withAnswered(state, stepIndex, (c) => done.get(c.id) ?? c, ms, slice)
-  const event = happened('run_calls', {
+  return transitionTo(next, 'run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),
     stopReason: next.result?.stopReason ?? null,
     bytes,
   })
-  return { state: next, event }
 }
 
 function request(call: Call) {
@@ -154,7 +151,7 @@ function runCall(
   stepIndex: number,
   call: Call,
   slice: Slice,
-): SyncOrAsync<Change> {
+): SyncOrAsync<Transition> {
   const result = dispatch(request(call), dispatchContext(state, call, slice))
   return isPromise(result)
     ? result.then((r) => ranCall(state, stepIndex, call, slice, r))
@@ -167,7 +164,7 @@ function ranCall(
   call: Call,
   slice: Slice,
   result: Dispatched,
-): Change {
+): Transition {
   const bytes = result.originalSize + result.observation.length
   return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
 }
@@ -193,17 +190,16 @@ function finishCall(
   call: Call,
   slice: Slice,
   bytes: number,
-): Change {
+): Transition {
   const answer = (c: Call) => (c.id === call.id ? call : c)
   const next = withAnswered(state, stepIndex, answer, call.ms ?? 0, slice)
-  const event = happened('run_call', {
+  return transitionTo(next, 'run_call', {
     step: stepIndex,
     tool: call.name,
     callId: call.id,
     stopReason: next.result?.stopReason ?? null,
     bytes,
   })
-  return { state: next, event }
 }
 
 /**

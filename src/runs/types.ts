@@ -1,3 +1,4 @@
+import type { DecideInput, DecideRefusal } from '../kernel/approvals'
 import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
@@ -65,22 +66,16 @@ export type PendingApprovalView = PendingApprovalBody
 /** `GET /v1/runs/:id`: the run as the API shows it. */
 export type RunView = RunViewBody
 
+/** A decision as the RunStore takes it: the kernel's, stamped with the time by the RunStore. */
+export type DecideRequest = Omit<DecideInput, 'now'>
+
+/** The decision recorded, or why not: the kernel's refusals, no such run, or a cancel under way. */
 export type DecideResponse =
   | DecisionResultBody
-  | {
+  | (Omit<DecideRefusal, 'code'> & {
       ok: false
-      code:
-        | 'not_found'
-        | 'hash_mismatch'
-        | 'already_decided'
-        | 'not_pending'
-        | 'run_finished'
-        | 'no_run'
-        | 'run_cancelling'
-      message: string
-      decidedBy?: string
-      decision?: string
-    }
+      code: DecideRefusal['code'] | 'no_run' | 'run_cancelling'
+    })
 
 /**
  * The RunStore's RPC surface as callers see it. (Workers' generated stub types reduce
@@ -92,13 +87,7 @@ export interface RunStoreApi {
   deletion(): Promise<{ deletedAt: number; by: string } | null>
   delete(by: string): Promise<DeleteAnswer>
   export(): Promise<ReadableStream<Uint8Array> | null>
-  decide(input: {
-    callId: string
-    decision: 'approve' | 'deny'
-    argsHash: string
-    by: string
-    reason?: string
-  }): Promise<DecideResponse>
+  decide(input: DecideRequest): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
   events(request: StreamRequest): Promise<Subscription | null>
   openStreams(): Promise<number>

@@ -1,8 +1,7 @@
-import { pendingApprovals } from '../../kernel/approvals'
 import type { RunState } from '../../kernel/state'
 import type { RunIndexEntry } from './run-index'
 import type { RunInfo } from '../types'
-import { statusOf } from '../view'
+import { pendingApprovalsOf, statusOf } from '../view'
 
 /** The index row of a run as it now stands; `version` is its last event's sequence number. */
 export function runIndexEntry(
@@ -25,15 +24,7 @@ export function runIndexEntry(
       ? { conversation: { id: state.conversation.id, position: state.conversation.position } }
       : {}),
     version,
-    approvals: pendingApprovals(state).map(({ stepIndex, call }) => ({
-      callId: call.id,
-      tool: call.name,
-      args: call.args,
-      argsHash: call.approval!.hash,
-      reason: state.steps[stepIndex]!.thought,
-      requestedAt: call.approval!.requestedAt,
-      expiresAt: call.approval!.expiresAt,
-    })),
+    approvals: pendingApprovalsOf(state),
   }
 }
 

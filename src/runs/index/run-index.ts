@@ -1,6 +1,11 @@
 import { ensureSchema } from './run-index-schema'
 import type { RunStatus } from '../types'
-import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../../api/response-schemas'
+import type {
+  ApprovalListItemBody,
+  PendingApprovalBody,
+  RunListItemBody,
+  RunPageBody,
+} from '../../api/response-schemas'
 
 /**
  * The run index in D1 (docs/architecture.md#events): Durable Objects cannot be enumerated, so each run writes its
@@ -10,31 +15,32 @@ import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../../a
 /** Characters of the task the list shows. */
 export const LISTED_TASK_CHARS = 200
 
-/** What a run writes to the index: its row and its pending approvals, as of `version`. */
-export interface RunIndexEntry {
-  id: string
-  task: string
-  status: RunStatus
+/**
+ * What a run writes to the index: its row (a listed run, times in ms) and its pending approvals,
+ * as of `version`.
+ */
+export type RunIndexEntry = Omit<
+  RunListItemBody,
+  'createdAt' | 'updatedAt' | 'agent' | 'conversation'
+> & {
   createdAt: number
   updatedAt: number
-  stepCount: number
-  requestedBy: string
   /** The run's agent (absent: written as the default agent's row from before agents). */
-  agent?: { name: string; version: string }
-  metadata?: Record<string, unknown>
+  agent?: RunListItemBody['agent']
   /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
-  conversation?: { id: string; position: number }
+  conversation?: RunListItemBody['conversation']
   /** The run's last event sequence number: an older write never replaces a newer one. */
   version: number
-  approvals: {
-    callId: string
-    tool: string
-    args: Record<string, unknown>
-    argsHash: string
-    reason: string
-    requestedAt: number
-    expiresAt: number
-  }[]
+  approvals: IndexedApproval[]
+}
+
+/** A pending approval as the index stores it: the API's, times in ms, the requester on the row. */
+export type IndexedApproval = Omit<
+  PendingApprovalBody,
+  'requestedBy' | 'requestedAt' | 'expiresAt'
+> & {
+  requestedAt: number
+  expiresAt: number
 }
 
 /** A run as `GET /v1/runs` lists it, and a pending approval as `GET /v1/approvals` does. */
