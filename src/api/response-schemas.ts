@@ -9,7 +9,7 @@ import {
   TraceStepSchema,
   TraceUsageSchema,
 } from '../kernel/trace'
-import { SCOPES } from '../security/api-tokens'
+import { RUN_VISIBILITIES, SCOPES } from '../security/api-tokens'
 import { DELIVERY_STATUSES, RUN_STATUSES } from './enums'
 
 /**
@@ -306,7 +306,18 @@ export const AgentList = z.object({ agents: z.array(AgentItem) })
 export const AgentDetail = z.object({ ...AgentItem.def.shape, instructions: z.string() })
 
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
-export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
+export const Me = z.object({
+  name: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  /** `own`: the token reaches only the runs it started (docs/security.md#who-sees-which-runs). */
+  runs: z
+    .enum(RUN_VISIBILITIES)
+    .check(
+      z.describe(
+        'Which runs the token reaches: "all", or "own" (only the runs it started, their follow-ups and children).',
+      ),
+    ),
+})
 
 /** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */
 export const Deleted = z.object({ id: z.string(), status: z.enum(['deleted', 'deleting']) })

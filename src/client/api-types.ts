@@ -507,6 +507,8 @@ export interface Me {
     | 'runs:read'
     | 'approvals:write'
     | 'runs:delete'>
+  /** Which runs the token reaches: "all", or "own" (only the runs it started, their follow-ups and children). */
+  runs: 'all' | 'own'
 }
 
 export interface AgentList {

@@ -6,6 +6,7 @@ import { runListHub } from '../runs/index/run-list-hub'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import type { Principal } from './app-env'
+import { onlyOwnedBy } from './run-access'
 import { sseResponse, tooManyStreams } from './sse-response'
 
 /**
@@ -20,7 +21,7 @@ export async function streamRunList(c: Context<AppEnv>): Promise<Response> {
   const limits = eventStreamLimits(c.env as unknown as EnvRecord)
   const opened = await runListHub(c.env.RUN_LIST).stream({
     holder: c.var.principal,
-    ...onlyOwner(c.var.caller),
+    ...ownedBy(c.var.caller),
     ...(after ? { after } : {}),
     limits,
   })
@@ -60,10 +61,8 @@ function listPosition(
   return { epoch: match[1]!, seq: Number(match[2]) }
 }
 
-/**
- * The owner whose runs alone the caller sees (security/run-visibility.ts): none, every token
- * sees every run, until API tokens can be limited to their own runs.
- */
-function onlyOwner(_caller: Principal): { onlyOwner?: string } {
-  return {}
+/** A token limited to its own runs hears only of those (docs/security.md#who-sees-which-runs). */
+function ownedBy(caller: Principal): { onlyOwner?: string } {
+  const owner = onlyOwnedBy(caller)
+  return owner === undefined ? {} : { onlyOwner: owner }
 }

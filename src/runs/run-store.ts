@@ -26,6 +26,7 @@ import type { RunListHub } from './index/run-list-hub'
 import { logEvent, logTransition } from './log'
 import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
+import { ownerOf } from './run-owner'
 import { nextAlarmAt } from './next-alarm'
 import { OTEL_KIND } from './otel/otel-delivery'
 import { deliverEntry, Outbox, type LiveAnswer, type OutboxEntry } from './outbox'
@@ -40,6 +41,7 @@ import type {
   DecideResponse,
   DeleteAnswer,
   FollowUpAnswer,
+  OwnerAnswer,
   RunInfo,
   RunView,
   StartAnswer,
@@ -208,7 +210,20 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (!state) return { ok: false, code: 'no_run' }
     if (state.phase !== 'done')
       return { ok: false, code: 'run_not_finished', status: statusOf(state) }
-    return { ok: true, requestedBy: this.#info!.requestedBy, source: followUpSource(state) }
+    const info = this.#info!
+    return {
+      ok: true,
+      requestedBy: info.requestedBy,
+      owner: ownerOf(info),
+      source: followUpSource(state),
+    }
+  }
+
+  /** Whose run it is (runs/run-owner.ts), for a token that may reach only its own runs. */
+  async owner(): Promise<OwnerAnswer> {
+    const gone = await this.deletion()
+    if (gone) return { run: 'deleted', by: gone.by }
+    return this.#state && this.#info ? { run: 'live', owner: ownerOf(this.#info) } : { run: 'none' }
   }
 
   /** An observation of this run, for a later run of the same conversation (else null). */

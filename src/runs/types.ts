@@ -8,6 +8,7 @@ import type { AgentInput } from '../kernel/agent-schema'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 import type { StreamRequest, Subscription } from './events/event-stream'
+import type { RunOwner } from './run-owner'
 
 /** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
 export type SlackOrigin = NonNullable<RunViewBody['slack']>
@@ -32,6 +33,11 @@ export interface StartInput {
   metadata?: Record<string, unknown>
   /** `api`, `webhook`, or `slack:<user id>`. */
   requestedBy: string
+  /**
+   * The token the run belongs to (runs/run-owner.ts): the starting token's name, the continued
+   * run's owner for a follow-up, `inheritedOwner(parent)` for a child run; null: no token's.
+   */
+  owner: RunOwner
   slack?: SlackOrigin
   /** Hash of what was asked; a reused idempotency key with a different request is refused. */
   requestHash?: string
@@ -46,6 +52,8 @@ export interface StartInput {
 /** Stored beside the state: who asked and where to report. */
 export interface RunInfo {
   requestedBy: string
+  /** Whose run it is (runs/run-owner.ts); absent in runs from before owners: see ownerOf. */
+  owner?: RunOwner
   requestHash?: string
   callbackUrl?: string
   callbackEvents?: CallbackEvents
@@ -93,6 +101,8 @@ export interface RunStoreApi {
   openStreams(): Promise<number>
   observation(handle: string): Promise<{ text: string | null } | null>
   followUp(): Promise<FollowUpAnswer>
+  /** Whose run it is, or that it was deleted (by whom), or that there is none. */
+  owner(): Promise<OwnerAnswer>
   conversationObservation(handle: string, conversationId: string): Promise<string | null>
 }
 
@@ -107,10 +117,14 @@ export type DeleteAnswer =
 
 /** What a run gives a run that would continue it: its turns, or why it cannot be continued. */
 export type FollowUpAnswer =
-  | { ok: true; requestedBy: string; source: FollowUpSource }
+  | { ok: true; requestedBy: string; owner: RunOwner; source: FollowUpSource }
   | { ok: false; code: 'no_run' }
   | { ok: false; code: 'deleted' }
   | { ok: false; code: 'run_not_finished'; status: RunStatus }
+
+/** What `owner` answers (routes/run-access.ts). */
+export type OwnerAnswer =
+  { run: 'live'; owner: RunOwner } | { run: 'deleted'; by: string } | { run: 'none' }
 
 /** The stub of run `id`'s Durable Object. */
 export function runStub<T extends Rpc.DurableObjectBranded | undefined>(

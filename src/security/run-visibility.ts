@@ -1,8 +1,8 @@
 /**
- * Which runs a caller may see, the one rule the run-list stream applies to each change (and the
- * rule the list, the inbox and the run routes apply): a caller limited to one owner's runs sees a
- * run only when the run's owner is that owner; a run with no owner (none recorded, or no token's)
- * is seen only by callers that see every run.
+ * Which runs a caller may see (docs/security.md#who-sees-which-runs), as the run-list stream
+ * applies it to each change; the list and the inbox apply the same rule in their queries, the
+ * run routes in `reachableRun`. A caller limited to one owner's runs sees a run only when the
+ * run's owner is that owner; a run with no owner (no token's) is seen only by unlimited callers.
  */
 export function maySeeRun(
   /** The owner whose runs alone the caller sees, or undefined: it sees every run. */

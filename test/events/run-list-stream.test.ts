@@ -9,8 +9,6 @@ import { describe, expect, it } from 'vitest'
 import { sseFrames, type SseFrame } from '../../src/client/sse-frames'
 import type { RunListEventBody } from '../../src/api/response-schemas'
 import { runListHub } from '../../src/runs/index/run-list-hub'
-import { eventStreamLimits } from '../../src/config/event-streams'
-import type { EnvRecord } from '../../src/config'
 import { reply } from '../fakes/fake-openai'
 import {
   api,
@@ -207,33 +205,38 @@ describe('GET /v1/runs/stream', () => {
     expect(await hub.openStreams()).toBe(before)
   })
 
-  it("shows a reader limited to one owner's runs only those (the rule of security/run-visibility.ts)", async () => {
-    const hub = runListHub(env.RUN_LIST)
-    const limits = eventStreamLimits(env as unknown as EnvRecord)
-    const opened = await hub.stream({
-      holder: 'starter',
-      onlyOwner: 'starter',
-      limits,
-    })
-    if (!opened.ok) throw new Error('refused')
-    const stream = watch(
-      new Response(opened.stream, { headers: { 'content-type': 'text/event-stream' } }),
-    )
-    await stream.next((f) => f.body.type === 'ready')
+  it('shows a token limited to its own runs only those, their deletion included', async () => {
+    const ALPHA = { authorization: 'Bearer test-alpha-token' }
+    const BETA = { authorization: 'Bearer test-beta-token' }
+    const [all, alpha, beta] = [
+      watch(await open()),
+      watch(await open(ALPHA)),
+      watch(await open(BETA)),
+    ]
+    for (const s of [all, alpha, beta]) await s.next((f) => f.body.type === 'ready')
 
-    fakes.ai.enqueue(reply.text('Not yours.'))
+    fakes.ai.enqueue(reply.text('Not yours.'), reply.text('Yours.'))
     const others = await startRun({ task: 'Started by api', tools: ['calculator'] })
     await drainAlarms(others)
-    fakes.ai.enqueue(reply.text('Yours.'))
     const res = await api('/v1/runs', {
       method: 'POST',
-      headers: { authorization: 'Bearer test-starter-token', 'content-type': 'application/json' },
-      body: JSON.stringify({ task: 'Started by starter', tools: ['calculator'] }),
+      headers: { ...ALPHA, 'content-type': 'application/json' },
+      body: JSON.stringify({ task: 'Started by alpha', tools: ['calculator'] }),
     })
     const { id: mine } = (await res.json()) as { id: string }
     await drainAlarms(mine)
-    await stream.next(isRun(mine, 'succeeded'))
-    expect(stream.frames.some(isRun(others))).toBe(false)
-    await stream.close()
+    await alpha.next(isRun(mine, 'succeeded'))
+    await all.next(isRun(mine, 'succeeded'))
+    await all.next(isRun(others, 'succeeded'))
+    expect(alpha.frames.some(isRun(others))).toBe(false)
+
+    expect((await api(`/v1/runs/${mine}`, { method: 'DELETE', headers: ALPHA })).status).toBe(200)
+    await drainAlarms(mine)
+    const gone = (f: Frame) => f.body.type === 'run_deleted' && f.body.id === mine
+    await alpha.next(gone)
+    await all.next(gone)
+    // beta was sent nothing of either run, while the others got all of theirs.
+    expect(beta.frames.map((f) => f.body.type)).toEqual(['ready'])
+    for (const s of [all, alpha, beta]) await s.close()
   })
 })

@@ -2,6 +2,7 @@ import type { RunState } from '../../kernel/state'
 import type { RunIndexEntry } from './run-index'
 import type { RunInfo } from '../types'
 import { pendingApprovalsOf, statusOf } from '../view'
+import { ownerOf } from '../run-owner'
 
 /** The index row of a run as it now stands; `version` is its last event's sequence number. */
 export function runIndexEntry(
@@ -18,6 +19,7 @@ export function runIndexEntry(
     updatedAt,
     stepCount: state.steps.length,
     requestedBy: info.requestedBy,
+    owner: ownerOf(info),
     agent: { name: state.agent.name, version: state.agent.version },
     ...(info.metadata ? { metadata: info.metadata } : {}),
     ...(state.conversation

@@ -25,6 +25,8 @@ export type RunIndexEntry = Omit<
 > & {
   createdAt: number
   updatedAt: number
+  /** The token the run belongs to (runs/run-owner.ts), null: no token's. */
+  owner: string | null
   /** The run's agent (absent: written as the default agent's row from before agents). */
   agent?: RunListItemBody['agent']
   /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
@@ -61,8 +63,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
-           conversation_id, conversation_position, agent_name, agent_version)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13
+           conversation_id, conversation_position, agent_name, agent_version, owner)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13, ?14
          WHERE NOT EXISTS (SELECT 1 FROM deleted_runs WHERE id = ?1)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
@@ -82,6 +84,7 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
         e.conversation?.position ?? 0,
         e.agent?.name ?? null,
         e.agent?.version ?? null,
+        e.owner,
       ),
     db
       .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
@@ -90,8 +93,9 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
       db
         .prepare(
           `INSERT OR REPLACE INTO pending_approvals
-             (run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at)
-           SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE ${current}`,
+             (run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at,
+              owner)
+           SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE ${current}`,
         )
         .bind(
           e.id,
@@ -104,6 +108,7 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
           e.requestedBy,
           a.requestedAt,
           a.expiresAt,
+          e.owner,
         ),
     ),
   ])
@@ -182,6 +187,8 @@ export async function listRuns(
     status?: RunStatus
     conversation?: string
     agent?: string
+    /** Only this owner's runs (a token limited to its own runs); absent: every run. */
+    owner?: string
     limit: number
     cursor?: string
   },
@@ -201,6 +208,7 @@ export async function listRuns(
     const a = args.push(query.agent)
     where.push(`(agent_name = ?${a} OR (agent_name IS NULL AND ?${a} = 'default'))`)
   }
+  if (query.owner !== undefined) where.push(`owner = ?${args.push(query.owner)}`)
   if (after) {
     const t = args.push(after.t)
     const id = args.push(after.id)
@@ -237,24 +245,25 @@ type ApprovalRow = {
   expires_at: number
 }
 
-/** Pending approvals across runs, newest first; expired ones are left out. */
+/** Pending approvals across runs, newest first (only `owner`'s runs' if given); expired ones are left out. */
 export async function listPendingApprovals(
   db: D1Database,
-  query: { now: number; limit: number; cursor?: string },
+  query: { now: number; owner?: string; limit: number; cursor?: string },
 ): Promise<Page<ApprovalListItem>> {
   await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const args: unknown[] = [query.now]
-  let page = ''
+  let page = query.owner !== undefined ? `AND owner = ?${args.push(query.owner)}` : ''
   if (after) {
     const t = args.push(after.t)
     const key = args.push(after.id)
-    page = `AND (requested_at < ?${t} OR (requested_at = ?${t} AND run_id || ' ' || call_id < ?${key}))`
+    page += ` AND (requested_at < ?${t} OR (requested_at = ?${t} AND run_id || ' ' || call_id < ?${key}))`
   }
   const limit = args.push(query.limit + 1)
   const { results } = await db
     .prepare(
-      `SELECT * FROM pending_approvals WHERE expires_at > ?1 ${page}
+      `SELECT run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at
+       FROM pending_approvals WHERE expires_at > ?1 ${page}
        ORDER BY requested_at DESC, run_id || ' ' || call_id DESC LIMIT ?${limit}`,
     )
     .bind(...args)

@@ -36,15 +36,6 @@ export class RunListHub extends DurableObject {
   }
 }
 
-/**
- * The owner a change is filed under (security/run-visibility.ts): the token that asked for the
- * run; a webhook, the system or a Slack user (names no token can have) is no token's.
- */
-export function ownerOf(run: { requestedBy: string }): string | null {
-  const by = run.requestedBy
-  return by === 'webhook' || by === 'system' || by.includes(':') ? null : by
-}
-
 /** The deployment's hub. */
 export function runListHub(ns: DurableObjectNamespace<RunListHub>): DurableObjectStub<RunListHub> {
   return ns.get(ns.idFromName(HUB_NAME))

@@ -4,7 +4,7 @@ import { deliverCallback } from './callback'
 import type { DeliveryContext, Deliverer } from './delivery-context'
 import type { OutboxEntryOf, OutboxKind, OutboxResult } from './outbox-kinds'
 import { listedEntry, writeRunIndex } from '../index/run-index'
-import { notifyRunList, ownerOf } from '../index/run-list-hub'
+import { notifyRunList } from '../index/run-list-hub'
 import { runIndexEntry } from '../index/run-index-entry'
 import { SLACK_DELIVERERS } from '../slack/slack-delivery'
 import { deliverOtel } from '../otel/otel-delivery'
@@ -56,7 +56,7 @@ const index: Deliverer<'index'> = async (_entry, ctx) => {
   const row = runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at)
   // Open run-list streams hear of what the index took, not of a write it refused as stale.
   if (await writeRunIndex(ctx.runIndex, row)) {
-    await notifyRunList(ctx.runList, ctx.env, { type: 'run', ...listedEntry(row) }, ownerOf(row))
+    await notifyRunList(ctx.runList, ctx.env, { type: 'run', ...listedEntry(row) }, row.owner)
   }
 }
 
