@@ -3,6 +3,8 @@ export {
   type EdgeloopClientOptions,
   type EventsOptions,
   type LiveDelta,
+  type RunListChange,
+  type RunListOptions,
 } from './edgeloop-client.js'
 export { EdgeloopError } from './edgeloop-error.js'
 export type {
@@ -18,6 +20,7 @@ export type {
   Me,
   RunEvent,
   RunExport,
+  RunListEvent,
   RunPage,
   RunResult,
   RunView,

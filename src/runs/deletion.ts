@@ -5,6 +5,8 @@ import { logEvent } from './log'
 import type { Outbox, OutboxEntry } from './outbox/outbox'
 import type { OutboxResult, SlackPlace } from './outbox/outbox-kinds'
 import { deleteFromIndex } from './index/run-index'
+import { notifyRunList, type RunListHub } from './index/run-list-hub'
+import { ownerOf } from './run-owner'
 import { slackThreadStub, type SlackThread } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
@@ -53,7 +55,8 @@ export function wipeRun(
   for (const { name } of tables) sql.exec(`DELETE FROM "${name.replaceAll('"', '""')}"`)
   sql.exec('INSERT INTO run (k, v) VALUES (?, ?)', TOMBSTONE_KEY, JSON.stringify(tombstone))
   const now = tombstone.deletedAt
-  outbox.enqueue('forget.index', 'forget.index', {}, now)
+  // Whose it is: the run-list streams tell only those who could see it that it is gone.
+  outbox.enqueue('forget.index', 'forget.index', { owner: ownerOf(info) }, now)
   if (places.length) outbox.enqueue('forget.slack', 'forget.slack', { places }, now)
 }
 
@@ -93,13 +96,19 @@ export async function deliverRemoval(
   ctx: {
     runId: string
     runIndex: D1Database | undefined
+    runList: DurableObjectNamespace<RunListHub> | undefined
+    env: EnvVars
     slackThreads: DurableObjectNamespace<SlackThread> | undefined
     now: number
   },
 ): Promise<OutboxResult> {
   if (entry.kind === 'forget.index') {
     if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
-    return deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
+    await deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
+    // Entries queued before the owner was recorded have none: only full readers hear of them.
+    const owner = entry.payload.owner ?? null
+    await notifyRunList(ctx.runList, ctx.env, { type: 'run_deleted', id: ctx.runId }, owner)
+    return undefined
   }
   if (entry.kind === 'forget.slack') {
     if (!ctx.slackThreads) throw new DeliveryError('the Worker has no SLACK_THREADS binding')

@@ -22,6 +22,7 @@ import {
 } from './deletion'
 import { EventHub, EventLog, LiveDeltas, type StreamRequest, type Subscription } from './events'
 import { internalFailure } from './internal-failure'
+import type { RunListHub } from './index/run-list-hub'
 import { logEvent, logTransition } from './log'
 import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
@@ -58,6 +59,7 @@ type RunStoreEnv = EnvVars & {
   RUN_INDEX?: D1Database
   RUNS?: DurableObjectNamespace
   SLACK_THREADS?: DurableObjectNamespace<SlackThread>
+  RUN_LIST?: DurableObjectNamespace<RunListHub>
 }
 
 /** When each slice began, for the trace (a bounded list in the run's own storage). */
@@ -364,6 +366,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         const result = await deliverRemoval(entry, {
           runId,
           runIndex: this.env.RUN_INDEX,
+          runList: this.env.RUN_LIST,
+          env: this.env,
           slackThreads: this.env.SLACK_THREADS,
           now: Date.now(),
         })
@@ -501,6 +505,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       outbox: this.#outbox,
       events: this.#events,
       runIndex: this.env.RUN_INDEX,
+      runList: this.env.RUN_LIST,
       slackThreads: this.env.SLACK_THREADS,
       skippedTools: skippedMcpTools(this.#storage),
       liveAnswer: () => this.#liveAnswer,

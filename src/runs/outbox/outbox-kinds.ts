@@ -32,8 +32,11 @@ export interface OutboxKinds {
   'slack.status': { payload: NoPayload; result: StatusSent | Skipped }
   /** One trace batch, `otel:step:<i>` or `otel:run`, as OTLP/HTTP JSON. */
   otel: { payload: NoPayload; result: TraceSent }
-  /** A deleted run's row removed from the run index. */
-  'forget.index': { payload: NoPayload; result: void }
+  /**
+   * A deleted run's row removed from the run index; `owner` (absent in entries queued before it
+   * was recorded) says which run-list streams are told.
+   */
+  'forget.index': { payload: { owner?: string | null }; result: void }
   /** A deleted run removed from the Slack places that name it. */
   'forget.slack': { payload: { places: SlackPlace[] }; result: { places: number } }
 }
