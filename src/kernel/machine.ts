@@ -5,6 +5,7 @@ import { countLostModelCall } from './model-call'
 import { type RunState } from './state'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { think } from './think'
+import { awaitChildren } from './delegate-calls'
 import {
   cancelMessage,
   happened,
@@ -80,10 +81,18 @@ function phase(state: RunState, slice: Slice): SyncOrAsync<Change> {
       const next = expireApprovals(state, slice.now())
       return { state: next, event: happened(next === state ? 'await' : 'expire') }
     }
+    case 'await_child':
+      return awaitChildren(state, slice)
   }
 }
 
-export type SliceEnd = 'done' | 'awaiting_approval' | 'max_transitions' | 'max_wall' | 'max_bytes'
+export type SliceEnd =
+  | 'done'
+  | 'awaiting_approval'
+  | 'awaiting_child'
+  | 'max_transitions'
+  | 'max_wall'
+  | 'max_bytes'
 
 export interface SliceResult {
   state: RunState
@@ -114,8 +123,9 @@ export async function runSlice(
     transitions++
     bytes += out.event.bytes
     if (out.state === state) {
-      // Nothing to do until a person decides (or an approval expires).
-      return { state, end: 'awaiting_approval', transitions, bytes }
+      // Nothing to do until a person decides (or an approval expires), or a child run ends.
+      const end = state.phase === 'await_child' ? 'awaiting_child' : 'awaiting_approval'
+      return { state, end, transitions, bytes }
     }
     state = out.state
     const persisted = persist(state, out.event)

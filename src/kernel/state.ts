@@ -27,7 +27,7 @@ export const CALL_STATUSES = [
 ] as const
 
 /** Where a run is in the step machine (docs/architecture.md#step-machine). */
-export const PHASES = ['think', 'act', 'await_approval', 'done'] as const
+export const PHASES = ['think', 'act', 'await_approval', 'await_child', 'done'] as const
 
 /** What a step's reply was: calls to make, the final answer, or unusable. */
 export const STEP_KINDS = ['action', 'finish', 'format_error'] as const
@@ -63,6 +63,13 @@ export const ApprovalSchema = z.object({
 })
 export type Approval = z.infer<typeof ApprovalSchema>
 
+/** The child run a delegated call started (docs/agents.md#delegation). */
+export const ChildRefSchema = z.object({
+  runId: z.string(),
+  agent: z.string(),
+})
+export type ChildRef = z.infer<typeof ChildRefSchema>
+
 export const CallSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -89,6 +96,8 @@ export const CallSchema = z.object({
   ms: z.nullable(z.number()),
   /** Times a side effect was started (more than 1 only for idempotent tools after a crash). */
   attempts: z.number(),
+  /** A delegated call: the child run it started; null for every other call. */
+  child: z._default(z.nullable(ChildRefSchema), null),
 })
 export type Call = z.infer<typeof CallSchema>
 
