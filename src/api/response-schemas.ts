@@ -106,6 +106,15 @@ export const CreatedRun = z.object({
   }),
 })
 
+/** A child run of a delegated call (docs/agents.md#delegation). */
+export const ChildRun = z.object({
+  callId: z.string(),
+  runId: z.string(),
+  agent: z.string(),
+  /** The trace: as the parent knows it; the view: the child's own status while it runs. */
+  status: runStatus,
+})
+
 /** `GET /v1/runs/:id/trace`: the serializable trace (docs/architecture.md#the-five-disciplines, 3). */
 export const RunResult = z.object({
   id: z.string(),
@@ -120,6 +129,10 @@ export const RunResult = z.object({
   model: z.optional(z.string()),
   agent: RunAgent,
   conversation: Conversation,
+  /** A child run: the run that delegated it. */
+  parentRunId: z.optional(z.string()),
+  /** The child runs its delegated calls started (present only when there are some). */
+  children: z.optional(z.array(ChildRun)),
   steps: z.array(TraceStep),
   usage: Usage,
   /** MCP tools left out of the run, and why (present only when there are some). */
@@ -135,6 +148,13 @@ export const PendingApproval = z.object({
   requestedBy: z.string(),
   requestedAt: iso,
   expiresAt: iso,
+})
+
+/** A pending approval of a run's child (or its child's child): decided on that run. */
+export const DescendantApproval = z.object({
+  runId: z.string(),
+  agent: z.string(),
+  ...PendingApproval.def.shape,
 })
 
 export const Delivery = z.object({
@@ -175,8 +195,14 @@ export const RunView = z.object({
   ),
   agent: RunAgent,
   conversation: Conversation,
+  /** A child run: the run that delegated it; null otherwise. */
+  parentRunId: z.nullable(z.string()),
+  /** The child runs of its delegated calls, each with its current status. */
+  children: z.array(ChildRun),
   stepCount: z.number(),
   pendingApprovals: z.array(PendingApproval),
+  /** Pending approvals of its descendants (child runs, their children …), each naming its run. */
+  descendantApprovals: z.array(DescendantApproval),
   result: RunResult,
   deliveries: z.array(Delivery),
 })
@@ -270,6 +296,13 @@ export const RunEvent = z.discriminatedUnion('type', [
       by: z.string(),
       reason: z.optional(z.string()),
     }),
+  ),
+  /** A delegated call started its child run. */
+  event('child_started', z.object({ ...call, runId: z.string(), agent: z.string() })),
+  /** A child run ended and its answer was recorded as the call's observation. */
+  event(
+    'child_finished',
+    z.object({ ...call, runId: z.string(), agent: z.string(), status: runStatus }),
   ),
   event(
     'run_finished',

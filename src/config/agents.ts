@@ -17,6 +17,7 @@ import { overMaxima } from './budget'
 import type { McpServerConfig } from '../../tools/mcp/index'
 import { isMcpToolName } from '../../tools/mcp/index'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
+import { delegationProblems } from './delegates'
 
 /** An agent as this deployment runs it: every field resolved and within the settings. */
 export interface Agent {
@@ -39,6 +40,8 @@ export interface Agent {
   outputSchema: Record<string, unknown> | null
   /** Slack channel ids it answers in. */
   slackChannels: string[]
+  /** The agents it may delegate to (each an `ask_<name>` tool); empty: none. */
+  delegates: string[]
 }
 
 /** One problem with one agent: which agent, which field, what is wrong. */
@@ -123,6 +126,7 @@ export function resolveAgents(
   if (!chosen.some((a) => a.name === 'default')) {
     problems.push({ agent: 'default', field: 'name', message: 'the catalog has no default agent' })
   }
+  problems.push(...delegationProblems(agents, limits.enabledTools))
   if (problems.length) throw new AgentConfigError(problems)
   return agents
 }
@@ -201,6 +205,10 @@ function resolveAgent(
       problem('output', (err as Error).message)
     }
   }
+  const delegates = def.delegates === undefined ? [] : [...new Set(def.delegates)]
+  if (!Array.isArray(def.delegates ?? []) || delegates.some((d) => typeof d !== 'string')) {
+    problem('delegates', 'must be a list of agent names')
+  }
   const channels = def.slack?.channels ?? []
   const badChannels = channels.filter((c) => !SLACK_CHANNEL_PATTERN.test(c))
   if (badChannels.length) {
@@ -219,6 +227,7 @@ function resolveAgent(
     budgetSet,
     outputSchema,
     slackChannels: [...channels],
+    delegates: delegates.map(String),
   }
 }
 

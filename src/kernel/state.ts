@@ -70,6 +70,18 @@ export const ChildRefSchema = z.object({
 })
 export type ChildRef = z.infer<typeof ChildRefSchema>
 
+/** The run a child run was started by, and where in the delegation tree it stands. */
+export const ParentRefSchema = z.object({
+  runId: z.string(),
+  /** The parent's call that started this run. */
+  callId: z.string(),
+  /** The parent's agent. */
+  agent: z.string(),
+  /** 1 for a child of a run nobody delegated to, 2 for its child, … */
+  depth: z.number(),
+})
+export type ParentRef = z.infer<typeof ParentRefSchema>
+
 export const CallSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -207,6 +219,8 @@ export const RunStateSchema = z.object({
   conversation: z.nullable(ConversationSchema),
   /** The agent as the run copied it when it started (version 4). */
   agent: AgentSnapshotSchema,
+  /** A child run: the run and call that started it; null for a run nobody delegated to. */
+  parent: z._default(z.nullable(ParentRefSchema), null),
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
@@ -224,6 +238,8 @@ export interface NewRunInput {
   conversation?: Conversation
   /** The run's agent (instructions, output schema, model); none: the default agent. */
   agent?: AgentInput
+  /** The run that delegated this one (docs/agents.md#delegation). */
+  parent?: ParentRef
 }
 
 /**
@@ -273,6 +289,7 @@ export function createRunState(input: NewRunInput): RunState {
     result: null,
     conversation: input.conversation ?? null,
     agent: agentSnapshot(input.agent, { tools: input.tools, protocol: protocolSetting, policy }),
+    parent: input.parent ?? null,
   }
 }
 

@@ -61,8 +61,34 @@ export interface RunResult {
   agent: { name: string; version: string }
   /** Where the run stands in its conversation (a run that continues nothing starts its own). */
   conversation: ConversationView
+  /** A child run: the run that delegated it (docs/agents.md#delegation). */
+  parentRunId?: string
+  /** The child runs its delegated calls started, in the order they started. */
+  children?: TraceChild[]
   steps: TraceStep[]
   usage: TraceUsage
+}
+
+/** A child run as its parent's trace names it. */
+export interface TraceChild {
+  callId: string
+  runId: string
+  agent: string
+  /** From the parent's record: `running` until the call has the child's answer. */
+  status: 'running' | 'succeeded' | 'failed'
+}
+
+/** The child runs of a run's delegated calls, with what the run knows of their state. */
+export function childrenOf(state: RunState): TraceChild[] {
+  const children: TraceChild[] = []
+  for (const step of state.steps) {
+    for (const c of step.calls) {
+      if (!c.child) continue
+      const status = c.status !== 'done' ? 'running' : c.kind === 'ok' ? 'succeeded' : 'failed'
+      children.push({ callId: c.id, runId: c.child.runId, agent: c.child.agent, status })
+    }
+  }
+  return children
 }
 
 export interface TraceUsage {
@@ -95,6 +121,8 @@ export function toRunResult(state: RunState): RunResult {
     ...(state.model ? { model: state.model } : {}),
     agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
+    ...(state.parent ? { parentRunId: state.parent.runId } : {}),
+    ...family(state),
     steps: state.steps.map((s) => ({
       i: s.i,
       kind: s.kind,
@@ -129,6 +157,11 @@ export function toRunResult(state: RunState): RunResult {
     })),
     usage: traceUsage(state),
   }
+}
+
+function family(state: RunState): { children?: TraceChild[] } {
+  const children = childrenOf(state)
+  return children.length ? { children } : {}
 }
 
 /** What a run has used so far, as the trace and the run_finished event report it. */

@@ -18,6 +18,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     now,
     ...(input.conversation ? { conversation: input.conversation } : {}),
     ...(input.agent ? { agent: input.agent } : {}),
+    ...(input.parent ? { parent: input.parent } : {}),
   })
   const info: RunInfo = {
     requestedBy: input.requestedBy,

@@ -8,6 +8,7 @@ import { queueProgress } from './slack/slack-progress'
 import { queueStatus } from './slack/slack-status'
 import { queueStreamEnd } from './slack/slack-stream'
 import { queueTraceBatches } from './otel/otel-delivery'
+import { queueFamily } from './outbox/family-delivery'
 import type { RunInfo } from './types'
 
 /** Where a saved change of the run writes what it causes (inside the change's transaction). */
@@ -42,6 +43,7 @@ export function queueTransitionEffects(
   if (next.phase === 'done') {
     if (info.callbackUrl) outbox.enqueue('callback', 'callback', {}, now)
     if (info.slack) outbox.enqueue('slack.final', 'slack.final', {}, now)
+    if (prev?.phase !== 'done') queueFamily(outbox, prev, next, now)
   }
   queueProgress(outbox, prev, next, info, now)
   queueSlackExtras(sinks, info, prev, next, now)

@@ -4,6 +4,8 @@ import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
 import type { RunTrace } from './otel/otel-ids'
 import type { AgentInput } from '../kernel/agent-schema'
+import type { ChildOutcome } from '../kernel/delegation'
+import type { ParentRef } from '../kernel/state'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 import type { StreamRequest, Subscription } from './events/event-stream'
@@ -40,6 +42,8 @@ export interface StartInput {
   trace?: RunTrace
   /** The agent the run copies (routes/start-run.ts resolved and checked it). */
   agent?: AgentInput
+  /** A child run: the run and call that started it (runs/child-runs.ts). */
+  parent?: ParentRef
 }
 
 /** Stored beside the state: who asked and where to report. */
@@ -105,6 +109,7 @@ export interface RunStoreApi {
   observation(handle: string): Promise<{ text: string | null } | null>
   followUp(): Promise<FollowUpAnswer>
   conversationObservation(handle: string, conversationId: string): Promise<string | null>
+  childFinished(callId: string, outcome: ChildOutcome): Promise<{ ok: boolean }>
 }
 
 /** What `start` answers: the run (new or existing), or that this id belonged to a deleted run. */

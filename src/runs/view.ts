@@ -1,6 +1,7 @@
 import { pendingApprovals } from '../kernel/approvals'
 import { conversationView } from '../kernel/conversation'
 import { findCall } from '../kernel/calls'
+import { childrenOf } from '../kernel/trace'
 import { type RunState } from '../kernel/state'
 import { toApiDelivery, toApiResult, type SkippedTool } from './api-result'
 import type { OutboxEntry } from './outbox/outbox'
@@ -30,6 +31,8 @@ export function toRunView(
     ...(blocked && state.phase !== 'done' ? { blocked } : {}),
     agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
+    parentRunId: state.parent?.runId ?? null,
+    children: childrenOf(state),
     stepCount: state.steps.length,
     pendingApprovals: pendingApprovals(state).map(({ call }) => ({
       callId: call.id,
@@ -41,6 +44,8 @@ export function toRunView(
       requestedAt: new Date(call.approval!.requestedAt).toISOString(),
       expiresAt: new Date(call.approval!.expiresAt).toISOString(),
     })),
+    // Filled in by the route, which asks the children (routes/run-family.ts).
+    descendantApprovals: [],
     result: toApiResult(state, skippedTools),
     // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event;
     // the run index is written on every change. Both show only while they wait or failed.
@@ -57,5 +62,6 @@ export function toRunView(
 export function statusOf(state: RunState): RunStatus {
   if (state.phase === 'done') return state.result?.ok ? 'succeeded' : 'failed'
   if (state.phase === 'await_approval') return 'awaiting_approval'
+  // A run waiting for its child is running: its work goes on in the child.
   return 'running'
 }

@@ -7,6 +7,7 @@ import { writeRunIndex } from '../index/run-index'
 import { runIndexEntry } from '../index/run-index-entry'
 import { deliverSlack } from '../slack/slack-delivery'
 import { deliverOtel, OTEL_KIND } from '../otel/otel-delivery'
+import { CANCEL_CHILD_KIND, deliverFamily, PARENT_KIND } from './family-delivery'
 
 /** Delivers one outbox entry; throws DeliveryError to be retried later. */
 export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
@@ -52,6 +53,7 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
     return writeRunIndex(ctx.runIndex, runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at))
   }
   if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
+  if (entry.kind === PARENT_KIND || entry.kind === CANCEL_CHILD_KIND) return deliverFamily(entry, ctx)
   if (entry.kind === OTEL_KIND) return deliverOtel(entry, ctx)
   throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, { retryable: false })
 }
