@@ -233,6 +233,8 @@ export const RunListItem = z.object({
   metadata: z.optional(json),
   agent: RunAgent,
   conversation: z.object({ id: z.string(), position: z.number() }),
+  /** A child run: the run that delegated it. */
+  parentRunId: z.optional(z.string()),
 })
 
 /** A pending approval across runs (`GET /v1/approvals`): the run's, with the run's id. */

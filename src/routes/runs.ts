@@ -11,6 +11,7 @@ import { loadConfig } from '../config'
 import { runStub } from '../runs/types'
 import { runNotFound } from './run-not-found'
 import { parseTraceparent } from '../runs/otel/otel-ids'
+import { withFamily } from './run-family'
 
 /**
  * `/v1/runs`: start, read, trace, export, decide approvals, cancel, delete
@@ -66,7 +67,9 @@ runsRoutes.post('/', async (c) => {
   )
 })
 
-runsRoutes.get('/:id', async (c) => c.json(await loadRun(c.env, c.req.param('id'))))
+runsRoutes.get('/:id', async (c) =>
+  c.json(await withFamily(c.env, await loadRun(c.env, c.req.param('id')))),
+)
 
 // Deleting: every copy of the run goes; idempotent (docs/operations.md#deletion).
 runsRoutes.delete('/:id', async (c) => {
@@ -114,8 +117,13 @@ runsRoutes.get('/:id/observations/:handle', async (c) => {
 runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c.env, c.req.param('id'))).result))
 
 runsRoutes.get('/:id/approvals', async (c) => {
-  const view = await loadRun(c.env, c.req.param('id'))
-  return c.json({ runId: view.id, status: view.status, pendingApprovals: view.pendingApprovals })
+  const view = await withFamily(c.env, await loadRun(c.env, c.req.param('id')))
+  return c.json({
+    runId: view.id,
+    status: view.status,
+    pendingApprovals: view.pendingApprovals,
+    descendantApprovals: view.descendantApprovals,
+  })
 })
 
 runsRoutes.post('/:id/approvals/:callId', async (c) => {

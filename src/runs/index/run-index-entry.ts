@@ -24,6 +24,7 @@ export function runIndexEntry(
     ...(state.conversation
       ? { conversation: { id: state.conversation.id, position: state.conversation.position } }
       : {}),
+    ...(state.parent ? { parentRunId: state.parent.runId } : {}),
     version,
     approvals: pendingApprovals(state).map(({ stepIndex, call }) => ({
       callId: call.id,

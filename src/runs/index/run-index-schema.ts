@@ -32,10 +32,13 @@ const ADDED_COLUMNS: [table: string, column: string, ddl: string][] = [
   // The run's agent (docs/agents.md); NULL in older rows, which ran as the default agent.
   ['runs', 'agent_name', 'ALTER TABLE runs ADD COLUMN agent_name TEXT'],
   ['runs', 'agent_version', 'ALTER TABLE runs ADD COLUMN agent_version TEXT'],
+  // The run that delegated this one (docs/agents.md#delegation); NULL for every other run.
+  ['runs', 'parent_run_id', 'ALTER TABLE runs ADD COLUMN parent_run_id TEXT'],
 ]
 const ADDED_INDEXES = [
   `CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation_id, created_at DESC, id DESC)`,
   `CREATE INDEX IF NOT EXISTS runs_by_agent ON runs (agent_name, created_at DESC, id DESC)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run_id, created_at DESC, id DESC)`,
 ]
 
 const ready = new WeakMap<D1Database, Promise<void>>()

@@ -24,6 +24,8 @@ export interface RunIndexEntry {
   metadata?: Record<string, unknown>
   /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
   conversation?: { id: string; position: number }
+  /** A child run: the run that delegated it. */
+  parentRunId?: string
   /** The run's last event sequence number: an older write never replaces a newer one. */
   version: number
   approvals: {
@@ -52,8 +54,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
-           conversation_id, conversation_position, agent_name, agent_version)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13
+           conversation_id, conversation_position, agent_name, agent_version, parent_run_id)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13, ?14
          WHERE NOT EXISTS (SELECT 1 FROM deleted_runs WHERE id = ?1)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
@@ -73,6 +75,7 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
         e.conversation?.position ?? 0,
         e.agent?.name ?? null,
         e.agent?.version ?? null,
+        e.parentRunId ?? null,
       ),
     db
       .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
@@ -126,6 +129,7 @@ type RunRow = {
   conversation_position: number | null
   agent_name: string | null
   agent_version: string | null
+  parent_run_id: string | null
 }
 
 /**
@@ -138,6 +142,8 @@ export async function listRuns(
     status?: RunStatus
     conversation?: string
     agent?: string
+    /** The child runs of this run. */
+    parent?: string
     limit: number
     cursor?: string
   },
@@ -157,6 +163,7 @@ export async function listRuns(
     const a = args.push(query.agent)
     where.push(`(agent_name = ?${a} OR (agent_name IS NULL AND ?${a} = 'default'))`)
   }
+  if (query.parent) where.push(`parent_run_id = ?${args.push(query.parent)}`)
   if (after) {
     const t = args.push(after.t)
     const id = args.push(after.id)
@@ -166,7 +173,7 @@ export async function listRuns(
   const { results } = await db
     .prepare(
       `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata,
-         conversation_id, conversation_position, agent_name, agent_version FROM runs
+         conversation_id, conversation_position, agent_name, agent_version, parent_run_id FROM runs
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
     )
@@ -186,6 +193,7 @@ export async function listRuns(
       ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
       agent: { name: r.agent_name ?? 'default', version: r.agent_version ?? '' },
       conversation: { id: r.conversation_id ?? r.id, position: r.conversation_position ?? 0 },
+      ...(r.parent_run_id ? { parentRunId: r.parent_run_id } : {}),
     })),
     nextCursor:
       results.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null,
