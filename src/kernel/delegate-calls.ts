@@ -125,10 +125,8 @@ function recordChild(
   const answering = {
     ...tool,
     delegate: spec,
-    handler: () => {
-      if (seen.ok) return seen.text
-      throw new Error(seen.error)
-    },
+    // Text that starts with [ToolError] is a failed call (dispatch.ts).
+    handler: () => (seen.ok ? seen.text : `[ToolError] ${call.name}: ${seen.error}`),
   }
   const ctx = { ...dispatchContext(state, call, slice), registry: new ToolRegistry([answering]) }
   const result = dispatch(request(call), ctx)
