@@ -32,7 +32,7 @@ export function delegationProblems(
       problems.push({
         agent: agent.name,
         field: 'delegates',
-        message: `${unknown.join(', ')} not agents of this deployment (${[...byName.keys()].join(', ')})`,
+        message: `${unknown.join(', ')}: not ${unknown.length > 1 ? 'agents' : 'an agent'} of this deployment (ENABLED_AGENTS gives ${[...byName.keys()].join(', ')})`,
       })
     }
     const clash = agent.delegates.map(delegateToolName).filter((t) => enabledTools.includes(t))
@@ -87,10 +87,7 @@ function findCycle(
  * effect (a side-effecting tool, any MCP tool, or such a delegate of its own) makes its tool a
  * side-effecting delegate: one call at a time, in the model's order.
  */
-export function delegateTools(
-  agents: readonly Delegating[],
-  tools: readonly Tool[],
-): Tool[] {
+export function delegateTools(agents: readonly Delegating[], tools: readonly Tool[]): Tool[] {
   const byName = new Map(agents.map((a) => [a.name, a]))
   const memo = new Map<string, boolean>()
   const sideEffects = (name: string): boolean => {
