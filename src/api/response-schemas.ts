@@ -358,6 +358,8 @@ export const RunApprovals = z.object({
   runId: z.string(),
   status: runStatus,
   pendingApprovals: z.array(PendingApproval),
+  /** Pending approvals of its child runs (and theirs), each decided on its own run. */
+  descendantApprovals: z.array(DescendantApproval),
 })
 
 /** An item of `GET /v1/agents`. */
@@ -372,6 +374,8 @@ export const AgentItem = z.object({
   protocol: z.nullable(z.string()),
   /** The final answer's JSON Schema; null: a plain text answer. */
   outputSchema: z.nullable(z.record(z.string(), z.unknown())),
+  /** Agents it may hand a task to, each as an `ask_<name>` tool (docs/agents.md#delegation). */
+  delegates: z.array(z.string()),
 })
 
 /** `GET /v1/agents`. */

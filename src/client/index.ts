@@ -17,6 +17,7 @@ export type {
   Deleted,
   Me,
   RunEvent,
+  RunApprovals,
   RunExport,
   RunPage,
   RunResult,

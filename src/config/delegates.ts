@@ -3,9 +3,8 @@
  * delegate that is not an agent of this deployment, or a cycle of delegates, is a configuration
  * problem naming the agent (`/readyz` answers 503), never a run that loops at depth.
  */
-import * as z from 'zod/mini'
-import { delegateToolName } from '../kernel/delegation'
-import { defineTool, type Tool } from '../kernel/tool'
+import { delegateTool, delegateToolName } from '../kernel/delegation'
+import type { Tool } from '../kernel/tool'
 
 /** What delegation looks at of an agent. */
 interface Delegating {
@@ -15,9 +14,6 @@ interface Delegating {
   tools: string[] | null
   delegates: string[]
 }
-
-/** Characters of a delegated task at most. */
-export const MAX_DELEGATED_TASK = 20_000
 
 /** Unknown delegates, delegate tool names a real tool already has, and cycles. */
 export function delegationProblems(
@@ -107,20 +103,8 @@ export function delegateTools(agents: readonly Delegating[], tools: readonly Too
   const wanted = new Set(agents.flatMap((a) => a.delegates))
   return [...wanted]
     .filter((name) => byName.has(name))
-    .map((name) => delegateTool(byName.get(name)!, sideEffects(name)))
-}
-
-function delegateTool(agent: Delegating, sideEffects: boolean): Tool {
-  return defineTool({
-    name: delegateToolName(agent.name),
-    description: `Hand a task to the ${agent.name} agent: ${agent.description} It works on it as a run of its own (its own tools, budget and approvals) and answers when done.`,
-    params: z.object({
-      task: z.string().check(z.minLength(1), z.maxLength(MAX_DELEGATED_TASK)),
-    }),
-    returns: `The ${agent.name} agent's answer (JSON when it answers with a schema), or an error naming its run when it failed.`,
-    delegate: { agent: agent.name, sideEffects },
-    handler: () => {
-      throw new Error('a delegated call runs only inside a run store')
-    },
-  })
+    .map((name) => {
+      const agent = byName.get(name)!
+      return delegateTool(agent.name, agent.description, sideEffects(name))
+    })
 }

@@ -1,7 +1,8 @@
 import type { Budget, StopReason } from './budget'
 import type { Outcome } from './outcome'
 import type { Call, ChildRef, RunState, Usage } from './state'
-import type { DelegateSpec } from './tool'
+import * as z from 'zod/mini'
+import { defineTool, type DelegateSpec, type Tool } from './tool'
 
 /**
  * Delegation (docs/agents.md#delegation): a call of an `ask_<agent>` tool starts a child run of
@@ -30,7 +31,12 @@ export interface ChildOutcome {
   error: string | null
   usage: Pick<
     Usage,
-    'promptTokens' | 'completionTokens' | 'estimated' | 'costUsd' | 'cachedPromptTokens' | 'modelCalls'
+    | 'promptTokens'
+    | 'completionTokens'
+    | 'estimated'
+    | 'costUsd'
+    | 'cachedPromptTokens'
+    | 'modelCalls'
   >
   activeMs: number
 }
@@ -112,4 +118,24 @@ export function carveBudget(parent: RunState, own: Budget): Outcome<{ budget: Bu
   }
   if (cost !== undefined) budget.maxCostUsd = Math.min(own.maxCostUsd ?? cost, cost)
   return { ok: true, budget }
+}
+
+/** Characters of a delegated task at most. */
+export const MAX_DELEGATED_TASK = 20_000
+
+/**
+ * The `ask_<agent>` tool the model calls to delegate a task. Its handler never runs the call: a
+ * delegated call goes through the act phase's own course (delegate-calls.ts).
+ */
+export function delegateTool(agent: string, description: string, sideEffects: boolean): Tool {
+  return defineTool({
+    name: delegateToolName(agent),
+    description: `Hand a task to the ${agent} agent: ${description} It works on it as a run of its own (its own tools, budget and approvals) and answers when done; give it everything it needs in the task.`,
+    params: z.object({
+      task: z.string().check(z.minLength(1), z.maxLength(MAX_DELEGATED_TASK)),
+    }),
+    returns: `The ${agent} agent's answer (JSON when it answers with a schema), or a [ToolError] naming its run when it failed.`,
+    delegate: { agent, sideEffects },
+    handler: () => '[ToolError] a delegated call runs only inside a run store (Deps.children)',
+  })
 }

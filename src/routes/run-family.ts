@@ -23,7 +23,8 @@ export async function withFamily(env: Env, view: RunView, level = 0): Promise<Ru
   const descendantApprovals = [...view.descendantApprovals]
   for (const child of byId.values()) {
     const agent = child.agent.name
-    for (const a of child.pendingApprovals) descendantApprovals.push({ runId: child.id, agent, ...a })
+    for (const a of child.pendingApprovals)
+      descendantApprovals.push({ runId: child.id, agent, ...a })
     descendantApprovals.push(...child.descendantApprovals)
   }
   return {

@@ -1,7 +1,12 @@
 import { agentTools, DEMO_MODEL, loadConfig, splitTools } from '../config'
 import type { EnvVars } from '../env-vars'
 import { findCall } from '../kernel/calls'
-import { carveBudget, waitingOnChild, type ChildOutcome, type ChildRuns } from '../kernel/delegation'
+import {
+  carveBudget,
+  waitingOnChild,
+  type ChildOutcome,
+  type ChildRuns,
+} from '../kernel/delegation'
 import type { RunState } from '../kernel/state'
 import { sha256Hex } from '../security/sha256'
 import type { ApiRunResult } from './api-result'

@@ -53,7 +53,8 @@ export async function deliver(entry: OutboxEntry, ctx: DeliveryContext): Promise
     return writeRunIndex(ctx.runIndex, runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at))
   }
   if (entry.kind.startsWith('slack.')) return deliverSlack(entry, ctx)
-  if (entry.kind === PARENT_KIND || entry.kind === CANCEL_CHILD_KIND) return deliverFamily(entry, ctx)
+  if (entry.kind === PARENT_KIND || entry.kind === CANCEL_CHILD_KIND)
+    return deliverFamily(entry, ctx)
   if (entry.kind === OTEL_KIND) return deliverOtel(entry, ctx)
   throw new DeliveryError(`unknown delivery kind "${entry.kind}"`, { retryable: false })
 }
