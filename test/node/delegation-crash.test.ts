@@ -7,6 +7,7 @@
  * that finishes with the child's answer. The child is judged by every invariant of the crash
  * test (crash/invariants.ts).
  */
+import { createHash } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { reply, type FakeReply } from '../fakes/fake-openai'
 import type { RunView } from '../../src/runs/types'
@@ -48,7 +49,7 @@ const POINTS: DelegationPoint[] = [
   },
   {
     name: 'just after the child finishes',
-    onLog: (l, ids) => l.msg === 'transition' && l.action === 'stop' && l.runId === ids.child,
+    onLog: (l, ids) => l.msg === 'transition' && l.phase === 'done' && l.runId === ids.child,
     postHits: 1,
   },
 ]
@@ -106,12 +107,12 @@ describe.concurrent('delegation killed with SIGKILL', () => {
     }
     const run = runRef(tag)
     run.resolve(await session.startRun({ tag, script: parentScript, agent: 'lead' }))
-    let childId = ''
+    // The child's id is derived from the parent's and the call's (runs/child-runs.ts).
+    const childId = `run_${createHash('sha256').update(`edgeloop-child:${run.id}:call_ask`).digest('hex').slice(0, 32)}`
+    ids.child = childId
     const view = await session.drive(run.id, {
       timeoutMs: 20_000,
       onView: async (v) => {
-        const child = v.children[0]?.runId
-        if (child) childId = ids.child = child
         if (point.onView?.(v)) kill('parent view: ' + point.name)
         // The person's click, on the child's own approval route.
         for (const a of v.descendantApprovals) {
