@@ -65,7 +65,8 @@ export class AgentConfigError extends ConfigError {
 
 /** The file an agent's problem is fixed in. */
 export function agentVariable(name: string): string {
-  return `agents/${name}.ts`
+  // Files are kebab-case: agent log_analyst lives in agents/log-analyst.ts.
+  return `agents/${name.replaceAll('_', '-')}.ts`
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/
@@ -85,7 +86,8 @@ export interface AgentLimits {
 
 /**
  * The agents ENABLED_AGENTS names (unset: every agent of the catalog, those whose model is the
- * offline demo only with MODEL=demo), resolved; `default` is always there. Throws
+ * offline demo only with MODEL=demo) and the agents they delegate to, resolved; `default` is
+ * always there. Throws
  * ConfigError for an unknown name, AgentConfigError listing every problem of every agent.
  */
 export function resolveAgents(
@@ -106,7 +108,12 @@ export function resolveAgents(
   const names = enabled.length
     ? ['default', ...enabled]
     : catalog.filter((a) => a.model !== DEMO_MODEL || demo).map((a) => a.name)
-  const chosen = [...new Set(names)].map((n) => byName.get(n)).filter((a) => a !== undefined)
+  // An enabled agent brings the agents it delegates to (and theirs): they are part of it.
+  const wanted = new Set(names)
+  for (const name of wanted) {
+    for (const d of byName.get(name)?.delegates ?? []) if (byName.has(d)) wanted.add(d)
+  }
+  const chosen = catalog.filter((a) => wanted.has(a.name))
   const problems: AgentProblem[] = []
   const agents = chosen.map((def) => resolveAgent(def, limits, problems))
   const claimed = new Map<string, string>()

@@ -77,18 +77,16 @@ describe('delegates are checked with the agents', () => {
     ).toThrow(/agent "lead" delegates: ask_helper is a tool's name already/)
   })
 
-  it('/readyz: a delegate the deployment does not enable is 503 naming the agent', async () => {
-    const res = await fetchWith({ ENABLED_AGENTS: 'lead' }, '/readyz')
-    expect(res.status).toBe(503)
-    const body = (await res.json()) as { error: { details: { problems: unknown[] } } }
-    expect(body.error.details.problems).toEqual([
-      {
-        variable: 'agents/lead.ts',
-        agent: 'lead',
-        field: 'delegates',
-        message:
-          'agent "lead" delegates: triage: not an agent of this deployment (ENABLED_AGENTS gives default, lead)',
-      },
+  it('ENABLED_AGENTS brings the agents an enabled one delegates to', async () => {
+    const res = await fetchWith({ ENABLED_AGENTS: 'lead' }, '/v1/agents', {
+      headers: { authorization: 'Bearer test-token' },
+    })
+    expect(res.status).toBe(200)
+    const { agents } = (await res.json()) as { agents: { name: string; delegates: string[] }[] }
+    expect(agents.map((a) => [a.name, a.delegates])).toEqual([
+      ['default', []],
+      ['triage', []],
+      ['lead', ['triage', 'default']],
     ])
   })
 
