@@ -11,7 +11,7 @@ import type { RunState } from '../kernel/state'
 import { sha256Hex } from '../security/sha256'
 import type { ApiRunResult } from './api-result'
 import type { RunStorage } from './storage'
-import { runStub, type RunInfo } from './types'
+import { runStub, type RunInfo, type SlackCards } from './types'
 
 /**
  * A run's children (docs/agents.md#delegation): each delegated call starts one child run in an
@@ -35,7 +35,12 @@ export async function childRunId(parentId: string, callId: string): Promise<stri
 type RunsEnv = EnvVars & { RUNS?: DurableObjectNamespace }
 
 /** The kernel's `Deps.children` for one run. */
-export function childRuns(env: RunsEnv, storage: RunStorage, info: RunInfo | undefined): ChildRuns {
+export function childRuns(
+  env: RunsEnv,
+  storage: RunStorage,
+  info: RunInfo | undefined,
+  slackThread: () => string | undefined = () => undefined,
+): ChildRuns {
   return {
     async start(call, spec, parent) {
       const config = loadConfig(env)
@@ -78,6 +83,7 @@ export function childRuns(env: RunsEnv, storage: RunStorage, info: RunInfo | und
         // The child acts for whoever asked the parent.
         requestedBy: info?.requestedBy ?? 'api',
         ...(model ? { model } : {}),
+        ...slackCardsFor(info, slackThread(), parent.agent.name),
         parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },
       })
       if (answer.deleted) return { ok: false, error: `child run ${id} was deleted` }
@@ -87,6 +93,22 @@ export function childRuns(env: RunsEnv, storage: RunStorage, info: RunInfo | und
       return storage.getValue<ChildOutcome>(outcomeKey(call.id))
     },
   }
+}
+
+/**
+ * A child of a Slack-started run posts its approval cards in the thread of the run that asked
+ * (which got the same place from its own parent); it posts nothing else there.
+ */
+function slackCardsFor(
+  info: RunInfo | undefined,
+  thread: string | undefined,
+  parentAgent: string,
+): { slackCards?: SlackCards } {
+  const origin = info?.slack ?? info?.slackCards
+  if (!origin) return {}
+  const { parentAgent: _grandparent, ...place } = { parentAgent, ...origin }
+  const threadTs = origin.threadTs ?? thread
+  return { slackCards: { ...place, ...(threadTs ? { threadTs } : {}), parentAgent } }
 }
 
 /** What a finished child's trace gives its parent. */

@@ -28,6 +28,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     ...(input.metadata ? { metadata: redactJson(input.metadata) } : {}),
     ...(input.model ? { model: input.model } : {}),
     ...(input.slack ? { slack: input.slack } : {}),
+    ...(input.slackCards ? { slackCards: input.slackCards } : {}),
     ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),
     // Kept beside the state, so every slice, in any instance, exports into the same trace.
     trace: traceOf(state.id, input.trace),

@@ -25,6 +25,7 @@ export function runDependencies(
   info: RunInfo | undefined,
   current: () => RunState,
   mcpSessions: McpSessions,
+  slackThread?: () => string | undefined,
 ): Deps {
   const config = loadConfig(env)
   const reserved = reservedToolNames(config)
@@ -43,7 +44,7 @@ export function runDependencies(
       env.RUNS,
     ),
     redact: redactorFor(env),
-    children: childRuns(env, storage, info),
+    children: childRuns(env, storage, info, slackThread),
     ...(p !== undefined || c !== undefined
       ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
       : {}),

@@ -574,7 +574,18 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   #dependencies(state: RunState): Deps {
     const current = () => this.#state!
     const sessions = this.#mcpSessions
-    this.#deps ??= runDependencies(this.env, this.#storage, state, this.#info, current, sessions)
+    // A child's approval cards go to this run's thread: its ts once the first message is out.
+    const thread = () =>
+      (this.#outbox.get('slack.started')?.result as { ts?: string } | undefined)?.ts
+    this.#deps ??= runDependencies(
+      this.env,
+      this.#storage,
+      state,
+      this.#info,
+      current,
+      sessions,
+      thread,
+    )
     return this.#deps
   }
 

@@ -34,7 +34,8 @@ export function queueTransitionEffects(
   now: number,
 ): void {
   const { outbox } = sinks
-  if (next.phase === 'await_approval' && prev?.phase !== 'await_approval' && info.slack) {
+  const cards = info.slack ?? info.slackCards
+  if (next.phase === 'await_approval' && prev?.phase !== 'await_approval' && cards) {
     for (const { call } of pendingApprovals(next)) {
       outbox.enqueue(`slack.approval:${call.id}`, 'slack.approval', { callId: call.id }, now)
     }
@@ -75,7 +76,7 @@ export function queueDecisions(
   next: RunState,
   now: number,
 ): void {
-  if (!info.slack) return
+  if (!info.slack && !info.slackCards) return
   const before = new Map(prev?.steps.at(-1)?.calls.map((c) => [c.id, c.approval?.decision]))
   for (const call of next.steps.at(-1)?.calls ?? []) {
     if (!call.approval?.decision || before.get(call.id) === call.approval.decision) continue

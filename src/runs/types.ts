@@ -44,7 +44,15 @@ export interface StartInput {
   agent?: AgentInput
   /** A child run: the run and call that started it (runs/child-runs.ts). */
   parent?: ParentRef
+  /** A child of a Slack-started run: where its approval cards go (the parent's thread). */
+  slackCards?: SlackCards
 }
+
+/**
+ * Where a child of a Slack-started run posts its approval cards, and nothing else: the root
+ * run's channel and thread, with the agent that delegated to it (the card names both).
+ */
+export type SlackCards = SlackOrigin & { parentAgent: string }
 
 /** Stored beside the state: who asked and where to report. */
 export interface RunInfo {
@@ -59,6 +67,8 @@ export interface RunInfo {
   mcpTools?: string[]
   /** The run's trace (runs/otel/otel-ids.ts); absent in runs from before tracing. */
   trace?: RunTrace
+  /** See StartInput.slackCards. */
+  slackCards?: SlackCards
 }
 
 export type { CallbackEvents, RunStatus }

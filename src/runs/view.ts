@@ -27,7 +27,7 @@ export function toRunView(
     createdAt: new Date(state.createdAt).toISOString(),
     requestedBy: info.requestedBy,
     ...(info.metadata ? { metadata: info.metadata } : {}),
-    ...(info.slack ? { slack: info.slack } : {}),
+    ...slackPlace(info),
     ...(blocked && state.phase !== 'done' ? { blocked } : {}),
     agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
@@ -57,6 +57,14 @@ export function toRunView(
       )
       .map(toApiDelivery),
   }
+}
+
+/** Where in Slack the run talks: its own origin, or (a child) its approval cards' thread. */
+function slackPlace(info: RunInfo): { slack?: RunView['slack'] } {
+  if (info.slack) return { slack: info.slack }
+  if (!info.slackCards) return {}
+  const { parentAgent: _agent, ...place } = info.slackCards
+  return { slack: place }
 }
 
 export function statusOf(state: RunState): RunStatus {

@@ -28,7 +28,7 @@ const ERROR_LIMIT = 500
  * Called from the run's outbox, so a Slack outage delays messages but never the run.
  */
 export async function deliverSlack(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
-  const origin = ctx.info.slack
+  const origin = ctx.info.slack ?? ctx.info.slackCards
   if (!origin) throw new DeliveryError('run was not started from Slack', { retryable: false })
   const token = ctx.env.SLACK_BOT_TOKEN
   if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', { retryable: false })
@@ -85,6 +85,7 @@ async function send(
       // Decided before the message went out (e.g. through the API): nothing to click.
       if (found.call.status !== 'awaiting_approval') return { skipped: 'already decided' }
       waitForThread(ctx, thread)
+      const asker = (ctx.info.slack ?? ctx.info.slackCards)?.userId
       const message = approvalBlocks({
         runId: state.id,
         callId,
@@ -93,8 +94,13 @@ async function send(
         reason: found.thought,
         argsHash: found.call.approval.hash,
         expiresAt: found.call.approval.expiresAt,
-        ...(ctx.info.slack?.userId ? { requestedBy: ctx.info.slack.userId } : {}),
-        ...(state.agent.name !== 'default' ? { agent: state.agent.name } : {}),
+        ...(asker ? { requestedBy: asker } : {}),
+        ...(state.agent.name !== 'default' || ctx.info.slackCards
+          ? { agent: state.agent.name }
+          : {}),
+        ...(ctx.info.slackCards
+          ? { delegatedBy: { agent: ctx.info.slackCards.parentAgent, runId: state.parent!.runId } }
+          : {}),
       })
       const res = await client.postMessage({
         channel,
@@ -182,6 +188,7 @@ async function send(
 /** The thread to answer in: the mention's own, or the "working on it" message we posted. */
 function threadOf(ctx: DeliveryContext): string | undefined {
   if (ctx.info.slack?.threadTs) return ctx.info.slack.threadTs
+  if (ctx.info.slackCards) return ctx.info.slackCards.threadTs
   const started = ctx.outbox.get('slack.started')
   return (started?.result as { ts?: string } | undefined)?.ts
 }
