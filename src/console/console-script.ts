@@ -1,5 +1,6 @@
 import { CONSOLE_CONTROLS } from './console-controls'
 import { CONSOLE_EVENT_STREAM } from './console-event-stream'
+import { CONSOLE_FAMILY } from './console-family'
 import { CONSOLE_RUN_LIST } from './console-run-list'
 import { CONSOLE_START_FORM } from './console-start-form'
 import { CONSOLE_STEP_CHART } from './console-step-chart'
@@ -193,6 +194,7 @@ export const CONSOLE_SCRIPT =
   CONSOLE_EVENT_STREAM +
   CONSOLE_RUN_LIST +
   CONSOLE_TIMELINE +
+  CONSOLE_FAMILY +
   CONSOLE_STEP_CHART +
   CONSOLE_CONTROLS +
   CONSOLE_START_FORM +
