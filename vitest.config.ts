@@ -1,5 +1,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin'
 import { readFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { defineConfig, type Plugin } from 'vitest/config'
 import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
 
@@ -14,6 +16,22 @@ const sdkWithoutSourceMaps: Plugin = {
     if (!/node_modules\/@modelcontextprotocol\/sdk\/.*\.js$/.test(id)) return null
     const code = await readFile(id.split('?')[0]!, 'utf8')
     return { code: code.replace(/\n\/\/# sourceMappingURL=.*$/, ''), map: null }
+  },
+}
+
+// The `agent-catalog` project's Worker is built with test/agent-catalog/catalog.ts in place of
+// agents/catalog.ts: the shipped agents plus test agents (Slack channels, side effects), made with
+// the real defineAgent and checked by the real loader (docs/agents.md#slack).
+const ROOT = dirname(fileURLToPath(import.meta.url))
+const SHIPPED_CATALOG = join(ROOT, 'agents', 'catalog.ts')
+const TEST_CATALOG = join(ROOT, 'test', 'agent-catalog', 'catalog.ts')
+const testAgentCatalog: Plugin = {
+  name: 'test-agent-catalog',
+  enforce: 'pre',
+  async resolveId(source, importer, options) {
+    if (!importer || importer.split('?')[0] === TEST_CATALOG || !/catalog/.test(source)) return null
+    const resolved = await this.resolve(source, importer, { ...options, skipSelf: true })
+    return resolved?.id.split('?')[0] === SHIPPED_CATALOG ? TEST_CATALOG : null
   },
 }
 
@@ -88,6 +106,7 @@ export default defineConfig({
             'test/mcp/**',
             'test/script/**',
             'test/slack-streaming/**',
+            'test/agent-catalog/**',
           ],
         },
       },
@@ -111,6 +130,25 @@ export default defineConfig({
           testTimeout: 30_000,
           name: 'slack-streaming',
           include: ['test/slack-streaming/**/*.test.ts'],
+        },
+      },
+      {
+        // The Worker built with test agents (testAgentCatalog above); the two that break the
+        // channel rules are in the catalog but not offered unless a test enables them.
+        plugins: [
+          sdkWithoutSourceMaps,
+          testAgentCatalog,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: { ...common, ...fakeProvider, ENABLED_AGENTS: 'triage,incident,ticket' },
+            },
+          }),
+        ],
+        test: {
+          testTimeout: 30_000,
+          name: 'agent-catalog',
+          include: ['test/agent-catalog/**/*.test.ts'],
         },
       },
       {

@@ -20,6 +20,8 @@ export async function importTs(tsPath) {
       platform: 'node',
       target: 'node20',
       logLevel: 'warning',
+      // As wrangler.toml's Text rule: an agent's Markdown instructions are their text.
+      loader: { '.md': 'text' },
     })
     return await import(pathToFileURL(outfile).href)
   } finally {

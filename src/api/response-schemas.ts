@@ -312,6 +312,8 @@ export const RunEvent = z.discriminatedUnion('type', [
       ok: z.boolean(),
       answer: z.string(),
       output: z.optional(z.unknown()),
+      /** The run's agent, as the view shows it. */
+      agent: RunAgent,
       stopReason,
       error: z.optional(z.string()),
       stepCount: z.number(),

@@ -417,6 +417,10 @@ export type RunEvent =
       ok: boolean
       answer: string
       output?: unknown
+      agent: {
+        name: string
+        version: string
+      }
       stopReason:
         | 'finish'
         | 'max_steps'

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
-import { canonicalJson } from './canonical'
+import { agentVersion } from './agent-version'
+import { PROMPT_FORMAT } from './prompt-format'
 
 /**
  * What a run copies of its agent when it starts (docs/agents.md): after that the run never reads
@@ -18,11 +19,17 @@ export const AgentSnapshotSchema = z.object({
   /** The agent's model; null: the deployment's (or the run's own choice). */
   model: z.nullable(z.string()),
   temperature: z.nullable(z.number()),
+  /**
+   * The kernel's prompt format the run started with (src/kernel/prompt-format.ts), kept for the
+   * run's life. Outside the version hash: it is the kernel's, not the agent's. Absent in runs
+   * saved before the field: the format of that time, 2.
+   */
+  promptFormat: z.optional(z.union([z.literal(1), z.literal(2)])),
 })
 export type AgentSnapshot = z.infer<typeof AgentSnapshotSchema>
 
 /** What a run is started with of its agent; the kernel adds the version. */
-export type AgentInput = Partial<Omit<AgentSnapshot, 'version'>>
+export type AgentInput = Partial<Omit<AgentSnapshot, 'version' | 'promptFormat'>>
 
 /** The name of a run that names no agent. */
 export const DEFAULT_AGENT = 'default'
@@ -43,26 +50,7 @@ export function agentSnapshot(agent: AgentInput | undefined, run: RunShape): Age
     model: agent?.model ?? null,
     temperature: agent?.temperature ?? null,
   }
-  return { ...body, version: agentVersion({ ...body, ...run }) }
+  return { ...body, version: agentVersion({ ...body, ...run }), promptFormat: PROMPT_FORMAT }
 }
 
-/**
- * 12 hex digits of a 64-bit FNV-1a hash of the canonical JSON: short enough to show, stable
- * across isolates, and synchronous (a migration computes it for saved runs). Not a security
- * hash: it tells versions apart, it does not protect them.
- */
-export function agentVersion(content: unknown): string {
-  const text = canonicalJson(content)
-  // The 64-bit state as two 32-bit halves: BigInt arithmetic cost ~0.5 ms per 5 KiB of
-  // instructions, once per run (npm run bench -- kernel, the +agent cases); this is ~6x less.
-  // FNV prime 2^40 + 0x1b3: h * prime = h * 0x1b3 + (h << 40), both mod 2^64.
-  let hi = 0xcbf29ce4
-  let lo = 0x84222325
-  for (let i = 0; i < text.length; i++) {
-    lo = (lo ^ text.charCodeAt(i)) >>> 0
-    const low = lo * 0x1b3
-    hi = (hi * 0x1b3 + Math.floor(low / 0x100000000) + ((lo << 8) >>> 0)) >>> 0
-    lo = low >>> 0
-  }
-  return (hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0')).slice(0, 12)
-}
+export { agentVersion }

@@ -1,5 +1,6 @@
 import type { AgentSnapshot } from './agent-schema'
 import type { ChatMessage, ModelRequest, Protocol } from './model'
+import { promptFormatOf } from './prompt-format'
 import type { ToolRegistry } from './registry'
 import type { RunState, Step } from './state'
 import { elisionSaving, FRAMING, stepMessages } from './step-messages'
@@ -105,7 +106,8 @@ export class RenderCache {
       key.registry !== registry ||
       key.task !== task ||
       key.history !== history ||
-      (key.agent !== agent && key.agent.version !== agent.version)
+      (key.agent !== agent &&
+        (key.agent.version !== agent.version || key.agent.promptFormat !== agent.promptFormat))
     ) {
       this.#reset(protocol, registry, task, history, agent)
     }
@@ -122,9 +124,10 @@ export class RenderCache {
       this.#tokens = this.#tokensBefore[i]!
       cached.length = this.#starts.length = this.#tokensBefore.length = i
     }
+    const format = promptFormatOf(agent)
     for (; i < steps.length; i++) {
       const step = steps[i]!
-      const rendered = stepMessages(step, protocol, i < cut)
+      const rendered = stepMessages(step, protocol, i < cut, format)
       cached.push(step)
       this.#starts.push(this.#messages.length)
       this.#tokensBefore.push(this.#tokens)

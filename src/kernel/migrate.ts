@@ -20,13 +20,17 @@ export function migrateRunState(value: unknown): unknown {
 /**
  * Version 4 adds the run's agent and the result's structured output. A run saved before agents
  * ran as the default agent does today: no instructions, no output schema, and its version is the
- * hash of exactly that, as a run started now would get.
+ * hash of exactly that, as a run started now would get. It keeps prompt format 1, the wording
+ * that version sent (src/kernel/prompt-format.ts), so its next request continues the same bytes.
  */
 function v3ToV4(s: Json): Json {
   const result = isRecord(s.result) ? { ...s.result, output: null } : s.result
   const tools = Array.isArray(s.tools) ? (s.tools as string[]) : []
   const protocol = typeof s.protocolSetting === 'string' ? s.protocolSetting : 'auto'
-  const agent = agentSnapshot(undefined, { tools, protocol, policy: s.policy })
+  const agent = {
+    ...agentSnapshot(undefined, { tools, protocol, policy: s.policy }),
+    promptFormat: 1,
+  }
   return { ...s, v: 4, result, agent }
 }
 

@@ -1,4 +1,5 @@
 import type { ChatMessage, NativeToolCall, Protocol } from './model'
+import type { PromptFormat } from './prompt-format'
 import type { Call, Step } from './state'
 import { approxTokens, approxTokensJoined } from './tokens'
 import { FRAME_CLOSE, frameObservation, frameOpen, framedText, frameTokens } from './tool-output'
@@ -14,10 +15,18 @@ type Rendered = { messages: ChatMessage[]; tokens: number }
 /**
  * The messages one step contributes to every later request, and their estimated tokens. With
  * `elided`, its observations are replaced by stubs that keep their size and handle (the thought
- * and the calls stay): what a step looks like once the context cap has cut it.
+ * and the calls stay): what a step looks like once the context cap has cut it. `format` is the
+ * run's prompt format (src/kernel/prompt-format.ts): 1 words observations as runs saved before
+ * the `<tool_output>` frame did.
  */
-export function stepMessages(step: Step, protocol: Protocol, elided = false): Rendered {
-  return protocol === 'native' ? nativeStep(step, elided) : textStep(step, elided)
+export function stepMessages(
+  step: Step,
+  protocol: Protocol,
+  elided = false,
+  format: PromptFormat = 2,
+): Rendered {
+  const framed = format !== 1
+  return protocol === 'native' ? nativeStep(step, elided, framed) : textStep(step, elided, framed)
 }
 
 /** What a call's observation becomes in a request once elided; null when the stub is no shorter. */
@@ -43,7 +52,7 @@ export function elisionSaving(step: Step): number {
   return saved
 }
 
-function nativeStep(step: Step, elided: boolean): Rendered {
+function nativeStep(step: Step, elided: boolean, framed: boolean): Rendered {
   if (step.kind === 'format_error') {
     return said(step.text ?? '', step.formatError ?? '[FormatError]')
   }
@@ -60,23 +69,26 @@ function nativeStep(step: Step, elided: boolean): Rendered {
   ]
   for (const c of step.calls) {
     const stub = elided ? elidedObservation(c) : null
-    const content = frameObservation(c.name, stub?.text ?? c.observation ?? '')
+    const observation = stub?.text ?? c.observation ?? ''
+    const content = framed ? frameObservation(c.name, observation) : observation
     messages.push({ role: 'tool', tool_call_id: c.id, content })
-    tokens += FRAMING + frameTokens(c.name) + (stub?.tokens ?? observationTokens(c))
+    tokens += FRAMING + (framed ? frameTokens(c.name) : 0) + (stub?.tokens ?? observationTokens(c))
   }
   return { messages, tokens }
 }
 
-function textStep(step: Step, elided: boolean): Rendered {
+function textStep(step: Step, elided: boolean, framed: boolean): Rendered {
   const text = step.text ?? step.thought
   if (step.kind === 'format_error') return said(text, step.formatError ?? '[FormatError]')
   if (step.kind === 'finish') return said(text)
+  const several = step.calls.length > 1
   const pieces: string[] = []
   let content = ''
   for (const c of step.calls) {
     if (pieces.length) pieces.push('\n\n')
     const observation = (elided ? elidedObservation(c)?.text : null) ?? c.observation ?? ''
-    pieces.push(frameOpen(c.name), framedText(observation), FRAME_CLOSE)
+    if (framed) pieces.push(frameOpen(c.name), framedText(observation), FRAME_CLOSE)
+    else pieces.push(several ? `Observation (${c.name}):\n` : 'Observation:\n', observation)
   }
   // Concatenated, not joined: V8 keeps a concatenation as a rope until something reads it, so
   // the observations are copied once, when the request is serialized.

@@ -2,26 +2,29 @@ import type { AgentSnapshot } from './agent-schema'
 import type { Protocol, ToolSchema } from './model'
 import { TEXT_PROTOCOL_FORMAT } from './parse/index'
 import type { ToolRegistry } from './registry'
+import { promptFormatOf } from './prompt-format'
 import { approxTokens } from './tokens'
 import { TOOL_OUTPUT_RULE } from './tool-output'
 
 /** The native protocol's finish tool, offered when a run has an output schema. */
 export const FINAL_ANSWER_TOOL = 'final_answer'
 
-const NATIVE_RULES =
+const NATIVE_RULES_1 =
   'You are an agent that solves the task step by step. Think briefly, then call tools to gather ' +
   'facts; never invent observations. Tools marked as side effects need a person to approve each ' +
-  `call. ${TOOL_OUTPUT_RULE}`
+  'call.'
+const NATIVE_RULES = `${NATIVE_RULES_1} ${TOOL_OUTPUT_RULE}`
 const NATIVE_FINISH =
   ' When you have the answer, reply with the final answer as plain text and no tool call.'
 const NATIVE_FINISH_STRUCTURED =
   ` When you have the answer, call ${FINAL_ANSWER_TOOL} with it as "answer" (its parameters ` +
   'give the schema the answer must match), and no other tool in that reply.'
 
-const TEXT_SYSTEM_HEAD =
+const TEXT_SYSTEM_HEAD_1 =
   'You are an agent that solves the task step by step. Each reply is one step: a short thought ' +
   'and exactly one action. Never invent observations: they come back to you after each action. ' +
-  `Tools marked as side effects need a person to approve each call. ${TOOL_OUTPUT_RULE}`
+  'Tools marked as side effects need a person to approve each call.'
+const TEXT_SYSTEM_HEAD = `${TEXT_SYSTEM_HEAD_1} ${TOOL_OUTPUT_RULE}`
 
 /** The text protocol's format with an output schema: finish's `answer` is the object itself. */
 export function structuredTextFormat(schema: Record<string, unknown>): string {
@@ -67,7 +70,8 @@ const heads = new WeakMap<ToolRegistry, Map<string, RunHead>>()
 export function runHead(registry: ToolRegistry, agent: AgentSnapshot): RunHead {
   let byAgent = heads.get(registry)
   if (!byAgent) heads.set(registry, (byAgent = new Map()))
-  const key = agent.instructions === null && agent.output === null ? '' : agent.version
+  const format = promptFormatOf(agent)
+  const key = `${format}:${agent.instructions === null && agent.output === null ? '' : agent.version}`
   let head = byAgent.get(key)
   if (!head) {
     head = buildHead(registry, agent)
@@ -79,8 +83,10 @@ export function runHead(registry: ToolRegistry, agent: AgentSnapshot): RunHead {
 function buildHead(registry: ToolRegistry, agent: AgentSnapshot): RunHead {
   const first = agent.instructions ? `${agent.instructions.trim()}\n\n` : ''
   const output = agent.output
-  const text = `${first}${TEXT_SYSTEM_HEAD}\n\n${textFormatOf(agent)}${finishToolNote(registry)}\n\n## Tools\n\n${registry.textSpec()}`
-  const native = `${first}${NATIVE_RULES}${output ? NATIVE_FINISH_STRUCTURED : NATIVE_FINISH}`
+  // Prompt format 1 (runs saved before tool output was framed) had no rule about the frame.
+  const legacy = promptFormatOf(agent) === 1
+  const text = `${first}${legacy ? TEXT_SYSTEM_HEAD_1 : TEXT_SYSTEM_HEAD}\n\n${textFormatOf(agent)}${finishToolNote(registry)}\n\n## Tools\n\n${registry.textSpec()}`
+  const native = `${first}${legacy ? NATIVE_RULES_1 : NATIVE_RULES}${output ? NATIVE_FINISH_STRUCTURED : NATIVE_FINISH}`
   const tools = output
     ? [...registry.openaiTools(), finalAnswerTool(output)]
     : registry.openaiTools()

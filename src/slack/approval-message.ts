@@ -12,6 +12,7 @@ import {
   userRef,
 } from './mrkdwn'
 import type { Parsed } from './payloads'
+import { structuredAnswerText } from './structured-answer'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
 import { jsonTextDepth, MAX_JSON_DEPTH } from '../validation/json-walk'
 
@@ -189,7 +190,7 @@ export function runFinishedText(result: {
   answer: string
   stopReason: string
   steps: number
-  /** A structured answer: shown as a compact JSON block instead of the text rendering. */
+  /** A structured answer: shown compact (src/slack/structured-answer.ts), not as its text. */
   output?: unknown
 }): string {
   const steps = `${result.steps} step${result.steps === 1 ? '' : 's'}`
@@ -197,7 +198,7 @@ export function runFinishedText(result: {
     return `:x: Run failed — stopped: ${code(result.stopReason)} after ${steps}. No answer was produced.`
   }
   if (result.output !== undefined) {
-    const shown = jsonCodeBlock(result.output, ANSWER_LIMIT)
+    const shown = structuredAnswerText(result.output, ANSWER_LIMIT)
     const cut = shown.truncated ? '\n_(answer truncated; the full answer is in the run trace)_' : ''
     return `${shown.text}${cut}\n_Done in ${steps}._`
   }

@@ -73,7 +73,7 @@ describe.each(['native', 'text'] as const)('structured answers, %s protocol', (p
     expect(body.agent).toEqual({ name: 'triage', version: expect.stringMatching(/^[0-9a-f]{12}$/) })
     const events = await readSse(await api(`/v1/runs/${id}/events`, { headers: AUTH })).toEnd()
     const finished = events.find((e: RunEvent) => e.type === 'run_finished')!
-    expect(finished.data).toMatchObject({ ok: true, output: GOOD })
+    expect(finished.data).toMatchObject({ ok: true, output: GOOD, agent: body.agent })
   })
 
   it('always wrong: the streak ends the run output_invalid, with no output', async () => {

@@ -86,7 +86,8 @@ export function groupOf(path: string): string {
 // Every module of the Worker and of the tools, as text (Vite's glob; paths from the repo root).
 const sources: Record<string, string> = Object.fromEntries(
   Object.entries(
-    import.meta.glob(['/src/**/*.ts', '/tools/**/*.ts', '/agents/**/*.ts'], {
+    // Agents' Markdown instructions are modules too (wrangler.toml's Text rule): text, no imports.
+    import.meta.glob(['/src/**/*.ts', '/tools/**/*.ts', '/agents/**/*.ts', '/agents/**/*.md'], {
       query: '?raw',
       import: 'default',
       eager: true,

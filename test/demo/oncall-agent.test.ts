@@ -4,6 +4,11 @@
  * still runs the same demo under the default agent.
  */
 import { describe, expect, it } from 'vitest'
+import oncallMarkdown from '../../agents/oncall.md?raw'
+import { oncall } from '../../agents/index'
+import { createRunState, runSlice } from '../../src/kernel/index'
+import { nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
+import { sliceDeps, UNLIMITED } from '../kernel/harness'
 import {
   api,
   AUTH,
@@ -40,6 +45,26 @@ describe('the oncall agent', () => {
       outputSchema: null,
       instructions: expect.stringMatching(/^You are the on-call engineer/),
     })
+  })
+
+  it('its instructions are agents/oncall.md, bundled by the Text rule, byte for byte', async () => {
+    // What the Worker imported (wrangler.toml's rule) is the file as Vite reads it raw.
+    expect(oncall.instructions).toBe(oncallMarkdown)
+    const res = await api('/v1/agents/oncall', { headers: AUTH })
+    const { instructions } = (await res.json()) as { instructions: string }
+    // Stored trimmed: the file's last newline is not part of the text.
+    expect(instructions).toBe(oncallMarkdown.trimEnd())
+    expect(instructions.split('\n')).toHaveLength(6)
+    // First in the system prompt, then the kernel's rules.
+    const model = new ScriptedModel(() => nativeAnswer('done'))
+    const state = createRunState({ task: 't', tools: [], agent: { name: 'oncall', instructions } })
+    await runSlice(
+      state,
+      sliceDeps(model, [], () => 1),
+      UNLIMITED,
+    )
+    const system = model.requests[0]!.messages[0]!.content as string
+    expect(system.startsWith(`${oncallMarkdown.trimEnd()}\n\nYou are an agent that`)).toBe(true)
   })
 
   it.each([

@@ -134,6 +134,7 @@ describe('the event stream of a finished run', () => {
       {
         ok: true,
         answer: 'Recorded 42.',
+        agent: trace.agent,
         stopReason: 'finish',
         stepCount: 3,
         usage: trace.usage,

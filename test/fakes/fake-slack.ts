@@ -370,7 +370,7 @@ export function slashCommandBody(fields: { text: string } & Record<string, strin
     channel_name: 'ops',
     user_id: 'U2147483697',
     user_name: 'steve',
-    command: '/agent',
+    command: '/edgeloop',
     api_app_id: 'A123456',
     is_enterprise_install: 'false',
     response_url: 'https://hooks.slack.test/commands/1234/5678',

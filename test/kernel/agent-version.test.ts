@@ -13,6 +13,8 @@ function reference(content: unknown): string {
   return h.toString(16).padStart(16, '0').slice(0, 12)
 }
 
+const LONG = 'Read the logs first; quote what you find. '.repeat(40)
+
 describe('agentVersion', () => {
   it.each([
     ['an empty object', {}],
@@ -20,9 +22,23 @@ describe('agentVersion', () => {
     ['non-ASCII text', { instructions: 'Répondez en français — 日本語 😀', tools: ['a', 'b'] }],
     ['long instructions', { instructions: 'Read the logs first. '.repeat(300), protocol: 'text' }],
     ['a schema', { output: { type: 'object', properties: { n: { type: 'integer' } } } }],
+    // Long instructions take the cached path: the state after them is kept per text.
+    ['a snapshot', { instructions: LONG, model: null, name: 'a', output: { type: 'object' } }],
+    ['long instructions alone', { instructions: LONG }],
+    ['a key that sorts before them', { a: 1, instructions: LONG, tools: ['t'] }],
+    ['an undefined key before them', { a: undefined, instructions: LONG }],
+    ['quotes and escapes in them', { instructions: `"\\\n\u2028${LONG}`, z: [1, { y: 2 }] }],
   ])('is FNV-1a 64 of the canonical JSON for %s', (_, content) => {
     expect(agentVersion(content)).toBe(reference(content))
     expect(agentVersion(content)).toMatch(/^[0-9a-f]{12}$/)
+  })
+
+  it('gives the same digits from its cache as the first time', () => {
+    const content = { instructions: LONG, name: 'x', tools: ['a'] }
+    const first = agentVersion(content)
+    expect(agentVersion({ ...content })).toBe(first)
+    expect(agentVersion({ ...content, name: 'y' })).toBe(reference({ ...content, name: 'y' }))
+    expect(agentVersion({ ...content, name: 'y' })).not.toBe(first)
   })
 
   it('tells contents apart', () => {

@@ -9,17 +9,14 @@ import awaitingRows from '../fixtures/run-state-v1/awaiting-approval.json'
 import finishedRows from '../fixtures/run-state-v1/finished.json'
 import startedRows from '../fixtures/run-state-v1/started-side-effect.json'
 import {
-  decideApproval,
   parseRunState,
   pendingApprovals,
   RUN_STATE_VERSION,
-  runSlice,
   toRunResult,
   type RunState,
 } from '../../src/kernel/index'
 import { nativeAnswer } from '../fakes/scripted-model'
-import { UNLIMITED } from './harness'
-import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
+import { approveSaved, resumeSaved as resume, savedParts, type Rows } from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows, migrated and validated. */
 function load(rows: Rows): RunState {
@@ -69,17 +66,8 @@ describe('run states saved by version 1', () => {
       status: 'awaiting_approval',
       approval: { decision: null, decidedBy: null },
     })
-    const r = resume(state, [nativeAnswer('Recorded 42.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
-    expect(toRunResult(out.state)).toMatchObject({
+    const r = await approveSaved(state, nativeAnswer('Recorded 42.'))
+    expect(toRunResult(r.state)).toMatchObject({
       ok: true,
       answer: 'Recorded 42.',
       stopReason: 'finish',
@@ -91,7 +79,7 @@ describe('run states saved by version 1', () => {
         callId: 'call_post',
       },
     ])
-    expect(out.state.steps[1]!.calls[0]).toMatchObject({
+    expect(r.state.steps[1]!.calls[0]).toMatchObject({
       observation: 'HTTP 200',
       approval: { decision: 'approved', decidedBy: 'api:alice' },
     })

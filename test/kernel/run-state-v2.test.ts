@@ -10,10 +10,8 @@ import finishedRows from '../fixtures/run-state-v2/finished.json'
 import startedRows from '../fixtures/run-state-v2/started-side-effect.json'
 import {
   continueConversation,
-  decideApproval,
   followUpSource,
   parseRunState,
-  pendingApprovals,
   RUN_STATE_VERSION,
   runSlice,
   toRunResult,
@@ -21,7 +19,7 @@ import {
 } from '../../src/kernel/index'
 import { nativeAnswer } from '../fakes/scripted-model'
 import { UNLIMITED } from './harness'
-import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
+import { approveSaved, resumeSaved as resume, savedParts, type Rows } from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows (no conversation row), migrated. */
 function load(rows: Rows): RunState {
@@ -61,18 +59,8 @@ describe('run states saved by version 2', () => {
 
   it('awaiting approval: approved, the side effect runs once and the run finishes', async () => {
     const state = load(awaitingRows)
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded 42.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
+    const r = await approveSaved(state, nativeAnswer('Recorded 42.'))
+    expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
     expect(r.ran.map((c) => c.callId)).toEqual(['call_post'])
     // The request the resumed run sent has no history message: system, then the task.
     const messages = r.model.requests[0]!.messages

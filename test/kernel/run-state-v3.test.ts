@@ -1,47 +1,39 @@
 /**
  * Runs saved by version 3 of the state schema (before agents) load, migrate to the current
  * version and resume. The fixtures (test/fixtures/run-state-v3) are RunStore rows as the
- * version-3 code wrote them, made by running that code's kernel: the state row without its steps
- * (and without its conversation, which has a row of its own), and one row per step.
+ * version-3 code wrote them, made by running that code's kernel (commit 058fdc3): the state row
+ * without its steps (and without its conversation, which has a row of its own), and one row per
+ * step.
  */
 import { describe, expect, it } from 'vitest'
 import awaitingRows from '../fixtures/run-state-v3/awaiting-approval.json'
 import finishedRows from '../fixtures/run-state-v3/finished.json'
 import followUpRows from '../fixtures/run-state-v3/follow-up-awaiting-approval.json'
 import startedRows from '../fixtures/run-state-v3/started-side-effect.json'
+import awaitingRequest from '../fixtures/run-state-v3/awaiting-approval.request.json'
 import {
   createRunState,
-  decideApproval,
-  parseRunState,
-  pendingApprovals,
   RUN_STATE_VERSION,
   runSlice,
   toRunResult,
   type RunState,
 } from '../../src/kernel/index'
-import { nativeAnswer, ScriptedModel } from '../fakes/scripted-model'
+import { nativeAnswer } from '../fakes/scripted-model'
 import { UNLIMITED } from './harness'
-import { resumeSaved as resume, savedParts, type Rows } from './saved-states'
+import {
+  approveSaved,
+  loadSaved,
+  resumeSaved as resume,
+  savedParts,
+  type Rows,
+} from './saved-states'
 
 /** The state as RunStorage.loadState reads it from the rows (no agent row yet), migrated. */
 function load(rows: Rows): RunState {
-  const { meta, steps } = savedParts(rows)
+  const { meta } = savedParts(rows)
   expect(meta.v).toBe(3)
-  expect(meta).not.toHaveProperty('agent')
-  const row = rows.run.find((r) => r.k === 'conversation')
-  const conversation = row ? (JSON.parse(row.v) as unknown) : null
-  const parsed = parseRunState({ ...meta, conversation, steps })
-  if (!parsed.ok) throw new Error(parsed.error)
-  return parsed.state
-}
-
-/** The system prompt a fresh run with the same tools and no agent sends. */
-async function freshSystemPrompt(state: RunState): Promise<string> {
-  const fresh = createRunState({ task: state.task, tools: state.tools, now: state.createdAt })
-  const r = resume({ ...fresh, steps: [] }, [])
-  const model = new ScriptedModel(() => nativeAnswer('done'))
-  await runSlice(fresh, { ...r.deps, model }, UNLIMITED)
-  return model.requests[0]!.messages[0]!.content as string
+  expect(rows.run.map((r) => r.k)).not.toContain('agent')
+  return loadSaved(rows)
 }
 
 describe('run states saved by version 3', () => {
@@ -74,26 +66,13 @@ describe('run states saved by version 3', () => {
   })
 
   it('awaiting approval: approved, the side effect runs once, the prompt is as before', async () => {
-    const state = load(awaitingRows)
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded 42.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
-    expect(toRunResult(out.state)).not.toHaveProperty('output')
+    const r = await approveSaved(load(awaitingRows), nativeAnswer('Recorded 42.'))
+    expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
+    expect(toRunResult(r.state)).not.toHaveProperty('output')
     expect(r.ran.map((c) => c.callId)).toEqual(['call_post'])
-    const messages = r.model.requests[0]!.messages
-    // No instructions: the kernel's rules alone, byte for byte what version 3 sent.
-    expect(messages[0]!.content).toBe(await freshSystemPrompt(state))
-    expect(messages[0]!.content).toMatch(/^You are an agent that solves the task step by step/)
-    expect(messages[1]).toEqual({ role: 'user', content: 'Task: Compute 6 * 7 and record it' })
+    // Byte for byte what version 3's kernel sent on this resume (test/kernel/prompt-format.test.ts
+    // checks the text protocol too).
+    expect(JSON.stringify(r.model.requests[0]!.messages)).toBe(JSON.stringify(awaitingRequest))
   })
 
   it('a started side effect resumes as outcome unknown and is not run again', async () => {
@@ -117,18 +96,8 @@ describe('run states saved by version 3', () => {
   it('a follow-up resumes with its frozen history between the system prompt and the task', async () => {
     const state = load(followUpRows)
     expect(state.conversation).toMatchObject({ position: 1, droppedTurns: 0 })
-    const [pending] = pendingApprovals(state)
-    const r = resume(state, [nativeAnswer('Recorded.')])
-    const decided = decideApproval(state, {
-      callId: 'call_post',
-      decision: 'approve',
-      argsHash: pending!.call.approval!.hash,
-      by: 'api:alice',
-      now: r.now,
-    })
-    if (!decided.ok) throw new Error(decided.message)
-    const out = await runSlice(decided.state, r.deps, UNLIMITED)
-    expect(toRunResult(out.state)).toMatchObject({ ok: true, answer: 'Recorded.' })
+    const r = await approveSaved(state, nativeAnswer('Recorded.'))
+    expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded.' })
     const messages = r.model.requests[0]!.messages
     expect(messages[1]).toEqual({ role: 'user', content: state.conversation!.prompt })
     expect(messages[2]).toEqual({ role: 'user', content: 'Task: Now record it' })

@@ -22,6 +22,8 @@ const root = join(import.meta.dirname, '..', '..')
 /** The Worker as built for deployment: the bundle and wrangler.toml's runtime settings. */
 export interface WorkerBuild {
   scriptPath: string
+  /** The entry and the text modules beside it (agents' Markdown: wrangler.toml's Text rule). */
+  modules: { type: 'ESModule' | 'Text'; path: string }[]
   compatibilityDate: string
   compatibilityFlags: string[]
   durableObjects: Record<string, { className: string; useSQLite?: boolean }>
@@ -52,8 +54,14 @@ export function bundleWorker(): Promise<WorkerBuild> {
       const { stderr, stdout } = err as { stderr?: string; stdout?: string }
       throw new Error(`bundling the Worker failed: ${stderr || stdout || (err as Error).message}`)
     }
+    // The entry, and the modules wrangler.toml's Text rule wrote beside it (agents' Markdown).
+    const texts = (await readdir(outdir)).filter((f) => f.endsWith('.md'))
     return {
       scriptPath: join(outdir, 'index.js'),
+      modules: [
+        { type: 'ESModule', path: join(outdir, 'index.js') },
+        ...texts.map((f) => ({ type: 'Text' as const, path: join(outdir, f) })),
+      ],
       ...runtimeSettings(await readFile(join(root, 'wrangler.toml'), 'utf8')),
     }
   })()
@@ -65,7 +73,7 @@ export function bundleWorker(): Promise<WorkerBuild> {
  * patterns, not a TOML parser (importing wrangler's own reader costs seconds per test file);
  * a setting written in a shape these do not know fails here, loudly.
  */
-export function runtimeSettings(toml: string): Omit<WorkerBuild, 'scriptPath'> {
+export function runtimeSettings(toml: string): Omit<WorkerBuild, 'scriptPath' | 'modules'> {
   const compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1]
   if (!compatibilityDate) throw new Error('wrangler.toml: no compatibility_date = "…" found')
   const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? ''
@@ -147,8 +155,7 @@ export class WorkerRuntime {
     // Miniflare 5 takes the options of Miniflare 4 through its converter.
     const mf = new Miniflare(
       convertV4MiniflareOptions({
-        modules: true,
-        scriptPath: worker.scriptPath,
+        modules: worker.modules,
         modulesRoot: dirname(worker.scriptPath),
         compatibilityDate: worker.compatibilityDate,
         compatibilityFlags: worker.compatibilityFlags,

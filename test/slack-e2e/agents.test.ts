@@ -1,4 +1,7 @@
-/** Slack and agents: `/agent <agent>: <task>` picks one, and a structured answer shows as JSON. */
+/**
+ * Slack and the shipped agents: `/edgeloop <agent>: <task>` picks one, and a structured answer is
+ * posted compact. test/agent-catalog/ covers channels, approvals and the rest with test agents.
+ */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import { SlackWorld } from './harness'
@@ -12,7 +15,7 @@ afterEach(() => world.restore())
 const ANSWER = { severity: 'sev1', component: 'api', summary: 'The public API answers 503.' }
 
 describe('agents in Slack', () => {
-  it('/agent triage: <task> runs the triage agent and posts its answer as a JSON block', async () => {
+  it('/edgeloop triage: <task> runs the triage agent and posts its answer compact', async () => {
     world.model.enqueue(reply.toolCalls([{ name: 'final_answer', arguments: { answer: ANSWER } }]))
     const { runId } = await world.command('triage: The public API answers 503 since 10:02')
     await world.settle(runId)
@@ -24,7 +27,10 @@ describe('agents in Slack', () => {
     expect(view.agent.name).toBe('triage')
     expect(world.model.bodies[0]!.messages[0]!.content).toMatch(/^You triage incoming/)
     const texts = world.messages().map((m) => m.text ?? '')
-    expect(texts.some((t) => t.includes('```') && t.includes('"severity": "sev1"'))).toBe(true)
+    expect(texts.at(-1)).toBe(
+      '*severity:* sev1\n*component:* api\n*summary:* The public API answers 503.\n' +
+        '_Done in 1 step._',
+    )
   })
 
   it('a prefix that names no agent is part of the task, for the default agent', async () => {

@@ -164,7 +164,7 @@ export class SlackWorld {
     })
   }
 
-  /** Runs `/agent <task>` and returns the ack and the run id it names. */
+  /** Runs `/edgeloop <task>` and returns the ack and the run id it names. */
   async command(task: string, fields: Record<string, string> = {}) {
     const res = await this.post(
       '/slack/commands',

@@ -21,15 +21,19 @@ describe('Slack messages and agents', () => {
     expect(JSON.stringify(approvalBlocks(REQUEST).blocks)).not.toContain('*Agent:*')
   })
 
-  it('a structured answer is a compact JSON block', () => {
-    const text = runFinishedText({
-      ok: true,
-      answer: '{\n  "a": 1\n}',
-      stopReason: 'finish',
-      steps: 2,
-      output: { a: 1 },
-    })
-    expect(text).toBe('```\n{\n  "a": 1\n}\n```\n_Done in 2 steps._')
+  it('a structured answer of plain fields is one line per field, escaped', () => {
+    const output = { severity: 'sev1', component: '<!channel> api', page: 3, known: null }
+    const text = runFinishedText({ ok: true, answer: '', stopReason: 'finish', steps: 2, output })
+    expect(text).toBe(
+      '*severity:* sev1\n*component:* &lt;!channel&gt; api\n*page:* 3\n*known:* null\n' +
+        '_Done in 2 steps._',
+    )
+  })
+
+  it('a nested structured answer is its JSON in a code block', () => {
+    const output = { a: 1, tags: ['x'] }
+    const text = runFinishedText({ ok: true, answer: '', stopReason: 'finish', steps: 1, output })
+    expect(text).toBe('```\n{\n  "a": 1,\n  "tags": [\n    "x"\n  ]\n}\n```\n_Done in 1 step._')
   })
 })
 

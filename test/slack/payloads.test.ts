@@ -21,7 +21,7 @@ describe('parseSlashCommand', () => {
     expect(result).toMatchObject({
       ok: true,
       value: {
-        command: '/agent',
+        command: '/edgeloop',
         text: 'why is p99 up? & fix it',
         user_id: 'U2147483697',
         channel_id: 'C2147483705',

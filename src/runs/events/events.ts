@@ -48,6 +48,7 @@ export function eventsBetween(prev: RunState | undefined, next: RunState): NewRu
         ok: r.ok,
         answer: r.ok ? r.answer : '',
         ...(r.ok && next.agent.output ? { output: r.output } : {}),
+        agent: { name: next.agent.name, version: next.agent.version },
         stopReason: r.stopReason,
         ...(r.error ? { error: r.error } : {}),
         stepCount: next.steps.length,

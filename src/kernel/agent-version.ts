@@ -1,0 +1,75 @@
+/**
+ * An agent snapshot's version: 12 hex digits of a 64-bit FNV-1a hash of the canonical JSON of
+ * what the run took from its agent. Short enough to show, stable across isolates, and synchronous
+ * (a migration computes it for saved runs). Not a security hash: it tells versions apart, it does
+ * not protect them.
+ *
+ * Every run computes one when it starts, over instructions that may run to many KiB: hashing them
+ * whole was most of an agent run's extra CPU (npm run bench -- kernel, the +agent cases). FNV-1a
+ * reads its input in order, and canonical JSON sorts keys, so `"instructions"` (which sorts before
+ * the snapshot's other keys) comes first: the hash state after it is kept per instructions text,
+ * with the versions of the (short) rests seen after it, so a run of a known agent only writes
+ * the rest's canonical JSON. The digits are the same as hashing the whole text.
+ */
+import { canonicalJson } from './canonical'
+
+/** The 64-bit FNV-1a state as two 32-bit halves (BigInt arithmetic is several times slower). */
+type State = { hi: number; lo: number }
+
+const OFFSET_BASIS: State = { hi: 0xcbf29ce4, lo: 0x84222325 }
+
+function fnv(text: string, from: State): State {
+  let { hi, lo } = from
+  // FNV prime 2^40 + 0x1b3: h * prime = h * 0x1b3 + (h << 40), both mod 2^64.
+  for (let i = 0; i < text.length; i++) {
+    lo = (lo ^ text.charCodeAt(i)) >>> 0
+    const low = lo * 0x1b3
+    hi = (hi * 0x1b3 + Math.floor(low / 0x100000000) + ((lo << 8) >>> 0)) >>> 0
+    lo = low >>> 0
+  }
+  return { hi, lo }
+}
+
+function digits({ hi, lo }: State): string {
+  return (hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0')).slice(0, 12)
+}
+
+/** Instructions shorter than this are hashed each time: the cache would cost more than it saves. */
+const CACHED_FROM = 256
+/** Distinct instructions kept: a deployment has a few agents; ad-hoc ones come and go. */
+const CACHE_SIZE = 64
+/** Per instructions text: the state after it, and the versions of the rests seen with it. */
+const cache = new Map<string, { state: State; versions: Map<string, string> }>()
+
+/** The version of `{"instructions":<text>` followed by `tail`, cached. */
+function cachedVersion(instructions: string, tail: string): string {
+  let entry = cache.get(instructions)
+  if (!entry) {
+    if (cache.size >= CACHE_SIZE) cache.clear()
+    const state = fnv(`{"instructions":${canonicalJson(instructions)}`, OFFSET_BASIS)
+    entry = { state, versions: new Map() }
+    cache.set(instructions, entry)
+  }
+  let version = entry.versions.get(tail)
+  if (version === undefined) {
+    if (entry.versions.size >= CACHE_SIZE) entry.versions.clear()
+    version = digits(fnv(tail, entry.state))
+    entry.versions.set(tail, version)
+  }
+  return version
+}
+
+/** FNV-1a 64 of `canonicalJson(content)`, as its first 12 hex digits. */
+export function agentVersion(content: unknown): string {
+  if (typeof content === 'object' && content !== null && !Array.isArray(content)) {
+    const { instructions, ...rest } = content as Record<string, unknown>
+    // Canonical JSON leaves out undefined values and sorts keys: the instructions come first
+    // when no other key sorts before theirs.
+    const first = Object.keys(rest).every((k) => k > 'instructions' || rest[k] === undefined)
+    if (typeof instructions === 'string' && instructions.length >= CACHED_FROM && first) {
+      const others = canonicalJson(rest)
+      return cachedVersion(instructions, others === '{}' ? '}' : `,${others.slice(1)}`)
+    }
+  }
+  return digits(fnv(canonicalJson(content), OFFSET_BASIS))
+}
