@@ -76,9 +76,11 @@ describe.concurrent('delegation killed with SIGKILL', () => {
     const ids = { child: '' }
     let session!: CrashSession
     let killed = false
+    let killedAt = 0
     const kill = (why: string) => {
       if (killed) return
       killed = true
+      killedAt = Date.now()
       session.kill(why)
     }
     session = await CrashSession.open({
@@ -146,5 +148,9 @@ describe.concurrent('delegation killed with SIGKILL', () => {
     const childRun = { id: childId, task: `[${tag}c] Post 42 to the receiver.`, tag: `${tag}c` }
     const { violations } = await judge(session, { ...childRun, script: childScript }, childView)
     expect(violations).toEqual([])
+    if (process.env.DELEGATION_CRASH_REPORT) {
+      const created = Date.parse((await session.view(childId)).createdAt)
+      console.log(`${point.name}: child created ${created - killedAt} ms after the kill`)
+    }
   })
 })
