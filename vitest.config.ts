@@ -39,8 +39,9 @@ const testAgentCatalog: Plugin = {
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
 const common = {
   API_TOKEN: 'test-token',
-  // Named tokens: SHA-256 of test-reader-token, test-starter-token and
-  // test-approver-token, as `printf %s "$TOKEN" | sha256sum` prints them.
+  // Named tokens: SHA-256 of test-reader-token, test-starter-token, test-approver-token,
+  // test-alpha-token and test-beta-token, as `printf %s "$TOKEN" | sha256sum` prints them.
+  // alpha and beta hold every scope but reach only their own runs.
   API_TOKENS: JSON.stringify([
     {
       name: 'reader',
@@ -57,6 +58,15 @@ const common = {
       sha256: '408a4e2c74dec2e9f99685ad6963e20118c9e5b9fecef9b857b4bcc1fedad0c6',
       scopes: ['runs:read', 'approvals:write'],
     },
+    ...['alpha', 'beta'].map((name, i) => ({
+      name,
+      sha256: [
+        '68c914915483f818ae84a9b60302b789d9223e5ae75c6e4f7d9b5059cc0ffcdb',
+        '8f2efc88d84bbf42a866eeb2606fa6092ceec165f7aaa614dd2e52e2ddcdd23d',
+      ][i],
+      scopes: ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'],
+      runs: 'own',
+    })),
   ]),
   WEBHOOK_SECRET: 'test-webhook-secret',
   CONFIRM_POLICY: 'ask',

@@ -1,7 +1,16 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
-import { DECISIONS, OBSERVATION_KINDS, PHASES, PROTOCOLS, STEP_KINDS } from '../kernel/state'
-import { SCOPES } from '../security/api-tokens'
+import { ConversationViewSchema } from '../kernel/conversation-schema'
+import { ApprovalSchema, DECISIONS, OBSERVATION_KINDS, PHASES, STEP_KINDS } from '../kernel/state'
+import {
+  RunAgentSchema,
+  RunResultSchema,
+  TraceCallSchema,
+  TraceChildSchema,
+  TraceStepSchema,
+  TraceUsageSchema,
+} from '../kernel/trace'
+import { RUN_VISIBILITIES, SCOPES } from '../security/api-tokens'
 import { DELIVERY_STATUSES, RUN_STATUSES } from './enums'
 
 /**
@@ -14,82 +23,30 @@ const iso = z.string().check(z.iso.datetime())
 const runStatus = z.enum(RUN_STATUSES)
 const phase = z.enum(PHASES)
 const stopReason = z.enum(STOP_REASONS)
+const decision = z.enum(DECISIONS)
+const stepKind = z.enum(STEP_KINDS)
+const observationKind = z.enum(OBSERVATION_KINDS)
 
 /** The agent a run started with, and the version of it the run copied (a content hash). */
-const RunAgent = z.object({ name: z.string(), version: z.string() })
-const observationKind = z.enum(OBSERVATION_KINDS)
-const stepKind = z.enum(STEP_KINDS)
-const decision = z.enum(DECISIONS)
+const RunAgent = RunAgentSchema
 
+/** The kernel's approval record as the API shows it: `argsHash`, ISO 8601 times. */
+const { hash: _hash, ...approval } = ApprovalSchema.def.shape
 export const Approval = z.object({
   argsHash: z.string(),
+  ...approval,
   requestedAt: iso,
   expiresAt: iso,
-  decision: z.nullable(decision),
-  decidedBy: z.nullable(z.string()),
   decidedAt: z.nullable(iso),
-  reason: z.nullable(z.string()),
 })
 
-export const Usage = z.object({
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  estimated: z.boolean(),
-  costUsd: z.optional(z.number()),
-  cachedPromptTokens: z.number(),
-  modelCalls: z.number(),
-  /** Model calls whose answers were lost to a crash, and their estimated prompt tokens. */
-  lostModelCalls: z.number(),
-  lostPromptTokens: z.number(),
-  activeMs: z.number(),
-})
-
-export const TraceCall = z.object({
-  id: z.string(),
-  name: z.string(),
-  args: json,
-  observation: z.string(),
-  originalSize: z.number(),
-  truncated: z.boolean(),
-  handle: z.optional(z.string()),
-  ms: z.number(),
-  status: z.string(),
-  kind: z.optional(z.string()),
-  approval: z.optional(Approval),
-  argsError: z.optional(z.string()),
-})
-
-export const TraceStep = z.object({
-  i: z.number(),
-  kind: stepKind,
-  thought: z.string(),
-  calls: z.array(TraceCall),
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  estimated: z.boolean(),
-  costUsd: z.optional(z.number()),
-  cachedPromptTokens: z.optional(z.number()),
-  elidedTokens: z.number(),
-  toolSpecTokens: z.number(),
-  lostModelCalls: z.number(),
-  ms: z.number(),
-  modelMs: z.number(),
-  finishReason: z.string(),
-  formatError: z.optional(z.string()),
-})
+/** The kernel's trace (src/kernel/trace.ts), its approvals as the API shows them. */
+export const Usage = TraceUsageSchema
+export const TraceCall = z.extend(TraceCallSchema, { approval: z.optional(Approval) })
+export const TraceStep = z.extend(TraceStepSchema, { calls: z.array(TraceCall) })
 
 /** Where a run stands in its conversation (docs/http-api.md, "Conversations"). */
-export const Conversation = z.object({
-  /** The id of the run that started the conversation (the run's own id if it continues none). */
-  id: z.string(),
-  /** 0 for the run that started it, 1 for the first follow-up, … */
-  position: z.number(),
-  /** The run this one continued; null for the first. */
-  previousRunId: z.nullable(z.string()),
-  /** Earlier turns the run's requests show, and the oldest left out (maxHistoryTokens). */
-  historyTurns: z.number(),
-  droppedTurns: z.number(),
-})
+export const Conversation = ConversationViewSchema
 
 /** `POST /v1/runs` → 202 (or 200 when an Idempotency-Key finds the run it started). */
 export const CreatedRun = z.object({
@@ -106,38 +63,15 @@ export const CreatedRun = z.object({
   }),
 })
 
-/** A child run of a delegated call (docs/agents.md#delegation). */
-export const ChildRun = z.object({
-  callId: z.string(),
-  runId: z.string(),
-  agent: z.string(),
-  /** The trace: as the parent knows it; the view: the child's own status while it runs. */
-  status: runStatus,
-})
-
 /** `GET /v1/runs/:id/trace`: the serializable trace (docs/architecture.md#the-five-disciplines, 3). */
-export const RunResult = z.object({
-  id: z.string(),
-  ok: z.boolean(),
-  answer: z.string(),
-  /** A finished run with an output schema: the validated answer (`answer` renders it as text). */
-  output: z.optional(z.unknown()),
-  stopReason: z.nullable(stopReason),
-  error: z.optional(z.string()),
-  phase,
-  protocol: z.enum(PROTOCOLS),
-  model: z.optional(z.string()),
-  agent: RunAgent,
-  conversation: Conversation,
-  /** A child run: the run that delegated it. */
-  parentRunId: z.optional(z.string()),
-  /** The child runs its delegated calls started (present only when there are some). */
-  children: z.optional(z.array(ChildRun)),
+export const RunResult = z.extend(RunResultSchema, {
   steps: z.array(TraceStep),
-  usage: Usage,
   /** MCP tools left out of the run, and why (present only when there are some). */
   skippedTools: z.optional(z.array(z.object({ tool: z.string(), reason: z.string() }))),
 })
+
+/** A child run of a delegated call (docs/agents.md#delegation): the view shows its own status. */
+export const ChildRun = z.extend(TraceChildSchema, { status: runStatus })
 
 export const PendingApproval = z.object({
   callId: z.string(),
@@ -387,7 +321,18 @@ export const AgentList = z.object({ agents: z.array(AgentItem) })
 export const AgentDetail = z.object({ ...AgentItem.def.shape, instructions: z.string() })
 
 /** `GET /v1/me`: the token that asked, by the name decisions are recorded under. */
-export const Me = z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)) })
+export const Me = z.object({
+  name: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  /** `own`: the token reaches only the runs it started (docs/security.md#who-sees-which-runs). */
+  runs: z
+    .enum(RUN_VISIBILITIES)
+    .check(
+      z.describe(
+        'Which runs the token reaches: "all", or "own" (only the runs it started, their follow-ups and children).',
+      ),
+    ),
+})
 
 /** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */
 export const Deleted = z.object({ id: z.string(), status: z.enum(['deleted', 'deleting']) })

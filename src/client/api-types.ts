@@ -172,7 +172,7 @@ export interface RunResult {
     callId: string
     runId: string
     agent: string
-    status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+    status: 'running' | 'succeeded' | 'failed'
   }>
   steps: Array<{
     i: number
@@ -187,8 +187,21 @@ export interface RunResult {
       truncated: boolean
       handle?: string
       ms: number
-      status: string
-      kind?: string
+      status:
+        | 'pending'
+        | 'ready'
+        | 'awaiting_approval'
+        | 'approved'
+        | 'denied'
+        | 'started'
+        | 'done'
+      kind?:
+        | 'ok'
+        | 'tool_error'
+        | 'dry_run'
+        | 'loop_guard'
+        | 'denied'
+        | 'outcome_unknown'
       approval?: {
         argsHash: string
         requestedAt: string
@@ -199,6 +212,7 @@ export interface RunResult {
         reason: string | null
       }
       argsError?: string
+      fromText?: string
     }>
     promptTokens: number
     completionTokens: number
@@ -517,6 +531,8 @@ export interface Me {
     | 'runs:read'
     | 'approvals:write'
     | 'runs:delete'>
+  /** Which runs the token reaches: "all", or "own" (only the runs it started, their follow-ups and children). */
+  runs: 'all' | 'own'
 }
 
 export interface AgentList {

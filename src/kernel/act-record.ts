@@ -3,7 +3,7 @@ import { type Call, type RunState } from './state'
 import { observationHandle } from './step-messages'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore } from './tool'
-import { completeStep, happened, type Change, type Slice } from './transition'
+import { completeStep, transitionTo, type Slice, type Transition } from './transition'
 import { updateState } from './update-state'
 
 /**
@@ -64,7 +64,7 @@ export function runCall(
   stepIndex: number,
   call: Call,
   slice: Slice,
-): SyncOrAsync<Change> {
+): SyncOrAsync<Transition> {
   const result = dispatch(request(call), dispatchContext(state, call, slice))
   return isPromise(result)
     ? result.then((r) => ranCall(state, stepIndex, call, slice, r))
@@ -77,7 +77,7 @@ function ranCall(
   call: Call,
   slice: Slice,
   result: Dispatched,
-): Change {
+): Transition {
   const bytes = result.originalSize + result.observation.length
   return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
 }
@@ -103,17 +103,16 @@ export function finishCall(
   call: Call,
   slice: Slice,
   bytes: number,
-): Change {
+): Transition {
   const answer = (c: Call) => (c.id === call.id ? call : c)
   const next = withAnswered(state, stepIndex, answer, call.ms ?? 0, slice)
-  const event = happened('run_call', {
+  return transitionTo(next, 'run_call', {
     step: stepIndex,
     tool: call.name,
     callId: call.id,
     stopReason: next.result?.stopReason ?? null,
     bytes,
   })
-  return { state: next, event }
 }
 
 /**
@@ -134,4 +133,3 @@ export function withAnswered(
     ? completeStep(state, slice, steps)
     : updateState(state, { steps })
 }
-

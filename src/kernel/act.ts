@@ -7,15 +7,8 @@ import { replaceCall, updateState } from './update-state'
 import { type Call, type RunState } from './state'
 import { type SyncOrAsync } from './sync-or-async'
 import type { Tool } from './tool'
-import { completeStep, happened, type Change, type Slice } from './transition'
-import {
-  dispatchContext,
-  finishCall,
-  recorded,
-  request,
-  runCall,
-  withAnswered,
-} from './act-record'
+import { completeStep, transitionTo, type Slice, type Transition } from './transition'
+import { dispatchContext, finishCall, recorded, request, runCall, withAnswered } from './act-record'
 import { actDelegated, cancelledChild, startParallelDelegates } from './delegate-calls'
 
 /**
@@ -24,7 +17,7 @@ import { actDelegated, cancelledChild, startParallelDelegates } from './delegate
  * the next transition of the same slice; a `started` record this slice did not write means the
  * process that wrote it died, and the call is not run again (unless its tool is idempotent).
  */
-export function act(state: RunState, slice: Slice): SyncOrAsync<Change> {
+export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   if (current.calls.some((c) => c.status === 'pending')) return reviewAgain(state, slice)
@@ -40,10 +33,10 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Change> {
   if (!call) {
     const next = completeStep(state, slice)
     const stopReason = next.result?.stopReason ?? null
-    return { state: next, event: happened('complete_step', { step: stepIndex, stopReason }) }
+    return transitionTo(next, 'complete_step', { step: stepIndex, stopReason })
   }
   if (call.status === 'awaiting_approval') {
-    return { state: updateState(state, { phase: 'await_approval' }), event: happened('await') }
+    return transitionTo(updateState(state, { phase: 'await_approval' }), 'await')
   }
   if (call.status === 'denied') return finishCall(state, stepIndex, deniedCall(call), slice, 0)
   const tool = slice.registry.get(call.name)
@@ -59,10 +52,8 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Change> {
     // Persisted before the side effect runs: a crash after this never runs it twice.
     const started: Call = { ...call, status: 'started', attempts: call.attempts + 1 }
     slice.startedCalls.add(call.id)
-    return {
-      state: replaceCall(state, stepIndex, started),
-      event: happened('start_call', { step: stepIndex, tool: call.name, callId: call.id }),
-    }
+    const fields = { step: stepIndex, tool: call.name, callId: call.id }
+    return transitionTo(replaceCall(state, stepIndex, started), 'start_call', fields, 'side_effect')
   }
   return runCall(state, stepIndex, call, slice)
 }
@@ -93,7 +84,7 @@ async function runReadOnly(
   stepIndex: number,
   reads: Call[],
   slice: Slice,
-): Promise<Change> {
+): Promise<Transition> {
   const results = await Promise.all(
     reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice))),
   )
@@ -108,13 +99,12 @@ async function runReadOnly(
   })
   // The model's order stays: each call keeps its place in the step.
   const next = withAnswered(state, stepIndex, (c) => done.get(c.id) ?? c, ms, slice)
-  const event = happened('run_calls', {
+  return transitionTo(next, 'run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),
     stopReason: next.result?.stopReason ?? null,
     bytes,
   })
-  return { state: next, event }
 }
 
 function deniedCall(call: Call): Call {

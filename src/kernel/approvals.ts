@@ -13,7 +13,9 @@ import type { Tool } from './tool'
  * and cancels them; every way of closing one goes through `closeApproval`.
  */
 
-export type Decision = 'approve' | 'deny'
+/** What a decider asks for (the approval then records `approved` or `denied`). */
+export const DECISION_REQUESTS = ['approve', 'deny'] as const
+export type Decision = (typeof DECISION_REQUESTS)[number]
 
 export interface DecideInput {
   callId: string

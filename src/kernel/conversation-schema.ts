@@ -42,3 +42,17 @@ export const ConversationSchema = z.object({
   tokens: z.number(),
 })
 export type Conversation = z.infer<typeof ConversationSchema>
+
+/** Where a run stands in its conversation, as its trace and the API show it. */
+export const ConversationViewSchema = z.object({
+  /** The id of the run that started the conversation (this run's own id if it started one). */
+  id: z.string(),
+  /** 0 for the run that started it, 1 for the first follow-up, … */
+  position: z.number(),
+  /** The run this one continued, or null. */
+  previousRunId: z.nullable(z.string()),
+  /** Earlier turns this run's requests show, and those left out to fit maxHistoryTokens. */
+  historyTurns: z.number(),
+  droppedTurns: z.number(),
+})
+export type ConversationView = z.infer<typeof ConversationViewSchema>

@@ -1,9 +1,11 @@
 import { canonicalJson } from './canonical'
 import { observationHandle } from './step-messages'
-import type { Conversation, Turn } from './conversation-schema'
+import type { Conversation, ConversationView, Turn } from './conversation-schema'
 import { KernelUsageError } from '../errors/kernel-usage-error'
 import type { Call, RunState } from './state'
 import { approxTokens } from './tokens'
+
+export type { ConversationView } from './conversation-schema'
 
 /**
  * Conversations (docs/architecture.md#conversations): a run may continue a finished one, and its
@@ -37,17 +39,6 @@ export interface FollowUpSource {
 }
 
 /** The conversation facts the run view and the trace show. */
-export interface ConversationView {
-  /** The id of the run that started the conversation (this run's own id if it started one). */
-  id: string
-  /** 0 for the run that started it, 1 for the first follow-up, … */
-  position: number
-  /** The run this one continued, or null. */
-  previousRunId: string | null
-  /** Earlier turns this run's requests show, and those left out to fit maxHistoryTokens. */
-  historyTurns: number
-  droppedTurns: number
-}
 
 export function conversationView(state: RunState): ConversationView {
   const c = state.conversation

@@ -6,7 +6,7 @@ import { ToolRegistry } from './registry'
 import { type Call, type RunState } from './state'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { DelegateSpec } from './tool'
-import { happened, type Change, type Slice } from './transition'
+import { transitionTo, type Slice, type Transition } from './transition'
 import { replaceCall, updateState } from './update-state'
 
 /**
@@ -22,20 +22,18 @@ export function actDelegated(
   call: Call,
   spec: DelegateSpec,
   slice: Slice,
-): SyncOrAsync<Change> {
+): SyncOrAsync<Transition> {
   if (call.status === 'ready' || call.status === 'approved') {
     const started: Call = { ...call, status: 'started', attempts: call.attempts + 1 }
     slice.startedCalls.add(call.id)
-    return {
-      state: replaceCall(state, stepIndex, started),
-      event: happened('start_call', { step: stepIndex, tool: call.name, callId: call.id }),
-    }
+    const fields = { step: stepIndex, tool: call.name, callId: call.id }
+    return transitionTo(replaceCall(state, stepIndex, started), 'start_call', fields)
   }
   // A started call with no child: created now, or found when an earlier attempt made it.
   if (!call.child) return startChildren(state, stepIndex, [call], slice)
   const outcome = slice.deps.children?.outcome(call)
   if (!outcome) {
-    return { state: updateState(state, { phase: 'await_child' }), event: happened('await') }
+    return transitionTo(updateState(state, { phase: 'await_child' }), 'await')
   }
   return recordChild(state, stepIndex, call, spec, outcome, slice)
 }
@@ -50,7 +48,7 @@ export function startParallelDelegates(
   state: RunState,
   stepIndex: number,
   slice: Slice,
-): SyncOrAsync<Change> | undefined {
+): SyncOrAsync<Transition> | undefined {
   const calls = state.steps[stepIndex]!.calls
   const children = slice.deps.children
   for (const c of calls) {
@@ -67,7 +65,7 @@ export function startParallelDelegates(
       next = replaceCall(next, stepIndex, { ...c, status: 'started', attempts: c.attempts + 1 })
     }
     const tool = ready.map((c) => c.name).join(',')
-    return { state: next, event: happened('start_call', { step: stepIndex, tool }) }
+    return transitionTo(next, 'start_call', { step: stepIndex, tool })
   }
   const unborn = calls.filter((c) => c.status === 'started' && !c.child && readOnly(c))
   return unborn.length ? startChildren(state, stepIndex, unborn, slice) : undefined
@@ -79,7 +77,7 @@ async function startChildren(
   stepIndex: number,
   calls: Call[],
   slice: Slice,
-): Promise<Change> {
+): Promise<Transition> {
   const children = slice.deps.children
   const started = await Promise.all(
     calls.map((call) => {
@@ -103,12 +101,11 @@ async function startChildren(
     next = replaceCall(next, stepIndex, answered)
   })
   // A step whose last call was refused here is complete: act completes it next.
-  const event = happened('start_child', {
+  return transitionTo(next, 'start_child', {
     step: stepIndex,
     tool: calls.map((c) => c.name).join(','),
     callId: calls.length === 1 ? calls[0]!.id : null,
   })
-  return { state: next, event }
 }
 
 /** The child's end as the call's observation, through dispatch; its usage added to the run's. */
@@ -119,7 +116,7 @@ function recordChild(
   spec: DelegateSpec,
   outcome: ChildOutcome,
   slice: Slice,
-): SyncOrAsync<Change> {
+): SyncOrAsync<Transition> {
   const seen = childObservation(outcome)
   const tool = slice.registry.get(call.name)!
   const answering = {
@@ -130,7 +127,7 @@ function recordChild(
   }
   const ctx = { ...dispatchContext(state, call, slice), registry: new ToolRegistry([answering]) }
   const result = dispatch(request(call), ctx)
-  const done = (r: Awaited<typeof result>): Change => {
+  const done = (r: Awaited<typeof result>): Transition => {
     const bytes = r.originalSize + r.observation.length
     const change = finishCall(state, stepIndex, recorded(call, r), slice, bytes)
     // A state finishCall just made: nobody else holds it.
@@ -145,13 +142,13 @@ function recordChild(
  * The `await_child` phase: back to act once any waiting child has ended (or nothing is left to
  * wait for); otherwise the same state, and the slice ends until the child's end is reported.
  */
-export function awaitChildren(state: RunState, slice: Slice): Change {
+export function awaitChildren(state: RunState, slice: Slice): Transition {
   const calls = state.steps.at(-1)?.calls ?? []
   const children = slice.deps.children
   const waiting = calls.filter(waitingOnChild)
   const ended = !children || waiting.length === 0 || waiting.some((c) => children.outcome(c))
-  if (!ended) return { state, event: happened('await') }
-  return { state: updateState(state, { phase: 'act' }), event: happened('child_done') }
+  if (!ended) return transitionTo(state, 'await', {}, 'wait')
+  return transitionTo(updateState(state, { phase: 'act' }), 'child_done')
 }
 
 /** A delegated call of a cancelled run: its child is cancelled with it. */

@@ -7,6 +7,7 @@ export {
   Slice,
   type Action,
   type Deps,
+  type Follows,
   type Pricing,
   type Transition,
   type TransitionEvent,

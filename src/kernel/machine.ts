@@ -8,11 +8,11 @@ import { think } from './think'
 import { awaitChildren } from './delegate-calls'
 import {
   cancelMessage,
-  happened,
   Slice,
   stopped,
-  type Change,
+  transitionTo,
   type Deps,
+  type Follows,
   type Transition,
   type TransitionEvent,
 } from './transition'
@@ -29,25 +29,30 @@ import {
  */
 export function transition(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const started = slice.now()
-  const change = phase(state, slice)
-  return isPromise(change)
-    ? change.then((c) => completed(state, c, started, slice))
-    : completed(state, change, started, slice)
+  const made = phase(state, slice)
+  return isPromise(made)
+    ? made.then((t) => completed(state, t, started, slice))
+    : completed(state, made, started, slice)
 }
 
-/** The transition `change` made from `state`, with its active time and its event. */
-function completed(state: RunState, change: Change, started: number, slice: Slice): Transition {
+/** The transition a phase made from `state`, completed with its active time and its event. */
+function completed(state: RunState, made: Transition, started: number, slice: Slice): Transition {
   const ms = Math.max(0, slice.now() - started)
   // Only active work is charged to maxSeconds; waiting for a person is not a transition. A
   // state a phase returns is new and seen by no one yet, so its time is added in place rather
-  // than by another copy of the whole state.
-  const next = change.state
-  if (next !== state) next.activeMs += ms
-  const event = change.event
+  // than by another copy of the whole state (a waiting transition returns the same state).
+  const next = made.state
+  if (made.follows !== 'wait') next.activeMs += ms
+  const event = made.event
   event.runId = state.id
   event.phase = next.phase
   event.ms = ms
-  return { state: next, event }
+  return made
+}
+
+/** The next transition must run in this same slice: it makes what this one recorded as started. */
+function startedHere(follows: Follows): boolean {
+  return follows === 'model_call' || follows === 'side_effect'
 }
 
 /**
@@ -58,14 +63,14 @@ function completed(state: RunState, change: Change, started: number, slice: Slic
 export async function advance(state: RunState, deps: Deps): Promise<RunState> {
   const slice = new Slice(deps)
   let out = await transition(state, slice)
-  while (out.event.action === 'model_call_started' || out.event.action === 'start_call') {
+  while (startedHere(out.follows)) {
     out = await transition(out.state, slice)
   }
   return out.state
 }
 
-function phase(state: RunState, slice: Slice): SyncOrAsync<Change> {
-  if (state.phase === 'done') return { state, event: happened('noop') }
+function phase(state: RunState, slice: Slice): SyncOrAsync<Transition> {
+  if (state.phase === 'done') return transitionTo(state, 'noop', {}, 'wait')
   if (state.cancelRequested || slice.deps.signal?.aborted) {
     // A model call whose answer a crash lost is counted even when it is never made again.
     const counted = countLostModelCall(state, slice)
@@ -78,8 +83,11 @@ function phase(state: RunState, slice: Slice): SyncOrAsync<Change> {
     case 'act':
       return act(state, slice)
     case 'await_approval': {
+      // The same state when nothing expired: the run waits for a person.
       const next = expireApprovals(state, slice.now())
-      return { state: next, event: happened(next === state ? 'await' : 'expire') }
+      return next === state
+        ? transitionTo(state, 'await', {}, 'wait')
+        : transitionTo(next, 'expire')
     }
     case 'await_child':
       return awaitChildren(state, slice)
@@ -87,12 +95,7 @@ function phase(state: RunState, slice: Slice): SyncOrAsync<Change> {
 }
 
 export type SliceEnd =
-  | 'done'
-  | 'awaiting_approval'
-  | 'awaiting_child'
-  | 'max_transitions'
-  | 'max_wall'
-  | 'max_bytes'
+  'done' | 'awaiting_approval' | 'awaiting_child' | 'max_transitions' | 'max_wall' | 'max_bytes'
 
 export interface SliceResult {
   state: RunState
@@ -109,7 +112,11 @@ export async function runSlice(
   initial: RunState,
   deps: Deps,
   limits: EdgeSlice,
-  persist: (state: RunState, event: TransitionEvent) => void | Promise<void> = () => {},
+  persist: (
+    state: RunState,
+    event: TransitionEvent,
+    follows: Follows,
+  ) => void | Promise<void> = () => {},
 ): Promise<SliceResult> {
   const slice = new Slice(deps)
   const started = slice.now()
@@ -122,17 +129,17 @@ export async function runSlice(
     const out = isPromise(pending) ? await pending : pending
     transitions++
     bytes += out.event.bytes
-    if (out.state === state) {
+    if (out.follows === 'wait') {
       // Nothing to do until a person decides (or an approval expires), or a child run ends.
       const end = state.phase === 'await_child' ? 'awaiting_child' : 'awaiting_approval'
       return { state, end, transitions, bytes }
     }
     state = out.state
-    const persisted = persist(state, out.event)
+    const persisted = persist(state, out.event, out.follows)
     if (persisted) await persisted
     // A started side effect or model call must run in this same invocation: stopping here would
     // make the next one see it as interrupted (an unknown outcome, a lost answer).
-    if (out.event.action === 'start_call' || out.event.action === 'model_call_started') continue
+    if (startedHere(out.follows)) continue
     if (state.phase === 'done') return { state, end: 'done', transitions, bytes }
     if (transitions >= limits.maxTransitions) {
       return { state, end: 'max_transitions', transitions, bytes }

@@ -1,14 +1,14 @@
 import type { StopReason } from './budget'
 import { updateState } from './update-state'
 import { type ModelCall, type RunState } from './state'
-import { happened, stopped, type Change, type Slice } from './transition'
+import { stopped, transitionTo, type Slice, type Transition } from './transition'
 
 /**
  * The first transition of think: check the budgets and write the model call's record, which is
  * persisted before the call is made (see `think`). A record found here that this slice did not
  * write is a call whose answer was lost: it is counted first, so the budgets include it.
  */
-export function startModelCall(state: RunState, slice: Slice): Change {
+export function startModelCall(state: RunState, slice: Slice): Transition {
   const lost = state.modelCall
   const counted = countLostModelCall(state, slice)
   const { budget, usage } = counted
@@ -32,10 +32,13 @@ export function startModelCall(state: RunState, slice: Slice): Change {
     promptTokens: tokens,
     startedAt: slice.now(),
   }
-  return {
-    state: updateState(counted, { modelCall }),
-    event: happened('model_call_started', { step, promptTokens: tokens }),
-  }
+  const fields = { step, promptTokens: tokens }
+  return transitionTo(
+    updateState(counted, { modelCall }),
+    'model_call_started',
+    fields,
+    'model_call',
+  )
 }
 
 /**

@@ -4,7 +4,7 @@ import { verdictFor } from './confirm'
 import { answeredCall } from './calls'
 import { updateState } from './update-state'
 import { type Call, type RunState } from './state'
-import { completeStep, happened, type Change, type Slice } from './transition'
+import { completeStep, transitionTo, type Slice, type Transition } from './transition'
 import type { SyncOrAsync } from './sync-or-async'
 import { checkCall, validateArgs } from './validate'
 
@@ -62,7 +62,7 @@ export function phaseAfterReview(calls: Call[]): 'act' | 'await_approval' {
  * A step saved with calls not yet reviewed (a state written before review moved into the think
  * transition): reviewed in a transition of its own.
  */
-export async function reviewAgain(state: RunState, slice: Slice): Promise<Change> {
+export async function reviewAgain(state: RunState, slice: Slice): Promise<Transition> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   const calls = await reviewCalls(current.calls, stepIndex, state, slice)
@@ -71,7 +71,7 @@ export async function reviewAgain(state: RunState, slice: Slice): Promise<Change
   let next = updateState(state, { steps, phase: phaseAfterReview(calls) })
   if (calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
   const stopReason = next.result?.stopReason ?? null
-  return { state: next, event: happened('review', { step: stepIndex, stopReason }) }
+  return transitionTo(next, 'review', { step: stepIndex, stopReason })
 }
 
 /** One call's first look; a call a person must approve comes back awaiting, not yet asked. */

@@ -23,11 +23,11 @@ import { stepCost, toolCallBytes, toolCallTokens } from './reply-cost'
 import {
   cancelMessage,
   completeStep,
-  happened,
   stop,
   stopped,
-  type Change,
+  transitionTo,
   type Slice,
+  type Transition,
 } from './transition'
 
 /**
@@ -41,13 +41,13 @@ import {
  * and charged to the token and cost budgets, so a crash loop cannot evade them), and the call is
  * made again.
  */
-export function think(state: RunState, slice: Slice): SyncOrAsync<Change> {
+export function think(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const record = state.modelCall
   if (record && slice.startedModelCalls.has(record.step)) return callModel(state, record, slice)
   return startModelCall(state, slice)
 }
 
-async function callModel(state: RunState, record: ModelCall, slice: Slice): Promise<Change> {
+async function callModel(state: RunState, record: ModelCall, slice: Slice): Promise<Transition> {
   const built = buildRequest(state, slice.registry, slice.render)
   const remainingMs = state.budget.maxSeconds * 1000 - state.activeMs
   const { protocol, messages, tools, temperature } = built.request
@@ -98,7 +98,7 @@ function modelFailed(
   startedAt: number,
   remainingMs: number,
   err: unknown,
-): Change {
+): Transition {
   // A cancel surfaces as the abort reason thrown by the adapter: that is not a model error.
   if (slice.deps.signal?.aborted) {
     // The request was made and its answer dropped: counted like one a crash lost.
@@ -112,10 +112,9 @@ function modelFailed(
     state.protocolSetting === 'auto' &&
     state.protocol === 'native'
   ) {
-    return {
-      state: updateState(state, { protocol: 'text', modelCall: null }),
-      event: happened('fallback', { bytes }),
-    }
+    return transitionTo(updateState(state, { protocol: 'text', modelCall: null }), 'fallback', {
+      bytes,
+    })
   }
   if (slice.now() - startedAt >= remainingMs) {
     const why = `the model call used the rest of the ${state.budget.maxSeconds}s budget`
@@ -135,7 +134,7 @@ function recordReply(
   startedAt: number,
   record: ModelCall,
   response: ModelResponse,
-): SyncOrAsync<Change> {
+): SyncOrAsync<Transition> {
   const { deps } = slice
   const modelMs = Math.max(0, slice.now() - startedAt)
   const text = response.text ?? ''
@@ -181,17 +180,15 @@ function recordReply(
     },
   }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
-  const thought = (s: RunState, tool: string | null = null): Change => ({
-    state: s,
-    event: happened('think', {
+  const thought = (s: RunState, tool: string | null = null): Transition =>
+    transitionTo(s, 'think', {
       step: base.i,
       tool,
       promptTokens,
       completionTokens,
       stopReason: s.result?.stopReason ?? null,
       bytes,
-    }),
-  })
+    })
 
   if (response.finishReason === 'content_filter') {
     const filtered = withStep(state, reply, stepOf(base, 'format_error', text, []))
@@ -234,7 +231,7 @@ function recordReply(
   // calls pending: the next transition reviews them, and a lasting fault ends the run with the
   // step and its usage in the trace.
   const unreviewed = () => thought(acting(reading.calls, 'act'), tool)
-  const reviewed = (calls: Call[]): Change => {
+  const reviewed = (calls: Call[]): Transition => {
     const next = acting(calls, phaseAfterReview(calls))
     return thought(calls.every((c) => c.status === 'done') ? completeStep(next, slice) : next, tool)
   }

@@ -1,110 +1,122 @@
-import type { StopReason } from './budget'
-import { conversationView, type ConversationView } from './conversation'
-import type { Approval, RunState } from './state'
+import * as z from 'zod/mini'
+import { STOP_REASONS } from './budget'
+import { conversationView } from './conversation'
+import { ConversationViewSchema } from './conversation-schema'
+import {
+  ApprovalSchema,
+  CALL_STATUSES,
+  OBSERVATION_KINDS,
+  PHASES,
+  PROTOCOLS,
+  STEP_KINDS,
+  type RunState,
+} from './state'
+
+/**
+ * The serializable trace of a run (docs/architecture.md#the-five-disciplines, 3), declared once:
+ * `react()` returns it, and the HTTP API's trace (src/api/response-schemas.ts) is derived from
+ * these schemas, with its times in ISO 8601.
+ */
 
 /** One call in the trace: what was called, with what, and what came back. */
-export interface TraceCall {
-  id: string
-  name: string
-  args: Record<string, unknown>
-  observation: string
+export const TraceCallSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  observation: z.string(),
   /** Characters before truncation. */
-  originalSize: number
-  truncated: boolean
-  handle?: string
-  ms: number
-  status: string
-  kind?: string
-  approval?: Approval
-  argsError?: string
+  originalSize: z.number(),
+  truncated: z.boolean(),
+  handle: z.optional(z.string()),
+  ms: z.number(),
+  status: z.enum(CALL_STATUSES),
+  kind: z.optional(z.enum(OBSERVATION_KINDS)),
+  approval: z.optional(ApprovalSchema),
+  argsError: z.optional(z.string()),
   /** The call was written as text in a native reply, in this format family. */
-  fromText?: string
-}
+  fromText: z.optional(z.string()),
+})
+export type TraceCall = z.infer<typeof TraceCallSchema>
 
-export interface TraceStep {
-  i: number
-  kind: 'action' | 'finish' | 'format_error'
-  thought: string
-  calls: TraceCall[]
-  promptTokens: number
-  completionTokens: number
-  estimated: boolean
-  costUsd?: number
+export const TraceStepSchema = z.object({
+  i: z.number(),
+  kind: z.enum(STEP_KINDS),
+  thought: z.string(),
+  calls: z.array(TraceCallSchema),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  estimated: z.boolean(),
+  costUsd: z.optional(z.number()),
   /** Prompt tokens the provider served from its cache, when it reported them. */
-  cachedPromptTokens?: number
+  cachedPromptTokens: z.optional(z.number()),
   /** Tokens of old observations elided from this step's request (maxContextTokens). */
-  elidedTokens: number
+  elidedTokens: z.number(),
   /** Estimated tokens of the tool specs this step's request offered. */
-  toolSpecTokens: number
-  lostModelCalls: number
-  ms: number
-  modelMs: number
-  finishReason: string
-  formatError?: string
-}
+  toolSpecTokens: z.number(),
+  lostModelCalls: z.number(),
+  ms: z.number(),
+  modelMs: z.number(),
+  finishReason: z.string(),
+  formatError: z.optional(z.string()),
+})
+export type TraceStep = z.infer<typeof TraceStepSchema>
+
+export const TraceUsageSchema = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  estimated: z.boolean(),
+  costUsd: z.optional(z.number()),
+  /** Prompt tokens served from the provider's cache (where it reported them). */
+  cachedPromptTokens: z.number(),
+  /** Every model call made, including those whose answers were lost to a crash. */
+  modelCalls: z.number(),
+  lostModelCalls: z.number(),
+  /** Estimated prompt tokens of the lost calls (included in `promptTokens`). */
+  lostPromptTokens: z.number(),
+  activeMs: z.number(),
+})
+export type TraceUsage = z.infer<typeof TraceUsageSchema>
+
+/** The agent a run started with, and the version of it the run copied (a content hash). */
+export const RunAgentSchema = z.object({ name: z.string(), version: z.string() })
+
+/** What a run's own record says of a child: running until the call has its answer. */
+export const TRACE_CHILD_STATUSES = ['running', 'succeeded', 'failed'] as const
+
+/** A child run of a delegated call (docs/agents.md#delegation), as its parent's trace names it. */
+export const TraceChildSchema = z.object({
+  callId: z.string(),
+  runId: z.string(),
+  agent: z.string(),
+  status: z.enum(TRACE_CHILD_STATUSES),
+})
+export type TraceChild = z.infer<typeof TraceChildSchema>
 
 /** The serializable trace of a run: did it succeed, why it stopped, every step. JSON. */
-export interface RunResult {
-  id: string
-  ok: boolean
+export const RunResultSchema = z.object({
+  id: z.string(),
+  ok: z.boolean(),
   /** Empty unless ok: failure is never dressed as a half answer. */
-  answer: string
+  answer: z.string(),
   /** A run with an output schema that finished: its validated answer (`answer` renders it). */
-  output?: unknown
+  output: z.optional(z.unknown()),
   /** Null while the run is still going. */
-  stopReason: StopReason | null
-  error?: string
-  phase: RunState['phase']
-  protocol: RunState['protocol']
-  model?: string
-  /** The agent the run started with, and the version of it the run copied. */
-  agent: { name: string; version: string }
+  stopReason: z.nullable(z.enum(STOP_REASONS)),
+  error: z.optional(z.string()),
+  phase: z.enum(PHASES),
+  protocol: z.enum(PROTOCOLS),
+  model: z.optional(z.string()),
+  agent: RunAgentSchema,
   /** Where the run stands in its conversation (a run that continues nothing starts its own). */
-  conversation: ConversationView
-  /** A child run: the run that delegated it (docs/agents.md#delegation). */
-  parentRunId?: string
-  /** The child runs its delegated calls started, in the order they started. */
-  children?: TraceChild[]
-  steps: TraceStep[]
-  usage: TraceUsage
-}
-
-/** A child run as its parent's trace names it. */
-export interface TraceChild {
-  callId: string
-  runId: string
-  agent: string
-  /** From the parent's record: `running` until the call has the child's answer. */
-  status: 'running' | 'succeeded' | 'failed'
-}
-
-/** The child runs of a run's delegated calls, with what the run knows of their state. */
-export function childrenOf(state: RunState): TraceChild[] {
-  const children: TraceChild[] = []
-  for (const step of state.steps) {
-    for (const c of step.calls) {
-      if (!c.child) continue
-      const status = c.status !== 'done' ? 'running' : c.kind === 'ok' ? 'succeeded' : 'failed'
-      children.push({ callId: c.id, runId: c.child.runId, agent: c.child.agent, status })
-    }
-  }
-  return children
-}
-
-export interface TraceUsage {
-  promptTokens: number
-  completionTokens: number
-  estimated: boolean
-  costUsd?: number
-  /** Prompt tokens served from the provider's cache (where it reported them). */
-  cachedPromptTokens: number
-  /** Every model call made, including those whose answers were lost to a crash. */
-  modelCalls: number
-  lostModelCalls: number
-  /** Estimated prompt tokens of the lost calls (included in `promptTokens`). */
-  lostPromptTokens: number
-  activeMs: number
-}
+  conversation: ConversationViewSchema,
+  /** A child run: the run that delegated it. */
+  parentRunId: z.optional(z.string()),
+  /** The child runs its delegated calls started (present only when there are some). */
+  children: z.optional(z.array(TraceChildSchema)),
+  steps: z.array(TraceStepSchema),
+  usage: TraceUsageSchema,
+})
+export type RunResult = z.infer<typeof RunResultSchema>
 
 /** The trace of a run in any phase. */
 export function toRunResult(state: RunState): RunResult {
@@ -157,6 +169,19 @@ export function toRunResult(state: RunState): RunResult {
     })),
     usage: traceUsage(state),
   }
+}
+
+/** The child runs of a run's delegated calls, with what the run knows of their state. */
+export function childrenOf(state: RunState): TraceChild[] {
+  const children: TraceChild[] = []
+  for (const step of state.steps) {
+    for (const c of step.calls) {
+      if (!c.child) continue
+      const status = c.status !== 'done' ? 'running' : c.kind === 'ok' ? 'succeeded' : 'failed'
+      children.push({ callId: c.id, runId: c.child.runId, agent: c.child.agent, status })
+    }
+  }
+  return children
 }
 
 function family(state: RunState): { children?: TraceChild[] } {

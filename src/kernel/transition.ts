@@ -124,28 +124,51 @@ export interface TransitionEvent {
 }
 
 /**
- * What happened in a transition: its event, whose `runId`, `phase` and `ms` `transition` fills in
- * once the phase has returned (one object per transition, not one per layer).
+ * What may follow a transition, decided by the phase that made it (so neither the slice loop nor
+ * the RunStore reads it from action names or from whether the state changed).
  */
-export type Happened = TransitionEvent
+export type Follows =
+  /** Any transition, in this slice or a later one. */
+  | 'next'
+  /** The model call's record was written: only this slice may make the call, next. */
+  | 'model_call'
+  /**
+   * A side effect's `started` record was written: only this slice may run it, next, and a cancel
+   * waits for its result.
+   */
+  | 'side_effect'
+  /**
+   * Nothing until a person decides or an approval expires (or ever, for a run that has ended):
+   * the state is unchanged, and the slice ends.
+   */
+  | 'wait'
 
-/** What a phase returns: the next state and what happened. */
-export interface Change {
-  state: RunState
-  event: Happened
-}
-
-/** `advance`'s result: the next state and the event that describes the transition. */
+/**
+ * One transition: the next state, its event (whose `runId`, `phase` and `ms` `transition` fills
+ * in once the phase has returned: one object per transition, not one per layer) and what may
+ * follow it. A phase returns one and `transition` completes it.
+ */
 export interface Transition {
   state: RunState
   event: TransitionEvent
+  follows: Follows
+}
+
+/** A transition of `action` to `state`, every field of its event present. */
+export function transitionTo(
+  state: RunState,
+  action: Action,
+  fields: Partial<Omit<TransitionEvent, 'runId' | 'phase' | 'ms'>> = {},
+  follows: Follows = 'next',
+): Transition {
+  return { state, event: happened(action, fields), follows }
 }
 
 /** An event of `action`, every field present (`runId`, `phase`, `ms` until `transition` sets them). */
 export function happened(
   action: Action,
-  fields: Partial<Omit<Happened, 'runId' | 'phase' | 'ms'>> = {},
-): Happened {
+  fields: Partial<Omit<TransitionEvent, 'runId' | 'phase' | 'ms'>> = {},
+): TransitionEvent {
   return {
     runId: '',
     phase: 'think',
@@ -191,11 +214,8 @@ export function stopped(
   reason: StopReason,
   slice: Slice,
   error: string | null = null,
-): Change {
-  return {
-    state: stop(state, reason, slice, error),
-    event: happened('stop', { stopReason: reason }),
-  }
+): Transition {
+  return transitionTo(stop(state, reason, slice, error), 'stop', { stopReason: reason })
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { Env } from '../env'
-import type { Scope } from '../security/api-tokens'
+import type { RunVisibility, Scope } from '../security/api-tokens'
 
 /** Who sent an API request: a named token with its scopes, or a signed webhook. */
 export type Principal =
-  | { kind: 'token'; name: string; scopes: readonly Scope[] }
+  | { kind: 'token'; name: string; scopes: readonly Scope[]; runs: RunVisibility }
   | { kind: 'webhook'; name: 'webhook'; scopes: readonly Scope[]; signature: string }
 
 /** The Hono environment of every route: bindings plus what middleware leaves for handlers. */

@@ -72,7 +72,7 @@ async function authenticate(c: Context<AppEnv>, raw: string, nowMs: number): Pro
     }
     const token = await findToken(tokens, match[1]!.trim(), c.env.API_TOKEN)
     if (!token) throw new ApiError(401, 'unauthorized', 'invalid API token')
-    return { kind: 'token', name: token.name, scopes: token.scopes }
+    return { kind: 'token', name: token.name, scopes: token.scopes, runs: token.runs }
   }
   const signature = c.req.header(SIGNATURE_HEADER)
   if (signature !== undefined) {

@@ -3,19 +3,20 @@ import type { Conversation } from '../kernel/conversation-schema'
 import { RUN_ID_PATTERN } from '../kernel/names'
 import type { Env } from '../env'
 import { runStub } from '../runs/types'
+import type { RunOwner } from '../runs/run-owner'
 import { ApiError } from './api-error'
 
 /**
  * The conversation a new run continues (`"continue": "<run id>"`, docs/architecture.md#conversations):
  * the earlier run must exist and be finished (succeeded or failed, a cancelled run included).
  * Its turns, and those of the runs before it, are fitted into `maxHistoryTokens` here, once:
- * the new run keeps the result in its state.
+ * the new run keeps the result in its state, and takes the earlier run's owner.
  */
 export async function continuationOf(
   env: Env,
   runId: string,
   maxHistoryTokens: number,
-): Promise<Conversation> {
+): Promise<{ conversation: Conversation; owner: RunOwner }> {
   if (!RUN_ID_PATTERN.test(runId)) {
     throw new ApiError(
       400,
@@ -24,7 +25,13 @@ export async function continuationOf(
     )
   }
   const answer = await runStub(env.RUNS, runId).followUp()
-  if (answer.ok) return continueConversation(answer.source, maxHistoryTokens)
+  if (answer.ok) {
+    // The follow-up belongs to whoever owns the run it continues, not to who asked for it.
+    return {
+      conversation: continueConversation(answer.source, maxHistoryTokens),
+      owner: answer.owner,
+    }
+  }
   if (answer.code === 'no_run') {
     throw new ApiError(404, 'run_not_found', `no run ${runId} to continue`)
   }

@@ -2,10 +2,9 @@ import type { Context } from 'hono'
 import { eventStreamLimits } from '../config/event-streams'
 import type { EnvRecord } from '../config'
 import { STREAM_RETRY_AFTER_SECONDS } from '../runs/events/event-stream'
-import { runStub } from '../runs/types'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
-import { RUN_ID_PATTERN } from './schemas'
+import { reachableRun } from './run-access'
 import { runNotFound } from './run-not-found'
 
 /**
@@ -16,10 +15,8 @@ import { runNotFound } from './run-not-found'
 export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
   const id = c.req.param('id') ?? ''
   const after = resumePoint(c.req.header('Last-Event-ID'), c.req.query('after'))
-  if (!RUN_ID_PATTERN.test(id))
-    throw new ApiError(404, 'run_not_found', `no run ${id.slice(0, 100)}`)
+  const stub = await reachableRun(c, id)
   const limits = eventStreamLimits(c.env as unknown as EnvRecord)
-  const stub = runStub(c.env.RUNS, id)
   const opened = await stub.events({ after, holder: c.var.principal, limits })
   if (!opened) throw await runNotFound(stub, id)
   if (!opened.ok) {

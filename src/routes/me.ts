@@ -26,6 +26,7 @@ meRoutes.get('/', requireAuth({ scope: () => null }), (c) => {
   const body: MeBody = {
     name: caller.name,
     scopes: SCOPES.filter((scope) => caller.scopes.includes(scope)),
+    runs: caller.runs,
   }
   return c.json(body)
 })

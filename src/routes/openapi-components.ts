@@ -33,7 +33,7 @@ export function openApiComponents(): Record<string, unknown> {
         type: 'http',
         scheme: 'bearer',
         description:
-          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, runs:delete, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name.',
+          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, runs:delete, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name. A token limited to its own runs ("runs": "own") gets 404 run_not_found for any other run, and lists only its own.',
       },
       webhookSignature: {
         type: 'apiKey',

@@ -296,7 +296,8 @@ function buildDocument(): Record<string, unknown> {
       '/v1/me': {
         get: {
           operationId: 'whoAmI',
-          summary: "The token's name and scopes (any valid token; no scope needed)",
+          summary:
+            "The token's name, scopes and which runs it reaches (any valid token; no scope needed)",
           tags: ['service'],
           security: bearer,
           responses: { '200': ok('The token', 'Me'), ...errorResponses(ROUTE_ERRORS.whoAmI) },

@@ -7,7 +7,8 @@ import {
   type Page,
 } from '../runs/index/run-index'
 import { RUN_STATUSES, type RunStatus } from '../api/enums'
-import type { AppEnv } from './app-env'
+import type { AppEnv, Principal } from './app-env'
+import { onlyOwnedBy } from './run-access'
 import { ApiError } from './api-error'
 import { requireAuth } from './auth'
 import { RUN_ID_PATTERN } from './schemas'
@@ -56,6 +57,7 @@ export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
     await page(() =>
       listRuns(c.env.RUN_INDEX, {
         limit,
+        ...ownedBy(c.var.caller),
         ...(agent ? { agent } : {}),
         ...(status ? { status: status as RunStatus } : {}),
         ...(conversation ? { conversation } : {}),
@@ -97,11 +99,18 @@ approvalsRoutes.get('/', async (c) => {
       listPendingApprovals(c.env.RUN_INDEX, {
         now: Date.now(),
         limit,
+        ...ownedBy(c.var.caller),
         ...(cursor ? { cursor } : {}),
       }),
     ),
   )
 })
+
+/** A token limited to its own runs lists only those (filtered in the query, so pages stay full). */
+function ownedBy(caller: Principal): { owner?: string } {
+  const owner = onlyOwnedBy(caller)
+  return owner === undefined ? {} : { owner }
+}
 
 function pageSize(value: string | undefined): number {
   if (value === undefined) return DEFAULT_PAGE

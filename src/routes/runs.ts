@@ -1,3 +1,4 @@
+import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
 import type { AppEnv, Principal } from './app-env'
 import { ApiError } from './api-error'
@@ -8,8 +9,8 @@ import { startRun } from './start-run'
 import { streamEvents } from './events'
 import { listRunsHandler } from './run-list'
 import { loadConfig } from '../config'
-import { runStub } from '../runs/types'
 import { runNotFound } from './run-not-found'
+import { ownerFor, reachableRun } from './run-access'
 import { parseTraceparent } from '../runs/otel/otel-ids'
 import { withFamily } from './run-family'
 
@@ -27,12 +28,17 @@ runsRoutes.post('/', async (c) => {
   const body = parseJsonBody(c.var.rawBody, CreateRunBody, c.req.header('Content-Type') ?? null)
   const key = idempotencyKey(c.var.caller, c.req.header('Idempotency-Key'))
   // Continuing a run puts its history into the new run: only a caller who may read it.
-  if (body.continue !== undefined) requireReader(c.var.caller)
+  if (body.continue !== undefined) {
+    requireReader(c.var.caller)
+    // A token limited to its own runs continues only those (another's is "not found").
+    if (RUN_ID_PATTERN.test(body.continue)) await reachableRun(c, body.continue)
+  }
   // The caller's trace, which the run's spans join (an invalid one is ignored, as W3C says).
   const trace = parseTraceparent(c.req.header('traceparent'))
   const { created, view } = await startRun(c.env, {
     task: body.task,
     requestedBy: c.var.principal,
+    owner: ownerFor(c.var.caller),
     ...(body.tools ? { tools: body.tools } : {}),
     ...(body.budget ? { budget: body.budget } : {}),
     ...(body.protocol ? { protocol: body.protocol } : {}),
@@ -68,13 +74,13 @@ runsRoutes.post('/', async (c) => {
 })
 
 runsRoutes.get('/:id', async (c) =>
-  c.json(await withFamily(c.env, await loadRun(c.env, c.req.param('id')))),
+  c.json(await withFamily(c.env, await loadRun(c, c.req.param('id')))),
 )
 
 // Deleting: every copy of the run goes; idempotent (docs/operations.md#deletion).
 runsRoutes.delete('/:id', async (c) => {
   const id = c.req.param('id')
-  const out = await stubFor(c.env, id).delete(c.var.principal)
+  const out = await (await reachableRun(c, id)).delete(c.var.principal)
   if (!out.ok) throw new ApiError(404, 'run_not_found', `no run ${id}`)
   return c.json({ id, status: out.status }, out.status === 'deleted' ? 200 : 202)
 })
@@ -82,7 +88,7 @@ runsRoutes.delete('/:id', async (c) => {
 // The whole run as one JSON document, for archives and offline evaluation.
 runsRoutes.get('/:id/export', async (c) => {
   const id = c.req.param('id')
-  const stub = stubFor(c.env, id)
+  const stub = await reachableRun(c, id)
   const stream = await stub.export()
   if (!stream) throw await runNotFound(stub, id)
   return new Response(stream, {
@@ -101,7 +107,7 @@ runsRoutes.get('/:id/events', streamEvents)
 runsRoutes.get('/:id/observations/:handle', async (c) => {
   const id = c.req.param('id')
   const handle = c.req.param('handle')
-  const stub = stubFor(c.env, id)
+  const stub = await reachableRun(c, id)
   const stored = await stub.observation(handle)
   if (!stored) throw await runNotFound(stub, id)
   if (stored.text === null) {
@@ -114,10 +120,10 @@ runsRoutes.get('/:id/observations/:handle', async (c) => {
   return c.json({ handle, text: stored.text })
 })
 
-runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c.env, c.req.param('id'))).result))
+runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c, c.req.param('id'))).result))
 
 runsRoutes.get('/:id/approvals', async (c) => {
-  const view = await withFamily(c.env, await loadRun(c.env, c.req.param('id')))
+  const view = await withFamily(c.env, await loadRun(c, c.req.param('id')))
   return c.json({
     runId: view.id,
     status: view.status,
@@ -134,7 +140,7 @@ runsRoutes.post('/:id/approvals/:callId', async (c) => {
     DecisionBody,
     c.req.header('Content-Type') ?? null,
   )
-  const stub = stubFor(c.env, id)
+  const stub = await reachableRun(c, id)
   const view = await stub.get()
   if (!view) throw await runNotFound(stub, id)
   // Slack-started runs are decided in Slack by SLACK_APPROVERS, so a token cannot go around
@@ -173,7 +179,7 @@ runsRoutes.post('/:id/cancel', async (c) => {
     c.req.header('Content-Type') ?? null,
     { emptyAs: {} },
   )
-  const stub = stubFor(c.env, id)
+  const stub = await reachableRun(c, id)
   const out = await stub.cancel(c.var.principal, body.reason)
   if (out.ok) return c.json({ id, status: 'cancelling', message: out.message }, 202)
   if (out.code === 'no_run') throw await runNotFound(stub, id)
@@ -239,14 +245,8 @@ function requireReader(caller: Principal): void {
   )
 }
 
-function stubFor(env: AppEnv['Bindings'], id: string) {
-  if (!RUN_ID_PATTERN.test(id))
-    throw new ApiError(404, 'run_not_found', `no run ${id.slice(0, 100)}`)
-  return runStub(env.RUNS, id)
-}
-
-async function loadRun(env: AppEnv['Bindings'], id: string) {
-  const stub = stubFor(env, id)
+async function loadRun(c: Context<AppEnv>, id: string) {
+  const stub = await reachableRun(c, id)
   const view = await stub.get()
   if (!view) throw await runNotFound(stub, id)
   return view

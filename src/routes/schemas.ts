@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { DECISION_REQUESTS } from '../kernel/approvals'
 import { BudgetOverrides } from '../kernel/budget'
 import { CONFIRM_MODES } from '../kernel/confirm'
 import { TOOL_NAME_PATTERN } from '../kernel/names'
@@ -74,7 +75,7 @@ export const CreateRunBody = z.strictObject({
  * `by_not_accepted`). `argsHash`, the spelling responses use, is accepted for `args_hash`.
  */
 export const DecisionBody = z.strictObject({
-  decision: z.enum(['approve', 'deny']),
+  decision: z.enum(DECISION_REQUESTS),
   /** The `argsHash` of the pending approval: a decision binds to exactly those arguments. */
   args_hash: z.string().check(z.regex(SHA256_HEX_PATTERN)),
   reason: z.optional(z.string().check(z.maxLength(500))),

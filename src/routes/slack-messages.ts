@@ -94,6 +94,7 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
       task: asked.task,
       ...(asked.agent ? { agent: asked.agent } : {}),
       requestedBy: `slack:${ask.user}`,
+      owner: null,
       slack: { ...where, threadTs, userId: ask.user },
       idempotencyKey,
       ...(previous ? { continue: previous.runId } : {}),

@@ -59,6 +59,7 @@ slackRoutes.post('/commands', async (c) => {
       task: asked.task,
       ...(asked.agent ? { agent: asked.agent } : {}),
       requestedBy: `slack:${cmd.user_id}`,
+      owner: null,
       slack: { channel: cmd.channel_id, userId: cmd.user_id, teamId: cmd.team_id },
       idempotencyKey: `slack-command:${cmd.team_id}:${cmd.trigger_id}`,
     })

@@ -19,6 +19,7 @@ export interface StartRunRequest extends Pick<
   | 'callbackEvents'
   | 'metadata'
   | 'requestedBy'
+  | 'owner'
   | 'slack'
   | 'trace'
 > {
@@ -100,9 +101,10 @@ export async function startRun(
     (model ?? config.model.model) === DEMO_MODEL
       ? 'native'
       : (req.protocol ?? agent.protocol ?? config.model.protocol)
-  const conversation = req.continue
+  const continued = req.continue
     ? await continuationOf(env, req.continue, historyLimit(budget))
     : undefined
+  const conversation = continued?.conversation
   const id = req.idempotencyKey ? await idFromKey(req.idempotencyKey) : newRunId()
   const stub = runStub(env.RUNS, id)
   const out = await stub.start({
@@ -115,6 +117,8 @@ export async function startRun(
     policy: chosen.policy,
     agent: chosen.snapshot,
     requestedBy: req.requestedBy,
+    // A follow-up is its conversation's: it keeps the owner of the run it continues.
+    owner: continued ? continued.owner : req.owner,
     ...(model ? { model } : {}),
     ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
     ...(req.callbackEvents ? { callbackEvents: req.callbackEvents } : {}),

@@ -11,6 +11,7 @@ import type { RunState } from '../kernel/state'
 import { sha256Hex } from '../security/sha256'
 import type { ApiRunResult } from './api-result'
 import type { RunStorage } from './storage'
+import { inheritedOwner } from './run-owner'
 import { runStub, type RunInfo, type SlackCards } from './types'
 
 /**
@@ -80,8 +81,9 @@ export function childRuns(
           model: agent.model,
           temperature: agent.temperature,
         },
-        // The child acts for whoever asked the parent.
+        // The child acts for whoever asked the parent, and belongs to the parent's owner.
         requestedBy: info?.requestedBy ?? 'api',
+        owner: info ? inheritedOwner(info).owner : null,
         ...(model ? { model } : {}),
         ...slackCardsFor(info, slackThread(), parent.agent.name),
         parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },

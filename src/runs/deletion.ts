@@ -2,7 +2,8 @@ import type { RunState } from '../kernel/state'
 import { DeliveryError } from '../errors/delivery-error'
 import type { EnvVars } from '../env-vars'
 import { logEvent } from './log'
-import type { Outbox } from './outbox/outbox'
+import type { Outbox, OutboxEntry } from './outbox/outbox'
+import type { OutboxResult, SlackPlace } from './outbox/outbox-kinds'
 import { deleteFromIndex } from './index/run-index'
 import { slackThreadStub, type SlackThread } from './slack/slack-thread'
 import type { RunInfo } from './types'
@@ -29,8 +30,6 @@ export interface DeleteRequest {
 /** The storage row keys of the two records (in the run's `run` table). */
 export const TOMBSTONE_KEY = 'deleted'
 export const DELETE_REQUEST_KEY = 'deleting'
-
-type SlackPlace = { teamId?: string; channel: string; thread?: string }
 
 /**
  * Removes every row of the run's object and writes the tombstone and the deliveries that remove
@@ -63,8 +62,7 @@ function slackPlacesOf(info: RunInfo, outbox: Outbox): SlackPlace[] {
   const origin = info.slack
   if (!origin) return []
   const where = { ...(origin.teamId ? { teamId: origin.teamId } : {}), channel: origin.channel }
-  const started = outbox.get('slack.started')?.result as { ts?: string } | undefined
-  const thread = origin.threadTs ?? started?.ts
+  const thread = origin.threadTs ?? outbox.get('slack.started')?.result?.ts
   const places: SlackPlace[] = thread ? [{ ...where, thread }] : []
   // Direct message channels' ids start with D: there the DM's top level names its latest run.
   if (origin.channel.startsWith('D')) places.push(where)
@@ -91,27 +89,25 @@ export function logDeletion(
 
 /** Delivers one of a deleted run's removals; throws DeliveryError to be retried later. */
 export async function deliverRemoval(
-  kind: string,
-  payload: unknown,
+  entry: OutboxEntry,
   ctx: {
     runId: string
     runIndex: D1Database | undefined
     slackThreads: DurableObjectNamespace<SlackThread> | undefined
     now: number
   },
-): Promise<unknown> {
-  if (kind === 'forget.index') {
+): Promise<OutboxResult> {
+  if (entry.kind === 'forget.index') {
     if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
     return deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
   }
-  if (kind === 'forget.slack') {
+  if (entry.kind === 'forget.slack') {
     if (!ctx.slackThreads) throw new DeliveryError('the Worker has no SLACK_THREADS binding')
-    for (const place of (payload as { places: SlackPlace[] }).places) {
-      await slackThreadStub(ctx.slackThreads, place).forget(ctx.runId)
-    }
-    return { places: (payload as { places: SlackPlace[] }).places.length }
+    const { places } = entry.payload
+    for (const place of places) await slackThreadStub(ctx.slackThreads, place).forget(ctx.runId)
+    return { places: places.length }
   }
-  throw new DeliveryError(`a deleted run delivers nothing but removals, not "${kind}"`, {
+  throw new DeliveryError(`a deleted run delivers nothing but removals, not "${entry.kind}"`, {
     retryable: false,
   })
 }

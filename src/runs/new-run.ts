@@ -22,6 +22,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
   })
   const info: RunInfo = {
     requestedBy: input.requestedBy,
+    owner: input.owner,
     ...(input.requestHash ? { requestHash: input.requestHash } : {}),
     ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
     ...(input.callbackEvents ? { callbackEvents: input.callbackEvents } : {}),

@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers'
-import { decideApproval, type Decision } from '../kernel/approvals'
+import { decideApproval } from '../kernel/approvals'
 import { runSlice } from '../kernel/machine'
 import { followUpSource } from '../kernel/conversation'
 import type { RunState } from '../kernel/state'
@@ -8,7 +8,11 @@ import type { ChildOutcome } from '../kernel/delegation'
 import { childEnded, pollChildren, recordChildOutcome } from './child-runs'
 import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
-import { deliverEntry } from './outbox/deliver-entry'
+import { McpSessions } from '../../tools/mcp/index'
+import { loadConfig } from '../config'
+import { otelOrNone } from '../config/otel'
+import { retentionMsOrNone } from '../config/retention'
+import { observationForConversation } from './conversation-observations'
 import {
   DELETE_REQUEST_KEY,
   deliverRemoval,
@@ -18,40 +22,27 @@ import {
   type DeleteRequest,
   type Tombstone,
 } from './deletion'
-import { EventLog } from './events/event-log'
-import { EventHub, type StreamRequest, type Subscription } from './events/event-stream'
-import { LiveDeltas } from './events/live-deltas'
+import { EventHub, EventLog, LiveDeltas, type StreamRequest, type Subscription } from './events'
 import { internalFailure } from './internal-failure'
-import { observationForConversation } from './conversation-observations'
-import { McpSessions } from '../../tools/mcp/index'
-import { logTransition, logEvent } from './log'
+import { logEvent, logTransition } from './log'
 import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
+import { ownerOf } from './run-owner'
 import { nextAlarmAt } from './next-alarm'
-import { Outbox, type OutboxEntry } from './outbox/outbox'
+import { OTEL_KIND } from './otel/otel-delivery'
+import { deliverEntry, Outbox, type LiveAnswer, type OutboxEntry } from './outbox'
 import { configForSlice, stateForSlice } from './run-config'
 import { runDependencies } from './run-deps'
-import { ProgressPump, queueProgress } from './slack/slack-progress'
-import { STATUS_ID } from './slack/slack-status'
-import { queueStreamText, STREAM_ID } from './slack/slack-stream'
-import type { LiveAnswer } from './outbox/delivery-context'
-import { loadConfig } from '../config'
-import { SLACK_THREAD_ID, type SlackThread } from './slack/slack-thread'
-import { retentionMsOrNone } from '../config/retention'
-import { otelOrNone } from '../config/otel'
-import { OTEL_KIND } from './otel/otel-delivery'
 import { exportRun } from './run-export'
+import { queueStreamText, SlackPumps, STREAM_ID, type SlackThread } from './slack'
 import { RunStorage } from './storage'
-import {
-  queueDecisions,
-  queueSlackExtras,
-  queueTransitionEffects,
-  recordEvents,
-} from './transition-effects'
+import { queueDecisionEffects, queueRunStarted, queueTransitionEffects } from './transition-effects'
 import type {
+  DecideRequest,
   DecideResponse,
   DeleteAnswer,
   FollowUpAnswer,
+  OwnerAnswer,
   RunInfo,
   RunView,
   StartAnswer,
@@ -86,9 +77,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   readonly #events: EventLog
   readonly #hub: EventHub
   readonly #deltas: LiveDeltas
-  readonly #progress: ProgressPump
-  readonly #streamPump: ProgressPump
-  readonly #statusPump: ProgressPump
+  /** Slack progress, the answer stream and the thread status, sent while a slice runs. */
+  readonly #slack: SlackPumps
   /** The native reply being written, streamed into the run's Slack thread. */
   #liveAnswer: LiveAnswer | undefined
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
@@ -124,9 +114,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       (frames) => this.#hub.sendLive(frames),
       () => this.#hub.size > 0,
     )
-    this.#progress = new ProgressPump(this.#outbox, (entry) => this.#deliverOne(entry))
-    this.#streamPump = new ProgressPump(this.#outbox, (e) => this.#deliverOne(e), STREAM_ID)
-    this.#statusPump = new ProgressPump(this.#outbox, (e) => this.#deliverOne(e), STATUS_ID)
+    this.#slack = new SlackPumps(this.#outbox, (entry) => this.#deliverOne(entry))
     this.#deleted = this.#storage.getValue<Tombstone>(TOMBSTONE_KEY)
     this.#deleting = this.#storage.getValue<DeleteRequest>(DELETE_REQUEST_KEY)
     this.#state = this.#deleted ? undefined : this.#storage.loadState()
@@ -156,14 +144,8 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.ctx.storage.transactionSync(() => {
       this.#storage.setValue('info', info)
       this.#storage.saveState(state)
-      if (info.slack) this.#outbox.enqueue('slack.started', 'slack.started', {}, now)
-      // A thread that starts with our first message: replies there continue this run.
-      if (info.slack && !info.slack.threadTs)
-        this.#outbox.enqueue(SLACK_THREAD_ID, SLACK_THREAD_ID, {}, now)
       this.#info = info
-      // An assistant thread says at once that the run is thinking.
-      queueSlackExtras(this.#sinks(), info, undefined, state, now)
-      recordEvents(this.#sinks(), info, undefined, state, now)
+      queueRunStarted(this.#sinks(), info, state, now)
     })
     this.#state = state
     this.#info = info
@@ -228,7 +210,20 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (!state) return { ok: false, code: 'no_run' }
     if (state.phase !== 'done')
       return { ok: false, code: 'run_not_finished', status: statusOf(state) }
-    return { ok: true, requestedBy: this.#info!.requestedBy, source: followUpSource(state) }
+    const info = this.#info!
+    return {
+      ok: true,
+      requestedBy: info.requestedBy,
+      owner: ownerOf(info),
+      source: followUpSource(state),
+    }
+  }
+
+  /** Whose run it is (runs/run-owner.ts), for a token that may reach only its own runs. */
+  async owner(): Promise<OwnerAnswer> {
+    const gone = await this.deletion()
+    if (gone) return { run: 'deleted', by: gone.by }
+    return this.#state && this.#info ? { run: 'live', owner: ownerOf(this.#info) } : { run: 'none' }
   }
 
   /** An observation of this run, for a later run of the same conversation (else null). */
@@ -238,13 +233,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   }
 
   /** Approve or deny one pending call. The first decision wins; later ones learn who decided. */
-  async decide(input: {
-    callId: string
-    decision: Decision
-    argsHash: string
-    by: string
-    reason?: string
-  }): Promise<DecideResponse> {
+  async decide(input: DecideRequest): Promise<DecideResponse> {
     const state = this.#live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
     if (state.phase !== 'done' && (state.cancelRequested || this.#storage.getValue('cancel'))) {
@@ -260,10 +249,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     // Synchronous from here to the write: no other request can interleave (one decision wins).
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(out.state)
-      queueDecisions(this.#outbox, this.#info!, state, out.state, now)
-      queueProgress(this.#outbox, state, out.state, this.#info!, now)
-      queueSlackExtras(this.#sinks(), this.#info!, state, out.state, now)
-      recordEvents(this.#sinks(), this.#info!, state, out.state, now)
+      queueDecisionEffects(this.#sinks(), this.#info!, state, out.state, now)
     })
     this.#state = out.state
     this.#hub.publish()
@@ -396,7 +382,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const runId = this.#deleted!.runId
     for (const entry of this.#outbox.due(Date.now())) {
       try {
-        const result = await deliverRemoval(entry.kind, entry.payload, {
+        const result = await deliverRemoval(entry, {
           runId,
           runIndex: this.env.RUN_INDEX,
           slackThreads: this.env.SLACK_THREADS,
@@ -424,9 +410,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     this.#running = true
     this.#abort = new AbortController()
     const slack = !!this.#info?.slack
-    this.#progress.start(slack)
-    this.#streamPump.start(slack && this.#slackSettings().stream)
-    this.#statusPump.start(slack && this.#slackSettings().assistant)
+    this.#slack.start(slack, slack ? this.#slackSettings() : { stream: false, assistant: false })
     try {
       const { mcpServers } = config
       const asked = this.#info?.mcpTools
@@ -449,9 +433,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
           if (protocol === 'native') this.#streamAnswer(step, delta)
         },
       }
-      const out = await runSlice(state, deps, config.slice, (next, event) => {
+      const out = await runSlice(state, deps, config.slice, (next, event, follows) => {
         this.#persist(next, event)
-        this.#sideEffectInFlight = event.action === 'start_call'
+        this.#sideEffectInFlight = follows === 'side_effect'
         if (!this.#sideEffectInFlight && this.#deferredCancel !== undefined) {
           this.#abort?.abort(new Error(this.#deferredCancel))
         }
@@ -464,9 +448,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       this.#persist(failed.state, failed.event)
     } finally {
       this.#deltas.flush()
-      await this.#progress.stop()
-      await this.#streamPump.stop()
-      await this.#statusPump.stop()
+      await this.#slack.stop()
       await this.#mcpSessions.close()
       this.#running = false
       this.#abort = undefined
@@ -487,9 +469,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     })
     this.#state = next
     this.#hub.publish()
-    this.#progress.poke()
-    this.#streamPump.poke()
-    this.#statusPump.poke()
+    this.#slack.poke()
     logTransition(this.env, event, next)
   }
 
@@ -520,7 +500,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       live?.step === step ? { step, text: live.text + delta } : { step, text: delta }
     if (!this.#liveAnswer.text.trim() && !this.#outbox.get(STREAM_ID)) return
     queueStreamText(this.#outbox, Date.now())
-    this.#streamPump.poke()
+    this.#slack.pokeStream()
   }
 
   async #deliverDue(skipKind?: string): Promise<void> {

@@ -9,6 +9,7 @@ import { queueStatus } from './slack/slack-status'
 import { queueStreamEnd } from './slack/slack-stream'
 import { queueTraceBatches } from './otel/otel-delivery'
 import { queueFamily } from './outbox/family-delivery'
+import { SLACK_THREAD_ID } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
 /** Where a saved change of the run writes what it causes (inside the change's transaction). */
@@ -49,6 +50,39 @@ export function queueTransitionEffects(
   queueProgress(outbox, prev, next, info, now)
   queueSlackExtras(sinks, info, prev, next, now)
   if (sinks.otel) queueTraceBatches(outbox, prev, next, now)
+  recordEvents(sinks, info, prev, next, now)
+}
+
+/**
+ * What a new run causes, queued in the transaction that creates it: its first Slack message (and
+ * the record of the thread that message starts), the assistant thread's status, its events.
+ */
+export function queueRunStarted(
+  sinks: EffectSinks,
+  info: RunInfo,
+  state: RunState,
+  now: number,
+): void {
+  if (info.slack) sinks.outbox.enqueue('slack.started', 'slack.started', {}, now)
+  // A thread that starts with our first message: replies there continue this run.
+  if (info.slack && !info.slack.threadTs)
+    sinks.outbox.enqueue(SLACK_THREAD_ID, SLACK_THREAD_ID, {}, now)
+  // An assistant thread says at once that the run is thinking.
+  queueSlackExtras(sinks, info, undefined, state, now)
+  recordEvents(sinks, info, undefined, state, now)
+}
+
+/** What a person's decision causes, queued in the transaction that saves it. */
+export function queueDecisionEffects(
+  sinks: EffectSinks,
+  info: RunInfo,
+  prev: RunState,
+  next: RunState,
+  now: number,
+): void {
+  queueDecisions(sinks.outbox, info, prev, next, now)
+  queueProgress(sinks.outbox, prev, next, info, now)
+  queueSlackExtras(sinks, info, prev, next, now)
   recordEvents(sinks, info, prev, next, now)
 }
 

@@ -1,3 +1,4 @@
+import type { DecideInput, DecideRefusal } from '../kernel/approvals'
 import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
@@ -9,6 +10,7 @@ import type { ParentRef } from '../kernel/state'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 import type { StreamRequest, Subscription } from './events/event-stream'
+import type { RunOwner } from './run-owner'
 
 /** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
 export type SlackOrigin = NonNullable<RunViewBody['slack']>
@@ -33,6 +35,11 @@ export interface StartInput {
   metadata?: Record<string, unknown>
   /** `api`, `webhook`, or `slack:<user id>`. */
   requestedBy: string
+  /**
+   * The token the run belongs to (runs/run-owner.ts): the starting token's name, the continued
+   * run's owner for a follow-up, `inheritedOwner(parent)` for a child run; null: no token's.
+   */
+  owner: RunOwner
   slack?: SlackOrigin
   /** Hash of what was asked; a reused idempotency key with a different request is refused. */
   requestHash?: string
@@ -57,6 +64,8 @@ export type SlackCards = SlackOrigin & { parentAgent: string }
 /** Stored beside the state: who asked and where to report. */
 export interface RunInfo {
   requestedBy: string
+  /** Whose run it is (runs/run-owner.ts); absent in runs from before owners: see ownerOf. */
+  owner?: RunOwner
   requestHash?: string
   callbackUrl?: string
   callbackEvents?: CallbackEvents
@@ -79,22 +88,16 @@ export type PendingApprovalView = PendingApprovalBody
 /** `GET /v1/runs/:id`: the run as the API shows it. */
 export type RunView = RunViewBody
 
+/** A decision as the RunStore takes it: the kernel's, stamped with the time by the RunStore. */
+export type DecideRequest = Omit<DecideInput, 'now'>
+
+/** The decision recorded, or why not: the kernel's refusals, no such run, or a cancel under way. */
 export type DecideResponse =
   | DecisionResultBody
-  | {
+  | (Omit<DecideRefusal, 'code'> & {
       ok: false
-      code:
-        | 'not_found'
-        | 'hash_mismatch'
-        | 'already_decided'
-        | 'not_pending'
-        | 'run_finished'
-        | 'no_run'
-        | 'run_cancelling'
-      message: string
-      decidedBy?: string
-      decision?: string
-    }
+      code: DecideRefusal['code'] | 'no_run' | 'run_cancelling'
+    })
 
 /**
  * The RunStore's RPC surface as callers see it. (Workers' generated stub types reduce
@@ -106,18 +109,14 @@ export interface RunStoreApi {
   deletion(): Promise<{ deletedAt: number; by: string } | null>
   delete(by: string): Promise<DeleteAnswer>
   export(): Promise<ReadableStream<Uint8Array> | null>
-  decide(input: {
-    callId: string
-    decision: 'approve' | 'deny'
-    argsHash: string
-    by: string
-    reason?: string
-  }): Promise<DecideResponse>
+  decide(input: DecideRequest): Promise<DecideResponse>
   cancel(by: string, reason?: string): Promise<{ ok: boolean; code?: string; message: string }>
   events(request: StreamRequest): Promise<Subscription | null>
   openStreams(): Promise<number>
   observation(handle: string): Promise<{ text: string | null } | null>
   followUp(): Promise<FollowUpAnswer>
+  /** Whose run it is, or that it was deleted (by whom), or that there is none. */
+  owner(): Promise<OwnerAnswer>
   conversationObservation(handle: string, conversationId: string): Promise<string | null>
   childFinished(callId: string, outcome: ChildOutcome): Promise<{ ok: boolean }>
 }
@@ -133,10 +132,14 @@ export type DeleteAnswer =
 
 /** What a run gives a run that would continue it: its turns, or why it cannot be continued. */
 export type FollowUpAnswer =
-  | { ok: true; requestedBy: string; source: FollowUpSource }
+  | { ok: true; requestedBy: string; owner: RunOwner; source: FollowUpSource }
   | { ok: false; code: 'no_run' }
   | { ok: false; code: 'deleted' }
   | { ok: false; code: 'run_not_finished'; status: RunStatus }
+
+/** What `owner` answers (routes/run-access.ts). */
+export type OwnerAnswer =
+  { run: 'live'; owner: RunOwner } | { run: 'deleted'; by: string } | { run: 'none' }
 
 /** The stub of run `id`'s Durable Object. */
 export function runStub<T extends Rpc.DurableObjectBranded | undefined>(

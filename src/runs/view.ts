@@ -1,9 +1,9 @@
 import { pendingApprovals } from '../kernel/approvals'
 import { conversationView } from '../kernel/conversation'
-import { findCall } from '../kernel/calls'
 import { childrenOf } from '../kernel/trace'
 import { type RunState } from '../kernel/state'
 import { toApiDelivery, toApiResult, type SkippedTool } from './api-result'
+import type { IndexedApproval } from './index/run-index'
 import type { OutboxEntry } from './outbox/outbox'
 import type { RunInfo, RunStatus, RunView } from './types'
 
@@ -15,10 +15,6 @@ export function toRunView(
   blocked?: RunView['blocked'],
   skippedTools: SkippedTool[] = [],
 ): RunView {
-  const thoughtOf = (callId: string) => {
-    const found = findCall(state, callId)
-    return found ? state.steps[found.stepIndex]!.thought : ''
-  }
   return {
     id: state.id,
     status: statusOf(state),
@@ -34,15 +30,11 @@ export function toRunView(
     parentRunId: state.parent?.runId ?? null,
     children: childrenOf(state),
     stepCount: state.steps.length,
-    pendingApprovals: pendingApprovals(state).map(({ call }) => ({
-      callId: call.id,
-      tool: call.name,
-      args: call.args,
-      argsHash: call.approval!.hash,
-      reason: thoughtOf(call.id),
+    pendingApprovals: pendingApprovalsOf(state).map(({ requestedAt, expiresAt, ...a }) => ({
+      ...a,
       requestedBy: info.requestedBy,
-      requestedAt: new Date(call.approval!.requestedAt).toISOString(),
-      expiresAt: new Date(call.approval!.expiresAt).toISOString(),
+      requestedAt: new Date(requestedAt).toISOString(),
+      expiresAt: new Date(expiresAt).toISOString(),
     })),
     // Filled in by the route, which asks the children (routes/run-family.ts).
     descendantApprovals: [],
@@ -65,6 +57,22 @@ function slackPlace(info: RunInfo): { slack?: RunView['slack'] } {
   if (!info.slackCards) return {}
   const { parentAgent: _agent, ...place } = info.slackCards
   return { slack: place }
+}
+
+/**
+ * The run's pending approvals, each with the model's reason (the thought of its step), as the
+ * index stores them; the view adds the requester and ISO 8601 times.
+ */
+export function pendingApprovalsOf(state: RunState): IndexedApproval[] {
+  return pendingApprovals(state).map(({ stepIndex, call }) => ({
+    callId: call.id,
+    tool: call.name,
+    args: call.args,
+    argsHash: call.approval!.hash,
+    reason: state.steps[stepIndex]!.thought,
+    requestedAt: call.approval!.requestedAt,
+    expiresAt: call.approval!.expiresAt,
+  }))
 }
 
 export function statusOf(state: RunState): RunStatus {

@@ -10,11 +10,19 @@ import { SHA256_HEX_PATTERN } from '../validation/patterns'
 export const SCOPES = ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'] as const
 export type Scope = (typeof SCOPES)[number]
 
+/**
+ * Which runs a token reaches: `all` (the default), or `own`: only the runs it started, their
+ * follow-ups and their children (docs/security.md#who-sees-which-runs).
+ */
+export const RUN_VISIBILITIES = ['all', 'own'] as const
+export type RunVisibility = (typeof RUN_VISIBILITIES)[number]
+
 export interface ApiToken {
   name: string
   /** Lower-case hex SHA-256 of the token. */
   sha256: string
   scopes: Scope[]
+  runs: RunVisibility
 }
 
 /** The name the legacy `API_TOKEN` goes by. */
@@ -28,7 +36,7 @@ const RESERVED = new Set(['webhook', 'system'])
 const cache = new Map<string, ApiToken[]>()
 
 /**
- * Parses `API_TOKENS` (JSON array of `{ name, sha256, scopes }`) plus `API_TOKEN`; throws a
+ * Parses `API_TOKENS` (JSON array of `{ name, sha256, scopes, runs? }`) plus `API_TOKEN`; throws a
  * TypeError naming the bad entry and what to write instead.
  */
 export function parseApiTokens(json: string | undefined, legacy: string | undefined): ApiToken[] {
@@ -42,7 +50,7 @@ export function parseApiTokens(json: string | undefined, legacy: string | undefi
         `API_TOKENS: the name "${LEGACY_TOKEN_NAME}" belongs to API_TOKEN while it is set; rename the entry or remove API_TOKEN`,
       )
     }
-    tokens.push({ name: LEGACY_TOKEN_NAME, sha256: '', scopes: [...SCOPES] })
+    tokens.push({ name: LEGACY_TOKEN_NAME, sha256: '', scopes: [...SCOPES], runs: 'all' })
   }
   if (cache.size > 8) cache.clear()
   cache.set(key, tokens)
@@ -67,7 +75,7 @@ function parseList(json: string): ApiToken[] {
     if (!entry || typeof entry !== 'object' || Array.isArray(entry)) {
       throw new TypeError(`${where} must be an object with name, sha256 and scopes`)
     }
-    const { name, sha256, scopes, ...rest } = entry as Record<string, unknown>
+    const { name, sha256, scopes, runs = 'all', ...rest } = entry as Record<string, unknown>
     const extra = Object.keys(rest)
     if (extra.includes('token')) {
       throw new TypeError(
@@ -97,7 +105,17 @@ function parseList(json: string): ApiToken[] {
         `${where}.scopes must be a non-empty list of ${SCOPES.join(', ')}; got ${JSON.stringify(scopes)}`,
       )
     }
-    return { name, sha256: sha256.toLowerCase(), scopes: [...new Set(scopes as Scope[])] }
+    if (!RUN_VISIBILITIES.includes(runs as RunVisibility)) {
+      throw new TypeError(
+        `${where}.runs must be "all" (every run, the default) or "own" (only the runs this token started); got ${String(JSON.stringify(runs)).slice(0, 60)}`,
+      )
+    }
+    return {
+      name,
+      sha256: sha256.toLowerCase(),
+      scopes: [...new Set(scopes as Scope[])],
+      runs: runs as RunVisibility,
+    }
   })
 }
 

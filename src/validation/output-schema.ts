@@ -4,6 +4,7 @@
  * code (Workers forbid `eval`). The same checker bounds and checks a schema a caller sends.
  */
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema'
+import { jsonDepth } from './json-walk'
 
 /** Problems named in one format error; the rest are counted. */
 const MAX_PROBLEMS = 8
@@ -132,13 +133,17 @@ export function outputSchemaProblems(schema: unknown): string[] {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     return ['must be a JSON Schema object']
   }
+  // Depth first, counted without recursion and only so far: a schema nested thousands of levels
+  // deep must be refused, never overflow the stack in the serializing or the checking below.
+  const depth = jsonDepth(schema, MAX_OUTPUT_SCHEMA_DEPTH)
+  if (depth > MAX_OUTPUT_SCHEMA_DEPTH) {
+    return [
+      `nests more than ${MAX_OUTPUT_SCHEMA_DEPTH} levels deep; at most ${MAX_OUTPUT_SCHEMA_DEPTH}`,
+    ]
+  }
   const text = JSON.stringify(schema)
   if (text.length > MAX_OUTPUT_SCHEMA_CHARS) {
     return [`is ${text.length} characters; at most ${MAX_OUTPUT_SCHEMA_CHARS}`]
-  }
-  const depth = depthOf(schema)
-  if (depth > MAX_OUTPUT_SCHEMA_DEPTH) {
-    return [`nests ${depth} levels deep; at most ${MAX_OUTPUT_SCHEMA_DEPTH}`]
   }
   const checked = metaValidator.validate(schema)
   if (!checked.valid) {
@@ -162,19 +167,21 @@ export function outputSchemaProblems(schema: unknown): string[] {
   return problems
 }
 
-function depthOf(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0
-  let max = 0
-  for (const v of Object.values(value)) max = Math.max(max, depthOf(v))
-  return max + 1
-}
-
+/** Visits every object in `root` with its JSON pointer, without recursion. */
 function walk(
-  node: unknown,
+  root: unknown,
   at: string,
   visit: (node: Record<string, unknown>, at: string) => void,
 ): void {
-  if (typeof node !== 'object' || node === null) return
-  if (!Array.isArray(node)) visit(node as Record<string, unknown>, at)
-  for (const [k, v] of Object.entries(node)) walk(v, `${at}/${k}`, visit)
+  const stack: [unknown, string][] = [[root, at]]
+  while (stack.length) {
+    const [node, where] = stack.pop()!
+    if (typeof node !== 'object' || node === null) continue
+    if (!Array.isArray(node)) visit(node as Record<string, unknown>, where)
+    const entries = Object.entries(node)
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, v] = entries[i]!
+      stack.push([v, `${where}/${k}`])
+    }
+  }
 }

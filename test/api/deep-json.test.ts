@@ -5,6 +5,10 @@
  */
 import { describe, expect, it } from 'vitest'
 import { MAX_JSON_DEPTH } from '../../src/validation/json-walk'
+import { MAX_OUTPUT_SCHEMA_DEPTH } from '../../src/validation/output-schema'
+import { MAX_BODY_BYTES } from '../../src/routes/body'
+import { react } from '../../src/kernel/react'
+import { KernelUsageError } from '../../src/errors/kernel-usage-error'
 import { canonicalJson, sameJson } from '../../src/kernel/canonical'
 import { reply } from '../fakes/fake-openai'
 import { signedSlackRequest } from '../fakes/fake-slack'
@@ -41,6 +45,13 @@ function nested(depth: number): string {
   return '['.repeat(depth) + '1' + ']'.repeat(depth)
 }
 
+/** An object schema exactly `depth` levels deep: `properties` hold the next one. */
+function objectSchema(depth: number): string {
+  const levels = Math.floor((depth - 1) / 2)
+  const inner = depth - 2 * levels === 2 ? '{"type":"object","properties":{}}' : '{"type":"object"}'
+  return '{"type":"object","properties":{"a":'.repeat(levels) + inner + '}}'.repeat(levels)
+}
+
 /** The depth of the whole body when `inner` sits one object below its top. */
 const bodyDepth = (innerDepth: number) => innerDepth + 1
 
@@ -71,6 +82,30 @@ describe.each(DEPTHS)('JSON nested %i levels deep', (depth) => {
     if (res.status === 202) {
       const { id } = JSON.parse(body) as { id: string }
       await drainAlarms(id)
+    }
+  })
+
+  it('POST /v1/runs with it as output_schema', async () => {
+    const within = depth <= MAX_OUTPUT_SCHEMA_DEPTH
+    if (within) fakes.ai.enqueue(reply.text('{}'))
+    const body = `{"task":"Deep schema","tools":[],"output_schema":${objectSchema(depth)}}`
+    const res = await api('/v1/runs', { method: 'POST', headers: JSON_AUTH, body })
+    if (body.length > MAX_BODY_BYTES) {
+      // Deep schemas are long: past the body limit, the size is what is refused.
+      expect(res.status).toBe(413)
+      expect(await res.json()).toMatchObject({ error: { code: 'body_too_large' } })
+      return
+    }
+    const text = await expectAnswer(res, within ? [202] : [400], bodyDepth(depth))
+    if (res.status === 202) await drainAlarms((JSON.parse(text) as { id: string }).id)
+    else if (bodyDepth(depth) <= MAX_JSON_DEPTH) {
+      // Past the output schema's own bound but within the body's: its own 400, naming the depth.
+      expect(JSON.parse(text)).toMatchObject({
+        error: {
+          code: 'invalid_output_schema',
+          message: `output_schema nests more than ${MAX_OUTPUT_SCHEMA_DEPTH} levels deep; at most ${MAX_OUTPUT_SCHEMA_DEPTH}`,
+        },
+      })
     }
   })
 
@@ -140,6 +175,9 @@ describe('tool arguments a model nests deep', () => {
   it.each([100, 2_000])(
     '%i levels: a [ToolError] for that call, and the run finishes',
     async (depth) => {
+      // The fake model streams in 7-byte writes by default: 2,000 levels of arguments are then
+      // some 45,000 reads (seconds in workerd), which is the fake's cost, not the service's.
+      fakes.ai.writeBytes = 4_096
       fakes.ai.enqueue(
         reply.toolCalls([
           { id: 'call_deep', name: 'calculator', arguments: `{"expression":${nested(depth)}}` },
@@ -153,6 +191,23 @@ describe('tool arguments a model nests deep', () => {
       const call = trace.steps[0]!.calls[0]!
       expect(call.kind).toBe('tool_error')
       expect(call.observation).toMatch(/deeper than 64 levels/)
+    },
+  )
+})
+
+describe('an output schema given to the kernel at any depth', () => {
+  it.each([MAX_OUTPUT_SCHEMA_DEPTH + 1, 1_000, 10_000])(
+    '%i levels: react() throws KernelUsageError naming the depth, never a RangeError',
+    async (depth) => {
+      const output = JSON.parse(
+        '{"type":"object","properties":{"a":'.repeat(depth) + '{}' + '}}'.repeat(depth),
+      ) as Record<string, unknown>
+      const model = { name: 'unused', complete: () => Promise.reject(new Error('not called')) }
+      const run = react('x', [], { model, output })
+      await expect(run).rejects.toThrow(KernelUsageError)
+      await expect(react('x', [], { model, output })).rejects.toThrow(
+        `levels deep; at most ${MAX_OUTPUT_SCHEMA_DEPTH}`,
+      )
     },
   )
 })

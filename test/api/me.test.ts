@@ -35,7 +35,7 @@ describe('GET /v1/me', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
     const body = await res.json()
-    expect(body).toEqual({ name, scopes })
+    expect(body).toEqual({ name, scopes, runs: 'all' })
     expect(z.safeParse(Me, body).success).toBe(true)
   })
 
@@ -54,6 +54,7 @@ describe('GET /v1/me', () => {
     expect(await res.json()).toEqual({
       name: 'deployer',
       scopes: ['runs:write', 'approvals:write'],
+      runs: 'all',
     })
     // The same token is still refused where a scope is needed: /v1/me grants nothing.
     const list = await fetchWith({ API_TOKENS: tokens }, '/v1/runs', {

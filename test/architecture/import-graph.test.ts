@@ -56,7 +56,8 @@ export const LAYERS: Record<string, Layer> = {
   agents: { imports: ['kernel'], packages: ['zod'] },
   llm: { imports: ['kernel', 'security', 'validation', 'errors'], packages: ['openai', 'zod'] },
   tools: {
-    imports: ['kernel', 'settings', 'errors'],
+    // validation: the walks over JSON a server controls (schemas, results) without recursion.
+    imports: ['kernel', 'settings', 'validation', 'errors'],
     packages: ['zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema'],
   },
   settings: { imports: ['errors'], packages: ['zod'] },

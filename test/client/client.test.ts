@@ -158,6 +158,7 @@ describe('EdgeloopClient', () => {
     expect(await client.me()).toEqual({
       name: 'api',
       scopes: ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'],
+      runs: 'all',
     })
     expect(new URL(sent.at(-1)!.url).pathname).toBe('/v1/me')
     const reader = new EdgeloopClient({
@@ -165,7 +166,13 @@ describe('EdgeloopClient', () => {
       token: 'test-reader-token',
       fetch: (r) => exports.default.fetch(r),
     })
-    expect(await reader.me()).toEqual({ name: 'reader', scopes: ['runs:read'] })
+    expect(await reader.me()).toEqual({ name: 'reader', scopes: ['runs:read'], runs: 'all' })
+    const alpha = new EdgeloopClient({
+      baseUrl: ORIGIN,
+      token: 'test-alpha-token',
+      fetch: (r) => exports.default.fetch(r),
+    })
+    expect(await alpha.me()).toMatchObject({ name: 'alpha', runs: 'own' })
   })
 
   it('turns error answers into EdgeloopError with status and code', async () => {

@@ -114,6 +114,7 @@ describe('depth', () => {
       policy: { mode: 'ask' },
       agent: { name: 'lead' },
       requestedBy: 'api',
+      owner: null,
       parent: { runId: `run_${'e'.repeat(32)}`, callId: 'call_x', agent: 'lead', depth: 3 },
     })
     await drainAlarms(id)

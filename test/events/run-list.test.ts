@@ -207,6 +207,7 @@ describe('the index is written through the outbox', () => {
       updatedAt: version,
       stepCount: version,
       requestedBy: 'api',
+      owner: 'api',
       version,
       approvals: [],
     })

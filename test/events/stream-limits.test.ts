@@ -18,14 +18,27 @@ import {
   useServiceFakes,
 } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
-import { readSse } from './sse'
+import { kinds, readSse } from './sse'
 
-const fakes = useServiceFakes()
+/** Milliseconds the model takes to answer: live writes are coalesced within FLUSH_MS. */
+let modelDelayMs = 0
+const fakes = useServiceFakes({
+  hosts: ({ ai }) => ({
+    'api.openai.test': async (request) => {
+      await new Promise((r) => setTimeout(r, modelDelayMs))
+      return ai.handler(request)
+    },
+  }),
+})
 
 const READER = { authorization: 'Bearer test-reader-token' }
 const LIMITS = { EVENT_STREAMS_PER_RUN: '4', EVENT_STREAMS_PER_TOKEN: '3' }
 
-function open(id: string, headers: Record<string, string> = AUTH, settings = LIMITS) {
+function open(
+  id: string,
+  headers: Record<string, string> = AUTH,
+  settings: Record<string, string> = LIMITS,
+) {
   return fetchWith(settings, `/v1/runs/${id}/events`, { headers })
 }
 
@@ -115,6 +128,61 @@ describe('many live subscribers', () => {
     const events = await readSse(new Response(first)).toEnd()
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
     expect(events.at(-1)!.type).toBe('run_finished')
+    await streamsReach(id, 0)
+  })
+})
+
+describe('a reader that falls behind', () => {
+  it('is closed with a stream_closed frame and resumes with Last-Event-ID, missing nothing', async () => {
+    // Thirty steps of 8,000-character thoughts: about 250 KB of events for a 16 KiB queue.
+    const thought = (i: number) => `Step ${i}: ${'why '.repeat(2_000)}`
+    for (let i = 0; i < 30; i++) {
+      fakes.ai.enqueue(
+        reply.toolCalls(
+          [{ id: `c${i}`, name: 'calculator', arguments: { expression: `${i} + 1` } }],
+          {
+            content: thought(i),
+          },
+        ),
+      )
+    }
+    fakes.ai.enqueue(reply.text('Counted.'))
+    // The fake's default 7-byte writes of 3-character pieces would take seconds per 8,000-character
+    // thought (tens of thousands of reads, each crossing the runtime's pipes): this test is about
+    // the event stream, so the model streams in larger pieces.
+    fakes.ai.pieceChars = 400
+    fakes.ai.writeBytes = 16_384
+    const id = await startRun({ task: 'Count', tools: ['calculator'], budget: { maxSteps: 35 } })
+    // A client behind a slow link: it opens the stream and reads nothing while the run goes on.
+    const slow = await open(id, AUTH, { ...LIMITS, EVENT_STREAM_QUEUE_KB: '16' })
+    expect(slow.status).toBe(200)
+    try {
+      // Steps further apart than FLUSH_MS: each is its own write to the stream.
+      modelDelayMs = 60
+      await drainAlarms(id, 80)
+    } finally {
+      modelDelayMs = 0
+    }
+    expect((await fetchWith({}, `/v1/runs/${id}`, { headers: AUTH })).status).toBe(200)
+    await streamsReach(id, 0)
+    // What it then reads: events in order, then the closing frame, then the end.
+    const text = await slow.text()
+    const frames = text.split('\n\n').filter(Boolean)
+    const closing = frames.at(-1)!
+    expect(closing).toMatch(/^event: stream_closed\ndata: /)
+    const data = JSON.parse(closing.split('data: ')[1]!) as { reason: string; lastEventId: number }
+    expect(data.reason).toBe('slow_reader')
+    const got = await readSse(new Response(frames.slice(0, -1).join('\n\n') + '\n\n')).toEnd()
+    expect(got.length).toBeGreaterThan(0)
+    expect(got.at(-1)!.seq).toBe(data.lastEventId)
+    expect(got.map((e) => e.seq)).toEqual(got.map((_, i) => i + 1))
+    expect(kinds(got)).not.toContain('run_finished')
+    // Resuming where it stopped gives the rest, up to the end: nothing lost, nothing twice.
+    const resumed = await open(id, { ...AUTH, 'Last-Event-ID': String(data.lastEventId) })
+    const rest = await readSse(resumed).toEnd()
+    expect(rest[0]!.seq).toBe(data.lastEventId + 1)
+    expect(rest.map((e) => e.seq)).toEqual(rest.map((_, i) => data.lastEventId + 1 + i))
+    expect(kinds(rest).at(-1)).toMatch(/:run_finished$/)
     await streamsReach(id, 0)
   })
 })

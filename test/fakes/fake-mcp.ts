@@ -51,6 +51,13 @@ export class FakeMcp {
    * (a name twice, a name another server has). They are only listed; calling one is an error.
    */
   readonly listAlso: Record<string, unknown>[] = []
+  /**
+   * Like listAlso, as JSON text: for what JSON.stringify cannot write (a schema nested
+   * thousands of levels deep).
+   */
+  readonly listAlsoJson: string[] = []
+  /** Tool name → the JSON text of the result its calls get instead of the server's own. */
+  readonly resultJson = new Map<string, string>()
   /** When true, the server lists `purge`, hinted both read-only and destructive. */
   contradictoryHints = false
   /**
@@ -92,12 +99,20 @@ export class FakeMcp {
       if (body.method === 'initialize') this.initializes++
     }
     let res = await this.#answer(req, method)
-    if (method === 'tools/list' && this.listAlso.length && res.ok) res = await this.#listAlso(res)
+    if (method === 'tools/list' && res.ok && (this.listAlso.length || this.listAlsoJson.length)) {
+      res = await this.#listAlso(res)
+    }
     if (method !== undefined && method === this.forgetSessionsAfter) {
       this.forgetSessionsAfter = undefined
       this.forgetSessions()
     }
     const tool = method?.startsWith('tools/call ') ? method.slice('tools/call '.length) : undefined
+    const result = tool === undefined ? undefined : this.resultJson.get(tool)
+    if (result !== undefined && res.ok) {
+      const { id } = (await res.json()) as { id: unknown }
+      const text = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`
+      res = new Response(text, { status: res.status, headers: res.headers })
+    }
     if (tool !== undefined && this.dropConnection.delete(tool)) {
       throw new TypeError('Network connection lost.')
     }
@@ -106,8 +121,14 @@ export class FakeMcp {
 
   async #listAlso(res: Response): Promise<Response> {
     const body = (await res.json()) as { result?: { tools?: unknown[] } }
-    body.result?.tools?.push(...this.listAlso)
-    return Response.json(body, { status: res.status, headers: res.headers })
+    // The entries as text go where a marker string was written (JSON.stringify escapes its NUL).
+    const raw = '"\\u0000raw-tools"'
+    body.result?.tools?.push(
+      ...this.listAlso,
+      ...(this.listAlsoJson.length ? ['\u0000raw-tools'] : []),
+    )
+    const text = JSON.stringify(body).replace(raw, this.listAlsoJson.join(','))
+    return new Response(text, { status: res.status, headers: res.headers })
   }
 
   async #answer(req: Request, method: string | undefined): Promise<Response> {

@@ -163,6 +163,7 @@ describe('cancel', () => {
       protocol: 'native',
       policy: { mode: 'ask' },
       requestedBy: 'slack:U123',
+      owner: null,
       slack: { channel: 'C123', userId: 'U123' },
     })
     // Call 1 is "started"; call 2 is the approval message, posted after the slice.

@@ -4,6 +4,7 @@
  */
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema'
 import * as z from 'zod/mini'
+import { MAX_JSON_DEPTH, tooDeep } from '../../src/validation/json-walk'
 
 // Errors that only say "something inside did not match": the inner error says what.
 const WRAPPERS = new Set([
@@ -16,8 +17,15 @@ const WRAPPERS = new Set([
 ])
 const MAX_PROBLEMS = 5
 
-/** A zod object schema (what tool params are) whose check is `schema`. Throws on a bad schema. */
+/**
+ * A zod object schema (what tool params are) whose check is `schema`. Throws on a bad schema,
+ * and on one nested deeper than MAX_JSON_DEPTH (counted without recursion): the checker walks a
+ * schema recursively, and a server's schema must not overflow the stack.
+ */
 export function jsonSchemaParams(schema: Record<string, unknown>) {
+  if (tooDeep(schema)) {
+    throw new Error(`its inputSchema nests more than ${MAX_JSON_DEPTH} levels deep`)
+  }
   const validator = new Validator(schema as Schema, draftOf(schema), false)
   return z.looseObject({}).check(
     z.check((ctx) => {

@@ -3,6 +3,7 @@ import * as z from 'zod/mini'
 import { defineTool, type Tool, type ToolContext } from '../../src/kernel/tool'
 import { callMcpTool, type ListedMcpTool, type McpCallResult } from './mcp-client'
 import { jsonSchemaParams } from './json-schema-params'
+import { stringifyJson } from '../../src/validation/json-walk'
 import { MCP_NAME_SEPARATOR, type McpServerConfig, type McpToolOverride } from './mcp-servers'
 import type { McpSessions } from './mcp-sessions'
 
@@ -123,7 +124,8 @@ export function renderMcpResult(result: McpCallResult): string {
       parts.push(`[${item.type} content${item.mimeType ? ` (${item.mimeType})` : ''} not shown]`)
   }
   if (parts.length === 0 && result.structuredContent !== undefined) {
-    return JSON.stringify(result.structuredContent)
+    // Written without recursion: a server's content may nest any depth.
+    return stringifyJson(result.structuredContent)
   }
   return parts.length ? parts.join('\n') : '(no output)'
 }

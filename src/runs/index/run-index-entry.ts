@@ -1,8 +1,8 @@
-import { pendingApprovals } from '../../kernel/approvals'
 import type { RunState } from '../../kernel/state'
 import type { RunIndexEntry } from './run-index'
 import type { RunInfo } from '../types'
-import { statusOf } from '../view'
+import { pendingApprovalsOf, statusOf } from '../view'
+import { ownerOf } from '../run-owner'
 
 /** The index row of a run as it now stands; `version` is its last event's sequence number. */
 export function runIndexEntry(
@@ -19,6 +19,7 @@ export function runIndexEntry(
     updatedAt,
     stepCount: state.steps.length,
     requestedBy: info.requestedBy,
+    owner: ownerOf(info),
     agent: { name: state.agent.name, version: state.agent.version },
     ...(info.metadata ? { metadata: info.metadata } : {}),
     ...(state.conversation
@@ -26,15 +27,7 @@ export function runIndexEntry(
       : {}),
     ...(state.parent ? { parentRunId: state.parent.runId } : {}),
     version,
-    approvals: pendingApprovals(state).map(({ stepIndex, call }) => ({
-      callId: call.id,
-      tool: call.name,
-      args: call.args,
-      argsHash: call.approval!.hash,
-      reason: state.steps[stepIndex]!.thought,
-      requestedAt: call.approval!.requestedAt,
-      expiresAt: call.approval!.expiresAt,
-    })),
+    approvals: pendingApprovalsOf(state),
   }
 }
 

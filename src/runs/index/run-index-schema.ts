@@ -1,3 +1,5 @@
+import { OWNER_FROM_REQUESTER_SQL } from '../run-owner'
+
 /**
  * The run index's tables in D1 (docs/architecture.md#events). The schema is created by the code
  * (`CREATE TABLE IF NOT EXISTS`, once per isolate), so no migration step is needed; columns added
@@ -24,7 +26,7 @@ const SCHEMA = [
  * Columns added after the first deployments, so not in the CREATE TABLE above: an existing
  * table gains them once (`ALTER TABLE` has no IF NOT EXISTS; another isolate may win the race).
  */
-const ADDED_COLUMNS: [table: string, column: string, ddl: string][] = [
+const ADDED_COLUMNS: [table: string, column: string, ddl: string, fill?: string][] = [
   // The conversation a run belongs to (docs/architecture.md#conversations); NULL in older rows,
   // which each started their own.
   ['runs', 'conversation_id', 'ALTER TABLE runs ADD COLUMN conversation_id TEXT'],
@@ -32,12 +34,28 @@ const ADDED_COLUMNS: [table: string, column: string, ddl: string][] = [
   // The run's agent (docs/agents.md); NULL in older rows, which ran as the default agent.
   ['runs', 'agent_name', 'ALTER TABLE runs ADD COLUMN agent_name TEXT'],
   ['runs', 'agent_version', 'ALTER TABLE runs ADD COLUMN agent_version TEXT'],
+  // The run's owner (runs/run-owner.ts), which a token limited to its own runs lists by. Rows
+  // from before owners get the same owner ownerOf gives their runs, once, as the column comes.
+  [
+    'runs',
+    'owner',
+    'ALTER TABLE runs ADD COLUMN owner TEXT',
+    `UPDATE runs SET owner = ${OWNER_FROM_REQUESTER_SQL} WHERE owner IS NULL`,
+  ],
+  [
+    'pending_approvals',
+    'owner',
+    'ALTER TABLE pending_approvals ADD COLUMN owner TEXT',
+    `UPDATE pending_approvals SET owner = ${OWNER_FROM_REQUESTER_SQL} WHERE owner IS NULL`,
+  ],
   // The run that delegated this one (docs/agents.md#delegation); NULL for every other run.
   ['runs', 'parent_run_id', 'ALTER TABLE runs ADD COLUMN parent_run_id TEXT'],
 ]
 const ADDED_INDEXES = [
   `CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation_id, created_at DESC, id DESC)`,
   `CREATE INDEX IF NOT EXISTS runs_by_agent ON runs (agent_name, created_at DESC, id DESC)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_owner ON runs (owner, created_at DESC, id DESC)`,
+  `CREATE INDEX IF NOT EXISTS approvals_by_owner ON pending_approvals (owner, requested_at DESC)`,
   `CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run_id, created_at DESC, id DESC)`,
 ]
 
@@ -59,15 +77,17 @@ export function ensureSchema(db: D1Database): Promise<void> {
 }
 
 async function addColumns(db: D1Database): Promise<void> {
-  for (const [table, column, ddl] of ADDED_COLUMNS) {
+  for (const [table, column, ddl, fill] of ADDED_COLUMNS) {
     // The statement form D1 documents (docs: D1 "Database commands"), filtered here.
     const { results } = await db.prepare(`PRAGMA table_info(${table})`).all<{ name: string }>()
     if (results.some((c) => c.name === column)) continue
     try {
       await db.prepare(ddl).run()
     } catch (err) {
-      // Another isolate added it between the look and the ALTER.
+      // Another isolate added it between the look and the ALTER (and fills it).
       if (!/duplicate column/i.test(String((err as Error).message))) throw err
+      continue
     }
+    if (fill) await db.prepare(fill).run()
   }
 }

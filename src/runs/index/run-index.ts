@@ -1,6 +1,11 @@
 import { ensureSchema } from './run-index-schema'
 import type { RunStatus } from '../types'
-import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../../api/response-schemas'
+import type {
+  ApprovalListItemBody,
+  PendingApprovalBody,
+  RunListItemBody,
+  RunPageBody,
+} from '../../api/response-schemas'
 
 /**
  * The run index in D1 (docs/architecture.md#events): Durable Objects cannot be enumerated, so each run writes its
@@ -10,33 +15,36 @@ import type { ApprovalListItemBody, RunListItemBody, RunPageBody } from '../../a
 /** Characters of the task the list shows. */
 export const LISTED_TASK_CHARS = 200
 
-/** What a run writes to the index: its row and its pending approvals, as of `version`. */
-export interface RunIndexEntry {
-  id: string
-  task: string
-  status: RunStatus
+/**
+ * What a run writes to the index: its row (a listed run, times in ms) and its pending approvals,
+ * as of `version`.
+ */
+export type RunIndexEntry = Omit<
+  RunListItemBody,
+  'createdAt' | 'updatedAt' | 'agent' | 'conversation'
+> & {
   createdAt: number
   updatedAt: number
-  stepCount: number
-  requestedBy: string
+  /** The token the run belongs to (runs/run-owner.ts), null: no token's. */
+  owner: string | null
   /** The run's agent (absent: written as the default agent's row from before agents). */
-  agent?: { name: string; version: string }
-  metadata?: Record<string, unknown>
+  agent?: RunListItemBody['agent']
   /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
-  conversation?: { id: string; position: number }
+  conversation?: RunListItemBody['conversation']
   /** A child run: the run that delegated it. */
   parentRunId?: string
   /** The run's last event sequence number: an older write never replaces a newer one. */
   version: number
-  approvals: {
-    callId: string
-    tool: string
-    args: Record<string, unknown>
-    argsHash: string
-    reason: string
-    requestedAt: number
-    expiresAt: number
-  }[]
+  approvals: IndexedApproval[]
+}
+
+/** A pending approval as the index stores it: the API's, times in ms, the requester on the row. */
+export type IndexedApproval = Omit<
+  PendingApprovalBody,
+  'requestedBy' | 'requestedAt' | 'expiresAt'
+> & {
+  requestedAt: number
+  expiresAt: number
 }
 
 /** A run as `GET /v1/runs` lists it, and a pending approval as `GET /v1/approvals` does. */
@@ -54,8 +62,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
-           conversation_id, conversation_position, agent_name, agent_version, parent_run_id)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13, ?14
+           conversation_id, conversation_position, agent_name, agent_version, owner, parent_run_id)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13, ?14, ?15
          WHERE NOT EXISTS (SELECT 1 FROM deleted_runs WHERE id = ?1)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
@@ -75,6 +83,7 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
         e.conversation?.position ?? 0,
         e.agent?.name ?? null,
         e.agent?.version ?? null,
+        e.owner,
         e.parentRunId ?? null,
       ),
     db
@@ -84,8 +93,9 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
       db
         .prepare(
           `INSERT OR REPLACE INTO pending_approvals
-             (run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at)
-           SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE ${current}`,
+             (run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at,
+              owner)
+           SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE ${current}`,
         )
         .bind(
           e.id,
@@ -98,6 +108,7 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
           e.requestedBy,
           a.requestedAt,
           a.expiresAt,
+          e.owner,
         ),
     ),
   ])
@@ -142,6 +153,8 @@ export async function listRuns(
     status?: RunStatus
     conversation?: string
     agent?: string
+    /** Only this owner's runs (a token limited to its own runs); absent: every run. */
+    owner?: string
     /** The child runs of this run. */
     parent?: string
     limit: number
@@ -163,6 +176,7 @@ export async function listRuns(
     const a = args.push(query.agent)
     where.push(`(agent_name = ?${a} OR (agent_name IS NULL AND ?${a} = 'default'))`)
   }
+  if (query.owner !== undefined) where.push(`owner = ?${args.push(query.owner)}`)
   if (query.parent) where.push(`parent_run_id = ?${args.push(query.parent)}`)
   if (after) {
     const t = args.push(after.t)
@@ -212,24 +226,25 @@ type ApprovalRow = {
   expires_at: number
 }
 
-/** Pending approvals across runs, newest first; expired ones are left out. */
+/** Pending approvals across runs, newest first (only `owner`'s runs' if given); expired ones are left out. */
 export async function listPendingApprovals(
   db: D1Database,
-  query: { now: number; limit: number; cursor?: string },
+  query: { now: number; owner?: string; limit: number; cursor?: string },
 ): Promise<Page<ApprovalListItem>> {
   await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const args: unknown[] = [query.now]
-  let page = ''
+  let page = query.owner !== undefined ? `AND owner = ?${args.push(query.owner)}` : ''
   if (after) {
     const t = args.push(after.t)
     const key = args.push(after.id)
-    page = `AND (requested_at < ?${t} OR (requested_at = ?${t} AND run_id || ' ' || call_id < ?${key}))`
+    page += ` AND (requested_at < ?${t} OR (requested_at = ?${t} AND run_id || ' ' || call_id < ?${key}))`
   }
   const limit = args.push(query.limit + 1)
   const { results } = await db
     .prepare(
-      `SELECT * FROM pending_approvals WHERE expires_at > ?1 ${page}
+      `SELECT run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at
+       FROM pending_approvals WHERE expires_at > ?1 ${page}
        ORDER BY requested_at DESC, run_id || ' ' || call_id DESC LIMIT ?${limit}`,
     )
     .bind(...args)

@@ -5,6 +5,7 @@ import type { DeliveryContext } from '../outbox/delivery-context'
 import { batchSpans } from './otel-spans'
 import { otlpTraceRequest } from './otlp-json'
 import type { Outbox } from '../outbox/outbox'
+import type { TraceSent } from '../outbox/outbox-kinds'
 
 /** Outbox entries of trace batches: `otel:step:<i>` and `otel:run`. */
 export const OTEL_KIND = 'otel'
@@ -37,7 +38,7 @@ export function queueTraceBatches(
  * 502–504 (after `Retry-After`); any other 4xx or 5xx is the collector refusing the data, which
  * a resend would not change.
  */
-export async function deliverOtel(entry: { id: string }, ctx: DeliveryContext): Promise<unknown> {
+export async function deliverOtel(entry: { id: string }, ctx: DeliveryContext): Promise<TraceSent> {
   const config = otelOrNone(ctx.env)
   if (!config) {
     throw new DeliveryError('no OTEL_EXPORTER_OTLP_ENDPOINT is configured (any more)', {

@@ -14,7 +14,7 @@ export async function deliverEntry(entry: OutboxEntry, ctx: DeliveryContext): Pr
   const { env, outbox } = ctx
   const runId = ctx.state.id
   try {
-    const result = await deliver(entry, ctx)
+    const result = await deliver(entry.kind, entry, ctx)
     outbox.delivered(entry.id, Date.now(), result)
     if (entry.id === PROGRESS_ID)
       requeueStaleProgress(outbox, ctx.latestState?.() ?? ctx.state, Date.now())

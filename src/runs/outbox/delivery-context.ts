@@ -2,6 +2,7 @@ import type { RunState } from '../../kernel/state'
 import type { EnvVars } from '../../env-vars'
 import type { EventLog } from '../events/event-log'
 import type { Outbox } from './outbox'
+import type { OutboxEntryOf, OutboxKind, OutboxResult } from './outbox-kinds'
 import type { SlackThread } from '../slack/slack-thread'
 import type { SkippedTool } from '../api-result'
 import type { RunInfo } from '../types'
@@ -36,3 +37,9 @@ export interface DeliveryContext {
   slices?: number[]
   now: number
 }
+
+/** Delivers one entry of kind `K`; throws DeliveryError to be retried later. */
+export type Deliverer<K extends OutboxKind> = (
+  entry: OutboxEntryOf<K>,
+  ctx: DeliveryContext,
+) => Promise<OutboxResult<K>>

@@ -4,16 +4,16 @@ import { DeliveryError } from '../../errors/delivery-error'
 import { toApiResult } from '../api-result'
 import { childOutcome } from '../child-runs'
 import { runStub } from '../types'
-import type { DeliveryContext } from './delivery-context'
-import type { Outbox, OutboxEntry } from './outbox'
+import type { DeliveryContext, Deliverer } from './delivery-context'
+import type { Outbox } from './outbox'
 
 /**
  * What a run owes its family when it ends (docs/agents.md#delegation), through the outbox so a
  * crash or an unreachable object only delays it: a child tells its parent its outcome; a parent
  * cancels the children it still waits for (a child never outlives its parent's run).
  */
-export const PARENT_KIND = 'parent'
-export const CANCEL_CHILD_KIND = 'cancel.child'
+export const PARENT_KIND = 'parent' as const
+export const CANCEL_CHILD_KIND = 'cancel.child' as const
 
 /** Queued in the transaction of the transition that ends the run. */
 export function queueFamily(
@@ -30,22 +30,32 @@ export function queueFamily(
   }
 }
 
-export async function deliverFamily(entry: OutboxEntry, ctx: DeliveryContext): Promise<unknown> {
-  if (!ctx.runs) throw new DeliveryError('the Worker has no RUNS binding')
+/** The child's outcome, to its parent's object (which stores it and wakes). */
+export const deliverParent: Deliverer<typeof PARENT_KIND> = async (_entry, ctx) => {
+  const runs = needRuns(ctx)
   const state = ctx.state
-  if (entry.kind === PARENT_KIND) {
-    const parent = state.parent
-    if (!parent) throw new DeliveryError('the run has no parent', { retryable: false })
-    const outcome = childOutcome(toApiResult(state))
-    const answer = await runStub(ctx.runs, parent.runId).childFinished(parent.callId, outcome)
-    if (!answer.ok) {
-      throw new DeliveryError(`run ${parent.runId} has no child ${state.id}`, { retryable: false })
-    }
-    return { parentRunId: parent.runId }
+  const parent = state.parent
+  if (!parent) throw new DeliveryError('the run has no parent', { retryable: false })
+  const outcome = childOutcome(toApiResult(state))
+  const answer = await runStub(runs, parent.runId).childFinished(parent.callId, outcome)
+  if (!answer.ok) {
+    throw new DeliveryError(`run ${parent.runId} has no child ${state.id}`, { retryable: false })
   }
-  const { runId } = entry.payload as { runId: string; callId: string }
+  return { parentRunId: parent.runId }
+}
+
+/** A child the ended run was waiting for, cancelled. */
+export const deliverCancelChild: Deliverer<typeof CANCEL_CHILD_KIND> = async (entry, ctx) => {
+  const runs = needRuns(ctx)
+  const { runId } = entry.payload
+  const state = ctx.state
   const why = `its parent run ${state.id} ended (${state.result?.stopReason ?? 'stopped'})`
-  const answer = await runStub(ctx.runs, runId).cancel(`run:${state.id}`, why)
+  const answer = await runStub(runs, runId).cancel(`run:${state.id}`, why)
   // A child that already finished (or was deleted) needs nothing more.
   return { childRunId: runId, cancelled: answer.ok, ...(answer.code ? { code: answer.code } : {}) }
+}
+
+function needRuns(ctx: DeliveryContext): DurableObjectNamespace {
+  if (!ctx.runs) throw new DeliveryError('the Worker has no RUNS binding')
+  return ctx.runs
 }

@@ -7,29 +7,25 @@ import { redact } from '../../security/redact'
  */
 import { DeliveryError } from '../../errors/delivery-error'
 import type { DeliveryStatus } from '../../api/enums'
+import type {
+  OutboxEntry,
+  OutboxEntryOf,
+  OutboxKind,
+  OutboxPayload,
+  OutboxResult,
+} from './outbox-kinds'
 
+export type { OutboxEntry, OutboxEntryOf, OutboxKind } from './outbox-kinds'
 export type OutboxStatus = DeliveryStatus
-
-export interface OutboxEntry {
-  id: string
-  kind: string
-  payload: unknown
-  status: OutboxStatus
-  attempts: number
-  nextAt: number
-  lastError?: string
-  updatedAt: number
-  result?: unknown
-}
 
 export const MAX_DELIVERY_ATTEMPTS = 8
 const BASE_DELAY_MS = 2_000
 const MAX_DELAY_MS = 10 * 60_000
-const NEVER_GIVE_UP = new Set(['index', 'forget.index', 'forget.slack'])
+const NEVER_GIVE_UP = new Set<OutboxKind>(['index', 'forget.index', 'forget.slack'])
 
 type Row = {
   id: string
-  kind: string
+  kind: OutboxKind
   payload: string
   status: OutboxStatus
   attempts: number
@@ -46,7 +42,7 @@ export class Outbox {
   ) {}
 
   /** Adds a delivery unless one with this id exists (ids are deterministic: enqueue is idempotent). */
-  enqueue(id: string, kind: string, payload: unknown, now: number): void {
+  enqueue<K extends OutboxKind>(id: string, kind: K, payload: OutboxPayload<K>, now: number): void {
     this.sql.exec(
       `INSERT OR IGNORE INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
        VALUES (?, ?, ?, 'pending', 0, ?, ?)`,
@@ -63,7 +59,13 @@ export class Outbox {
    * carries the latest state (the run index). A pending one keeps its attempts and backoff; a
    * delivered one is due again no sooner than `minGapMs` after it was delivered (a rate limit).
    */
-  rearm(id: string, kind: string, payload: unknown, now: number, minGapMs = 0): void {
+  rearm<K extends OutboxKind>(
+    id: string,
+    kind: K,
+    payload: OutboxPayload<K>,
+    now: number,
+    minGapMs = 0,
+  ): void {
     this.sql.exec(
       `INSERT INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
        VALUES (?, ?, ?, 'pending', 0, ?, ?)
@@ -95,9 +97,11 @@ export class Outbox {
     )
   }
 
-  get(id: string): OutboxEntry | undefined {
+  /** The entry `id` of kind `kind` (an id fixes its kind; by default it is the kind's name). */
+  get<K extends OutboxKind>(kind: K, id: string = kind): OutboxEntryOf<K> | undefined {
     const row = this.sql.exec<Row>('SELECT * FROM outbox WHERE id = ?', id).toArray()[0]
-    return row ? toEntry(row) : undefined
+    const entry = row && toEntry(row)
+    return entry && isOf(entry, kind) ? entry : undefined
   }
 
   due(now: number): OutboxEntry[] {
@@ -117,7 +121,7 @@ export class Outbox {
     return row?.t ?? undefined
   }
 
-  delivered(id: string, now: number, result?: unknown): void {
+  delivered(id: string, now: number, result?: OutboxResult): void {
     this.sql.exec(
       `UPDATE outbox SET status = 'delivered', attempts = attempts + 1, updated_at = ?, last_error = NULL,
        result = ? WHERE id = ?`,
@@ -156,6 +160,11 @@ export class Outbox {
   }
 }
 
+function isOf<K extends OutboxKind>(entry: OutboxEntry, kind: K): entry is OutboxEntryOf<K> {
+  return entry.kind === kind
+}
+
+/** A stored row as an entry: the row's kind names what its JSON holds (`OutboxKinds`). */
 function toEntry(row: Row): OutboxEntry {
   return {
     id: row.id,

@@ -3,6 +3,7 @@ import { progressText, statusLine, type RunProgress } from '../../slack/progress
 import type { SlackClient } from '../../slack/web-api'
 import type { DeliveryContext } from '../outbox/delivery-context'
 import type { Outbox, OutboxEntry } from '../outbox/outbox'
+import type { OutboxResult, ProgressSent } from '../outbox/outbox-kinds'
 import type { RunInfo } from '../types'
 
 /**
@@ -63,9 +64,16 @@ export function queueProgress(
  * and queued nothing, so queue it now if what was sent is not what the run shows.
  */
 export function requeueStaleProgress(outbox: Outbox, state: RunState, now: number): void {
-  const sent = (outbox.get(PROGRESS_ID)?.result as { text?: string } | undefined)?.text
+  const sent = sentProgress(outbox.get(PROGRESS_ID)?.result)?.text
   if (sent === undefined || sent === currentText(state)) return
   outbox.rearm(PROGRESS_ID, PROGRESS_ID, {}, now, PROGRESS_GAP_MS)
+}
+
+/** What the progress message shows, as its last delivery recorded (none when it skipped). */
+function sentProgress(
+  result: OutboxResult<'slack.progress'> | undefined,
+): ProgressSent | undefined {
+  return result && 'text' in result ? result : undefined
 }
 
 function currentText(state: RunState): string {
@@ -77,13 +85,16 @@ export async function updateProgress(
   ctx: DeliveryContext,
   client: SlackClient,
   posted: { ts: string; channel: string },
-): Promise<unknown> {
+): Promise<ProgressSent> {
   const text = currentText(ctx.state)
-  const last = ctx.outbox.get(PROGRESS_ID)?.result as { text?: string } | undefined
+  const last = sentProgress(ctx.outbox.get(PROGRESS_ID)?.result)
   if (last?.text === text) return last
   await client.update({ channel: posted.channel, ts: posted.ts, text })
   return { ts: posted.ts, text }
 }
+
+/** The coalesced entries a pump sends. */
+type PumpedKind = 'slack.progress' | 'slack.stream' | 'slack.status'
 
 /**
  * Sends progress while a slice runs: a slice may last minutes, and the outbox is otherwise
@@ -99,7 +110,7 @@ export class ProgressPump {
     private readonly outbox: Outbox,
     private readonly send: (entry: OutboxEntry) => Promise<void>,
     /** The coalesced entry this pump sends (the answer stream and thread status use one too). */
-    private readonly id = PROGRESS_ID,
+    private readonly id: PumpedKind = PROGRESS_ID,
   ) {}
 
   /** A slice begins: pokes may send (only for a run that reports to Slack). */

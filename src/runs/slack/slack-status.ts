@@ -2,6 +2,7 @@ import type { RunState } from '../../kernel/state'
 import type { SlackClient } from '../../slack/web-api'
 import type { DeliveryContext } from '../outbox/delivery-context'
 import type { Outbox } from '../outbox/outbox'
+import type { OutboxResult, StatusSent } from '../outbox/outbox-kinds'
 import { progressOf } from './slack-progress'
 
 /**
@@ -45,7 +46,7 @@ export function queueStatus(
 
 /** After a delivery: a change saved while it was in flight is queued now. */
 export function requeueStaleStatus(ctx: DeliveryContext, now: number): void {
-  const sent = (ctx.outbox.get(STATUS_ID)?.result as { status?: string } | undefined)?.status
+  const sent = sentStatus(ctx.outbox.get(STATUS_ID)?.result)?.status
   // The run as it is now: it may have moved on while the call was in flight.
   const state = ctx.latestState?.() ?? ctx.state
   if (sent === undefined || sent === threadStatus(state)) return
@@ -56,11 +57,16 @@ export async function deliverStatus(
   ctx: DeliveryContext,
   client: SlackClient,
   where: { channel: string; thread: string },
-): Promise<{ status: string }> {
+): Promise<StatusSent> {
   const status = threadStatus(ctx.state)
-  const last = ctx.outbox.get(STATUS_ID)?.result as { status?: string } | undefined
+  const last = sentStatus(ctx.outbox.get(STATUS_ID)?.result)
   // Nothing shown yet and nothing to show: no call.
   if ((last?.status ?? '') === status && (last || status === '')) return { status }
   await client.setStatus({ channel_id: where.channel, thread_ts: where.thread, status })
   return { status }
+}
+
+/** The status Slack shows, as the last delivery recorded it (none when it skipped). */
+function sentStatus(result: OutboxResult<'slack.status'> | undefined): StatusSent | undefined {
+  return result && 'status' in result ? result : undefined
 }

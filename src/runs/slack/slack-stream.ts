@@ -3,6 +3,7 @@ import { SlackApiError } from '../../slack/slack-api-error'
 import type { SlackClient } from '../../slack/web-api'
 import type { DeliveryContext, LiveAnswer } from '../outbox/delivery-context'
 import type { Outbox } from '../outbox/outbox'
+import type { StreamSent } from '../outbox/outbox-kinds'
 import type { RunInfo } from '../types'
 
 /**
@@ -15,21 +16,6 @@ import type { RunInfo } from '../types'
 export const STREAM_ID = 'slack.stream'
 /** At most one streaming call per run this often. */
 export const STREAM_GAP_MS = 1_000
-
-/** What Slack has of the stream: the entry's result. */
-export interface StreamSent {
-  /** Streaming is not available here (the Slack error code): the final answer is posted. */
-  unavailable?: string
-  /** The step whose text the current (or last) stream message holds. */
-  step?: number
-  channel?: string
-  ts?: string
-  /** The text Slack has been sent for that message. */
-  sent?: string
-  stopped?: boolean
-  /** The stopped message holds the run's whole answer: nothing else needs posting. */
-  complete?: boolean
-}
 
 // Errors that mean the workspace, token or app cannot stream: fall back to posting.
 const UNAVAILABLE_CODES = new Set([
@@ -65,7 +51,11 @@ function textOf(state: RunState, step: number, live: LiveAnswer | undefined) {
 }
 
 /** What the stream owes Slack now, if anything. */
-function nextAction(state: RunState, sent: StreamSent, live: LiveAnswer | undefined) {
+function nextAction(
+  state: RunState,
+  sent: StreamSent,
+  live: LiveAnswer | undefined,
+): Action | undefined {
   if (sent.unavailable) return undefined
   if (sent.ts && !sent.stopped && sent.step !== undefined) {
     const now = textOf(state, sent.step, live)
@@ -73,17 +63,17 @@ function nextAction(state: RunState, sent: StreamSent, live: LiveAnswer | undefi
     // A stored text that is not what was streamed (trimmed, say) is never appended to.
     const matches = now.text.startsWith(had)
     const rest = matches ? now.text.slice(had.length) : ''
-    if (now.finished) return { kind: 'stop', rest, complete: matches && now.isAnswer } as Action
-    return rest ? ({ kind: 'append', text: rest } as Action) : undefined
+    if (now.finished) return { kind: 'stop', rest, complete: matches && now.isAnswer }
+    return rest ? { kind: 'append', text: rest } : undefined
   }
   // A run that ended posts its answer: a stream begun now would race that post.
   if (state.phase === 'done') return undefined
   if (!live || live.step <= (sent.step ?? -1) || !live.text.trim()) return undefined
-  return { kind: 'start', step: live.step, text: live.text } as Action
+  return { kind: 'start', step: live.step, text: live.text }
 }
 
 function sentOf(ctx: DeliveryContext): StreamSent {
-  return (ctx.outbox.get(STREAM_ID)?.result as StreamSent | undefined) ?? {}
+  return ctx.outbox.get(STREAM_ID)?.result ?? {}
 }
 
 /** Text arrived: queue a delivery unless one is already waiting (it will read this text too). */
@@ -105,7 +95,7 @@ export function queueStreamEnd(
   if (!ended && prev && prev.steps.length === next.steps.length) return
   // The run's end is not held back by the gap: its answer is owed now.
   if (ended) outbox.hasten(STREAM_ID, now)
-  const sent = entry.result as StreamSent | undefined
+  const sent = entry.result
   if (entry.status === 'pending' || !sent?.ts || sent.stopped) return
   outbox.rearm(STREAM_ID, STREAM_ID, {}, now, ended ? 0 : STREAM_GAP_MS)
 }
