@@ -269,16 +269,7 @@ export function createRunState(input: NewRunInput): RunState {
     policy,
     phase: 'think',
     steps: [],
-    usage: {
-      promptTokens: 0,
-      completionTokens: 0,
-      estimated: false,
-      costUsd: null,
-      cachedPromptTokens: 0,
-      modelCalls: 0,
-      lostModelCalls: 0,
-      lostPromptTokens: 0,
-    },
+    usage: noUsage(),
     activeMs: 0,
     consecutiveErrors: 0,
     cancelRequested: false,
@@ -290,6 +281,20 @@ export function createRunState(input: NewRunInput): RunState {
     conversation: input.conversation ?? null,
     agent: agentSnapshot(input.agent, { tools: input.tools, protocol: protocolSetting, policy }),
     parent: input.parent ?? null,
+  }
+}
+
+/** Usage of a run that has made no model call yet. */
+export function noUsage(): Usage {
+  return {
+    promptTokens: 0,
+    completionTokens: 0,
+    estimated: false,
+    costUsd: null,
+    cachedPromptTokens: 0,
+    modelCalls: 0,
+    lostModelCalls: 0,
+    lostPromptTokens: 0,
   }
 }
 

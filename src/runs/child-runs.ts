@@ -7,7 +7,7 @@ import {
   type ChildOutcome,
   type ChildRuns,
 } from '../kernel/delegation'
-import type { RunState } from '../kernel/state'
+import { noUsage, type RunState } from '../kernel/state'
 import { sha256Hex } from '../security/sha256'
 import type { ApiRunResult } from './api-result'
 import type { RunStorage } from './storage'
@@ -184,14 +184,7 @@ export async function pollChildren(
         output: null,
         stopReason: null,
         error: 'the child run no longer exists (deleted)',
-        usage: {
-          promptTokens: 0,
-          completionTokens: 0,
-          estimated: false,
-          costUsd: null,
-          cachedPromptTokens: 0,
-          modelCalls: 0,
-        },
+        usage: noUsage(),
         activeMs: 0,
       })
     } else if (view.status === 'succeeded' || view.status === 'failed') {
