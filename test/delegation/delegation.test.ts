@@ -222,3 +222,35 @@ describe('cancel', () => {
     expect(fakes.receiver.hits).toHaveLength(0)
   })
 })
+
+describe('ownership', () => {
+  it("a token limited to its own runs reaches its run's child; another such token does not", async () => {
+    const ALPHA = { authorization: 'Bearer test-alpha-token' }
+    const BETA = { authorization: 'Bearer test-beta-token' }
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'call_d', name: 'ask_default', arguments: { task: 'Add 1 and 1' } }]),
+    )
+    const res = await api('/v1/runs', {
+      method: 'POST',
+      headers: { ...ALPHA, 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'lead', task: 'Sum it' }),
+    })
+    expect(res.status).toBe(202)
+    const { id: parent } = (await res.json()) as { id: string }
+    await drainAlarms(parent)
+    const child = (await getRun(parent)).children[0]!.runId
+    // The child inherits its parent's owner.
+    expect((await api(`/v1/runs/${child}`, { headers: ALPHA })).status).toBe(200)
+    expect((await api(`/v1/runs/${child}`, { headers: BETA })).status).toBe(404)
+    fakes.ai.enqueue(reply.text('2'))
+    await drainAlarms(child)
+    const list = await api(`/v1/runs?parent=${parent}`, { headers: ALPHA })
+    const { items } = (await list.json()) as { items: { id: string }[] }
+    expect(items.map((i) => i.id)).toEqual([child])
+    const other = await api(`/v1/runs?parent=${parent}`, { headers: BETA })
+    expect(((await other.json()) as { items: unknown[] }).items).toEqual([])
+    fakes.ai.enqueue(reply.text('It is 2.'))
+    await drainAlarms(parent)
+    expect((await api(`/v1/runs/${parent}`, { headers: ALPHA })).status).toBe(200)
+  })
+})
