@@ -118,9 +118,12 @@ function modelFailed(
   }
   if (slice.now() - startedAt >= remainingMs) {
     const why = `the model call used the rest of the ${state.budget.maxSeconds}s budget`
-    return stopped(state, 'timeout', slice, why)
+    // The request was made and its answer never came: counted like one a crash lost.
+    return stopped(countLostCall(state, record, slice), 'timeout', slice, why)
   }
-  return stopped(state, 'model_error', slice, describeThrown(err))
+  // The provider answered with an error: the call was made, and usage says so (no tokens).
+  const usage = { ...state.usage, modelCalls: state.usage.modelCalls + 1 }
+  return stopped(updateState(state, { usage }), 'model_error', slice, describeThrown(err))
 }
 
 /** What think knows of a step before it reads the reply. */

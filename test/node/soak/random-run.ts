@@ -1,17 +1,9 @@
 import { reply, type FakeReply } from '../../fakes/fake-openai'
 import { postCall, readCall } from '../crash/crash-points'
+import { seededRandom } from '../seeded-random'
 
-/** A seeded pseudo-random source (mulberry32), so a failing soak can be replayed by its seed. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** A seeded pseudo-random source, so a failing soak can be replayed by its seed. */
+export const random = seededRandom
 
 /**
  * A run of one to four action steps, then the answer: read-only calls (alone or in parallel),

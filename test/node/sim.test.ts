@@ -1,0 +1,27 @@
+/**
+ * The bounded pass of the deterministic simulation (`npm run sim -- --quick --self-check`,
+ * docs/architecture.md#deterministic-simulation): the first schedules of the exhaustive
+ * enumeration for a few small runs, a few seeded random schedules and the seeds that once failed, every invariant checked; then the self-check, which must see each deliberately
+ * broken platform caught. The whole exploration is `npm run sim` (minutes; not part of the suite).
+ */
+import { spawnSync } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
+
+describe('deterministic simulation (bounded pass)', () => {
+  it('explores schedules with no violation, and catches every broken platform', () => {
+    const run = spawnSync(process.execPath, ['scripts/sim.mjs', '--quick', '--self-check'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 110_000,
+    })
+    const out = `${run.stdout}${run.stderr}`
+    expect(out).toMatch(/^violations: 0$/m)
+    expect(out).toMatch(/self-check: every broken platform was caught/)
+    expect(out).not.toMatch(/MISSED/)
+    expect(run.status, out).toBe(0)
+  }, 120_000)
+})
