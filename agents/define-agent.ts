@@ -30,6 +30,11 @@ export interface AgentDefinition {
   budget?: BudgetOverrides
   /** A zod schema for the final answer: the run's `output` is the validated value. */
   output?: unknown
+  /**
+   * Agents this one may hand a task to (docs/agents.md#delegation): the model gets one tool per
+   * name, `ask_<name>({ task })`, and each call is a child run of that agent. No cycles.
+   */
+  delegates?: readonly string[]
   /** Slack channel ids where mentions and slash commands go to this agent. */
   slack?: { channels: readonly string[] }
 }

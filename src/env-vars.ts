@@ -47,6 +47,7 @@ export interface EnvVars {
   MAX_CONTEXT_TOKENS?: string
   MAX_PARALLEL_CALLS?: string
   MAX_HISTORY_TOKENS?: string
+  MAX_DELEGATION_DEPTH?: string
   PRICE_CACHED_PROMPT_PER_1K_USD?: string
   API_APPROVES_SLACK_RUNS?: string
   EVENT_STREAMS_PER_RUN?: string

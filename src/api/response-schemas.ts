@@ -6,6 +6,7 @@ import {
   RunAgentSchema,
   RunResultSchema,
   TraceCallSchema,
+  TraceChildSchema,
   TraceStepSchema,
   TraceUsageSchema,
 } from '../kernel/trace'
@@ -69,6 +70,9 @@ export const RunResult = z.extend(RunResultSchema, {
   skippedTools: z.optional(z.array(z.object({ tool: z.string(), reason: z.string() }))),
 })
 
+/** A child run of a delegated call (docs/agents.md#delegation): the view shows its own status. */
+export const ChildRun = z.extend(TraceChildSchema, { status: runStatus })
+
 export const PendingApproval = z.object({
   callId: z.string(),
   tool: z.string(),
@@ -78,6 +82,13 @@ export const PendingApproval = z.object({
   requestedBy: z.string(),
   requestedAt: iso,
   expiresAt: iso,
+})
+
+/** A pending approval of a run's child (or its child's child): decided on that run. */
+export const DescendantApproval = z.object({
+  runId: z.string(),
+  agent: z.string(),
+  ...PendingApproval.def.shape,
 })
 
 export const Delivery = z.object({
@@ -118,8 +129,14 @@ export const RunView = z.object({
   ),
   agent: RunAgent,
   conversation: Conversation,
+  /** A child run: the run that delegated it; null otherwise. */
+  parentRunId: z.nullable(z.string()),
+  /** The child runs of its delegated calls, each with its current status. */
+  children: z.array(ChildRun),
   stepCount: z.number(),
   pendingApprovals: z.array(PendingApproval),
+  /** Pending approvals of its descendants (child runs, their children …), each naming its run. */
+  descendantApprovals: z.array(DescendantApproval),
   result: RunResult,
   deliveries: z.array(Delivery),
 })
@@ -150,6 +167,8 @@ export const RunListItem = z.object({
   metadata: z.optional(json),
   agent: RunAgent,
   conversation: z.object({ id: z.string(), position: z.number() }),
+  /** A child run: the run that delegated it. */
+  parentRunId: z.optional(z.string()),
 })
 
 /** A pending approval across runs (`GET /v1/approvals`): the run's, with the run's id. */
@@ -229,6 +248,13 @@ export const RunEvent = z.discriminatedUnion('type', [
       reason: z.optional(z.string()),
     }),
   ),
+  /** A delegated call started its child run. */
+  event('child_started', z.object({ ...call, runId: z.string(), agent: z.string() })),
+  /** A child run ended and its answer was recorded as the call's observation. */
+  event(
+    'child_finished',
+    z.object({ ...call, runId: z.string(), agent: z.string(), status: runStatus }),
+  ),
   event(
     'run_finished',
     z.object({
@@ -283,6 +309,8 @@ export const RunApprovals = z.object({
   runId: z.string(),
   status: runStatus,
   pendingApprovals: z.array(PendingApproval),
+  /** Pending approvals of its child runs (and theirs), each decided on its own run. */
+  descendantApprovals: z.array(DescendantApproval),
 })
 
 /** An item of `GET /v1/agents`. */
@@ -297,6 +325,8 @@ export const AgentItem = z.object({
   protocol: z.nullable(z.string()),
   /** The final answer's JSON Schema; null: a plain text answer. */
   outputSchema: z.nullable(z.record(z.string(), z.unknown())),
+  /** Agents it may hand a task to, each as an `ask_<name>` tool (docs/agents.md#delegation). */
+  delegates: z.array(z.string()),
 })
 
 /** `GET /v1/agents`. */

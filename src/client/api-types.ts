@@ -62,7 +62,7 @@ export interface CreatedRun {
 export interface RunView {
   id: string
   status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
-  phase: 'think' | 'act' | 'await_approval' | 'done'
+  phase: 'think' | 'act' | 'await_approval' | 'await_child' | 'done'
   task: string
   createdAt: string
   requestedBy: string
@@ -91,8 +91,27 @@ export interface RunView {
     historyTurns: number
     droppedTurns: number
   }
+  parentRunId: string | null
+  children: Array<{
+    callId: string
+    runId: string
+    agent: string
+    status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+  }>
   stepCount: number
   pendingApprovals: Array<{
+    callId: string
+    tool: string
+    args: Record<string, unknown>
+    argsHash: string
+    reason: string
+    requestedBy: string
+    requestedAt: string
+    expiresAt: string
+  }>
+  descendantApprovals: Array<{
+    runId: string
+    agent: string
     callId: string
     tool: string
     args: Record<string, unknown>
@@ -134,7 +153,7 @@ export interface RunResult {
     | 'internal_error'
     | null
   error?: string
-  phase: 'think' | 'act' | 'await_approval' | 'done'
+  phase: 'think' | 'act' | 'await_approval' | 'await_child' | 'done'
   protocol: 'text' | 'native'
   model?: string
   agent: {
@@ -148,6 +167,13 @@ export interface RunResult {
     historyTurns: number
     droppedTurns: number
   }
+  parentRunId?: string
+  children?: Array<{
+    callId: string
+    runId: string
+    agent: string
+    status: 'running' | 'succeeded' | 'failed'
+  }>
   steps: Array<{
     i: number
     kind: 'action' | 'finish' | 'format_error'
@@ -253,6 +279,7 @@ export interface RunPage {
       id: string
       position: number
     }
+    parentRunId?: string
   }>
   nextCursor: string | null
 }
@@ -371,6 +398,33 @@ export type RunEvent =
   | {
     seq: number
     runId: string
+    type: 'child_started'
+    at: string
+    data: {
+      step: number
+      callId: string
+      tool: string
+      runId: string
+      agent: string
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'child_finished'
+    at: string
+    data: {
+      step: number
+      callId: string
+      tool: string
+      runId: string
+      agent: string
+      status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+    }
+  }
+  | {
+    seq: number
+    runId: string
     type: 'run_finished'
     at: string
     data: {
@@ -470,6 +524,18 @@ export interface RunApprovals {
     requestedAt: string
     expiresAt: string
   }>
+  descendantApprovals: Array<{
+    runId: string
+    agent: string
+    callId: string
+    tool: string
+    args: Record<string, unknown>
+    argsHash: string
+    reason: string
+    requestedBy: string
+    requestedAt: string
+    expiresAt: string
+  }>
 }
 
 export interface Health {
@@ -519,6 +585,7 @@ export interface AgentList {
     model: string | null
     protocol: string | null
     outputSchema: Record<string, unknown> | null
+    delegates: string[]
   }>
 }
 
@@ -529,6 +596,7 @@ export interface Agent {
   model: string | null
   protocol: string | null
   outputSchema: Record<string, unknown> | null
+  delegates: string[]
   instructions: string
 }
 

@@ -10,6 +10,7 @@ import type {
   Deleted,
   Me,
   RunEvent,
+  RunApprovals,
   RunExport,
   RunListEvent,
   RunPage,
@@ -123,11 +124,26 @@ export class EdgeloopClient {
       conversation?: string
       /** Only the runs of this agent. */
       agent?: string
+      /** Only the child runs this run started by delegating. */
+      parent?: string
       limit?: number
       cursor?: string
     } = {},
   ) {
     return this.#json<RunPage>('GET', `/v1/runs${search(query)}`)
+  }
+
+  /**
+   * The child runs run `id` started by delegating, newest first (from the run index; the run's
+   * own view lists them too, under `children`, with their current status).
+   */
+  listChildren(id: string, query: { limit?: number; cursor?: string } = {}) {
+    return this.listRuns({ ...query, parent: id })
+  }
+
+  /** A run's pending approvals and those of its descendants (each naming its run). */
+  runApprovals(id: string) {
+    return this.#json<RunApprovals>('GET', `/v1/runs/${encodeURIComponent(id)}/approvals`)
   }
 
   listApprovals(query: { limit?: number; cursor?: string } = {}) {

@@ -19,6 +19,7 @@ export type {
   Deleted,
   Me,
   RunEvent,
+  RunApprovals,
   RunExport,
   RunListEvent,
   RunPage,

@@ -17,6 +17,7 @@ import { overMaxima } from './budget'
 import type { McpServerConfig } from '../../tools/mcp/index'
 import { isMcpToolName } from '../../tools/mcp/index'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
+import { delegationProblems } from './delegates'
 
 /** An agent as this deployment runs it: every field resolved and within the settings. */
 export interface Agent {
@@ -39,6 +40,8 @@ export interface Agent {
   outputSchema: Record<string, unknown> | null
   /** Slack channel ids it answers in. */
   slackChannels: string[]
+  /** The agents it may delegate to (each an `ask_<name>` tool); empty: none. */
+  delegates: string[]
 }
 
 /** One problem with one agent: which agent, which field, what is wrong. */
@@ -62,7 +65,8 @@ export class AgentConfigError extends ConfigError {
 
 /** The file an agent's problem is fixed in. */
 export function agentVariable(name: string): string {
-  return `agents/${name}.ts`
+  // Files are kebab-case: agent log_analyst lives in agents/log-analyst.ts.
+  return `agents/${name.replaceAll('_', '-')}.ts`
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/
@@ -82,7 +86,8 @@ export interface AgentLimits {
 
 /**
  * The agents ENABLED_AGENTS names (unset: every agent of the catalog, those whose model is the
- * offline demo only with MODEL=demo), resolved; `default` is always there. Throws
+ * offline demo only with MODEL=demo) and the agents they delegate to, resolved; `default` is
+ * always there. Throws
  * ConfigError for an unknown name, AgentConfigError listing every problem of every agent.
  */
 export function resolveAgents(
@@ -103,7 +108,12 @@ export function resolveAgents(
   const names = enabled.length
     ? ['default', ...enabled]
     : catalog.filter((a) => a.model !== DEMO_MODEL || demo).map((a) => a.name)
-  const chosen = [...new Set(names)].map((n) => byName.get(n)).filter((a) => a !== undefined)
+  // An enabled agent brings the agents it delegates to (and theirs): they are part of it.
+  const wanted = new Set(names)
+  for (const name of wanted) {
+    for (const d of byName.get(name)?.delegates ?? []) if (byName.has(d)) wanted.add(d)
+  }
+  const chosen = catalog.filter((a) => wanted.has(a.name))
   const problems: AgentProblem[] = []
   const agents = chosen.map((def) => resolveAgent(def, limits, problems))
   const claimed = new Map<string, string>()
@@ -123,6 +133,7 @@ export function resolveAgents(
   if (!chosen.some((a) => a.name === 'default')) {
     problems.push({ agent: 'default', field: 'name', message: 'the catalog has no default agent' })
   }
+  problems.push(...delegationProblems(agents, limits.enabledTools))
   if (problems.length) throw new AgentConfigError(problems)
   return agents
 }
@@ -201,6 +212,10 @@ function resolveAgent(
       problem('output', (err as Error).message)
     }
   }
+  const delegates = def.delegates === undefined ? [] : [...new Set(def.delegates)]
+  if (!Array.isArray(def.delegates ?? []) || delegates.some((d) => typeof d !== 'string')) {
+    problem('delegates', 'must be a list of agent names')
+  }
   const channels = def.slack?.channels ?? []
   const badChannels = channels.filter((c) => !SLACK_CHANNEL_PATTERN.test(c))
   if (badChannels.length) {
@@ -219,6 +234,7 @@ function resolveAgent(
     budgetSet,
     outputSchema,
     slackChannels: [...channels],
+    delegates: delegates.map(String),
   }
 }
 

@@ -15,6 +15,7 @@ import { LOG_LEVELS } from './log-level'
 import { eventStreamLimits, type EventStreamLimits } from './event-streams'
 import { otelConfigFromEnv, type OtelConfig } from './otel'
 import { resolveAgents, type Agent } from './agents'
+import { delegateTools } from './delegates'
 import { retentionMsFromEnv } from './retention'
 import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
 import { requireLongSecrets } from './secrets'
@@ -32,6 +33,10 @@ export interface ServiceConfig extends ServerBudgets {
   model: ModelConfig
   /** The agents runs may name (ENABLED_AGENTS), checked against the settings above. */
   agents: Agent[]
+  /** The `ask_<agent>` tool of each agent another delegates to (docs/agents.md#delegation). */
+  delegateTools: readonly Tool[]
+  /** How deep child runs may nest: a run this deep starts no child (MAX_DELEGATION_DEPTH). */
+  maxDelegationDepth: number
   /** Hosts a run's callback_url may point to; empty = any public https host. */
   callbackAllowlist: string[]
   /** Tokens, who decides Slack runs, the compiled callback allowlist. */
@@ -70,6 +75,7 @@ const SERVICE_SETTINGS = {
   CONFIRM_ALLOWLIST: setting.list(),
   ENABLED_TOOLS: setting.list(),
   ENABLED_AGENTS: setting.list(),
+  MAX_DELEGATION_DEPTH: setting.number({ min: 1, max: 10, integer: true, fallback: 3 }),
   // MAX_STEPS, MAX_SECONDS, … and MAX_HISTORY_TOKENS: one per budget key the server limits.
   ...BUDGET_SETTINGS,
   CPU_MS: setting.number({ min: 1_000, max: 300_000, integer: true, fallback: 30_000 }),
@@ -153,6 +159,8 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     tools,
     mcpServers,
     agents,
+    delegateTools: delegateTools(agents, tools),
+    maxDelegationDepth: s.MAX_DELEGATION_DEPTH,
     maxBudget,
     defaultBudget,
     slice: sliceForCpuMs(s.CPU_MS),

@@ -51,6 +51,12 @@ pre.observation.folded { max-height: 7.5em; overflow: hidden; -webkit-mask-image
 .answer.writing { border-style: dashed; }
 .failure { border: 2px solid #b42318; border-radius: 6px; padding: .5rem .75rem; }
 .hint { color: #667; }
+.family h3 { font-size: .95rem; margin: .75rem 0 .25rem; }
+ul.tree { list-style: none; margin: 0; padding: 0 0 0 .25rem; }
+ul.tree li { margin: .3rem 0; }
+ul.tree code { margin-left: .25rem; }
+.child-run { margin: .25rem 0 0 .5rem; padding-left: .5rem; border-left: 2px dashed #c5cbd6; min-width: 0; }
+button.link { border: none; padding: 0; color: #2456b3; text-decoration: underline; background: none; text-align: left; }
 .step-chart { margin: .75rem 0; }
 .step-chart svg { display: block; width: 100%; height: 64px; background: #fafbfc; border-radius: 4px; }
 .step-chart .hit { fill: transparent; cursor: pointer; }
@@ -70,5 +76,6 @@ code { font-size: .8rem; overflow-wrap: anywhere; word-break: break-all; }
   main.run-open button.back { display: inline-block; }
   .step { padding: .25rem .4rem; }
   .call { padding: .35rem .4rem; }
+  .child-run { margin-left: .15rem; padding-left: .35rem; }
 }
 `

@@ -5,7 +5,8 @@
  *
  * A piece of the console script's one closure (console-script.ts joins it in): function
  * declarations only, using that closure's `el`, `$`, `json`, `showError`, `selected`, `closeRun`,
- * the controls (console-controls.ts) and `stepChart` (console-step-chart.ts).
+ * the controls (console-controls.ts), `stepChart` (console-step-chart.ts) and the family
+ * (console-family.ts).
  */
 export const CONSOLE_TIMELINE = String.raw`
   // Whole observations already read ("read more") and observations unfolded ("show all"), by
@@ -24,15 +25,21 @@ export const CONSOLE_TIMELINE = String.raw`
     var panel = $('run-panel')
     var usage = r.usage
     var waiting = view.pendingApprovals
+    var below = view.descendantApprovals || []
+    var count = waiting.length + below.length
     panel.replaceChildren.apply(panel, [
       el('button', { class: 'back', text: '← All runs', onclick: closeRun }),
       el('h2', {}, el('span', { class: 'status ' + view.status, 'data-testid': 'run-status', text: view.status.replace('_', ' ') }), el('span', { text: view.task })),
       el('div', { class: 'meta', 'data-testid': 'run-usage', text: view.id + ' · ' + usage.promptTokens + ' prompt + ' + usage.completionTokens + ' completion tokens · ' + usage.activeMs + ' ms active' + money(usage.costUsd) + (r.model ? ' · ' + r.model : '') }),
       view.agent ? el('div', { class: 'meta', 'data-testid': 'run-agent', text: 'agent ' + view.agent.name + ' · version ' + String(view.agent.version).slice(0, 12) }) : null,
+      parentLine(view),
       runControls(view),
-      waiting.length ? el('h3', { class: 'waiting', text: waiting.length + ' waiting for approval' }) : null,
+      count ? el('h3', { class: 'waiting', text: count + ' waiting for approval' }) : null,
     ].filter(Boolean))
     waiting.forEach(function (a) { panel.append(renderApproval(view, a)) })
+    below.forEach(function (a) { panel.append(descendantApproval(a)) })
+    var tree = familyTree(view)
+    if (tree) panel.append(tree)
     var chart = stepChart(r.steps)
     if (chart) panel.append(chart)
     r.steps.forEach(function (step) { panel.append(renderStep(view, step)) })

@@ -1,14 +1,15 @@
 import { DEFAULT_MAX_PARALLEL_CALLS } from './budget'
 import { verdictFor } from './confirm'
-import { dispatch, type Dispatched } from './dispatch'
+import { dispatch } from './dispatch'
 import { reviewAgain } from './review'
 import { answeredCall } from './calls'
 import { replaceCall, updateState } from './update-state'
 import { type Call, type RunState } from './state'
-import { observationHandle } from './step-messages'
-import { isPromise, type SyncOrAsync } from './sync-or-async'
-import type { ObservationStore, Tool } from './tool'
+import { type SyncOrAsync } from './sync-or-async'
+import type { Tool } from './tool'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
+import { dispatchContext, finishCall, recorded, request, runCall, withAnswered } from './act-record'
+import { actDelegated, cancelledChild, startParallelDelegates } from './delegate-calls'
 
 /**
  * The act phase (docs/architecture.md): one call's next move per transition, in the model's
@@ -25,6 +26,9 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const reads = readyReadOnly(current.calls, slice, state.budget.maxParallelCalls)
   if (reads.length > 1) return runReadOnly(state, stepIndex, reads, slice)
   if (reads.length === 1) return runCall(state, stepIndex, reads[0]!, slice)
+  // Read-only delegates start their children together; then the calls go on in order.
+  const spawned = startParallelDelegates(state, stepIndex, slice)
+  if (spawned) return spawned
   const call = current.calls.find((c) => c.status !== 'done')
   if (!call) {
     const next = completeStep(state, slice)
@@ -36,6 +40,7 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   }
   if (call.status === 'denied') return finishCall(state, stepIndex, deniedCall(call), slice, 0)
   const tool = slice.registry.get(call.name)
+  if (tool?.delegate) return actDelegated(state, stepIndex, call, tool.delegate, slice)
   if (call.status === 'started') {
     if (slice.startedCalls.has(call.id)) return runCall(state, stepIndex, call, slice)
     // Read back from storage: the process that started it died before recording a result.
@@ -59,12 +64,16 @@ function needsStartRecord(call: Call, state: RunState, tool: Tool): boolean {
   return verdictFor(state.policy, tool) === 'run'
 }
 
-/** The step's ready calls that have no side effect (unknown tools too: dispatch refuses them). */
+/**
+ * The step's ready calls that have no side effect (unknown tools too: dispatch refuses them);
+ * delegated calls have their own course (delegate-calls.ts).
+ */
 function readyReadOnly(calls: Call[], slice: Slice, cap = DEFAULT_MAX_PARALLEL_CALLS): Call[] {
   const reads: Call[] = []
   for (const c of calls) {
     if (reads.length === cap) break
-    if (c.status === 'ready' && !slice.registry.get(c.name)?.sideEffect) reads.push(c)
+    const tool = slice.registry.get(c.name)
+    if (c.status === 'ready' && !tool?.sideEffect && !tool?.delegate) reads.push(c)
   }
   return reads
 }
@@ -98,129 +107,6 @@ async function runReadOnly(
   })
 }
 
-function request(call: Call) {
-  return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
-}
-
-function dispatchContext(state: RunState, call: Call, slice: Slice) {
-  const { deps } = slice
-  return {
-    registry: slice.registry,
-    runId: state.id,
-    observations: new RunObservations(deps.observations, state),
-    policy: state.policy,
-    approved: call.approval?.decision === 'approved',
-    maxObservationTokens: state.budget.maxObservationTokens,
-    now: slice.now,
-    signal: deps.signal,
-    redact: slice.redact,
-  }
-}
-
-/**
- * The store, and behind it the run's own observations: an observation elided from the request
- * (maxContextTokens) but short enough never to be stored is read back from the run's state by
- * the handle its stub names. A class, as CallContext in dispatch.ts: one is made for every call,
- * and the object of two closures it replaced allocated about 200 bytes a call (a heap profile of
- * the kernel bench), five times as much.
- */
-class RunObservations implements ObservationStore {
-  constructor(
-    readonly store: ObservationStore,
-    readonly state: RunState,
-  ) {}
-
-  put(handle: string, text: string): void | Promise<void> {
-    return this.store.put(handle, text)
-  }
-
-  async get(handle: string): Promise<string | undefined> {
-    const stored = await this.store.get(handle)
-    if (stored !== undefined) return stored
-    for (const step of this.state.steps) {
-      for (const c of step.calls) {
-        if (c.observation !== null && observationHandle(c.id) === handle) return c.observation
-      }
-    }
-    return undefined
-  }
-}
-
-function runCall(
-  state: RunState,
-  stepIndex: number,
-  call: Call,
-  slice: Slice,
-): SyncOrAsync<Transition> {
-  const result = dispatch(request(call), dispatchContext(state, call, slice))
-  return isPromise(result)
-    ? result.then((r) => ranCall(state, stepIndex, call, slice, r))
-    : ranCall(state, stepIndex, call, slice, result)
-}
-
-function ranCall(
-  state: RunState,
-  stepIndex: number,
-  call: Call,
-  slice: Slice,
-  result: Dispatched,
-): Transition {
-  const bytes = result.originalSize + result.observation.length
-  return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
-}
-
-function recorded(call: Call, result: Dispatched): Call {
-  return {
-    ...call,
-    status: 'done',
-    kind: result.kind,
-    observation: result.observation,
-    originalSize: result.originalSize,
-    tokens: result.tokens,
-    truncated: result.truncated,
-    handle: result.handle,
-    ms: result.ms,
-  }
-}
-
-/** Records a finished call; the step completes with its last call. */
-function finishCall(
-  state: RunState,
-  stepIndex: number,
-  call: Call,
-  slice: Slice,
-  bytes: number,
-): Transition {
-  const answer = (c: Call) => (c.id === call.id ? call : c)
-  const next = withAnswered(state, stepIndex, answer, call.ms ?? 0, slice)
-  return transitionTo(next, 'run_call', {
-    step: stepIndex,
-    tool: call.name,
-    callId: call.id,
-    stopReason: next.result?.stopReason ?? null,
-    bytes,
-  })
-}
-
-/**
- * `state` with step `stepIndex`'s calls passed through `answer` and `ms` added to the step's
- * time; the step completes once every call is done.
- */
-function withAnswered(
-  state: RunState,
-  stepIndex: number,
-  answer: (call: Call) => Call,
-  ms: number,
-  slice: Slice,
-): RunState {
-  const current = state.steps[stepIndex]!
-  const steps = state.steps.slice()
-  steps[stepIndex] = { ...current, calls: current.calls.map(answer), ms: current.ms + ms }
-  return steps[stepIndex]!.calls.every((c) => c.status === 'done')
-    ? completeStep(state, slice, steps)
-    : updateState(state, { steps })
-}
-
 function deniedCall(call: Call): Call {
   const a = call.approval
   const why =
@@ -244,7 +130,11 @@ export function closeStartedCalls(state: RunState, slice: Slice): RunState {
   let next = state
   for (const call of state.steps[stepIndex]?.calls ?? []) {
     if (call.status !== 'started') continue
-    const closed = slice.startedCalls.has(call.id) ? notRun(call) : unknownOutcome(call)
+    const closed = call.child
+      ? cancelledChild(call)
+      : slice.startedCalls.has(call.id)
+        ? notRun(call)
+        : unknownOutcome(call)
     next = replaceCall(next, stepIndex, closed)
   }
   return next

@@ -27,6 +27,7 @@ export function newCall(id: string, name: string, args: Record<string, unknown>)
     handle: null,
     ms: null,
     attempts: 0,
+    child: null,
   }
 }
 

@@ -5,6 +5,7 @@ import { countLostModelCall } from './model-call'
 import { type RunState } from './state'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { think } from './think'
+import { awaitChildren } from './delegate-calls'
 import {
   cancelMessage,
   Slice,
@@ -88,10 +89,13 @@ function phase(state: RunState, slice: Slice): SyncOrAsync<Transition> {
         ? transitionTo(state, 'await', {}, 'wait')
         : transitionTo(next, 'expire')
     }
+    case 'await_child':
+      return awaitChildren(state, slice)
   }
 }
 
-export type SliceEnd = 'done' | 'awaiting_approval' | 'max_transitions' | 'max_wall' | 'max_bytes'
+export type SliceEnd =
+  'done' | 'awaiting_approval' | 'awaiting_child' | 'max_transitions' | 'max_wall' | 'max_bytes'
 
 export interface SliceResult {
   state: RunState
@@ -126,8 +130,9 @@ export async function runSlice(
     transitions++
     bytes += out.event.bytes
     if (out.follows === 'wait') {
-      // Nothing to do until a person decides (or an approval expires).
-      return { state, end: 'awaiting_approval', transitions, bytes }
+      // Nothing to do until a person decides (or an approval expires), or a child run ends.
+      const end = state.phase === 'await_child' ? 'awaiting_child' : 'awaiting_approval'
+      return { state, end, transitions, bytes }
     }
     state = out.state
     const persisted = persist(state, out.event, out.follows)

@@ -27,7 +27,7 @@ export const CALL_STATUSES = [
 ] as const
 
 /** Where a run is in the step machine (docs/architecture.md#step-machine). */
-export const PHASES = ['think', 'act', 'await_approval', 'done'] as const
+export const PHASES = ['think', 'act', 'await_approval', 'await_child', 'done'] as const
 
 /** What a step's reply was: calls to make, the final answer, or unusable. */
 export const STEP_KINDS = ['action', 'finish', 'format_error'] as const
@@ -63,6 +63,25 @@ export const ApprovalSchema = z.object({
 })
 export type Approval = z.infer<typeof ApprovalSchema>
 
+/** The child run a delegated call started (docs/agents.md#delegation). */
+export const ChildRefSchema = z.object({
+  runId: z.string(),
+  agent: z.string(),
+})
+export type ChildRef = z.infer<typeof ChildRefSchema>
+
+/** The run a child run was started by, and where in the delegation tree it stands. */
+export const ParentRefSchema = z.object({
+  runId: z.string(),
+  /** The parent's call that started this run. */
+  callId: z.string(),
+  /** The parent's agent. */
+  agent: z.string(),
+  /** 1 for a child of a run nobody delegated to, 2 for its child, … */
+  depth: z.number(),
+})
+export type ParentRef = z.infer<typeof ParentRefSchema>
+
 export const CallSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -89,6 +108,8 @@ export const CallSchema = z.object({
   ms: z.nullable(z.number()),
   /** Times a side effect was started (more than 1 only for idempotent tools after a crash). */
   attempts: z.number(),
+  /** A delegated call: the child run it started; null for every other call. */
+  child: z._default(z.nullable(ChildRefSchema), null),
 })
 export type Call = z.infer<typeof CallSchema>
 
@@ -198,6 +219,8 @@ export const RunStateSchema = z.object({
   conversation: z.nullable(ConversationSchema),
   /** The agent as the run copied it when it started (version 4). */
   agent: AgentSnapshotSchema,
+  /** A child run: the run and call that started it; null for a run nobody delegated to. */
+  parent: z._default(z.nullable(ParentRefSchema), null),
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
@@ -215,6 +238,8 @@ export interface NewRunInput {
   conversation?: Conversation
   /** The run's agent (instructions, output schema, model); none: the default agent. */
   agent?: AgentInput
+  /** The run that delegated this one (docs/agents.md#delegation). */
+  parent?: ParentRef
 }
 
 /**
@@ -244,16 +269,7 @@ export function createRunState(input: NewRunInput): RunState {
     policy,
     phase: 'think',
     steps: [],
-    usage: {
-      promptTokens: 0,
-      completionTokens: 0,
-      estimated: false,
-      costUsd: null,
-      cachedPromptTokens: 0,
-      modelCalls: 0,
-      lostModelCalls: 0,
-      lostPromptTokens: 0,
-    },
+    usage: noUsage(),
     activeMs: 0,
     consecutiveErrors: 0,
     cancelRequested: false,
@@ -264,6 +280,21 @@ export function createRunState(input: NewRunInput): RunState {
     result: null,
     conversation: input.conversation ?? null,
     agent: agentSnapshot(input.agent, { tools: input.tools, protocol: protocolSetting, policy }),
+    parent: input.parent ?? null,
+  }
+}
+
+/** Usage of a run that has made no model call yet. */
+export function noUsage(): Usage {
+  return {
+    promptTokens: 0,
+    completionTokens: 0,
+    estimated: false,
+    costUsd: null,
+    cachedPromptTokens: 0,
+    modelCalls: 0,
+    lostModelCalls: 0,
+    lostPromptTokens: 0,
   }
 }
 

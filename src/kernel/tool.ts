@@ -22,6 +22,17 @@ export interface ToolContext {
   maxObservationTokens: number
 }
 
+/** What a delegate tool says about its agent (kernel/delegation.ts). */
+export interface DelegateSpec {
+  /** The agent a call starts a child run of. */
+  agent: string
+  /**
+   * The agent (or an agent it delegates to) has a tool that changes the world: its calls run
+   * one at a time in the model's order, like side effects; otherwise beside read-only calls.
+   */
+  sideEffects: boolean
+}
+
 /** Whole observations kept beside a run, read back in slices with `read_observation`. */
 export interface ObservationStore {
   put(handle: string, text: string): void | Promise<void>
@@ -50,6 +61,11 @@ export interface ToolDefinition<P extends ParamsSchema = ParamsSchema> {
   idempotent?: boolean
   /** Per-tool timeout in ms (default 10 000). */
   timeoutMs?: number
+  /**
+   * Set on an `ask_<agent>` tool: a call starts a child run of that agent, and the run waits for
+   * it (docs/agents.md#delegation). Its handler is never what runs the call.
+   */
+  delegate?: DelegateSpec
   /**
    * A cheap check of the validated arguments that has no side effect (an allowlist, a range that
    * depends on configuration): returns what is wrong, or undefined. It runs after the schema and

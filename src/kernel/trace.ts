@@ -80,6 +80,18 @@ export type TraceUsage = z.infer<typeof TraceUsageSchema>
 /** The agent a run started with, and the version of it the run copied (a content hash). */
 export const RunAgentSchema = z.object({ name: z.string(), version: z.string() })
 
+/** What a run's own record says of a child: running until the call has its answer. */
+export const TRACE_CHILD_STATUSES = ['running', 'succeeded', 'failed'] as const
+
+/** A child run of a delegated call (docs/agents.md#delegation), as its parent's trace names it. */
+export const TraceChildSchema = z.object({
+  callId: z.string(),
+  runId: z.string(),
+  agent: z.string(),
+  status: z.enum(TRACE_CHILD_STATUSES),
+})
+export type TraceChild = z.infer<typeof TraceChildSchema>
+
 /** The serializable trace of a run: did it succeed, why it stopped, every step. JSON. */
 export const RunResultSchema = z.object({
   id: z.string(),
@@ -97,6 +109,10 @@ export const RunResultSchema = z.object({
   agent: RunAgentSchema,
   /** Where the run stands in its conversation (a run that continues nothing starts its own). */
   conversation: ConversationViewSchema,
+  /** A child run: the run that delegated it. */
+  parentRunId: z.optional(z.string()),
+  /** The child runs its delegated calls started (present only when there are some). */
+  children: z.optional(z.array(TraceChildSchema)),
   steps: z.array(TraceStepSchema),
   usage: TraceUsageSchema,
 })
@@ -117,6 +133,8 @@ export function toRunResult(state: RunState): RunResult {
     ...(state.model ? { model: state.model } : {}),
     agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
+    ...(state.parent ? { parentRunId: state.parent.runId } : {}),
+    ...family(state),
     steps: state.steps.map((s) => ({
       i: s.i,
       kind: s.kind,
@@ -151,6 +169,24 @@ export function toRunResult(state: RunState): RunResult {
     })),
     usage: traceUsage(state),
   }
+}
+
+/** The child runs of a run's delegated calls, with what the run knows of their state. */
+export function childrenOf(state: RunState): TraceChild[] {
+  const children: TraceChild[] = []
+  for (const step of state.steps) {
+    for (const c of step.calls) {
+      if (!c.child) continue
+      const status = c.status !== 'done' ? 'running' : c.kind === 'ok' ? 'succeeded' : 'failed'
+      children.push({ callId: c.id, runId: c.child.runId, agent: c.child.agent, status })
+    }
+  }
+  return children
+}
+
+function family(state: RunState): { children?: TraceChild[] } {
+  const children = childrenOf(state)
+  return children.length ? { children } : {}
 }
 
 /** What a run has used so far, as the trace and the run_finished event report it. */

@@ -8,6 +8,7 @@ import { callsFailed, errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
 import { type Phase, type RunState } from './state'
 import type { ObservationStore } from './tool'
+import type { ChildRuns } from './delegation'
 
 /** What the kernel needs from outside to advance a run: it does no I/O of its own. */
 export interface Deps {
@@ -33,6 +34,11 @@ export interface Deps {
    * nothing of it is recorded until the whole reply is in).
    */
   onModelText?: (step: number, protocol: Protocol, delta: string) => void
+  /**
+   * Where delegated calls start their child runs and learn their ends (a run store). Without
+   * it a delegated call is a `[ToolError]`.
+   */
+  children?: ChildRuns
 }
 
 export interface Pricing {
@@ -86,6 +92,10 @@ export type Action =
   | 'run_call'
   /** Several read-only calls of the step ran at the same time; all their observations recorded. */
   | 'run_calls'
+  /** Child runs of delegated calls created (or found: creating one is idempotent). */
+  | 'start_child'
+  /** A child run ended: back to act, which records its answer. */
+  | 'child_done'
   /** Every call of the step answered: the error streak updated, back to think. */
   | 'complete_step'
   /** The step waits for a person's decision. */

@@ -34,6 +34,7 @@ export function copyState(state: RunState): RunState {
     result: state.result,
     conversation: state.conversation,
     agent: state.agent,
+    parent: state.parent,
   }
 }
 

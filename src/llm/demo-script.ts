@@ -113,7 +113,54 @@ export function demoScript(request: ModelRequest, turn: number): ModelResponse |
   }
 }
 
+/** The id of the on-call agent's call that hands the log reading to the log analyst. */
+export const DEMO_DELEGATION_CALL_ID = 'call_demo_3'
+
+/** The on-call agent's second turn: the log reading as a child run (agents/oncall.ts). */
+const DELEGATING_TURN = act(
+  "The order service's error rate jumped from about 0.1% to 12% at 14:05 UTC. I will ask the log analyst to read the order service's logs around that time.",
+  [
+    call(DEMO_DELEGATION_CALL_ID, 'ask_log_analyst', {
+      task: 'Read the order service logs for errors since 14:00 UTC: the dominant error, when it began, what it points at.',
+    }),
+  ],
+  [688, 52],
+)
+
+/** The log analyst's run (agents/log-analyst.ts): one search, then its report. */
+const LOG_ANALYST_TURNS: ModelResponse[] = [
+  act(
+    'I will search the order service logs for errors.',
+    [call('call_logs_1', 'search_logs', { service: 'order', query: 'error', limit: 20 })],
+    [301, 38],
+  ),
+  {
+    text: 'Since 14:05 UTC nearly every order error is "timeout acquiring connection from pool (in use 10/10, max 10)": the database connection pool is exhausted at a maximum of 10 connections. Nothing in the logs points at the database itself; the limit of 10 is the thing to check.',
+    finishReason: 'stop',
+    usage: { promptTokens: 918, completionTokens: 71 },
+    model: DEMO_MODEL_NAME,
+  },
+]
+
+/** The names of the tools a request offers. */
+function offered(request: ModelRequest): Set<string> {
+  return new Set((request.tools ?? []).map((t) => t.function.name))
+}
+
+/**
+ * The demo for whichever agent asks: the log analyst (it alone has `search_logs` without
+ * `query_metrics`) gets its reading; the on-call agent, which delegates the logs, asks the log
+ * analyst in its second turn; any other run (the default agent) replays the investigation as
+ * recorded.
+ */
+export function demoFor(request: ModelRequest, turn: number): ModelResponse | undefined {
+  const tools = offered(request)
+  if (tools.has('search_logs') && !tools.has('query_metrics')) return LOG_ANALYST_TURNS[turn]
+  if (turn === 1 && tools.has('ask_log_analyst')) return DELEGATING_TURN
+  return demoScript(request, turn)
+}
+
 /** The offline demo model used when no OPENAI_API_KEY is configured. */
 export function demoModel(): ScriptedModel {
-  return new ScriptedModel(demoScript, { name: DEMO_MODEL_NAME })
+  return new ScriptedModel(demoFor, { name: DEMO_MODEL_NAME })
 }

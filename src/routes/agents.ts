@@ -43,5 +43,6 @@ function agentItem(agent: Agent, config: ServiceConfig): AgentItemBody {
     model: agent.model,
     protocol: agent.protocol,
     outputSchema: agent.outputSchema,
+    delegates: agent.delegates,
   }
 }

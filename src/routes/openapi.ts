@@ -111,6 +111,14 @@ function buildDocument(): Record<string, unknown> {
               description: 'Only the runs of this agent (runs from before agents: `default`).',
               schema: { type: 'string', pattern: AGENT_NAME_PATTERN.source },
             },
+            {
+              name: 'parent',
+              in: 'query',
+              required: false,
+              description:
+                'Only the child runs this run started by delegating (docs/agents.md#delegation).',
+              schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
+            },
             limit,
             cursor,
           ],

@@ -4,7 +4,7 @@
  * instructions and output schema, which a webhook caller may give ad hoc instead.
  */
 import type { Agent, ServiceConfig } from '../config'
-import { allToolsOf, isMcpToolName } from '../config'
+import { agentTools, allToolsOf, isMcpToolName, splitTools } from '../config'
 import type { AgentInput } from '../kernel/agent-schema'
 import type { Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
@@ -95,18 +95,10 @@ function resolveTools(
   agent: Agent,
   requested: string[] | undefined,
 ): { tools: string[]; mcpTools: string[] } {
-  const own = agent.tools ?? [
-    ...config.enabledTools,
-    ...config.mcpServers.map((s) => allToolsOf(s.name)),
-  ]
-  const split = (names: string[]) => ({
-    tools: names.filter((t) => config.enabledTools.includes(t)),
-    mcpTools: names.filter((t) => !config.enabledTools.includes(t)),
-  })
+  const { own, builtIn } = agentTools(config, agent)
+  const split = (names: string[]) => splitTools(names, builtIn)
   if (!requested) return split(own)
-  const unknown = requested.filter(
-    (t) => !config.enabledTools.includes(t) && !isMcpToolName(config.mcpServers, t),
-  )
+  const unknown = requested.filter((t) => !builtIn(t) && !isMcpToolName(config.mcpServers, t))
   if (unknown.length) {
     throw new ApiError(
       400,

@@ -17,7 +17,7 @@ import { AGENT_NAME_PATTERN } from '../config'
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100
 
-/** `GET /v1/runs?status=&conversation=&agent=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
+/** `GET /v1/runs?status=&conversation=&agent=&parent=&limit=&cursor=`: runs newest first, from the run index (docs/architecture.md#events). */
 export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
   const status = c.req.query('status')
   if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status)) {
@@ -33,6 +33,14 @@ export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
       400,
       'invalid_query',
       `conversation must be a run id (the conversation's first run), got "${conversation.slice(0, 40)}"`,
+    )
+  }
+  const parent = c.req.query('parent')
+  if (parent !== undefined && !RUN_ID_PATTERN.test(parent)) {
+    throw new ApiError(
+      400,
+      'invalid_query',
+      `parent must be a run id (the run whose child runs to list), got "${parent.slice(0, 40)}"`,
     )
   }
   const agent = c.req.query('agent')
@@ -53,6 +61,7 @@ export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
         ...(agent ? { agent } : {}),
         ...(status ? { status: status as RunStatus } : {}),
         ...(conversation ? { conversation } : {}),
+        ...(parent ? { parent } : {}),
         ...(cursor ? { cursor } : {}),
       }),
     ),

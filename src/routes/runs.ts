@@ -13,6 +13,7 @@ import { loadConfig } from '../config'
 import { runNotFound } from './run-not-found'
 import { ownerFor, reachableRun } from './run-access'
 import { parseTraceparent } from '../runs/otel/otel-ids'
+import { withFamily } from './run-family'
 
 /**
  * `/v1/runs`: start, read, trace, export, decide approvals, cancel, delete
@@ -76,7 +77,9 @@ runsRoutes.post('/', async (c) => {
 // Before `/:id`: `stream` is not a run id.
 runsRoutes.get('/stream', streamRunList)
 
-runsRoutes.get('/:id', async (c) => c.json(await loadRun(c, c.req.param('id'))))
+runsRoutes.get('/:id', async (c) =>
+  c.json(await withFamily(c.env, await loadRun(c, c.req.param('id')))),
+)
 
 // Deleting: every copy of the run goes; idempotent (docs/operations.md#deletion).
 runsRoutes.delete('/:id', async (c) => {
@@ -124,8 +127,13 @@ runsRoutes.get('/:id/observations/:handle', async (c) => {
 runsRoutes.get('/:id/trace', async (c) => c.json((await loadRun(c, c.req.param('id'))).result))
 
 runsRoutes.get('/:id/approvals', async (c) => {
-  const view = await loadRun(c, c.req.param('id'))
-  return c.json({ runId: view.id, status: view.status, pendingApprovals: view.pendingApprovals })
+  const view = await withFamily(c.env, await loadRun(c, c.req.param('id')))
+  return c.json({
+    runId: view.id,
+    status: view.status,
+    pendingApprovals: view.pendingApprovals,
+    descendantApprovals: view.descendantApprovals,
+  })
 })
 
 runsRoutes.post('/:id/approvals/:callId', async (c) => {

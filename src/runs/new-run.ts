@@ -18,6 +18,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     now,
     ...(input.conversation ? { conversation: input.conversation } : {}),
     ...(input.agent ? { agent: input.agent } : {}),
+    ...(input.parent ? { parent: input.parent } : {}),
   })
   const info: RunInfo = {
     requestedBy: input.requestedBy,
@@ -28,6 +29,7 @@ export function newRun(input: StartInput, now: number): { state: RunState; info:
     ...(input.metadata ? { metadata: redactJson(input.metadata) } : {}),
     ...(input.model ? { model: input.model } : {}),
     ...(input.slack ? { slack: input.slack } : {}),
+    ...(input.slackCards ? { slackCards: input.slackCards } : {}),
     ...(input.mcpTools?.length ? { mcpTools: input.mcpTools } : {}),
     // Kept beside the state, so every slice, in any instance, exports into the same trace.
     trace: traceOf(state.id, input.trace),

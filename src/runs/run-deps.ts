@@ -5,6 +5,7 @@ import type { RunState } from '../kernel/state'
 import type { Deps, Pricing } from '../kernel/transition'
 import { createModel } from '../llm/create-model'
 import { conversationObservations } from './conversation-observations'
+import { childRuns } from './child-runs'
 import type { McpSessions } from '../../tools/mcp/index'
 import { reservedToolNames, runMcpTools } from './mcp-tools'
 import { redactorFor } from '../security/redact'
@@ -24,13 +25,15 @@ export function runDependencies(
   info: RunInfo | undefined,
   current: () => RunState,
   mcpSessions: McpSessions,
+  slackThread?: () => string | undefined,
 ): Deps {
   const config = loadConfig(env)
   const reserved = reservedToolNames(config)
   const mcp = runMcpTools(env, storage, state.id, config.mcpServers, mcpSessions, reserved)
   const all = new ToolRegistry(config.tools)
   const builtIn = all.subset(state.tools.filter((t) => all.get(t))).list()
-  const registry = new ToolRegistry([...builtIn, ...mcp]).forRun()
+  const asks = config.delegateTools.filter((t) => state.tools.includes(t.name))
+  const registry = new ToolRegistry([...builtIn, ...asks, ...mcp]).forRun()
   const { pricePromptPer1kUsd: p, priceCompletionPer1kUsd: c } = config.model
   return {
     model: createModel(config.model, info?.model ? { model: info.model } : {}),
@@ -41,6 +44,7 @@ export function runDependencies(
       env.RUNS,
     ),
     redact: redactorFor(env),
+    children: childRuns(env, storage, info, slackThread),
     ...(p !== undefined || c !== undefined
       ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
       : {}),

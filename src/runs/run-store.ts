@@ -4,6 +4,8 @@ import { runSlice } from '../kernel/machine'
 import { followUpSource } from '../kernel/conversation'
 import type { RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
+import type { ChildOutcome } from '../kernel/delegation'
+import { childEnded, pollChildren, recordChildOutcome } from './child-runs'
 import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
 import { McpSessions } from '../../tools/mcp/index'
@@ -269,6 +271,21 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     }
   }
 
+  /**
+   * A child run reports its end (its outbox retries until this answers): the outcome is stored
+   * for the call that started it and the run wakes to record it. Idempotent; false when this
+   * run has no such child.
+   */
+  async childFinished(callId: string, outcome: ChildOutcome): Promise<{ ok: boolean }> {
+    const state = this.#live
+    if (!state) return { ok: false }
+    const known = recordChildOutcome(state, this.#storage, callId, outcome)
+    if (known && state.phase !== 'done' && !this.#running) {
+      await this.ctx.storage.setAlarm(Date.now())
+    }
+    return { ok: known }
+  }
+
   /** Asks the run to stop; it ends at the next transition with `cancelled`. */
   async cancel(
     by: string,
@@ -327,6 +344,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     // Deliver first: a decision's Slack update should not wait behind the next model call. A
     // trace export waits until after the slice: a slow collector must never hold a run.
     await this.#deliverDue(OTEL_KIND)
+    // A run waiting for a child asks it how it stands, should its report have been lost.
+    if (this.#live?.phase === 'await_child' && !this.#running && this.env.RUNS) {
+      await pollChildren(this.#live, this.#storage, this.env.RUNS)
+    }
     if (!this.#running && this.#live && this.#live.phase !== 'done') await this.#runSlice()
     if (this.#deleting && !this.#running) this.#wipe(this.#deleting.by, 'api', Date.now())
     const retention = this.#live && retentionMsOrNone(this.env)
@@ -507,6 +528,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       runIndex: this.env.RUN_INDEX,
       runList: this.env.RUN_LIST,
       slackThreads: this.env.SLACK_THREADS,
+      ...(this.env.RUNS ? { runs: this.env.RUNS } : {}),
       skippedTools: skippedMcpTools(this.#storage),
       liveAnswer: () => this.#liveAnswer,
       latestState: () => this.#state!,
@@ -521,7 +543,15 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const retention = retentionMsOrNone(this.env)
     const endedAt = this.#state!.result?.finishedAt
     const deleteAt = retention && endedAt !== undefined ? endedAt + retention : undefined
-    const at = nextAlarmAt(this.#state!, cancelPending, this.#outbox, this.#notBefore, deleteAt)
+    const ended = childEnded(this.#state!, this.#storage)
+    const at = nextAlarmAt(
+      this.#state!,
+      cancelPending,
+      this.#outbox,
+      this.#notBefore,
+      deleteAt,
+      ended,
+    )
     if (at !== undefined) await this.ctx.storage.setAlarm(at)
     else await this.ctx.storage.deleteAlarm()
   }
@@ -529,7 +559,18 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   #dependencies(state: RunState): Deps {
     const current = () => this.#state!
     const sessions = this.#mcpSessions
-    this.#deps ??= runDependencies(this.env, this.#storage, state, this.#info, current, sessions)
+    // A child's approval cards go to this run's thread: its ts once the first message is out.
+    const thread = () =>
+      (this.#outbox.get('slack.started')?.result as { ts?: string } | undefined)?.ts
+    this.#deps ??= runDependencies(
+      this.env,
+      this.#storage,
+      state,
+      this.#info,
+      current,
+      sessions,
+      thread,
+    )
     return this.#deps
   }
 

@@ -8,6 +8,7 @@ import { queueProgress } from './slack/slack-progress'
 import { queueStatus } from './slack/slack-status'
 import { queueStreamEnd } from './slack/slack-stream'
 import { queueTraceBatches } from './otel/otel-delivery'
+import { queueFamily } from './outbox/family-delivery'
 import { SLACK_THREAD_ID } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
@@ -34,7 +35,8 @@ export function queueTransitionEffects(
   now: number,
 ): void {
   const { outbox } = sinks
-  if (next.phase === 'await_approval' && prev?.phase !== 'await_approval' && info.slack) {
+  const cards = info.slack ?? info.slackCards
+  if (next.phase === 'await_approval' && prev?.phase !== 'await_approval' && cards) {
     for (const { call } of pendingApprovals(next)) {
       outbox.enqueue(`slack.approval:${call.id}`, 'slack.approval', { callId: call.id }, now)
     }
@@ -43,6 +45,7 @@ export function queueTransitionEffects(
   if (next.phase === 'done') {
     if (info.callbackUrl) outbox.enqueue('callback', 'callback', {}, now)
     if (info.slack) outbox.enqueue('slack.final', 'slack.final', {}, now)
+    if (prev?.phase !== 'done') queueFamily(outbox, prev, next, now)
   }
   queueProgress(outbox, prev, next, info, now)
   queueSlackExtras(sinks, info, prev, next, now)
@@ -107,7 +110,7 @@ export function queueDecisions(
   next: RunState,
   now: number,
 ): void {
-  if (!info.slack) return
+  if (!info.slack && !info.slackCards) return
   const before = new Map(prev?.steps.at(-1)?.calls.map((c) => [c.id, c.approval?.decision]))
   for (const call of next.steps.at(-1)?.calls ?? []) {
     if (!call.approval?.decision || before.get(call.id) === call.approval.decision) continue

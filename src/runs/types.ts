@@ -5,6 +5,8 @@ import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
 import type { RunTrace } from './otel/otel-ids'
 import type { AgentInput } from '../kernel/agent-schema'
+import type { ChildOutcome } from '../kernel/delegation'
+import type { ParentRef } from '../kernel/state'
 import type { CallbackEvents, RunStatus } from '../api/enums'
 import type { DecisionResultBody, PendingApprovalBody, RunViewBody } from '../api/response-schemas'
 import type { StreamRequest, Subscription } from './events/event-stream'
@@ -47,7 +49,17 @@ export interface StartInput {
   trace?: RunTrace
   /** The agent the run copies (routes/start-run.ts resolved and checked it). */
   agent?: AgentInput
+  /** A child run: the run and call that started it (runs/child-runs.ts). */
+  parent?: ParentRef
+  /** A child of a Slack-started run: where its approval cards go (the parent's thread). */
+  slackCards?: SlackCards
 }
+
+/**
+ * Where a child of a Slack-started run posts its approval cards, and nothing else: the root
+ * run's channel and thread, with the agent that delegated to it (the card names both).
+ */
+export type SlackCards = SlackOrigin & { parentAgent: string }
 
 /** Stored beside the state: who asked and where to report. */
 export interface RunInfo {
@@ -64,6 +76,8 @@ export interface RunInfo {
   mcpTools?: string[]
   /** The run's trace (runs/otel/otel-ids.ts); absent in runs from before tracing. */
   trace?: RunTrace
+  /** See StartInput.slackCards. */
+  slackCards?: SlackCards
 }
 
 export type { CallbackEvents, RunStatus }
@@ -104,6 +118,7 @@ export interface RunStoreApi {
   /** Whose run it is, or that it was deleted (by whom), or that there is none. */
   owner(): Promise<OwnerAnswer>
   conversationObservation(handle: string, conversationId: string): Promise<string | null>
+  childFinished(callId: string, outcome: ChildOutcome): Promise<{ ok: boolean }>
 }
 
 /** What `start` answers: the run (new or existing), or that this id belonged to a deleted run. */

@@ -1,5 +1,6 @@
 import { pendingApprovals } from '../kernel/approvals'
 import { conversationView } from '../kernel/conversation'
+import { childrenOf } from '../kernel/trace'
 import { type RunState } from '../kernel/state'
 import { toApiDelivery, toApiResult, type SkippedTool } from './api-result'
 import type { IndexedApproval } from './index/run-index'
@@ -22,10 +23,12 @@ export function toRunView(
     createdAt: new Date(state.createdAt).toISOString(),
     requestedBy: info.requestedBy,
     ...(info.metadata ? { metadata: info.metadata } : {}),
-    ...(info.slack ? { slack: info.slack } : {}),
+    ...slackPlace(info),
     ...(blocked && state.phase !== 'done' ? { blocked } : {}),
     agent: { name: state.agent.name, version: state.agent.version },
     conversation: conversationView(state),
+    parentRunId: state.parent?.runId ?? null,
+    children: childrenOf(state),
     stepCount: state.steps.length,
     pendingApprovals: pendingApprovalsOf(state).map(({ requestedAt, expiresAt, ...a }) => ({
       ...a,
@@ -33,6 +36,8 @@ export function toRunView(
       requestedAt: new Date(requestedAt).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
     })),
+    // Filled in by the route, which asks the children (routes/run-family.ts).
+    descendantApprovals: [],
     result: toApiResult(state, skippedTools),
     // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event;
     // the run index is written on every change. Both show only while they wait or failed.
@@ -44,6 +49,14 @@ export function toRunView(
       )
       .map(toApiDelivery),
   }
+}
+
+/** Where in Slack the run talks: its own origin, or (a child) its approval cards' thread. */
+function slackPlace(info: RunInfo): { slack?: RunView['slack'] } {
+  if (info.slack) return { slack: info.slack }
+  if (!info.slackCards) return {}
+  const { parentAgent: _agent, ...place } = info.slackCards
+  return { slack: place }
 }
 
 /**
@@ -65,5 +78,6 @@ export function pendingApprovalsOf(state: RunState): IndexedApproval[] {
 export function statusOf(state: RunState): RunStatus {
   if (state.phase === 'done') return state.result?.ok ? 'succeeded' : 'failed'
   if (state.phase === 'await_approval') return 'awaiting_approval'
+  // A run waiting for its child is running: its work goes on in the child.
   return 'running'
 }

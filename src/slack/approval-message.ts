@@ -48,6 +48,8 @@ export interface ApprovalRequest {
   requestedBy?: string
   /** The run's agent, when it is not the default one. */
   agent?: string
+  /** A child run: the agent and run that delegated to it (the card names both agents). */
+  delegatedBy?: { agent: string; runId: string }
 }
 
 export interface ButtonValue {
@@ -65,11 +67,13 @@ const ButtonValueSchema = z.object({
 /** The approval request message: tool, exact arguments, reason, expiry, Approve / Deny. */
 export function approvalBlocks(input: ApprovalRequest): SlackMessage {
   const { runId, callId, tool, args, reason, argsHash, expiresAt, requestedBy, agent } = input
+  const by = input.delegatedBy
   const value = buttonValue({ runId, callId, argsHash })
   const toolCode = code(tool)
 
   const facts = [`*Tool:* ${toolCode}`]
   if (agent) facts.push(`*Agent:* ${code(agent)}`)
+  if (by) facts.push(`*Delegated by:* ${code(by.agent)} (run ${code(by.runId)})`)
   if (requestedBy) facts.push(`*Requested by:* ${userRef(requestedBy)}`)
   const argsTitle = '*Arguments:*\n'
   const note = '\n_Arguments truncated for display; the approval covers the full arguments._'

@@ -37,12 +37,24 @@ describe('agents in /readyz and /healthz?deep=1', () => {
           agent: 'oncall',
           field: 'tools',
           message: expect.stringContaining(
-            'query_metrics, search_logs, read_repo_file, rollback_deploy not offered by this deployment',
+            'query_metrics, read_repo_file, rollback_deploy not offered by this deployment',
           ),
         },
         {
           variable: 'agents/oncall.ts',
           agent: 'oncall',
+          field: 'model',
+          message: expect.stringContaining('"demo" is not in MODEL_ALLOWLIST'),
+        },
+        {
+          variable: 'agents/log-analyst.ts',
+          agent: 'log_analyst',
+          field: 'tools',
+          message: expect.stringContaining('search_logs not offered by this deployment'),
+        },
+        {
+          variable: 'agents/log-analyst.ts',
+          agent: 'log_analyst',
           field: 'model',
           message: expect.stringContaining('"demo" is not in MODEL_ALLOWLIST'),
         },
@@ -83,7 +95,7 @@ describe('agents in /readyz and /healthz?deep=1', () => {
     })
   })
 
-  it('ENABLED_AGENTS=oncall under MODEL=demo is ready, and lists default and oncall', async () => {
+  it('ENABLED_AGENTS=oncall under MODEL=demo is ready, and lists default, oncall and its delegate', async () => {
     const ready = await fetchWith(
       { MODEL: 'demo', OPENAI_API_KEY: undefined, ENABLED_AGENTS: 'oncall' },
       '/readyz',
@@ -95,7 +107,7 @@ describe('agents in /readyz and /healthz?deep=1', () => {
       { headers: AUTH },
     )
     const { agents } = (await list.json()) as { agents: { name: string }[] }
-    expect(agents.map((a) => a.name)).toEqual(['default', 'oncall'])
+    expect(agents.map((a) => a.name)).toEqual(['default', 'oncall', 'log_analyst'])
   })
 })
 

@@ -25,7 +25,7 @@ describe('GET /v1/agents', () => {
     expect(res.status).toBe(200)
     const { agents } = (await res.json()) as { agents: Record<string, unknown>[] }
     // MODEL is not the demo, so the demo agent is not offered.
-    expect(agents.map((a) => a.name)).toEqual(['default', 'triage'])
+    expect(agents.map((a) => a.name)).toEqual(['default', 'triage', 'lead'])
     expect(agents[0]).toEqual({
       name: 'default',
       description: expect.any(String),
@@ -41,6 +41,7 @@ describe('GET /v1/agents', () => {
       model: null,
       protocol: null,
       outputSchema: null,
+      delegates: [],
     })
     expect(agents[1]).toMatchObject({
       name: 'triage',
@@ -51,6 +52,7 @@ describe('GET /v1/agents', () => {
         required: ['severity', 'component', 'summary'],
       },
     })
+    expect(agents[2]).toMatchObject({ name: 'lead', tools: [], delegates: ['triage', 'default'] })
   })
 
   it('gives one agent with its instructions; an unknown one is 404 agent_not_found', async () => {

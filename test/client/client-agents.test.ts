@@ -15,7 +15,7 @@ const client = new EdgeloopClient({
 describe('EdgeloopClient and agents', () => {
   it('lists the agents and gets one; an unknown one is an EdgeloopError agent_not_found', async () => {
     const { agents } = await client.listAgents()
-    expect(agents.map((a) => a.name)).toEqual(['default', 'triage'])
+    expect(agents.map((a) => a.name)).toEqual(['default', 'triage', 'lead'])
     const triage = await client.getAgent('triage')
     expect(triage.instructions).toMatch(/^You triage/)
     expect(triage.outputSchema).toMatchObject({ type: 'object' })

@@ -19,6 +19,15 @@ import {
   useServiceFakes,
 } from '../service/harness'
 
+/** Runs a run's alarms and its children's until none is due (a parent waits for its child). */
+async function drainFamily(id: string): Promise<void> {
+  for (let round = 0; round < 10; round++) {
+    let ran = await drainAlarms(id)
+    for (const child of (await getRun(id)).children) ran += await drainAlarms(child.runId)
+    if (ran === 0) return
+  }
+}
+
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 
 useServiceFakes({ openai: false, receiver: false })
@@ -29,7 +38,8 @@ describe('the oncall agent', () => {
     expect(res.status).toBe(200)
     expect(await res.json()).toMatchObject({
       name: 'oncall',
-      tools: ['query_metrics', 'search_logs', 'read_repo_file', 'rollback_deploy'],
+      tools: ['query_metrics', 'read_repo_file', 'rollback_deploy'],
+      delegates: ['log_analyst'],
       model: 'demo',
       protocol: 'native',
       outputSchema: null,
@@ -62,7 +72,7 @@ describe('the oncall agent', () => {
     ['no agent (the default agent, as before agents)', {}, 'default'],
   ])('%s: investigates and waits for the rollback approval', async (_label, ask, name) => {
     const id = await startRun({ task: TASK, ...ask })
-    await drainAlarms(id)
+    await drainFamily(id)
     const view = await getRun(id)
     expect(view).toMatchObject({ status: 'awaiting_approval', stepCount: 4, agent: { name } })
     expect(view.pendingApprovals[0]).toMatchObject({
@@ -70,6 +80,29 @@ describe('the oncall agent', () => {
       tool: 'rollback_deploy',
     })
     expect((await getTrace(id)).model).toBe('demo/scripted-incident')
+  })
+
+  it('hands the log reading to the log_analyst agent: a child run with its own trace', async () => {
+    const id = await startRun({ task: TASK, agent: 'oncall' })
+    await drainFamily(id)
+    const view = await getRun(id)
+    expect(view.children).toEqual([
+      {
+        callId: 'call_demo_3',
+        runId: expect.any(String),
+        agent: 'log_analyst',
+        status: 'succeeded',
+      },
+    ])
+    const child = await getRun(view.children[0]!.runId)
+    expect(child).toMatchObject({ parentRunId: id, agent: { name: 'log_analyst' }, stepCount: 2 })
+    expect(child.result.steps[0]!.calls.map((c) => c.name)).toEqual(['search_logs'])
+    const delegated = view.result.steps[1]!.calls[0]!
+    expect(delegated).toMatchObject({ name: 'ask_log_analyst', kind: 'ok' })
+    expect(delegated.observation).toContain('in use 10/10, max 10')
+    // The child's tokens are the parent's too.
+    const own = view.result.steps.reduce((n, s) => n + s.promptTokens, 0)
+    expect(view.result.usage.promptTokens).toBe(own + child.result.usage.promptTokens)
   })
 
   it('narrows, never widens: a tool outside its set is a 400', async () => {

@@ -484,6 +484,41 @@ describe.skipIf(!available)(title, () => {
     expect(errors).toEqual([])
   }, 120_000)
 
+  it('draws the run tree on a phone: the oncall run, its log_analyst child opened in place', async () => {
+    const { id } = await api('/v1/runs', {
+      method: 'POST',
+      body: JSON.stringify({ task: TASK, agent: 'oncall' }),
+    })
+    const { page, errors } = await openConsole({ width: 390, height: 844 }, `#run=${id}`)
+    await page.locator('[data-testid=approval]').waitFor({ timeout: 60_000 })
+    const tree = page.locator('[data-testid=children]')
+    await tree.waitFor()
+    expect(await tree.locator('h3').textContent()).toBe('1 child run')
+    const item = tree.locator('li').first()
+    expect(await item.locator('.status').textContent()).toBe('succeeded')
+    const child = (await item.getAttribute('data-run'))!
+    // Opened in place: the child's own steps, its search of the logs and its answer.
+    await item.locator('[data-testid=child-toggle]').click()
+    const panel = page.locator(`[data-testid=child-panel][data-run="${child}"]`)
+    await panel.waitFor()
+    expect(await panel.locator('.call strong').allTextContents()).toEqual(['search_logs'])
+    expect(await panel.locator('.answer').textContent()).toContain('in use 10/10, max 10')
+    expect(await item.locator('[data-testid=child-toggle]').getAttribute('aria-expanded')).toBe(
+      'true',
+    )
+    await expectFits(page)
+    expect(await wraps(page, '#run-panel code')).toBe(true)
+    mkdirSync(OUTPUT, { recursive: true })
+    await page.screenshot({ path: join(OUTPUT, 'console-phone-tree.png'), fullPage: true })
+    // The child names its parent, which opens it again.
+    await panel.locator('button.link').click()
+    await page.locator('[data-testid=parent-run] button').waitFor()
+    await page.locator('[data-testid=parent-run] button').click()
+    await page.locator('[data-testid=children]').waitFor()
+    await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
+    expect(errors).toEqual([])
+  }, 120_000)
+
   /**
    * Answers GET /v1/runs and /v1/approvals from the index as it answered last once `freeze()`
    * is called: whatever the list shows next cannot come from a poll of the index.

@@ -108,6 +108,13 @@ function callEvents(old: Step | undefined, step: Step, events: NewRunEvent[]): v
         data: { ...ids, decision, by: decidedBy ?? 'unknown', ...(reason ? { reason } : {}) },
       })
     }
+    if (call.child && !was?.child) {
+      events.push({ type: 'child_started', data: { ...ids, ...call.child } })
+    }
+    if (call.child && call.status === 'done' && was?.status !== 'done') {
+      const status = call.kind === 'ok' ? 'succeeded' : 'failed'
+      events.push({ type: 'child_finished', data: { ...ids, ...call.child, status } })
+    }
     const ran = was?.status === 'ready' || was?.status === 'approved'
     const startedNow = call.status === 'started' && was?.status !== 'started'
     if (startedNow || (call.status === 'done' && ran)) {

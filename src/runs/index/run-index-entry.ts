@@ -25,6 +25,7 @@ export function runIndexEntry(
     ...(state.conversation
       ? { conversation: { id: state.conversation.id, position: state.conversation.position } }
       : {}),
+    ...(state.parent ? { parentRunId: state.parent.runId } : {}),
     version,
     approvals: pendingApprovalsOf(state),
   }

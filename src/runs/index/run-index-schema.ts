@@ -48,12 +48,15 @@ const ADDED_COLUMNS: [table: string, column: string, ddl: string, fill?: string]
     'ALTER TABLE pending_approvals ADD COLUMN owner TEXT',
     `UPDATE pending_approvals SET owner = ${OWNER_FROM_REQUESTER_SQL} WHERE owner IS NULL`,
   ],
+  // The run that delegated this one (docs/agents.md#delegation); NULL for every other run.
+  ['runs', 'parent_run_id', 'ALTER TABLE runs ADD COLUMN parent_run_id TEXT'],
 ]
 const ADDED_INDEXES = [
   `CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation_id, created_at DESC, id DESC)`,
   `CREATE INDEX IF NOT EXISTS runs_by_agent ON runs (agent_name, created_at DESC, id DESC)`,
   `CREATE INDEX IF NOT EXISTS runs_by_owner ON runs (owner, created_at DESC, id DESC)`,
   `CREATE INDEX IF NOT EXISTS approvals_by_owner ON pending_approvals (owner, requested_at DESC)`,
+  `CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run_id, created_at DESC, id DESC)`,
 ]
 
 const ready = new WeakMap<D1Database, Promise<void>>()

@@ -31,6 +31,8 @@ export type RunIndexEntry = Omit<
   agent?: RunListItemBody['agent']
   /** The run's conversation: its first run's id and the run's position (absent: its own, 0). */
   conversation?: RunListItemBody['conversation']
+  /** A child run: the run that delegated it. */
+  parentRunId?: string
   /** The run's last event sequence number: an older write never replaces a newer one. */
   version: number
   approvals: IndexedApproval[]
@@ -63,8 +65,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
-           conversation_id, conversation_position, agent_name, agent_version, owner)
-         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13, ?14
+           conversation_id, conversation_position, agent_name, agent_version, owner, parent_run_id)
+         SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?10, ?11, ?12, ?13, ?14, ?15
          WHERE NOT EXISTS (SELECT 1 FROM deleted_runs WHERE id = ?1)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
            steps = excluded.steps, metadata = excluded.metadata, version = excluded.version
@@ -85,6 +87,7 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
         e.agent?.name ?? null,
         e.agent?.version ?? null,
         e.owner,
+        e.parentRunId ?? null,
       ),
     db
       .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
@@ -130,6 +133,7 @@ export function listedEntry(e: RunIndexEntry): { run: RunListItem; approvals: Ap
     conversation_position: e.conversation?.position ?? 0,
     agent_name: e.agent?.name ?? null,
     agent_version: e.agent?.version ?? null,
+    parent_run_id: e.parentRunId ?? null,
   }
   return {
     run: runItem(row),
@@ -175,6 +179,7 @@ type RunRow = {
   conversation_position: number | null
   agent_name: string | null
   agent_version: string | null
+  parent_run_id: string | null
 }
 
 /**
@@ -189,6 +194,8 @@ export async function listRuns(
     agent?: string
     /** Only this owner's runs (a token limited to its own runs); absent: every run. */
     owner?: string
+    /** The child runs of this run. */
+    parent?: string
     limit: number
     cursor?: string
   },
@@ -209,6 +216,7 @@ export async function listRuns(
     where.push(`(agent_name = ?${a} OR (agent_name IS NULL AND ?${a} = 'default'))`)
   }
   if (query.owner !== undefined) where.push(`owner = ?${args.push(query.owner)}`)
+  if (query.parent) where.push(`parent_run_id = ?${args.push(query.parent)}`)
   if (after) {
     const t = args.push(after.t)
     const id = args.push(after.id)
@@ -218,7 +226,7 @@ export async function listRuns(
   const { results } = await db
     .prepare(
       `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata,
-         conversation_id, conversation_position, agent_name, agent_version FROM runs
+         conversation_id, conversation_position, agent_name, agent_version, parent_run_id FROM runs
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
     )
@@ -291,6 +299,7 @@ function runItem(r: RunRow): RunListItem {
     ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
     agent: { name: r.agent_name ?? 'default', version: r.agent_version ?? '' },
     conversation: { id: r.conversation_id ?? r.id, position: r.conversation_position ?? 0 },
+    ...(r.parent_run_id ? { parentRunId: r.parent_run_id } : {}),
   }
 }
 

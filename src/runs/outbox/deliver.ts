@@ -8,6 +8,7 @@ import { notifyRunList } from '../index/run-list-hub'
 import { runIndexEntry } from '../index/run-index-entry'
 import { SLACK_DELIVERERS } from '../slack/slack-delivery'
 import { deliverOtel } from '../otel/otel-delivery'
+import { deliverCancelChild, deliverParent } from './family-delivery'
 
 /** The final RunResult, to the run's callback_url. */
 const callback: Deliverer<'callback'> = async (_entry, ctx) => {
@@ -71,6 +72,8 @@ const DELIVERERS: { [K in OutboxKind]: Deliverer<K> } = {
   index,
   ...SLACK_DELIVERERS,
   otel: deliverOtel,
+  parent: deliverParent,
+  'cancel.child': deliverCancelChild,
   'forget.index': notLive,
   'forget.slack': notLive,
 }

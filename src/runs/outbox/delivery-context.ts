@@ -28,6 +28,8 @@ export interface DeliveryContext {
   runList?: DurableObjectNamespace<RunListHub>
   /** The Slack conversation places, for a run whose thread starts with its first message. */
   slackThreads?: DurableObjectNamespace<SlackThread>
+  /** The runs' objects: a child reports its end to its parent, a parent cancels its children. */
+  runs?: DurableObjectNamespace
   /** The MCP tools the run left out, for the trace a callback carries. */
   skippedTools?: SkippedTool[]
   /** The reply being written now, for the Slack answer stream. */

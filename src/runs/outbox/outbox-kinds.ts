@@ -32,6 +32,10 @@ export interface OutboxKinds {
   'slack.status': { payload: NoPayload; result: StatusSent | Skipped }
   /** One trace batch, `otel:step:<i>` or `otel:run`, as OTLP/HTTP JSON. */
   otel: { payload: NoPayload; result: TraceSent }
+  /** A child run's outcome, to the run that delegated it (docs/agents.md#delegation). */
+  parent: { payload: NoPayload; result: { parentRunId: string } }
+  /** A child run cancelled because its parent ended while it ran. */
+  'cancel.child': { payload: { runId: string; callId: string }; result: ChildCancelled }
   /**
    * A deleted run's row removed from the run index; `owner` (absent in entries queued before it
    * was recorded) says which run-list streams are told.
@@ -116,6 +120,13 @@ export interface TraceSent {
   status?: number
   spans: number
   rejectedSpans?: number
+}
+
+/** What a cancel of a child answered (`code`: it had finished already, or is gone). */
+export interface ChildCancelled {
+  childRunId: string
+  cancelled: boolean
+  code?: string
 }
 
 /** A Slack place that names a run: a thread, or a direct message's top level. */

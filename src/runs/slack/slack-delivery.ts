@@ -70,7 +70,8 @@ export const SLACK_DELIVERERS: { [K in SlackKind]: Deliverer<K> } = {
 /** What every Slack delivery checks and builds first: the run's origin, the token, a client. */
 function slack<K extends SlackKind>(send: SlackSend<K>): Deliverer<K> {
   return async (entry, ctx) => {
-    const origin = ctx.info.slack
+    // A child of a Slack-started run sends only its approval cards, to its parent's thread.
+    const origin = ctx.info.slack ?? ctx.info.slackCards
     if (!origin) throw new DeliveryError('run was not started from Slack', { retryable: false })
     const token = ctx.env.SLACK_BOT_TOKEN
     if (!token) throw new DeliveryError('SLACK_BOT_TOKEN is not configured', { retryable: false })
@@ -140,6 +141,8 @@ async function approval(
   // Decided before the message went out (e.g. through the API): nothing to click.
   if (found.call.status !== 'awaiting_approval') return { skipped: 'already decided' }
   waitForThread(ctx, thread)
+  const cards = ctx.info.slackCards
+  const asker = (ctx.info.slack ?? cards)?.userId
   const message = approvalBlocks({
     runId: state.id,
     callId,
@@ -148,8 +151,9 @@ async function approval(
     reason: found.thought,
     argsHash: found.call.approval.hash,
     expiresAt: found.call.approval.expiresAt,
-    ...(ctx.info.slack?.userId ? { requestedBy: ctx.info.slack.userId } : {}),
-    ...(state.agent.name !== 'default' ? { agent: state.agent.name } : {}),
+    ...(asker ? { requestedBy: asker } : {}),
+    ...(state.agent.name !== 'default' || cards ? { agent: state.agent.name } : {}),
+    ...(cards ? { delegatedBy: { agent: cards.parentAgent, runId: state.parent!.runId } } : {}),
   })
   const res = await client.postMessage({
     channel,
@@ -250,6 +254,7 @@ async function progress(
 /** The thread to answer in: the mention's own, or the "working on it" message we posted. */
 function threadOf(ctx: DeliveryContext): string | undefined {
   if (ctx.info.slack?.threadTs) return ctx.info.slack.threadTs
+  if (ctx.info.slackCards) return ctx.info.slackCards.threadTs
   return ctx.outbox.get('slack.started')?.result?.ts
 }
 

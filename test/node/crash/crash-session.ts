@@ -128,15 +128,18 @@ export class CrashSession {
   async startRun(input: {
     tag: string
     script: FakeReply[]
-    tools: string[]
+    tools?: string[]
     callback?: boolean
+    /** The agent to run (default: the default agent). */
+    agent?: string
   }): Promise<{ id: string; task: string }> {
     const task = `[${input.tag}] Check the receiver and record the value.`
     this.model.script(input.tag, input.script)
     const res = await this.api('/v1/runs', {
       json: {
         task,
-        tools: input.tools,
+        ...(input.tools ? { tools: input.tools } : {}),
+        ...(input.agent ? { agent: input.agent } : {}),
         ...(input.callback ? { callback_url: `https://${RECEIVER_HOST}/callback` } : {}),
       },
     })

@@ -1,0 +1,135 @@
+import { dispatch, type Dispatched } from './dispatch'
+import { type Call, type RunState } from './state'
+import { observationHandle } from './step-messages'
+import { isPromise, type SyncOrAsync } from './sync-or-async'
+import type { ObservationStore } from './tool'
+import { completeStep, transitionTo, type Slice, type Transition } from './transition'
+import { updateState } from './update-state'
+
+/**
+ * Running one call through dispatch and recording what it gave: shared by the act phase and its
+ * delegated calls (delegate-calls.ts).
+ */
+
+export function request(call: Call) {
+  return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
+}
+
+export function dispatchContext(state: RunState, call: Call, slice: Slice) {
+  const { deps } = slice
+  return {
+    registry: slice.registry,
+    runId: state.id,
+    observations: new RunObservations(deps.observations, state),
+    policy: state.policy,
+    approved: call.approval?.decision === 'approved',
+    maxObservationTokens: state.budget.maxObservationTokens,
+    now: slice.now,
+    signal: deps.signal,
+    redact: slice.redact,
+  }
+}
+
+/**
+ * The store, and behind it the run's own observations: an observation elided from the request
+ * (maxContextTokens) but short enough never to be stored is read back from the run's state by
+ * the handle its stub names. A class, as CallContext in dispatch.ts: one is made for every call,
+ * and the object of two closures it replaced allocated about 200 bytes a call (a heap profile of
+ * the kernel bench), five times as much.
+ */
+class RunObservations implements ObservationStore {
+  constructor(
+    readonly store: ObservationStore,
+    readonly state: RunState,
+  ) {}
+
+  put(handle: string, text: string): void | Promise<void> {
+    return this.store.put(handle, text)
+  }
+
+  async get(handle: string): Promise<string | undefined> {
+    const stored = await this.store.get(handle)
+    if (stored !== undefined) return stored
+    for (const step of this.state.steps) {
+      for (const c of step.calls) {
+        if (c.observation !== null && observationHandle(c.id) === handle) return c.observation
+      }
+    }
+    return undefined
+  }
+}
+
+export function runCall(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+): SyncOrAsync<Transition> {
+  const result = dispatch(request(call), dispatchContext(state, call, slice))
+  return isPromise(result)
+    ? result.then((r) => ranCall(state, stepIndex, call, slice, r))
+    : ranCall(state, stepIndex, call, slice, result)
+}
+
+function ranCall(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  result: Dispatched,
+): Transition {
+  const bytes = result.originalSize + result.observation.length
+  return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
+}
+
+export function recorded(call: Call, result: Dispatched): Call {
+  return {
+    ...call,
+    status: 'done',
+    kind: result.kind,
+    observation: result.observation,
+    originalSize: result.originalSize,
+    tokens: result.tokens,
+    truncated: result.truncated,
+    handle: result.handle,
+    ms: result.ms,
+  }
+}
+
+/** Records a finished call; the step completes with its last call. */
+export function finishCall(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  bytes: number,
+): Transition {
+  const answer = (c: Call) => (c.id === call.id ? call : c)
+  const next = withAnswered(state, stepIndex, answer, call.ms ?? 0, slice)
+  return transitionTo(next, 'run_call', {
+    step: stepIndex,
+    tool: call.name,
+    callId: call.id,
+    stopReason: next.result?.stopReason ?? null,
+    bytes,
+  })
+}
+
+/**
+ * `state` with step `stepIndex`'s calls passed through `answer` and `ms` added to the step's
+ * time; the step completes once every call is done.
+ */
+export function withAnswered(
+  state: RunState,
+  stepIndex: number,
+  answer: (call: Call) => Call,
+  ms: number,
+  slice: Slice,
+): RunState {
+  const current = state.steps[stepIndex]!
+  const steps = state.steps.slice()
+  steps[stepIndex] = { ...current, calls: current.calls.map(answer), ms: current.ms + ms }
+  return steps[stepIndex]!.calls.every((c) => c.status === 'done')
+    ? completeStep(state, slice, steps)
+    : updateState(state, { steps })
+}
