@@ -7,6 +7,7 @@ import type { OutboxResult, SlackPlace } from './outbox/outbox-kinds'
 import { deleteFromIndex } from './index/run-index'
 import { notifyRunList, type RunListHub } from './index/run-list-hub'
 import { ownerOf } from './run-owner'
+import { CANCEL_CHILD_KIND, cancelChild, queueChildCancels } from './outbox/family-delivery'
 import { slackThreadStub, type SlackThread } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
@@ -40,6 +41,7 @@ export const DELETE_REQUEST_KEY = 'deleting'
 export function wipeRun(
   sql: SqlStorage,
   outbox: Outbox,
+  state: RunState,
   info: RunInfo,
   tombstone: Tombstone,
 ): void {
@@ -58,6 +60,8 @@ export function wipeRun(
   // Whose it is: the run-list streams tell only those who could see it that it is gone.
   outbox.enqueue('forget.index', 'forget.index', { owner: ownerOf(info) }, now)
   if (places.length) outbox.enqueue('forget.slack', 'forget.slack', { places }, now)
+  // A child never outlives its parent: the ones it still waited for are cancelled.
+  queueChildCancels(outbox, state, now)
 }
 
 /** The Slack places whose conversation names the run: its thread, and a DM's top level. */
@@ -99,6 +103,7 @@ export async function deliverRemoval(
     runList: DurableObjectNamespace<RunListHub> | undefined
     env: EnvVars
     slackThreads: DurableObjectNamespace<SlackThread> | undefined
+    runs: DurableObjectNamespace | undefined
     now: number
   },
 ): Promise<OutboxResult> {
@@ -115,6 +120,11 @@ export async function deliverRemoval(
     const { places } = entry.payload
     for (const place of places) await slackThreadStub(ctx.slackThreads, place).forget(ctx.runId)
     return { places: places.length }
+  }
+  if (entry.kind === CANCEL_CHILD_KIND) {
+    if (!ctx.runs) throw new DeliveryError('the Worker has no RUNS binding')
+    const why = `its parent run ${ctx.runId} was deleted`
+    return cancelChild(ctx.runs, entry.payload.runId, ctx.runId, why)
   }
   throw new DeliveryError(`a deleted run delivers nothing but removals, not "${entry.kind}"`, {
     retryable: false,

@@ -369,7 +369,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const state = this.#state!
     const tombstone: Tombstone = { runId: state.id, deletedAt: now, by }
     this.ctx.storage.transactionSync(() =>
-      wipeRun(this.ctx.storage.sql, this.#outbox, this.#info!, tombstone),
+      wipeRun(this.ctx.storage.sql, this.#outbox, state, this.#info!, tombstone),
     )
     logDeletion(this.env, state, tombstone, reason)
     this.#deleted = tombstone
@@ -390,6 +390,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
           runList: this.env.RUN_LIST,
           env: this.env,
           slackThreads: this.env.SLACK_THREADS,
+          runs: this.env.RUNS,
           now: Date.now(),
         })
         this.#outbox.delivered(entry.id, Date.now(), result)
