@@ -484,6 +484,7 @@ export type RunListEvent =
         id: string
         position: number
       }
+      parentRunId?: string
     }
     approvals: Array<{
       runId: string
