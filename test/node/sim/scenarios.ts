@@ -5,6 +5,7 @@
  * the run reports to a callback. The exhaustive set is every small run the explorer must cover.
  */
 import { reply, type FakeCall, type FakeReply } from '../../fakes/fake-openai'
+import type { Delegated } from './delegation-scenarios'
 
 export const RECEIVER = 'receiver.test'
 export const PROVIDER = 'api.openai.test'
@@ -35,6 +36,8 @@ export interface Scenario {
   cancelAfterMs?: number
   /** The run may use the MCP server's tools (a read-only search, a destructive delete_page). */
   mcp?: boolean
+  /** The run is a `lead` that delegates to `default`: each child's call and script. */
+  delegated?: Delegated[]
 }
 
 export const readCall = (id: string): FakeCall => ({

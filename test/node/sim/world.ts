@@ -11,6 +11,7 @@ import { RunStore } from '../../../src/runs/run-store'
 import { startRun } from '../../../src/routes/start-run'
 import { RunStorage } from '../../../src/runs/storage'
 import type { RunState } from '../../../src/kernel/state'
+import type { ChildOutcome } from '../../../src/kernel/delegation'
 import type { Env } from '../../../src/env'
 import type { Chooser } from './chooser'
 import { useSimulation } from './globals'
@@ -114,6 +115,8 @@ export class World {
       LOG_LEVEL: 'silent',
       RUN_INDEX: this.d1,
       RUNS: this.runs,
+      // A delegating run: `lead` brings its delegates (`triage`, `default`) along.
+      ...(scenario.delegated ? { ENABLED_AGENTS: 'lead' } : {}),
       ...(scenario.mcp
         ? {
             MCP_SERVERS: JSON.stringify([
@@ -134,11 +137,35 @@ export class World {
     provider.answersTwice = options.breakage === 'provider_twice'
     this.net.on(PROVIDER, provider.handler).on(RECEIVER, receiver(this.sim))
     this.net.on(FAKE_MCP_HOST, this.mcp.handler)
+    for (const d of scenario.delegated ?? []) this.scripts.set(d.tag, d.script)
     useSimulation(this.sim, this.net.fetch as typeof fetch, options.seed)
     this.checker = new Checker(this)
   }
 
   readonly tag = 'sim'
+
+  /** Every run: those the client started, in order, then the child runs (every other object). */
+  allRunIds(): string[] {
+    // An object a lost `start` call never reached has no run in it.
+    const children = [...this.runs.objects.keys()].filter(
+      (id) => !this.runIds.includes(id) && this.committedState(id) !== undefined,
+    )
+    return [...this.runIds, ...children]
+  }
+
+  /** The tag of a run's task (`sim:0`, a child's `sim:0.c1`): the key of its script. */
+  tagOf(runId: string): string {
+    const k = this.runIds.indexOf(runId)
+    if (k >= 0) return `${this.tag}:${k}`
+    const task = this.committedState(runId)?.task ?? ''
+    return /^\[([^\]]+)\]/.exec(task)?.[1] ?? '?'
+  }
+
+  /** What the parent stored of its child's end for call `callId` (undefined: nothing yet). */
+  childOutcome(parentId: string, callId: string): ChildOutcome | undefined {
+    const o = this.runs.objects.get(parentId)
+    return o ? this.#storageOf(o).getValue<ChildOutcome>(`child:${callId}`) : undefined
+  }
 
   /** The run's committed state as a restarted object would load it (undefined: none yet). */
   committedState(runId: string): RunState | undefined {
@@ -154,11 +181,15 @@ export class World {
   readonly #committed = new Map<string, { version: number; state: RunState | undefined }>()
 
   #load(o: SimObject): RunState | undefined {
+    return this.#storageOf(o).loadState()
+  }
+
+  /** The object's committed storage, read as the run machine reads it. */
+  #storageOf(o: SimObject): RunStorage {
     const sql = {
       exec: (q: string, ...b: unknown[]) => new SimSqlCursor(o.storage.peek(q, ...(b as never[]))),
     }
-    const storage = new RunStorage(sql as unknown as SqlStorage)
-    return storage.loadState()
+    return new RunStorage(sql as unknown as SqlStorage)
   }
 
   async run(): Promise<Outcome> {
@@ -195,7 +226,7 @@ export class World {
       trace: sim.trace,
       injected: sim.injected,
       states,
-      runs: () => this.runIds.map((id) => this.#describe(id)),
+      runs: () => this.allRunIds().map((id) => this.#describe(id)),
     }
   }
 
@@ -252,12 +283,16 @@ export class World {
       () => {
         startRun(this.env, {
           task,
-          tools: [
-            'http_get',
-            'http_post',
-            'calculator',
-            ...(this.scenario.mcp ? ['docs__search', 'docs__delete_page'] : []),
-          ],
+          ...(this.scenario.delegated
+            ? { agent: 'lead' }
+            : {
+                tools: [
+                  'http_get',
+                  'http_post',
+                  'calculator',
+                  ...(this.scenario.mcp ? ['docs__search', 'docs__delete_page'] : []),
+                ],
+              }),
           requestedBy: 'api:sim',
           // The API token that starts it (docs/security.md#who-sees-which-runs).
           owner: 'sim',
@@ -306,7 +341,7 @@ export class World {
 
   /** People see each new pending approval (in Slack, the inbox) and act on it. */
   #people(): void {
-    for (const runId of this.runIds) {
+    for (const runId of this.allRunIds()) {
       const state = this.committedState(runId)
       if (!state) continue
       this.#followUp(runId, state)
