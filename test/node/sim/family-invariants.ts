@@ -80,7 +80,19 @@ export class FamilyChecker {
         this.fail('stuck_run', `${key}: child run ${call.child.runId} never ended`)
         continue
       }
-      if (!tookChildOutcome(call)) continue
+      if (!tookChildOutcome(call)) {
+        // The run ended while it waited for this child: it must have cancelled it (the cascade).
+        const by = `run:${parentId}`
+        const told = this.world.calls.some(
+          (c) => c.runId === call.child!.runId && c.method === 'cancel' && c.args[0] === by,
+        )
+        if (call.status === 'done' && !told)
+          this.fail(
+            'orphan_child',
+            `${key}: the run ended, its child ${call.child.runId} was never told to cancel`,
+          )
+        continue
+      }
       const outcome = this.world.childOutcome(parentId, call.id)
       if (!outcome) {
         this.fail('child_mismatch', `${key} is done, its parent never stored the child's outcome`)

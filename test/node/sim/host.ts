@@ -31,6 +31,8 @@ export class SimObject {
   readonly crashes: number[] = []
   /** Told of each crash, after the turn's writes are dropped (the checker). */
   onCrash: (name: string) => void = () => {}
+  /** Told of each RPC call that reached an instance (the checker's evidence of a cascade). */
+  onCall: (method: string, args: unknown[]) => void = () => {}
 
   constructor(
     private readonly sim: Sim,
@@ -128,6 +130,7 @@ export class SimObject {
             sim.current = gen
             entry.gen = gen
             this.#inFlight.add(entry)
+            this.onCall(method, args)
             const target = this.instance as unknown as Record<
               string,
               (...a: unknown[]) => Promise<T>

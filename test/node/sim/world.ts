@@ -55,6 +55,8 @@ export interface Outcome {
   states: number
   /** Each run as it ended: its result and each call's outcome (what a replay prints last). */
   runs: () => string[]
+  /** What a delegated schedule exercised (the delegation pass prints the totals). */
+  family: () => Record<string, number>
 }
 
 export class World {
@@ -67,6 +69,8 @@ export class World {
   /** The MCP server (the SDK's own, test/fakes/fake-mcp.ts): every tools/call it ran. */
   readonly mcp = new FakeMcp()
   readonly decisions: Decided[] = []
+  /** Every RPC call that reached an object, in order. */
+  readonly calls: { runId: string; method: string; args: unknown[] }[] = []
   /** Run id of each run the client started, in order (the first, then a follow-up). */
   readonly runIds: string[] = []
   readonly #seenApprovals = new Set<string>()
@@ -94,6 +98,7 @@ export class World {
         env,
       )
       o.onCrash = (runId) => this.checker.onCrash(runId)
+      o.onCall = (method, args) => this.calls.push({ runId: name, method, args })
       return o
     })
     this.env = {
@@ -227,6 +232,28 @@ export class World {
       injected: sim.injected,
       states,
       runs: () => this.allRunIds().map((id) => this.#describe(id)),
+      family: () => this.#family(),
+    }
+  }
+
+  #family(): Record<string, number> {
+    const child = (runId: string) => !this.runIds.includes(runId)
+    const cancelled = (id: string) => this.committedState(id)?.result?.stopReason === 'cancelled'
+    return {
+      'child runs': this.allRunIds().filter(child).length,
+      'child side effects': this.net.arrivals.filter(
+        (a) => a.path === '/effect' && child((a.headers['idempotency-key'] ?? '').split(':')[0]!),
+      ).length,
+      'child approvals decided': this.decisions.filter((d) => d.ok && child(d.runId)).length,
+      'parents cancelled': this.runIds.filter(cancelled).length,
+      'children cancelled by the cascade': this.allRunIds().filter(
+        (id) => child(id) && cancelled(id),
+      ).length,
+      'child reports (childFinished)': this.calls.filter((c) => c.method === 'childFinished')
+        .length,
+      'child crashes': [...this.runs.objects.values()]
+        .filter((o) => child(o.name))
+        .reduce((n, o) => n + o.crashes.length, 0),
     }
   }
 
