@@ -5,7 +5,7 @@
  * the run reports to a callback. The exhaustive set is every small run the explorer must cover.
  */
 import { reply, type FakeCall, type FakeReply } from '../../fakes/fake-openai'
-import type { Delegated } from './delegation-scenarios'
+import { parentScript, type Delegated } from './delegation-scenarios'
 
 export const RECEIVER = 'receiver.test'
 export const PROVIDER = 'api.openai.test'
@@ -115,6 +115,17 @@ export function exhaustiveScenarios(): Scenario[] {
     idempotent: true,
     people: [APPROVE, DENY],
     callback: true,
+  })
+  // A lead delegating one side effect behind an approval to a child run in an object of its own.
+  const child = { callId: 'call_ask', tag: 'sim:0.c0', script: SHAPES[2]!.script }
+  out.push({
+    name: 'lead: ask_default(post,answer) ask approve|deny',
+    script: parentScript([child]),
+    policy: 'ask',
+    idempotent: false,
+    people: [APPROVE, DENY],
+    callback: true,
+    delegated: [child],
   })
   return out
 }
