@@ -19,19 +19,25 @@ const sdkWithoutSourceMaps: Plugin = {
   },
 }
 
-// The `agent-catalog` project's Worker is built with test/agent-catalog/catalog.ts in place of
+// The `agent-catalog` project's Worker is built with test/agent-catalog/test-agents.ts appended to
 // agents/catalog.ts: the shipped agents plus test agents (Slack channels, side effects), made with
-// the real defineAgent and checked by the real loader (docs/agents.md#slack).
+// the real defineAgent and checked by the real loader (docs/agents.md#slack). Appending, rather
+// than resolving the catalog's import to a test catalog that imports the shipped one, keeps the
+// module graph free of a cycle through the catalog.
 const ROOT = dirname(fileURLToPath(import.meta.url))
 const SHIPPED_CATALOG = join(ROOT, 'agents', 'catalog.ts')
-const TEST_CATALOG = join(ROOT, 'test', 'agent-catalog', 'catalog.ts')
+const TEST_AGENTS = join(ROOT, 'test', 'agent-catalog', 'test-agents.ts')
 const testAgentCatalog: Plugin = {
   name: 'test-agent-catalog',
   enforce: 'pre',
-  async resolveId(source, importer, options) {
-    if (!importer || importer.split('?')[0] === TEST_CATALOG || !/catalog/.test(source)) return null
-    const resolved = await this.resolve(source, importer, { ...options, skipSelf: true })
-    return resolved?.id.split('?')[0] === SHIPPED_CATALOG ? TEST_CATALOG : null
+  transform(code, id) {
+    if (id.split('?')[0] !== SHIPPED_CATALOG) return null
+    const renamed = code.replace('export const AGENT_CATALOG', 'const SHIPPED_AGENTS')
+    if (renamed === code) throw new Error(`${SHIPPED_CATALOG} no longer exports AGENT_CATALOG`)
+    return (
+      `import { TEST_AGENTS } from ${JSON.stringify(TEST_AGENTS)}\n${renamed}\n` +
+      'export const AGENT_CATALOG = [...SHIPPED_AGENTS, ...TEST_AGENTS]\n'
+    )
   },
 }
 

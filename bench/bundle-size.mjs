@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 
-// The goal is the platform's own limit: a Worker may be at most 3 MiB after compression on the
-// Workers Free plan (10 MiB on Paid; developers.cloudflare.com/workers/platform/limits/#worker-size),
-// and a bigger one does not deploy. It used to be a self-set 100 KiB with no reason behind it,
-// which main missed before MCP servers landed (127.6 KiB gzip at d68a960). The line also
-// says what the MCP client weighs, read from esbuild's metafile, so its cost stays visible.
-const LIMIT_GZIP_KIB = 3 * 1024
-const LIMIT = 'Workers Free plan limit: 3 MiB gzip, a bigger Worker does not deploy'
+// The goal: at most 150 KiB gzip as shipped, with MCP. Every KiB is parsed and compiled when
+// an isolate starts, on the request that started it (docs/architecture.md#performance). The
+// platform's own limit is far above: 3 MiB gzip on the Workers Free plan, 10 MiB on Paid
+// (developers.cloudflare.com/workers/platform/limits/#worker-size).
+const GOAL_GZIP_KIB = 150
+const PLATFORM = 'Workers Free plan limit 3 MiB gzip'
+/** Contributors listed, largest first. */
+const TOP = 10
 // The MCP client's modules: the SDK and the packages only it needs, the cfworker validator, zod's
 // classic API and locales (our code uses zod/mini and zod/v4/core), and tools/mcp.
 const MCP_INPUTS = new RegExp(
@@ -52,15 +53,22 @@ export function benchBundle(root) {
       gzip += gzipSync(content, { level: 9 }).length
     }
     const kib = (n) => (n / 1024).toFixed(1)
-    const ok = gzip <= LIMIT_GZIP_KIB * 1024
-    const share = ((gzip / (LIMIT_GZIP_KIB * 1024)) * 100).toFixed(1)
-    const mcp = mcpBytes(join(outdir, 'meta.json'))
+    const ok = gzip <= GOAL_GZIP_KIB * 1024
+    const meta = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8'))
+    const mcp = mcpBytes(meta)
+    const top = contributors(meta).slice(0, TOP)
     return [
       `bundle as deployed (wrangler deploy --dry-run --outdir: ${files.join(', ')})`,
-      `  ${kib(bytes)} KiB, gzip ${kib(gzip)} KiB (${share}% of the ${LIMIT}): ${ok ? 'met' : 'NOT met'}`,
+      `  ${kib(bytes)} KiB minified, gzip ${kib(gzip)} KiB (${PLATFORM})`,
+      `${ok ? 'PASS' : 'FAIL'} bundle: gzip ${kib(gzip)} KiB as shipped, with MCP (goal ≤ ${GOAL_GZIP_KIB} KiB)`,
       `  of which the MCP client: ${kib(mcp)} KiB minified (the SDK and what only it needs, ` +
         `the cfworker validator, zod's classic API, tools/mcp; not the parts of zod's core it ` +
         'shares with us)',
+      `  top ${TOP} contributors, minified KiB (share of the minified bundle):`,
+      ...top.map(
+        ([name, n]) =>
+          `    ${kib(n).padStart(6)}  ${((n / bytes) * 100).toFixed(1).padStart(4)}%  ${name}`,
+      ),
     ].join('\n')
   } finally {
     rmSync(outdir, { recursive: true, force: true })
@@ -68,8 +76,7 @@ export function benchBundle(root) {
 }
 
 /** Minified bytes the MCP client's modules put in the bundle (esbuild's bytesInOutput). */
-function mcpBytes(metafile) {
-  const meta = JSON.parse(readFileSync(metafile, 'utf8'))
+function mcpBytes(meta) {
   let total = 0
   for (const output of Object.values(meta.outputs)) {
     for (const [path, input] of Object.entries(output.inputs ?? {})) {
@@ -77,4 +84,22 @@ function mcpBytes(metafile) {
     }
   }
   return total
+}
+
+/**
+ * Minified bytes per contributor, largest first: a package (a scoped one whole; openai's and
+ * zod's parts apart, as they are of different use to us) or a folder of ours.
+ */
+function contributors(meta) {
+  const sizes = new Map()
+  for (const output of Object.values(meta.outputs)) {
+    for (const [path, input] of Object.entries(output.inputs ?? {})) {
+      const dep = /node_modules\/((?:@[^/]+\/)?[^/]+)(?:\/(v4\/[^/]+|resources|lib))?/.exec(path)
+      const name = dep
+        ? dep[1] + (dep[2] ? `/${dep[2]}` : '')
+        : path.split('/').slice(0, 2).join('/')
+      sizes.set(name, (sizes.get(name) ?? 0) + input.bytesInOutput)
+    }
+  }
+  return [...sizes].sort((a, b) => b[1] - a[1])
 }

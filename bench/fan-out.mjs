@@ -7,16 +7,21 @@
 // workerd process's user + system time read from /proc (the Worker and the run's Durable Object,
 // never the Node clients reading the streams). Rounds alternate watched and unwatched runs;
 // medians are compared.
-import { readFileSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
+import {
+  CALLBACK_HOST,
+  chatCompletion,
+  cpuMs,
+  median,
+  MODEL_HOST,
+  startBenchWorker,
+} from './workerd-cpu.mjs'
 
 const STEPS = 20
 const SUBSCRIBERS = 60
 const ROUNDS = 7
 const TIME_GOAL = 1.3
 const CPU_GOAL = 2
-const MODEL_HOST = 'api.openai.test'
-const CALLBACK_HOST = 'receiver.test'
 
 /** A chat-completions answer: a calculator call until STEPS are done, then the answer. */
 function modelAnswer(body) {
@@ -41,14 +46,7 @@ function modelAnswer(body) {
       : done <= STEPS
         ? { role: 'assistant', content: `Step ${done}: adding one more.`, tool_calls: [call] }
         : { role: 'assistant', content: `Counted to ${STEPS}.` }
-  return Response.json({
-    id: `chatcmpl-${done}`,
-    object: 'chat.completion',
-    created: 0,
-    model: 'gpt-bench',
-    choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
-    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
-  })
+  return chatCompletion(done, message)
 }
 
 /** The Worker's outside world: the model, and the callbacks that say a run is over. */
@@ -72,13 +70,6 @@ function network() {
   }
 }
 
-/** User + system CPU of a process, in milliseconds. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  // utime and stime are fields 14 and 15 of the file; 12 and 13 after "pid (comm) ".
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-}
-
 async function oneRun(rt, net, subscribers) {
   const headers = { Authorization: 'Bearer bench-token', 'Content-Type': 'application/json' }
   const res = await rt.fetch('/v1/runs', {
@@ -90,8 +81,11 @@ async function oneRun(rt, net, subscribers) {
       callback_url: `https://${CALLBACK_HOST}/done`,
     }),
   })
-  const { id } = await res.json()
-  if (res.status !== 202) throw new Error(`POST /v1/runs answered ${res.status}`)
+  const body = await res.json()
+  if (res.status !== 202) {
+    throw new Error(`POST /v1/runs answered ${res.status}: ${JSON.stringify(body)}`)
+  }
+  const { id } = body
   const finished = net.finished(id)
   let approval
   for (let i = 0; i < 500 && !approval; i++) {
@@ -173,34 +167,14 @@ for (let i = 0; i < n; i++) {
 }
 `
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-
 /** Runs the fan-out bench; the report's lines say PASS or FAIL per goal. */
 export async function benchFanOut() {
-  const { WorkerRuntime, bundleWorker, tempStorage } =
-    await import('../test/node/worker-runtime.ts')
   const net = network()
-  const storage = await tempStorage()
-  const rt = await WorkerRuntime.start({
-    worker: await bundleWorker(),
-    storage: storage.path,
-    outbound: net.outbound,
-    bindings: {
-      MODEL: 'gpt-bench',
-      OPENAI_API_KEY: 'sk-bench-0000000000000000',
-      OPENAI_BASE_URL: `https://${MODEL_HOST}/v1`,
-      MODEL_MAX_RETRIES: '0',
-      API_TOKEN: 'bench-token',
-      WEBHOOK_SECRET: 'bench-webhook-secret',
-      CALLBACK_ALLOWLIST: CALLBACK_HOST,
-      ENABLED_TOOLS: 'calculator,http_post',
-      HTTP_ALLOWLIST: CALLBACK_HOST,
-      MAX_STEPS: String(STEPS + 5),
-      MAX_SECONDS: '3600',
-      LOG_LEVEL: 'silent',
-      EVENT_STREAMS_PER_RUN: String(SUBSCRIBERS),
-      EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
-    },
+  const { rt, stop } = await startBenchWorker(net.outbound, {
+    MAX_STEPS: String(STEPS + 5),
+    MAX_SECONDS: '3600',
+    EVENT_STREAMS_PER_RUN: String(SUBSCRIBERS),
+    EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
   })
   try {
     // One of each first, not counted: the isolate compiles and warms up.
@@ -223,7 +197,6 @@ export async function benchFanOut() {
       `  (not in the ratios: opening the ${SUBSCRIBERS} streams while the run waited cost ${f(watched, 'openCpu')} of CPU; CPU is read in 10 ms ticks)`,
     ].join('\n')
   } finally {
-    await rt.stop()
-    await storage.remove()
+    await stop()
   }
 }

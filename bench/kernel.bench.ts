@@ -4,18 +4,8 @@
  * reads process.cpuUsage); run it with `node bench/kernel-bench.mjs` or through `npm run bench`.
  */
 import * as z from 'zod/mini'
-import {
-  createRunState,
-  defineTool,
-  MemoryObservationStore,
-  runSlice,
-  toRunResult,
-  ToolRegistry,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  type Protocol,
-} from '../src/kernel/index'
+import * as thisKernel from '../src/kernel/index'
+import type { Model, ModelRequest, ModelResponse, Protocol } from '../src/kernel/index'
 import { benchParse } from './parse.bench'
 
 const SIZES = [20, 100] as const
@@ -51,7 +41,10 @@ const VARIANTS: readonly Variant[] = ['plain', 'agent']
  * within a few thousand.
  */
 const WARMUP_STEPS = 300_000
-/** Steps at the start of the warm-up reported as the cold figure (no goal: printed to be seen). */
+/**
+ * Steps counted as the cold figure: in fresh processes, with a goal, when KernelExtras.cold is
+ * given; else the start of this process's warm-up, printed without one.
+ */
 const COLD_STEPS = 10_000
 const SAMPLE_MS = 30
 /**
@@ -64,6 +57,10 @@ const ROUNDS = 12
 const GOAL_TEXT = 2
 const GOAL_NATIVE = 10
 const GOAL_GROWTH = 1.5
+/** A cold kernel (a fresh isolate's first steps) against the same kernel warm. */
+const GOAL_COLD = 3
+/** The kernel warm against the previous release's, built from git and measured beside it. */
+const GOAL_PREVIOUS = 1.1
 /** Kernel CPU per step, either protocol (COMMON rules: at or under 10 µs). */
 const GOAL_US_PER_STEP = 10
 
@@ -128,18 +125,44 @@ class BenchModel implements Model {
   }
 }
 
-const fetchPage = defineTool({
-  name: 'fetch_page',
-  description: 'Fetch one page of the document.',
-  params: z.object({ page: z.number().check(z.int(), z.minimum(0)) }),
-  returns: 'The page text (1 KiB).',
-  handler: () => OBSERVATION,
-})
-const registry = new ToolRegistry([fetchPage])
+/**
+ * The kernel exports a loop uses: this tree's, or an earlier commit's built from git history at
+ * bench time (bench/kernel-extras.mjs), with the zod it was built with.
+ */
+export type KernelApi = Pick<
+  typeof thisKernel,
+  | 'createRunState'
+  | 'defineTool'
+  | 'MemoryObservationStore'
+  | 'runSlice'
+  | 'toRunResult'
+  | 'ToolRegistry'
+> & { z: typeof z }
+const CURRENT: KernelApi = { ...thisKernel, z }
+
+/** The one tool, defined with each kernel's own defineTool and registry. */
+const registries = new WeakMap<KernelApi, thisKernel.ToolRegistry>()
+function registryOf(api: KernelApi): thisKernel.ToolRegistry {
+  let found = registries.get(api)
+  if (!found) {
+    const fetchPage = api.defineTool({
+      name: 'fetch_page',
+      description: 'Fetch one page of the document.',
+      params: api.z.object({ page: api.z.number().check(api.z.int(), api.z.minimum(0)) }),
+      returns: 'The page text (1 KiB).',
+      handler: () => OBSERVATION,
+    })
+    registries.set(api, (found = new api.ToolRegistry([fetchPage])))
+  }
+  return found
+}
+const registry = registryOf(CURRENT)
 
 const kernelLoop =
-  (protocol: Protocol, variant: Variant): Loop =>
+  (protocol: Protocol, variant: Variant, api: KernelApi = CURRENT): Loop =>
   async (model, steps) => {
+    const { createRunState, runSlice, toRunResult, MemoryObservationStore } = api
+    const registry = registryOf(api)
     const state = createRunState({
       id: 'bench',
       task: 'Read every page of the document.',
@@ -295,6 +318,8 @@ interface CaseFigures {
   prototype: Figures
   /** Kernel CPU µs per step over the first COLD_STEPS steps of a case (JIT still warming). */
   coldUs: number
+  /** The previous release's kernel, measured side by side (plain cases, when given). */
+  previous?: Figures
 }
 
 /** One protocol and size: its two loops, and how many runs hold about SAMPLE_MS of CPU. */
@@ -307,7 +332,9 @@ interface Case {
   kernelRuns: number
   prototypeRuns: number
   coldUs: number
-  least: { kernel: number; prototype: number }
+  previous?: Runner
+  previousRuns: number
+  least: { kernel: number; prototype: number; previous: number }
 }
 
 /**
@@ -316,7 +343,7 @@ interface Case {
  * of one stretch of it. A batch holds about SAMPLE_MS of CPU (process.cpuUsage costs about 2 µs,
  * as much as a whole step of the native prototype, so it is read per batch, not per run).
  */
-async function measureAll(method: Method): Promise<CaseFigures[]> {
+async function measureAll(method: Method, previous?: KernelApi): Promise<CaseFigures[]> {
   const { warmupSteps, rounds } = method
   const cases: Case[] = []
   const runsFor = (cpuUs: number) => Math.max(1, Math.round((SAMPLE_MS * 1000) / cpuUs))
@@ -331,6 +358,12 @@ async function measureAll(method: Method): Promise<CaseFigures[]> {
         const coldUs = (await kernel.batch(coldRuns)) / steps
         const kernelRun = await kernel.batch(warmRuns - coldRuns)
         const protoRun = await proto.batch(warmRuns)
+        // The agent cases need agents, which the previous release's kernel did not have.
+        const prev =
+          previous && variant === 'plain'
+            ? new Runner(protocol, kernelLoop(protocol, variant, previous), steps, variant)
+            : undefined
+        const prevRun = prev ? await prev.batch(warmRuns) : 0
         cases.push({
           protocol,
           variant,
@@ -340,7 +373,9 @@ async function measureAll(method: Method): Promise<CaseFigures[]> {
           kernelRuns: runsFor(kernelRun),
           prototypeRuns: runsFor(protoRun),
           coldUs,
-          least: { kernel: Infinity, prototype: Infinity },
+          ...(prev ? { previous: prev } : {}),
+          previousRuns: runsFor(prevRun),
+          least: { kernel: Infinity, prototype: Infinity, previous: Infinity },
         })
       }
     }
@@ -349,6 +384,8 @@ async function measureAll(method: Method): Promise<CaseFigures[]> {
     for (const c of cases) {
       c.least.kernel = Math.min(c.least.kernel, await c.kernel.batch(c.kernelRuns))
       c.least.prototype = Math.min(c.least.prototype, await c.prototype.batch(c.prototypeRuns))
+      if (c.previous)
+        c.least.previous = Math.min(c.least.previous, await c.previous.batch(c.previousRuns))
     }
   }
   return cases.map((c) => ({
@@ -358,7 +395,33 @@ async function measureAll(method: Method): Promise<CaseFigures[]> {
     kernel: c.kernel.figures(c.least.kernel),
     prototype: c.prototype.figures(c.least.prototype),
     coldUs: c.coldUs,
+    ...(c.previous ? { previous: c.previous.figures(c.least.previous) } : {}),
   }))
+}
+
+/** A loop of one case, run from the start in the process that calls this (a fresh one). */
+export async function coldFigure(c: ColdCase): Promise<number> {
+  const loop =
+    c.loop === 'kernel'
+      ? kernelLoop(c.protocol, c.variant)
+      : (c.protocol === 'text' ? textPrototype : nativePrototype)(c.variant)
+  const runner = new Runner(c.protocol, loop, c.steps, c.variant)
+  return (await runner.batch(Math.ceil(COLD_STEPS / c.steps))) / c.steps
+}
+
+export interface ColdCase {
+  protocol: Protocol
+  variant: Variant
+  steps: number
+  loop: 'kernel' | 'prototype'
+}
+
+/** What bench/kernel-extras.mjs adds to the bench when `npm run bench` runs it. */
+export interface KernelExtras {
+  /** µs/step over the first COLD_STEPS steps of one case's loop, each in a fresh process. */
+  cold?: (c: ColdCase) => Promise<number>
+  /** The kernel of an earlier commit, built from git history, and which commit it is. */
+  previous?: { label: string; api: KernelApi }
 }
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9)
@@ -375,6 +438,7 @@ export interface Method {
  */
 export async function benchKernel(
   method: Method = { warmupSteps: WARMUP_STEPS, rounds: ROUNDS },
+  extras: KernelExtras = {},
 ): Promise<string> {
   const lines: string[] = []
   const verdicts: string[] = []
@@ -388,7 +452,8 @@ export async function benchKernel(
     '',
     'protocol     steps  loop        µs/step   µs/KiB-req   KiB-req   ns/kernel-byte',
   )
-  const measured = await measureAll(method)
+  const measured = await measureAll(method, extras.previous?.api)
+  const coldLines: string[] = []
   for (const protocol of ['text', 'native'] as const) {
     for (const variant of VARIANTS) {
       const goal = protocol === 'text' ? GOAL_TEXT : GOAL_NATIVE
@@ -418,6 +483,27 @@ export async function benchKernel(
         verdicts.push(
           `${ratio <= goal ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel ${ratio.toFixed(2)}x its prototype per step (goal ≤ ${goal}x)`,
         )
+        if (found.previous && extras.previous) {
+          const prevStep = found.previous.cpuUs / steps
+          const r = kStep / prevStep
+          lines.push(
+            `${''.padEnd(12)} ${''.padStart(5)}  previous${fmt(prevStep)}   (${extras.previous.label})`,
+          )
+          verdicts.push(
+            `${r <= GOAL_PREVIOUS ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel ${r.toFixed(2)}x the previous release's per step, warm (goal ≤ ${GOAL_PREVIOUS}x)`,
+          )
+        }
+        if (extras.cold) {
+          const kCold = await extras.cold({ protocol, variant, steps, loop: 'kernel' })
+          const pCold = await extras.cold({ protocol, variant, steps, loop: 'prototype' })
+          const r = kCold / kStep
+          coldLines.push(
+            `${label.padEnd(12)} ${String(steps).padStart(5)}  ${fmt(kCold)} ${fmt(kStep)} ${fmt(r, 2)}x ${fmt(pCold)} ${fmt(kCold / pCold, 2)}x`,
+          )
+          verdicts.push(
+            `${r <= GOAL_COLD ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel cold ${kCold.toFixed(1)} µs/step, ${r.toFixed(2)}x warm (goal ≤ ${GOAL_COLD}x)`,
+          )
+        }
       }
       const growth = perKiB[1]! / perKiB[0]!
       verdicts.push(
@@ -425,11 +511,20 @@ export async function benchKernel(
       )
     }
   }
-  lines.push(
-    '',
-    `cold: the kernel's first ${COLD_STEPS / 1000}k steps of each case (no goal; only the first case starts in a cold process)`,
-    ...colds.map((c) => `  ${c}`),
-  )
+  if (coldLines.length) {
+    lines.push(
+      '',
+      `cold: each loop's first ${COLD_STEPS / 1000}k steps, each case and loop in a fresh Node process (µs/step)`,
+      'protocol     steps      kernel   warm   cold/warm   prototype   kernel/prototype',
+      ...coldLines,
+    )
+  } else {
+    lines.push(
+      '',
+      `cold: the kernel's first ${COLD_STEPS / 1000}k steps of each case (in this process: only the first case starts cold)`,
+      ...colds.map((c) => `  ${c}`),
+    )
+  }
   const parse = await benchParse()
   lines.push(...parse.lines, '', ...verdicts, ...parse.verdicts)
   return lines.join('\n')

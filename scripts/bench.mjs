@@ -4,7 +4,9 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
+import { benchServiceCost } from '../bench/service-cost.mjs'
 import { importTs } from '../bench/import-ts.mjs'
+import { kernelExtras } from '../bench/kernel-extras.mjs'
 import { benchServiceLatency } from '../bench/service-latency.mjs'
 import { startWranglerDev } from '../bench/wrangler-dev.mjs'
 
@@ -20,7 +22,13 @@ const report = (text) => {
 
 if (section('kernel')) {
   const { benchKernel } = await importTs('./kernel.bench.ts')
-  report(await benchKernel())
+  const extras = await kernelExtras(root)
+  try {
+    if (extras.missing) console.log(`kernel bench: ${extras.missing}`)
+    report(await benchKernel(undefined, extras))
+  } finally {
+    extras.cleanup()
+  }
 }
 if (section('parallel')) {
   const { benchParallel } = await importTs('./parallel.bench.ts')
@@ -36,6 +44,7 @@ if (section('storage')) {
 }
 if (section('bundle')) report(benchBundle(root))
 if (section('fan-out')) report(await benchFanOut())
+if (section('cost')) report(await benchServiceCost())
 if (section('service')) {
   const token = 'bench-token'
   const signingSecret = 'bench-signing-secret'

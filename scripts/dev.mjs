@@ -2,9 +2,9 @@
 // `npm start`: the service on wrangler dev (local Durable Object storage in .wrangler/), with the
 // offline demo model while .dev.vars says MODEL=demo (as .dev.vars.example does).
 //   PORT=9000 npm start   or   npm start -- --port 9000   (default 8787; 127.0.0.1 only)
-// Other arguments after `--` go to wrangler dev as they are.
+// Other arguments after `--` go to wrangler dev as they are. An edit of .dev.vars restarts it.
 import { spawn } from 'node:child_process'
-import { copyFileSync, existsSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, watchFile } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -82,37 +82,69 @@ if (!existsSync(vars)) {
 }
 const url = `http://${HOST}:${port}`
 const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
-const child = spawn(
-  process.execPath,
-  [
-    wrangler,
-    'dev',
-    '--ip',
-    HOST,
-    '--port',
-    String(port),
-    '--show-interactive-dev-session=false',
-    ...args,
-  ],
-  { cwd: root, stdio: 'inherit', env: devEnv(process.env) },
-)
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig))
-child.on('exit', (code) => process.exit(code ?? 0))
+let child
+// Set while wrangler dev is being restarted: its exit then starts the next one.
+let restarting = false
+
+function startWrangler() {
+  child = spawn(
+    process.execPath,
+    [
+      wrangler,
+      'dev',
+      '--ip',
+      HOST,
+      '--port',
+      String(port),
+      '--show-interactive-dev-session=false',
+      ...args,
+    ],
+    { cwd: root, stdio: 'inherit', env: devEnv(process.env) },
+  )
+  child.on('exit', (code) => {
+    if (!restarting) process.exit(code ?? 0)
+    restarting = false
+    startWrangler()
+  })
+  void announce(child)
+}
 
 // Say where it serves only once it answers there: that URL, not the one asked for, is the truth.
-const deadline = Date.now() + READY_TIMEOUT_MS
-while (child.exitCode === null && Date.now() < deadline) {
-  try {
-    const res = await fetch(`${url}/healthz`)
-    const body = await res.json()
-    if (body?.service === 'edgeloop') {
-      console.log(
-        `\nedgeloop: serving ${url}  (try: curl ${url}/healthz; the README walks through the demo)\n`,
-      )
-      break
+async function announce(running) {
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  while (running.exitCode === null && Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/healthz`)
+      const body = await res.json()
+      if (body?.service === 'edgeloop') {
+        console.log(
+          `\nedgeloop: serving ${url}  (try: curl ${url}/healthz; the README walks through the demo)\n`,
+        )
+        return
+      }
+    } catch {
+      // not listening yet
     }
-  } catch {
-    // not listening yet
+    await new Promise((r) => setTimeout(r, 250))
   }
-  await new Promise((r) => setTimeout(r, 250))
 }
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    restarting = false
+    child.kill(sig)
+  })
+}
+startWrangler()
+
+// wrangler dev reloads the code when it changes, but reads .dev.vars only when it starts: an
+// edit (MODEL=script, ENABLED_TOOLS …) would go unseen until a restart, so it restarts here.
+let seen = readFileSync(vars, 'utf8')
+watchFile(vars, { interval: 500 }, () => {
+  const now = existsSync(vars) ? readFileSync(vars, 'utf8') : seen
+  if (now === seen || restarting) return
+  seen = now
+  console.log('\nedgeloop: .dev.vars changed; restarting wrangler dev to read it\n')
+  restarting = true
+  child.kill('SIGTERM')
+})

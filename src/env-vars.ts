@@ -53,6 +53,7 @@ export interface EnvVars {
   EVENT_STREAMS_PER_RUN?: string
   EVENT_STREAMS_PER_TOKEN?: string
   EVENT_STREAM_QUEUE_KB?: string
+  RUN_LIST_STREAMS?: string
   /** Where run traces go (OpenTelemetry OTLP/HTTP JSON); the headers are a secret. */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string

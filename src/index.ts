@@ -3,6 +3,7 @@ import type { Env } from './env'
 
 export { RunStore } from './runs/run-store'
 export { SlackThread } from './runs/slack/slack-thread'
+export { RunListHub } from './runs/index/run-list-hub'
 export type { Env } from './env'
 
 export default {

@@ -180,6 +180,21 @@ export const ApprovalPage = z.object({
   nextCursor: z.nullable(z.string()),
 })
 
+/**
+ * One `data:` line of `GET /v1/runs/stream`: a run's list row as it now stands (with its pending
+ * approvals as the inbox lists them), a deleted run, or `ready` (caught up; `relist`: list again,
+ * the changes since the reader's Last-Event-ID are not all held).
+ */
+export const RunListEvent = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('run'),
+    run: RunListItem,
+    approvals: z.array(ApprovalListItem),
+  }),
+  z.object({ type: z.literal('run_deleted'), id: z.string() }),
+  z.object({ type: z.literal('ready'), relist: z.boolean() }),
+])
+
 const call = { step: z.number(), callId: z.string(), tool: z.string() }
 const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.object({ seq: z.number(), runId: z.string(), type: z.literal(type), at: iso, data })
@@ -362,6 +377,7 @@ export type ApprovalListItemBody = z.infer<typeof ApprovalListItem>
 export type RunResultBody = z.infer<typeof RunResult>
 export type RunEventBody = z.infer<typeof RunEvent>
 export type RunPageBody = z.infer<typeof RunPage>
+export type RunListEventBody = z.infer<typeof RunListEvent>
 export type ApprovalPageBody = z.infer<typeof ApprovalPage>
 export type DecisionResultBody = z.infer<typeof DecisionResult>
 export type StoredObservationBody = z.infer<typeof StoredObservation>

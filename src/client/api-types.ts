@@ -464,6 +464,48 @@ export type RunEvent =
     }
   }
 
+export type RunListEvent =
+  | {
+    type: 'run'
+    run: {
+      id: string
+      task: string
+      status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed'
+      createdAt: string
+      updatedAt: string
+      stepCount: number
+      requestedBy: string
+      metadata?: Record<string, unknown>
+      agent: {
+        name: string
+        version: string
+      }
+      conversation: {
+        id: string
+        position: number
+      }
+    }
+    approvals: Array<{
+      runId: string
+      callId: string
+      tool: string
+      args: Record<string, unknown>
+      argsHash: string
+      reason: string
+      requestedBy: string
+      requestedAt: string
+      expiresAt: string
+    }>
+  }
+  | {
+    type: 'run_deleted'
+    id: string
+  }
+  | {
+    type: 'ready'
+    relist: boolean
+  }
+
 export interface StoredObservation {
   handle: string
   text: string

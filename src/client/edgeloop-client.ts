@@ -12,6 +12,7 @@ import type {
   RunEvent,
   RunApprovals,
   RunExport,
+  RunListEvent,
   RunPage,
   RunResult,
   RunView,
@@ -41,6 +42,17 @@ export interface EventsOptions {
    */
   onDelta?: (delta: LiveDelta) => void
 }
+
+export interface RunListOptions {
+  /** Resume after this event (the `eventId` of the last change you saw). */
+  after?: string
+  signal?: AbortSignal
+  /** Reconnects when a connection closes without a change (default 5 times in a row). */
+  maxReconnects?: number
+}
+
+/** A run-list stream event with its id, which `after` takes to resume there. */
+export type RunListChange = RunListEvent & { eventId: string }
 
 /** A live piece of the reply to step `step` (docs/streaming.md); not a stored event. */
 export interface LiveDelta {
@@ -208,6 +220,38 @@ export class EdgeloopClient {
       failures = progressed ? 0 : failures + 1
       if (failures > (options.maxReconnects ?? 5)) {
         throw new EdgeloopError(0, 'stream_lost', `the event stream of ${id} kept closing early`)
+      }
+    }
+  }
+
+  /**
+   * Changes of the run list as they reach the index (docs/http-api.md#the-run-list-stream):
+   * `run` (its list row and pending approvals), `run_deleted`, and `ready` once caught up; list
+   * again (`listRuns`, `listApprovals`) when `ready.relist` is true. Runs until `signal` aborts;
+   * a dropped connection is resumed after the last event received.
+   */
+  async *runListChanges(options: RunListOptions = {}): AsyncGenerator<RunListChange> {
+    let after = options.after
+    let failures = 0
+    for (;;) {
+      const res = await this.#send(
+        'GET',
+        '/v1/runs/stream',
+        undefined,
+        { Accept: 'text/event-stream', ...(after ? { 'Last-Event-ID': after } : {}) },
+        options.signal,
+      )
+      let progressed = false
+      for await (const frame of sseFrames(res.body!)) {
+        // A reader too far behind is sent stream_closed (no id): it reconnects from `after`.
+        if (!frame.id) continue
+        after = frame.id
+        progressed = true
+        yield { ...(JSON.parse(frame.data) as RunListEvent), eventId: frame.id }
+      }
+      failures = progressed ? 0 : failures + 1
+      if (failures > (options.maxReconnects ?? 5)) {
+        throw new EdgeloopError(0, 'stream_lost', 'the run-list stream kept closing early')
       }
     }
   }

@@ -3,6 +3,8 @@ export {
   type EdgeloopClientOptions,
   type EventsOptions,
   type LiveDelta,
+  type RunListChange,
+  type RunListOptions,
 } from './edgeloop-client.js'
 export { EdgeloopError } from './edgeloop-error.js'
 export type {
@@ -19,6 +21,7 @@ export type {
   RunEvent,
   RunApprovals,
   RunExport,
+  RunListEvent,
   RunPage,
   RunResult,
   RunView,

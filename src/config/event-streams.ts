@@ -13,12 +13,15 @@ export interface EventStreamLimits {
   perToken: number
   /** Bytes written to one stream and not yet read by its client; beyond, the stream is closed. */
   queueBytes: number
+  /** Run-list streams (`GET /v1/runs/stream`) open at once on the deployment, all tokens together. */
+  listStreams: number
 }
 
 export const EVENT_STREAM_SETTINGS = {
   EVENT_STREAMS_PER_RUN: setting.number({ min: 1, max: 1_000, integer: true, fallback: 32 }),
   EVENT_STREAMS_PER_TOKEN: setting.number({ min: 1, max: 1_000, integer: true, fallback: 8 }),
   EVENT_STREAM_QUEUE_KB: setting.number({ min: 16, max: 16_384, integer: true, fallback: 512 }),
+  RUN_LIST_STREAMS: setting.number({ min: 1, max: 10_000, integer: true, fallback: 100 }),
 }
 
 const cache = new WeakMap<object, EventStreamLimits>()
@@ -32,6 +35,7 @@ export function eventStreamLimits(env: EnvRecord): EventStreamLimits {
       perRun: s.EVENT_STREAMS_PER_RUN,
       perToken: s.EVENT_STREAMS_PER_TOKEN,
       queueBytes: s.EVENT_STREAM_QUEUE_KB * 1024,
+      listStreams: s.RUN_LIST_STREAMS,
     }
     cache.set(env, limits)
   }

@@ -1,7 +1,7 @@
 /**
  * A run's event stream as the console reads it: `fetch` (an EventSource cannot send the
  * Authorization header), frames parsed by their fields, resumed after the last numbered event
- * until run_finished. Events without an id (the answer or thought being written) are passed on
+ * until run_finished (`readFrames` also reads the run-list stream). Events without an id (the answer or thought being written) are passed on
  * but never become the resume point: a reconnect does not replay them.
  *
  * A piece of the console script's one closure (console-script.ts joins it in): function
@@ -12,30 +12,14 @@ export const CONSOLE_EVENT_STREAM = String.raw`
   function follow(id, after, signal, onEvent) {
     var headers = after ? { 'Last-Event-ID': String(after) } : {}
     api('/v1/runs/' + id + '/events', { headers: headers, signal: signal }).then(function (res) {
-      var reader = res.body.getReader()
-      var decoder = new TextDecoder()
-      var buffer = ''
       var finished = false
-      function pump() {
-        return reader.read().then(function (chunk) {
-          if (chunk.done) {
-            if (!finished && !signal.aborted) setTimeout(function () { follow(id, after, signal, onEvent) }, 1000)
-            return
-          }
-          buffer += decoder.decode(chunk.value, { stream: true }).replace(/\r\n?/g, '\n')
-          var end
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            var frame = readFrame(buffer.slice(0, end))
-            buffer = buffer.slice(end + 2)
-            if (!frame || signal.aborted) continue
-            if (frame.seq !== null) after = frame.seq
-            if (frame.name === 'run_finished') finished = true
-            onEvent(frame.name, frame.data, frame.seq)
-          }
-          return pump()
-        })
-      }
-      return pump()
+      return readFrames(res, signal, function (frame) {
+        if (frame.seq !== null) after = frame.seq
+        if (frame.name === 'run_finished') finished = true
+        onEvent(frame.name, frame.data, frame.seq)
+      }).then(function () {
+        if (!finished && !signal.aborted) setTimeout(function () { follow(id, after, signal, onEvent) }, 1000)
+      })
     }).catch(function (e) {
       if (signal.aborted) return
       // No such run (any more): nothing to follow; the run's own read says so.
@@ -45,11 +29,33 @@ export const CONSOLE_EVENT_STREAM = String.raw`
     })
   }
 
+  // Reads a text/event-stream answer, calling onFrame for each frame; settles when it ends.
+  function readFrames(res, signal, onFrame) {
+    var reader = res.body.getReader()
+    var decoder = new TextDecoder()
+    var buffer = ''
+    function pump() {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) return
+        buffer += decoder.decode(chunk.value, { stream: true }).replace(/\r\n?/g, '\n')
+        var end
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          var frame = readFrame(buffer.slice(0, end))
+          buffer = buffer.slice(end + 2)
+          if (frame && !signal.aborted) onFrame(frame)
+        }
+        return pump()
+      })
+    }
+    return pump()
+  }
+
   // One frame's fields (comment lines, starting with a colon, are keep-alives): null when it
   // carries no data or data that is not JSON.
   function readFrame(text) {
     var name = 'message'
     var seq = null
+    var id = null
     var data = []
     text.split('\n').forEach(function (line) {
       if (!line || line.charAt(0) === ':') return
@@ -58,7 +64,10 @@ export const CONSOLE_EVENT_STREAM = String.raw`
       var value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '')
       if (field === 'event') name = value
       else if (field === 'data') data.push(value)
-      else if (field === 'id' && /^\d+$/.test(value)) seq = Number(value)
+      else if (field === 'id') {
+        id = value
+        if (/^\d+$/.test(value)) seq = Number(value)
+      }
     })
     if (!data.length) return null
     try {
@@ -69,6 +78,6 @@ export const CONSOLE_EVENT_STREAM = String.raw`
     // Numbered events also carry their type and number in the data.
     if (name === 'message' && parsed.type) name = parsed.type
     if (seq === null && typeof parsed.seq === 'number') seq = parsed.seq
-    return { name: name, data: parsed, seq: seq }
+    return { name: name, data: parsed, seq: seq, id: id }
   }
 `

@@ -2,8 +2,8 @@
  * The run list and the approval inbox. Both come from the run index, which may lag a run by a
  * moment; a run the console follows (the open one, the unfinished ones listed, those started
  * here) is shown from its own view instead, read again after each of its events, so its row and
- * its approvals change within a moment of the run. A short poll of the index finds runs started
- * elsewhere.
+ * its approvals change within a moment of the run. Runs started elsewhere come from the run-list
+ * stream (console-list-stream.ts), or from a short poll of the index while it is down.
  *
  * A piece of the console script's one closure (console-script.ts joins it in): function
  * declarations only, using that closure's `el`, `$`, `json`, `showError`, `openRun`, `follow`,
@@ -178,7 +178,10 @@ export const CONSOLE_RUN_LIST = String.raw`
 
   // The inbox: the index's approvals, except for runs read from their own view.
   function drawInbox() {
-    var items = list.approvals.filter(function (a) { return !list.viewed[a.runId] && !list.gone[a.runId] })
+    var now = new Date().toISOString()
+    var items = list.approvals.filter(function (a) {
+      return !list.viewed[a.runId] && !list.gone[a.runId] && a.expiresAt > now
+    })
     Object.keys(list.viewed).forEach(function (id) { items = items.concat(list.viewed[id].pending) })
     items.sort(function (a, b) { return a.requestedAt < b.requestedAt ? 1 : -1 })
     var box = $('inbox')

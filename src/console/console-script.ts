@@ -1,5 +1,6 @@
 import { CONSOLE_CONTROLS } from './console-controls'
 import { CONSOLE_EVENT_STREAM } from './console-event-stream'
+import { CONSOLE_LIST_STREAM } from './console-list-stream'
 import { CONSOLE_FAMILY } from './console-family'
 import { CONSOLE_RUN_LIST } from './console-run-list'
 import { CONSOLE_START_FORM } from './console-start-form'
@@ -9,8 +10,9 @@ import { CONSOLE_TIMELINE } from './console-timeline'
 /**
  * The console's browser script, served as /console/console.js. Plain JavaScript (no build step,
  * no template literals inside, so it can live in this string). Everything it shows is set as
- * text, never as HTML: run data cannot inject markup. Its pieces (the list, the timeline, the
- * chart, the controls, the start form, the event stream) are joined into this one closure.
+ * text, never as HTML: run data cannot inject markup. Its pieces (the list and its stream, the
+ * timeline, the chart, the controls, the start form, the event stream) are joined into this one
+ * closure.
  */
 export const CONSOLE_SCRIPT =
   String.raw`'use strict'
@@ -27,8 +29,8 @@ export const CONSOLE_SCRIPT =
   var due = {}
   // The token's name and scopes (GET /v1/me), asked once when the token is given.
   var access = tokenAccess($('who'))
-  // How often the index is asked for runs started elsewhere (rows the console follows change
-  // from their events, within a moment).
+  // How often the index is asked while the run-list stream is down (console-list-stream.ts);
+  // while it is live, rows change from it and from the followed runs' events.
   var POLL_MS = 3000
 
   function $(id) { return document.getElementById(id) }
@@ -73,6 +75,7 @@ export const CONSOLE_SCRIPT =
     access.forget()
     if (stream) stream.abort()
     stopFollowing()
+    stopWatchingList()
     start()
   }
 
@@ -92,6 +95,7 @@ export const CONSOLE_SCRIPT =
       loadAgents()
       loadRuns(true)
       loadInbox()
+      watchList()
       var fromHash = /run=([\w]+)/.exec(location.hash)
       if (fromHash) openRun(fromHash[1])
     }).catch(function (e) { showError(e.message) })
@@ -193,6 +197,7 @@ export const CONSOLE_SCRIPT =
 ` +
   CONSOLE_EVENT_STREAM +
   CONSOLE_RUN_LIST +
+  CONSOLE_LIST_STREAM +
   CONSOLE_TIMELINE +
   CONSOLE_FAMILY +
   CONSOLE_STEP_CHART +
@@ -204,7 +209,7 @@ export const CONSOLE_SCRIPT =
     if (!token || document.hidden) return
     // A /v1/me that failed (not a refused token: that signs out) is asked again.
     if (!access.known()) return enter()
-    if (access.may('runs:read')) { reloadRuns(); loadInbox() }
+    if (access.may('runs:read') && !listStream.live) { reloadRuns(); loadInbox() }
   }, POLL_MS)
 })()
 `

@@ -3,10 +3,33 @@ import type { ToolSchema } from './model'
 import { READ_OBSERVATION, readObservationTool } from './read-observation'
 import type { Tool } from './tool'
 
+/**
+ * Each tool's parameter schema, derived once per isolate, not once per run's registry: a run
+ * builds its registry afresh, and deriving a zod schema's JSON Schema was about 2% of a two-call
+ * run's Worker CPU (bench/service-cost.mjs). Tools are immutable once defined.
+ */
+const PARAMS_SCHEMAS = new WeakMap<Tool, Record<string, unknown>>()
+
+/** A tool's `inputSchema` as is, or derived from its zod params (`$schema` dropped: tokens). */
+function paramsSchema(tool: Tool): Record<string, unknown> {
+  let schema = PARAMS_SCHEMAS.get(tool)
+  if (!schema) {
+    if (tool.inputSchema) {
+      schema = tool.inputSchema as Record<string, unknown>
+    } else {
+      const { $schema: _ignored, ...rest } = toJSONSchema(tool.params, {
+        io: 'input',
+      }) as Record<string, unknown>
+      schema = rest
+    }
+    PARAMS_SCHEMAS.set(tool, schema)
+  }
+  return schema
+}
+
 /** The tools one run may use, rendered for either protocol from the same zod schemas. */
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>()
-  readonly #schemas = new Map<string, Record<string, unknown>>()
   #textSpec: string | undefined
   #openaiTools: ToolSchema[] | undefined
   #forRun: ToolRegistry | undefined
@@ -55,21 +78,9 @@ export class ToolRegistry {
    * (cached; `$schema` dropped to save prompt tokens).
    */
   jsonSchema(name: string): Record<string, unknown> {
-    let schema = this.#schemas.get(name)
-    if (!schema) {
-      const tool = this.#tools.get(name)
-      if (!tool) throw new TypeError(`ToolRegistry: no tool "${name}"`)
-      if (tool.inputSchema) {
-        schema = tool.inputSchema as Record<string, unknown>
-      } else {
-        const { $schema: _ignored, ...rest } = toJSONSchema(tool.params, {
-          io: 'input',
-        }) as Record<string, unknown>
-        schema = rest
-      }
-      this.#schemas.set(name, schema)
-    }
-    return schema
+    const tool = this.#tools.get(name)
+    if (!tool) throw new TypeError(`ToolRegistry: no tool "${name}"`)
+    return paramsSchema(tool)
   }
 
   /** The text-protocol tool block: name, purpose, parameters (JSON Schema), returns. */

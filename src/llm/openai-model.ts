@@ -1,5 +1,6 @@
 /** The OpenAI-compatible chat-completions adapter (docs/architecture.md#layers): the wire, the budget and redaction. */
 import OpenAI from 'openai'
+import type { ClientOptions } from 'openai'
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -65,6 +66,52 @@ interface CallBudget {
   readonly deadline: number
   attempts: number
   refused?: string
+  /** The fetch this call goes through (looked up per call: tests and instrumentation swap it). */
+  readonly send: typeof fetch
+  readonly now: () => number
+}
+
+/**
+ * The call a request belongs to rides in its `fetchOptions` under this key (the client copies
+ * them into every attempt's init), so one client serves every call: constructing an `OpenAI`
+ * client per call was about 3% of a two-call run's Worker CPU (bench/service-cost.mjs).
+ */
+const CALL = Symbol('edgeloop.call')
+
+type MergedRequestInit = NonNullable<ClientOptions['fetchOptions']>
+
+/** One client per provider and key in the isolate (a handful at most: the models configured). */
+const CLIENTS = new Map<string, OpenAI>()
+const MAX_CLIENTS = 16
+
+function clientFor(baseURL: string, apiKey: string): OpenAI {
+  const key = `${baseURL}\u0000${apiKey}`
+  let client = CLIENTS.get(key)
+  if (!client) {
+    if (CLIENTS.size >= MAX_CLIENTS) CLIENTS.clear()
+    client = new OpenAI({ baseURL, apiKey, fetch: budgetedFetch })
+    CLIENTS.set(key, client)
+  }
+  return client
+}
+
+/** The client's fetch: counts the call's attempts and vetoes retries its budget can't pay. */
+async function budgetedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const { [CALL]: call, ...rest } = init as RequestInit & { [CALL]: CallBudget }
+  call.attempts++
+  // Called unbound: workerd's fetch refuses any `this` but the global one.
+  const send = call.send
+  const res = await send(input, rest)
+  if (res.ok || !clientRetries(res)) return res
+  const wait = clientWaitMs(res.headers, call.attempts - 1, call.now())
+  const left = call.deadline - call.now()
+  if (wait < left) return res
+  // The client would sleep past the budget and then give up: it should give up now, with
+  // the provider's own error. `x-should-retry: false` is the client's documented veto.
+  call.refused = `retry in ${Math.ceil(wait)} ms would exceed the remaining ${Math.max(0, Math.floor(left))} ms`
+  const headers = new Headers(res.headers)
+  headers.set('x-should-retry', 'false')
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers })
 }
 
 export class OpenAIModel implements Model {
@@ -103,24 +150,35 @@ export class OpenAIModel implements Model {
     const now = this.#options.now ?? Date.now
     request.signal?.throwIfAborted()
     const budgetMs = request.timeoutMs
-    const call: CallBudget = { deadline: now() + budgetMs, attempts: 0 }
+    const call: CallBudget = {
+      deadline: now() + budgetMs,
+      attempts: 0,
+      // Looked up at call time, so a fetch installed later (tests, instrumentation) is used.
+      send: this.#options.fetch ?? fetch,
+      now,
+    }
     const timeout = Math.max(1, Math.ceil(Math.min(budgetMs, attemptTimeoutMs)))
     const budget = new AbortController()
     // setTimeout, not AbortSignal.timeout: one clock with the client's own timers.
     const timer = setTimeout(() => budget.abort(), Math.max(0, budgetMs))
     const signal = request.signal ? AbortSignal.any([request.signal, budget.signal]) : budget.signal
-    const options = { maxRetries, timeout, signal }
+    const options = {
+      maxRetries,
+      timeout,
+      signal,
+      fetchOptions: { [CALL]: call } as MergedRequestInit,
+    }
     try {
       let completion: ChatCompletion
       if (!this.streaming) {
         const body = this.#body(request)
         completion = await settleOrAbort(
-          this.#client(call).chat.completions.create(body, options),
+          this.#client().chat.completions.create(body, options),
           signal,
         )
       } else {
         try {
-          completion = await settleOrAbort(this.#streamed(request, call, options), signal)
+          completion = await settleOrAbort(this.#streamed(request, options), signal)
         } catch (err) {
           if (signal.aborted || (this.#options.stream ?? 'auto') !== 'auto') throw err
           if (!isStreamUnsupported(describeFailure(err))) throw err
@@ -128,7 +186,7 @@ export class OpenAIModel implements Model {
           this.#learned.streamRefused = true
           const body = this.#body(request)
           completion = await settleOrAbort(
-            this.#client(call).chat.completions.create(body, options),
+            this.#client().chat.completions.create(body, options),
             signal,
           )
         }
@@ -164,15 +222,19 @@ export class OpenAIModel implements Model {
    */
   async #streamed(
     request: ModelRequest,
-    call: CallBudget,
-    options: { maxRetries: number; timeout: number; signal: AbortSignal },
+    options: {
+      maxRetries: number
+      timeout: number
+      signal: AbortSignal
+      fetchOptions: MergedRequestInit
+    },
   ): Promise<ChatCompletion> {
     const body = {
       ...this.#body(request),
       stream: true as const,
       stream_options: { include_usage: true },
     }
-    const { data, response } = await this.#client(call)
+    const { data, response } = await this.#client()
       .chat.completions.create(body, options)
       .withResponse()
     if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
@@ -187,28 +249,9 @@ export class OpenAIModel implements Model {
     return completion
   }
 
-  /** A client whose fetch counts this call's attempts and vetoes retries the budget can't pay. */
-  #client(call: CallBudget): OpenAI {
-    const now = this.#options.now ?? Date.now
-    return new OpenAI({
-      baseURL: this.#options.baseURL,
-      apiKey: this.#options.apiKey,
-      fetch: async (input, init) => {
-        call.attempts++
-        // Looked up at call time, so a fetch installed later (tests, instrumentation) is used.
-        const res = await (this.#options.fetch ?? fetch)(input, init)
-        if (res.ok || !clientRetries(res)) return res
-        const wait = clientWaitMs(res.headers, call.attempts - 1, now())
-        const left = call.deadline - now()
-        if (wait < left) return res
-        // The client would sleep past the budget and then give up: it should give up now, with
-        // the provider's own error. `x-should-retry: false` is the client's documented veto.
-        call.refused = `retry in ${Math.ceil(wait)} ms would exceed the remaining ${Math.max(0, Math.floor(left))} ms`
-        const headers = new Headers(res.headers)
-        headers.set('x-should-retry', 'false')
-        return new Response(res.body, { status: res.status, statusText: res.statusText, headers })
-      },
-    })
+  /** The provider's client (shared by every call, see CALL). */
+  #client(): OpenAI {
+    return clientFor(this.#options.baseURL, this.#options.apiKey)
   }
 
   #body(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {

@@ -1,11 +1,11 @@
 import type { Context } from 'hono'
 import { eventStreamLimits } from '../config/event-streams'
 import type { EnvRecord } from '../config'
-import { STREAM_RETRY_AFTER_SECONDS } from '../runs/events/event-stream'
 import type { AppEnv } from './app-env'
 import { ApiError } from './api-error'
 import { reachableRun } from './run-access'
 import { runNotFound } from './run-not-found'
+import { sseResponse, tooManyStreams } from './sse-response'
 
 /**
  * `GET /v1/runs/:id/events`: the run's events as `text/event-stream` (docs/architecture.md#events). Resumes after
@@ -22,22 +22,9 @@ export async function streamEvents(c: Context<AppEnv>): Promise<Response> {
   if (!opened.ok) {
     const whose = opened.scope === 'run' ? `run ${id} has` : `token "${c.var.principal}" has`
     const setting = opened.scope === 'run' ? 'EVENT_STREAMS_PER_RUN' : 'EVENT_STREAMS_PER_TOKEN'
-    const error = new ApiError(
-      429,
-      'too_many_streams',
-      `${whose} ${opened.limit} event streams open (${setting}); close one, or retry after ${STREAM_RETRY_AFTER_SECONDS} s`,
-      { scope: opened.scope, limit: opened.limit },
-    )
-    return c.json(error.toJSON(), 429, { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) })
+    return tooManyStreams(c, opened, `${whose} ${opened.limit} event streams`, setting)
   }
-  return new Response(relay(opened.stream), {
-    headers: {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      // Proxies such as nginx would otherwise buffer the stream.
-      'X-Accel-Buffering': 'no',
-    },
-  })
+  return sseResponse(opened.stream)
 }
 
 /** The sequence number to resume after: the header wins (it is the newer of the two). */
@@ -52,24 +39,4 @@ function resumePoint(header: string | undefined, query: string | undefined): num
     )
   }
   return Number(value)
-}
-
-/**
- * The run object's stream, read through the Worker's own stream. When the client goes away,
- * handing the object's stream to the Response as it is lets workerd abort the RPC pipe under it,
- * which it logs (`kj/async-io … disconnected: read end of pipe was aborted`, with a stack) though
- * nothing failed; a cancel passed on from here ends it quietly.
- */
-function relay(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const reader = source.getReader()
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read()
-      if (done) controller.close()
-      else controller.enqueue(value)
-    },
-    cancel(reason) {
-      return reader.cancel(reason)
-    },
-  })
 }

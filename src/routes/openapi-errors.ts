@@ -57,6 +57,13 @@ export const ROUTE_ERRORS = {
   exportRun: { ...TOKEN_ONLY, 404: GONE },
   deleteRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
   getRunApprovals: { ...TOKEN_ONLY, 404: GONE },
+  streamRunList: {
+    ...TOKEN_ONLY,
+    400: ['invalid_after'],
+    // Beyond RUN_LIST_STREAMS / EVENT_STREAMS_PER_TOKEN; the answer carries Retry-After.
+    429: ['too_many_streams'],
+    503: ['misconfigured'],
+  },
   streamEvents: {
     ...TOKEN_ONLY,
     400: ['invalid_after'],

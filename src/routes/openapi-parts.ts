@@ -63,6 +63,22 @@ export const lastEventId = {
     'EventSource sends it on reconnect. Wins over `after` unless empty.',
   schema: { type: 'string', pattern: '^\\s*[0-9]{0,15}\\s*$' },
 }
+/** Where a run-list stream resumes: the `id` of its last event, `<epoch>-<number>`. */
+export const listAfter = {
+  name: 'after',
+  in: 'query',
+  required: false,
+  description: 'Resume after this run-list event id (as `Last-Event-ID`).',
+  schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9]{1,15}$' },
+}
+export const listLastEventId = {
+  name: 'Last-Event-ID',
+  in: 'header',
+  required: false,
+  description:
+    'The `id` of the last run-list event received (`<epoch>-<number>`); EventSource sends it on reconnect. Wins over `after` unless empty.',
+  schema: { type: 'string', pattern: '^\\s*([0-9a-f]{8}-[0-9]{1,15})?\\s*$' },
+}
 export const bearer = [{ bearer: [] }]
 export const slackOperation = (operationId: string, summary: string) => ({
   post: {

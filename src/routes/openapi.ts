@@ -14,6 +14,8 @@ import {
   json,
   lastEventId,
   limit,
+  listAfter,
+  listLastEventId,
   ok,
   ref,
   runId,
@@ -123,6 +125,35 @@ function buildDocument(): Record<string, unknown> {
           responses: {
             '200': ok('A page of runs', 'RunPage'),
             ...errorResponses(ROUTE_ERRORS.listRuns),
+          },
+        },
+      },
+      '/v1/runs/stream': {
+        get: {
+          operationId: 'streamRunList',
+          summary: 'Changes of the run list as Server-Sent Events',
+          description:
+            "Frames `id: <epoch>-<number>`, `event: run | run_deleted | ready`, `data: <RunListEvent JSON>`: `run` each time a run's index row changes (its row as `GET /v1/runs` lists it, with its pending approvals as `GET /v1/approvals` lists them), `run_deleted` when a run is deleted, `ready` once the stream is caught up; a `: heartbeat` comment every 15 s; it does not end by itself. " +
+            '`ready` with `relist: true` means the changes since `Last-Event-ID` are not all held (or none was sent): list again. Only the runs the token may see. ' +
+            'A reader more than EVENT_STREAM_QUEUE_KB behind gets `event: stream_closed` (no `id`) and the stream closes: reconnect with `Last-Event-ID`. ' +
+            'Beyond RUN_LIST_STREAMS streams on the deployment or EVENT_STREAMS_PER_TOKEN of one token the answer is 429 with `Retry-After`.',
+          tags: ['runs'],
+          security: bearer,
+          parameters: [listAfter, listLastEventId],
+          responses: {
+            '200': {
+              description: 'The stream; each `data:` line is one RunListEvent',
+              content: {
+                'text/event-stream': {
+                  schema: {
+                    type: 'string',
+                    description: 'Server-Sent Events frames; each `data:` is a RunListEvent',
+                  },
+                  'x-item-schema': ref('RunListEvent'),
+                },
+              },
+            },
+            ...errorResponses(ROUTE_ERRORS.streamRunList),
           },
         },
       },

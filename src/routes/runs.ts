@@ -7,6 +7,7 @@ import { parseJsonBody, refuseDeepJson } from './body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
 import { startRun } from './start-run'
 import { streamEvents } from './events'
+import { streamRunList } from './run-list-stream'
 import { listRunsHandler } from './run-list'
 import { loadConfig } from '../config'
 import { runNotFound } from './run-not-found'
@@ -72,6 +73,9 @@ runsRoutes.post('/', async (c) => {
     created ? 202 : 200,
   )
 })
+
+// Before `/:id`: `stream` is not a run id.
+runsRoutes.get('/stream', streamRunList)
 
 runsRoutes.get('/:id', async (c) =>
   c.json(await withFamily(c.env, await loadRun(c, c.req.param('id')))),

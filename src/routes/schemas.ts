@@ -77,7 +77,14 @@ export const CreateRunBody = z.strictObject({
 export const DecisionBody = z.strictObject({
   decision: z.enum(DECISION_REQUESTS),
   /** The `argsHash` of the pending approval: a decision binds to exactly those arguments. */
-  args_hash: z.string().check(z.regex(SHA256_HEX_PATTERN)),
+  args_hash: z
+    .string()
+    .check(
+      z.regex(
+        SHA256_HEX_PATTERN,
+        "must be the pending approval's argsHash (64 hex digits), as GET /v1/runs/:id shows it",
+      ),
+    ),
   reason: z.optional(z.string().check(z.maxLength(500))),
 })
 

@@ -5,6 +5,9 @@ import { logEvent } from './log'
 import type { Outbox, OutboxEntry } from './outbox/outbox'
 import type { OutboxResult, SlackPlace } from './outbox/outbox-kinds'
 import { deleteFromIndex } from './index/run-index'
+import { notifyRunList, type RunListHub } from './index/run-list-hub'
+import { ownerOf } from './run-owner'
+import { CANCEL_CHILD_KIND, cancelChild, queueChildCancels } from './outbox/family-delivery'
 import { slackThreadStub, type SlackThread } from './slack/slack-thread'
 import type { RunInfo } from './types'
 
@@ -38,6 +41,7 @@ export const DELETE_REQUEST_KEY = 'deleting'
 export function wipeRun(
   sql: SqlStorage,
   outbox: Outbox,
+  state: RunState,
   info: RunInfo,
   tombstone: Tombstone,
 ): void {
@@ -53,8 +57,11 @@ export function wipeRun(
   for (const { name } of tables) sql.exec(`DELETE FROM "${name.replaceAll('"', '""')}"`)
   sql.exec('INSERT INTO run (k, v) VALUES (?, ?)', TOMBSTONE_KEY, JSON.stringify(tombstone))
   const now = tombstone.deletedAt
-  outbox.enqueue('forget.index', 'forget.index', {}, now)
+  // Whose it is: the run-list streams tell only those who could see it that it is gone.
+  outbox.enqueue('forget.index', 'forget.index', { owner: ownerOf(info) }, now)
   if (places.length) outbox.enqueue('forget.slack', 'forget.slack', { places }, now)
+  // A child never outlives its parent: the ones it still waited for are cancelled.
+  queueChildCancels(outbox, state, now)
 }
 
 /** The Slack places whose conversation names the run: its thread, and a DM's top level. */
@@ -93,19 +100,31 @@ export async function deliverRemoval(
   ctx: {
     runId: string
     runIndex: D1Database | undefined
+    runList: DurableObjectNamespace<RunListHub> | undefined
+    env: EnvVars
     slackThreads: DurableObjectNamespace<SlackThread> | undefined
+    runs: DurableObjectNamespace | undefined
     now: number
   },
 ): Promise<OutboxResult> {
   if (entry.kind === 'forget.index') {
     if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
-    return deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
+    await deleteFromIndex(ctx.runIndex, ctx.runId, ctx.now)
+    // Entries queued before the owner was recorded have none: only full readers hear of them.
+    const owner = entry.payload.owner ?? null
+    await notifyRunList(ctx.runList, ctx.env, { type: 'run_deleted', id: ctx.runId }, owner)
+    return undefined
   }
   if (entry.kind === 'forget.slack') {
     if (!ctx.slackThreads) throw new DeliveryError('the Worker has no SLACK_THREADS binding')
     const { places } = entry.payload
     for (const place of places) await slackThreadStub(ctx.slackThreads, place).forget(ctx.runId)
     return { places: places.length }
+  }
+  if (entry.kind === CANCEL_CHILD_KIND) {
+    if (!ctx.runs) throw new DeliveryError('the Worker has no RUNS binding')
+    const why = `its parent run ${ctx.runId} was deleted`
+    return cancelChild(ctx.runs, entry.payload.runId, ctx.runId, why)
   }
   throw new DeliveryError(`a deleted run delivers nothing but removals, not "${entry.kind}"`, {
     retryable: false,

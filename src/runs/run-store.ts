@@ -24,6 +24,7 @@ import {
 } from './deletion'
 import { EventHub, EventLog, LiveDeltas, type StreamRequest, type Subscription } from './events'
 import { internalFailure } from './internal-failure'
+import type { RunListHub } from './index/run-list-hub'
 import { logEvent, logTransition } from './log'
 import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
 import { newRun } from './new-run'
@@ -60,6 +61,7 @@ type RunStoreEnv = EnvVars & {
   RUN_INDEX?: D1Database
   RUNS?: DurableObjectNamespace
   SLACK_THREADS?: DurableObjectNamespace<SlackThread>
+  RUN_LIST?: DurableObjectNamespace<RunListHub>
 }
 
 /** When each slice began, for the trace (a bounded list in the run's own storage). */
@@ -367,7 +369,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const state = this.#state!
     const tombstone: Tombstone = { runId: state.id, deletedAt: now, by }
     this.ctx.storage.transactionSync(() =>
-      wipeRun(this.ctx.storage.sql, this.#outbox, this.#info!, tombstone),
+      wipeRun(this.ctx.storage.sql, this.#outbox, state, this.#info!, tombstone),
     )
     logDeletion(this.env, state, tombstone, reason)
     this.#deleted = tombstone
@@ -385,7 +387,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         const result = await deliverRemoval(entry, {
           runId,
           runIndex: this.env.RUN_INDEX,
+          runList: this.env.RUN_LIST,
+          env: this.env,
           slackThreads: this.env.SLACK_THREADS,
+          runs: this.env.RUNS,
           now: Date.now(),
         })
         this.#outbox.delivered(entry.id, Date.now(), result)
@@ -522,6 +527,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       outbox: this.#outbox,
       events: this.#events,
       runIndex: this.env.RUN_INDEX,
+      runList: this.env.RUN_LIST,
       slackThreads: this.env.SLACK_THREADS,
       ...(this.env.RUNS ? { runs: this.env.RUNS } : {}),
       skippedTools: skippedMcpTools(this.#storage),

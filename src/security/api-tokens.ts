@@ -119,13 +119,30 @@ function parseList(json: string): ApiToken[] {
   })
 }
 
+/**
+ * The SHA-256 of a presented token, remembered per isolate: the same few tokens come with every
+ * request, and hashing each again was measurable per request (bench/service-cost.mjs). Bounded:
+ * a flood of wrong tokens empties it, it never grows past MAX_DIGESTS.
+ */
+async function tokenDigest(presented: string): Promise<string> {
+  let digest = DIGESTS.get(presented)
+  if (digest === undefined) {
+    digest = await sha256Hex(presented)
+    if (DIGESTS.size >= MAX_DIGESTS) DIGESTS.clear()
+    DIGESTS.set(presented, digest)
+  }
+  return digest
+}
+const DIGESTS = new Map<string, string>()
+const MAX_DIGESTS = 64
+
 /** The token `presented` matches, or undefined. Every entry is compared, in constant time. */
 export async function findToken(
   tokens: readonly ApiToken[],
   presented: string,
   legacy: string | undefined,
 ): Promise<ApiToken | undefined> {
-  const digest = await sha256Hex(presented)
+  const digest = await tokenDigest(presented)
   let found: ApiToken | undefined
   for (const token of tokens) {
     const match =

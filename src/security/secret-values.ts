@@ -25,6 +25,8 @@ const NAMED = [
 ]
 /** Any other setting named like a secret (a one-file tool's key, an MCP token named so). */
 const SECRET_LIKE_NAME = /(TOKEN|SECRET|PASSWORD|API_KEY)$/
+/** edgeloop's own settings that are named like a secret and hold none (a count, not a token). */
+const NOT_SECRET_SETTINGS = new Set(['EVENT_STREAMS_PER_TOKEN'])
 /** Values that mean "no secret" (a keyless local provider). */
 const NOT_SECRETS = new Set(['none'])
 
@@ -32,7 +34,7 @@ const SECRET_SOURCES: readonly SecretSource[] = [
   (env) => NAMED.flatMap((name) => setting(env, name)),
   (env) =>
     Object.keys(env)
-      .filter((n) => SECRET_LIKE_NAME.test(n))
+      .filter((n) => SECRET_LIKE_NAME.test(n) && !NOT_SECRET_SETTINGS.has(n))
       .flatMap((n) => setting(env, n)),
   (env) => mcpTokenSecrets(env).flatMap((name) => setting(env, name)),
   (env) => headerValues(env, 'OTEL_EXPORTER_OTLP_HEADERS'),

@@ -19,6 +19,11 @@ export function describeIssues(issues: readonly zc.$ZodIssue[], input: unknown):
       case 'unrecognized_keys':
         return `${path}: unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
       case 'invalid_format':
+        // A pattern check is not "a regex" to the caller: its own message, else the pattern.
+        if (issue.format === 'regex') {
+          const own = issue.message && !issue.message.startsWith('Invalid')
+          return `${path}: ${own ? issue.message : `does not match ${String(issue.pattern)}`}`
+        }
         return `${path}: not a valid ${issue.format}`
       case 'not_multiple_of':
         return `${path}: must be a multiple of ${String(issue.divisor)}`

@@ -1,5 +1,5 @@
 /**
- * Agents in Slack end to end, with agents no shipped one is (test/agent-catalog/catalog.ts):
+ * Agents in Slack end to end, with agents no shipped one is (test/agent-catalog/test-agents.ts):
  * signed slash commands and Events API posts through the Worker's fetch, the fake Slack Web API
  * and the fake model. An agent that names channels answers mentions and slash commands there;
  * `/edgeloop <agent>: <task>` picks one anywhere; the approval card names the agent; a structured

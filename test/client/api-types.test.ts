@@ -68,6 +68,13 @@ describe('the client and /openapi.json', () => {
       deleteRun: () => client.deleteRun(id),
       exportRun: () => client.exportRun(id),
       events: () => client.events(id).next(),
+      runListChanges: async () => {
+        const stop = new AbortController()
+        const changes = client.runListChanges({ signal: stop.signal })
+        await changes.next()
+        stop.abort()
+        await changes.return(undefined)
+      },
     }
     const methods = Object.getOwnPropertyNames(EdgeloopClient.prototype).filter(
       (name) => name !== 'constructor',

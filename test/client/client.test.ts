@@ -12,7 +12,8 @@ import type { RunEvent as ServerRunEvent } from '../../src/runs/events/events'
 import type { RunView as ServerRunView } from '../../src/runs/types'
 import type { ApiRunResult as ServerRunResult } from '../../src/runs/api-result'
 import type { RunListItem, ApprovalListItem, Page } from '../../src/runs/index/run-index'
-import type { RunResult, RunPage, ApprovalPage } from '../../src/client'
+import type { RunResult, RunPage, ApprovalPage, RunListEvent } from '../../src/client'
+import type { RunListEventBody } from '../../src/api/response-schemas'
 import { reply } from '../fakes/fake-openai'
 import { API_TOKEN, drainAlarms, ORIGIN, RECEIVER, useServiceFakes } from '../service/harness'
 
@@ -38,6 +39,7 @@ describe('the client types', () => {
     expectTypeOf<ServerRunEvent>().toExtend<RunEvent>()
     expectTypeOf<Page<RunListItem>>().toExtend<RunPage>()
     expectTypeOf<Page<ApprovalListItem>>().toExtend<ApprovalPage>()
+    expectTypeOf<RunListEventBody>().toExtend<RunListEvent>()
   })
 })
 
@@ -124,6 +126,33 @@ describe('EdgeloopClient', () => {
     expect(deltas.length).toBeGreaterThan(0)
     expect(deltas.every((d) => d.type === 'answer_delta' && d.step === 0)).toBe(true)
     expect(deltas.map((d) => d.delta).join('')).toBe('Six times seven is 42.')
+  })
+
+  it('follows the run list (runListChanges), and resumes after an eventId', async () => {
+    const controller = new AbortController()
+    const changes = client.runListChanges({ signal: controller.signal })
+    const ready = (await changes.next()).value!
+    expect(ready).toMatchObject({ type: 'ready', relist: true })
+    fakes.ai.enqueue(reply.text('Four.'))
+    const { id } = await client.startRun({ task: 'Two and two', tools: ['calculator'] })
+    await drainAlarms(id)
+    let seen
+    for await (const change of changes) {
+      if (change.type === 'run' && change.run.id === id && change.run.status === 'succeeded') {
+        seen = change
+        break
+      }
+    }
+    expect(seen).toMatchObject({ run: { id, task: 'Two and two' }, approvals: [] })
+    controller.abort()
+
+    const stop = new AbortController()
+    const resumed = client.runListChanges({ after: ready.eventId, signal: stop.signal })
+    const first = (await resumed.next()).value!
+    expect(first).toMatchObject({ type: 'run', run: { id } })
+    expect(sent.at(-1)!.headers.get('Last-Event-ID')).toBe(ready.eventId)
+    stop.abort()
+    await resumed.return(undefined)
   })
 
   it('cancels a run', async () => {

@@ -221,6 +221,23 @@ describe('cancel', () => {
     expect(childView.result.error).toContain(`parent run ${parent} ended (cancelled)`)
     expect(fakes.receiver.hits).toHaveLength(0)
   })
+
+  it('deleting the parent cancels the child it waits for (the wipe keeps that delivery)', async () => {
+    const { parent, child } = await delegated('default', 'Post it')
+    fakes.ai.enqueue(reply.toolCalls([receiverPost()]))
+    await drainAlarms(child)
+    expect((await getRun(child)).status).toBe('awaiting_approval')
+    const res = await api(`/v1/runs/${parent}`, { method: 'DELETE', headers: AUTH })
+    expect(res.status).toBe(200)
+    await drainAlarms(parent)
+    expect((await api(`/v1/runs/${parent}`, { headers: AUTH })).status).toBe(404)
+    await drainAlarms(child)
+    const childView = await getRun(child)
+    expect(childView.result).toMatchObject({ ok: false, stopReason: 'cancelled' })
+    expect(childView.result.error).toContain(`parent run ${parent} was deleted`)
+    expect(childView.pendingApprovals).toEqual([])
+    expect(fakes.receiver.hits).toHaveLength(0)
+  })
 })
 
 describe('ownership', () => {

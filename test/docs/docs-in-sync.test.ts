@@ -72,6 +72,7 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'EVENT_STREAMS_PER_RUN',
     'EVENT_STREAMS_PER_TOKEN',
     'EVENT_STREAM_QUEUE_KB',
+    'RUN_LIST_STREAMS',
     'OTEL_EXPORTER_OTLP_ENDPOINT',
     'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
     'OTEL_EXPORTER_OTLP_HEADERS',

@@ -53,7 +53,14 @@ describe('npm run cf-typegen', () => {
     await run(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env })
     const generated = readFileSync(out, 'utf8')
     const names = [...generated.matchAll(/^\t(\w+): /gm)].map((m) => m[1])
-    expect(names.sort()).toEqual(['CONFIRM_POLICY', 'CPU_MS', 'RUNS', 'RUN_INDEX', 'SLACK_THREADS'])
+    expect(names.sort()).toEqual([
+      'CONFIRM_POLICY',
+      'CPU_MS',
+      'RUNS',
+      'RUN_INDEX',
+      'RUN_LIST',
+      'SLACK_THREADS',
+    ])
     expect(generated).toContain('interface WranglerEnv ')
   }, 60_000)
 })

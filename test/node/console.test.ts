@@ -5,9 +5,11 @@
  * (390 px) and desktop (1280 px) widths; the chart, folded observations, the start form; the
  * list following runs from their events while the index is held still; Delete; agents where the
  * service has them; and, against a second `wrangler dev` whose model is an OpenAI-compatible
- * fake on 127.0.0.1 that streams, the answer shown as it is written. Screenshots go to
- * test/output/ (console-timeline, -read-only, -phone-list, -phone-run, -phone-run-full,
- * -desktop, -delete-confirm, -deleted, -agents, -streaming; .png).
+ * fake on 127.0.0.1 that streams, the answer shown as it is written; a run started by a plain
+ * API call listed from the run-list stream at both widths, and the poll when the stream is
+ * refused. Screenshots go to test/output/ (console-timeline, -read-only, -phone-list,
+ * -phone-run, -phone-run-full, -phone-live-list, -desktop, -desktop-live-list,
+ * -delete-confirm, -deleted, -agents, -streaming; .png).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -336,11 +338,16 @@ describe.skipIf(!available)(title, () => {
   const openConsole = async (
     viewport: { width: number; height: number },
     hash = '',
-    { token = TOKEN, baseUrl = dev.baseUrl } = {},
+    {
+      token = TOKEN,
+      baseUrl = dev.baseUrl,
+      prepare,
+    }: { token?: string; baseUrl?: string; prepare?: (page: Page) => Promise<unknown> } = {},
   ) => {
     const page = await newPage(viewport)
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
+    await prepare?.(page)
     await page.goto(`${baseUrl}/console${hash}`)
     await page.fill('#token', token)
     await page.click('#login button[type=submit]')
@@ -512,27 +519,14 @@ describe.skipIf(!available)(title, () => {
     expect(errors).toEqual([])
   }, 120_000)
 
-  it('on a desktop: two columns; the list follows runs from their events, not from the index', async () => {
-    const { page, errors } = await openConsole({ width: 1280, height: 800 })
-    // The favicon is served and drawn.
-    expect(await page.locator('link[rel=icon]').getAttribute('href')).toBe('/console/favicon.svg')
-    const icon = await fetch(`${dev.baseUrl}/console/favicon.svg`)
-    expect(icon.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8')
-    expect(
-      await page
-        .locator('header h1 img')
-        .evaluate((n) => (n as unknown as { naturalWidth: number }).naturalWidth),
-    ).toBeGreaterThan(0)
-
-    // A run started elsewhere, found through the index.
-    const other = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
-    const otherRow = page.locator(`#runs li[data-run="${other.id}"]`)
-    await otherRow.waitFor({ timeout: 60_000 })
-    // From here on the index answers what it answered last: whatever the list shows next can
-    // only come from the runs' own events and views.
+  /**
+   * Answers GET /v1/runs and /v1/approvals from the index as it answered last once `freeze()`
+   * is called: whatever the list shows next cannot come from a poll of the index.
+   */
+  const freezeIndex = (page: Page) => {
     const last = new Map<string, string>()
     let frozen = false
-    await page.route(
+    const installed = page.route(
       (url) => url.pathname === '/v1/runs' || url.pathname === '/v1/approvals',
       async (route) => {
         const request = route.request()
@@ -550,11 +544,91 @@ describe.skipIf(!available)(title, () => {
         return route.fulfill({ response: answer, body })
       },
     )
+    return {
+      installed,
+      answered: () => last.has('/v1/runs') && last.has('/v1/approvals'),
+      freeze: () => {
+        frozen = true
+      },
+    }
+  }
+
+  for (const viewport of [
+    { name: 'phone', width: 390, height: 844 },
+    { name: 'desktop', width: 1280, height: 800 },
+  ]) {
+    it(`lists a run started by a plain API call without a reload, from the run-list stream (${viewport.name}, ${viewport.width} px)`, async () => {
+      let index!: ReturnType<typeof freezeIndex>
+      const { page, errors } = await openConsole(viewport, '', {
+        prepare: async (p) => {
+          index = freezeIndex(p)
+          await index.installed
+        },
+      })
+      await page.locator('body[data-list-stream=live]').waitFor({ timeout: 30_000 })
+      await expect.poll(() => index.answered(), { timeout: 10_000 }).toBe(true)
+      index.freeze()
+
+      // Started as the README's curl starts it: the console has no part in it.
+      const startedAt = Date.now()
+      const { id } = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+      const row = page.locator(`#runs li[data-run="${id}"]`)
+      await row.waitFor({ timeout: 10_000 })
+      console.info(
+        `console list (${viewport.width} px): a run started by curl was listed after ${Date.now() - startedAt} ms`,
+      )
+      // Its approval reaches the row and the inbox the same way.
+      await row.locator('.status.awaiting_approval').waitFor({ timeout: 30_000 })
+      await page.locator(`#inbox li[data-run="${id}"]`).waitFor({ timeout: 10_000 })
+      expect(await page.locator('body').getAttribute('data-list-stream')).toBe('live')
+      await expectFits(page)
+      mkdirSync(OUTPUT, { recursive: true })
+      await page.screenshot({ path: join(OUTPUT, `console-${viewport.name}-live-list.png`) })
+
+      await api(`/v1/runs/${id}/cancel`, { method: 'POST', body: JSON.stringify({}) })
+      await row.locator('.status.failed').waitFor({ timeout: 10_000 })
+      await page
+        .locator(`#inbox li[data-run="${id}"]`)
+        .waitFor({ state: 'detached', timeout: 10_000 })
+      expect(errors).toEqual([])
+    }, 120_000)
+  }
+
+  it('on a desktop: two columns; the list follows runs from their events, not from the index', async () => {
+    let index!: ReturnType<typeof freezeIndex>
+    const { page, errors } = await openConsole({ width: 1280, height: 800 }, '', {
+      // No run-list stream: the console falls back to polling the index.
+      prepare: async (p) => {
+        await p.route(
+          (url) => url.pathname === '/v1/runs/stream',
+          (route) => route.abort(),
+        )
+        index = freezeIndex(p)
+        await index.installed
+      },
+    })
+    // The favicon is served and drawn.
+    expect(await page.locator('link[rel=icon]').getAttribute('href')).toBe('/console/favicon.svg')
+    const icon = await fetch(`${dev.baseUrl}/console/favicon.svg`)
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8')
+    expect(
+      await page
+        .locator('header h1 img')
+        .evaluate((n) => (n as unknown as { naturalWidth: number }).naturalWidth),
+    ).toBeGreaterThan(0)
+
+    // A run started elsewhere, found through the poll of the index (the stream is refused).
+    const other = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ task: TASK }) })
+    const otherRow = page.locator(`#runs li[data-run="${other.id}"]`)
+    await otherRow.waitFor({ timeout: 60_000 })
+    expect(await page.locator('body').getAttribute('data-list-stream')).toBe('polling')
+    // From here on the index answers what it answered last: whatever the list shows next can
+    // only come from the runs' own events and views.
     await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/approvals', {
       timeout: 10_000,
     })
     await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', { timeout: 10_000 })
-    frozen = true
+    index.freeze()
 
     // Started from the form: listed at once, opened, followed to its approval.
     await page.click('#start-box summary')
@@ -643,8 +717,17 @@ describe.skipIf(!available)(title, () => {
     })
     expect(gone.status).toBe(404)
     expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('run_deleted')
-    // The index's poll does not bring it back.
-    await page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', { timeout: 10_000 })
+    // Listing the index again (as the page does when it comes back into view) does not bring it
+    // back.
+    const listed = page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/runs', {
+      timeout: 10_000,
+    })
+    await page.evaluate(() => {
+      const doc = (globalThis as unknown as { document: { dispatchEvent(e: unknown): void } })
+        .document
+      doc.dispatchEvent(new Event('visibilitychange'))
+    })
+    await listed
     expect(await page.locator(`#runs li[data-run="${id}"]`).count()).toBe(0)
     mkdirSync(OUTPUT, { recursive: true })
     await page.screenshot({ path: join(OUTPUT, 'console-deleted.png') })

@@ -31,7 +31,8 @@ describe('npm run lint:openapi', () => {
     expect(problems).toEqual([])
     // The seven public GETs of scripts/openapi-lint-ignore.yaml: the console's four files, this
     // document, /healthz (its `deep` takes any value) and /readyz (no parameter), none of which
-    // can be asked wrongly, so none answers a 4xx.
-    expect(report.totals).toEqual({ errors: 0, warnings: 0, ignored: 7 })
+    // can be asked wrongly, so none answers a 4xx; and RunListEvent, named only by the list
+    // stream's x-item-schema, which the unused-components rule does not follow.
+    expect(report.totals).toEqual({ errors: 0, warnings: 0, ignored: 8 })
   })
 })

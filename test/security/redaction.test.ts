@@ -29,6 +29,12 @@ describe('the configured secrets', () => {
     ])
   })
 
+  it("are not edgeloop's own settings named like a secret: EVENT_STREAMS_PER_TOKEN is a count", () => {
+    expect(secretValues({ EVENT_STREAMS_PER_TOKEN: '60', MY_TOOL_TOKEN: 'tool-token-55' })).toEqual(
+      [{ setting: 'MY_TOOL_TOKEN', value: 'tool-token-55' }],
+    )
+  })
+
   it('are still found when MCP_SERVERS does not parse as a whole', () => {
     expect(secretValues({ MCP_SERVERS: '{"not": "a list"}', X: 'y' })).toEqual([])
     const list = JSON.stringify([{ token_secret: 'A_KEY_NAME', url: 7 }])
@@ -76,5 +82,10 @@ describe('a configured secret too short to be found by value', () => {
       },
     })
     expect(text).not.toContain('abc12')
+  })
+
+  it('is not a short count in a setting named like a secret (EVENT_STREAMS_PER_TOKEN=60)', async () => {
+    const res = await fetchWith({ EVENT_STREAMS_PER_TOKEN: '60' }, '/readyz')
+    expect(res.status).toBe(200)
   })
 })

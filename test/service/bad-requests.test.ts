@@ -434,6 +434,20 @@ describe('bad requests', () => {
     expect(body.error.message.length).toBeGreaterThan(10)
   })
 
+  it("names what args_hash must be when the README's <argsHash> placeholder is sent as is", async () => {
+    const { pending } = await lazyRuns()
+    const res = await decide(pending.id, 'call_post', {
+      decision: 'approve',
+      args_hash: '<argsHash>',
+    })
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as { error: { message: string } }
+    expect(body.error.message).toContain(
+      "args_hash: must be the pending approval's argsHash (64 hex digits), as GET /v1/runs/:id shows it",
+    )
+    expect(body.error.message).not.toContain('regex')
+  })
+
   it.each<[string, () => Promise<Response>]>([
     [
       'deeply nested metadata',

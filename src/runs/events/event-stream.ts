@@ -50,6 +50,25 @@ function slowReaderFrame(lastEventId: number, queueBytes: number): Uint8Array {
   return encoder.encode(`event: stream_closed\ndata: ${JSON.stringify(data)}\n\n`)
 }
 
+/**
+ * Why one more stream for `holder` is refused, or undefined: `open` already holds `total`
+ * streams (the limit named `scope`), or the holder holds `perToken` of them.
+ */
+export function streamRefusal<S extends string>(
+  open: ReadonlySet<{ holder: string }>,
+  holder: string,
+  scope: S,
+  total: number,
+  perToken: number,
+): { ok: false; code: 'too_many_streams'; scope: S | 'token'; limit: number } | undefined {
+  if (open.size >= total) return { ok: false, code: 'too_many_streams', scope, limit: total }
+  let held = 0
+  for (const s of open) if (s.holder === holder) held++
+  if (held >= perToken)
+    return { ok: false, code: 'too_many_streams', scope: 'token', limit: perToken }
+  return undefined
+}
+
 /** Who opens a stream, and the limits that apply to it. */
 export interface StreamRequest {
   after: number
@@ -110,14 +129,8 @@ export class EventHub {
   /** A stream of the events after `after`, then live ones until the run finishes. */
   subscribe(request: StreamRequest): Subscription {
     const { limits, holder } = request
-    if (this.#subscribers.size >= limits.perRun) {
-      return { ok: false, code: 'too_many_streams', scope: 'run', limit: limits.perRun }
-    }
-    let held = 0
-    for (const sub of this.#subscribers) if (sub.holder === holder) held++
-    if (held >= limits.perToken) {
-      return { ok: false, code: 'too_many_streams', scope: 'token', limit: limits.perToken }
-    }
+    const refused = streamRefusal(this.#subscribers, holder, 'run', limits.perRun, limits.perToken)
+    if (refused) return refused
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
     const sub: Subscriber = {
       writer: writable.getWriter(),

@@ -54,11 +54,14 @@ export type ApprovalListItem = ApprovalListItemBody
 /** A page of a list, shaped as RunPage; `nextCursor` goes back as `cursor`, null on the last. */
 export type Page<T> = Omit<RunPageBody, 'items'> & { items: T[] }
 
-/** Writes a run's row and replaces its pending approvals, unless the index has a newer version. */
-export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<void> {
+/**
+ * Writes a run's row and replaces its pending approvals, unless the index has a newer version
+ * or the run was deleted; true when the row was written.
+ */
+export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<boolean> {
   await ensureSchema(db)
   const current = `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND version = ?2)`
-  await db.batch([
+  const [row] = await db.batch([
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
@@ -112,6 +115,42 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<v
         ),
     ),
   ])
+  return (row?.meta.changes ?? 0) > 0
+}
+
+/** The entry as `GET /v1/runs` lists it, with its approvals as `GET /v1/approvals` lists them. */
+export function listedEntry(e: RunIndexEntry): { run: RunListItem; approvals: ApprovalListItem[] } {
+  const row: RunRow = {
+    id: e.id,
+    task: e.task.slice(0, LISTED_TASK_CHARS),
+    status: e.status,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+    steps: e.stepCount,
+    requested_by: e.requestedBy,
+    metadata: e.metadata ? JSON.stringify(e.metadata) : null,
+    conversation_id: e.conversation?.id ?? e.id,
+    conversation_position: e.conversation?.position ?? 0,
+    agent_name: e.agent?.name ?? null,
+    agent_version: e.agent?.version ?? null,
+    parent_run_id: e.parentRunId ?? null,
+  }
+  return {
+    run: runItem(row),
+    approvals: e.approvals.map((a) =>
+      approvalItem({
+        run_id: e.id,
+        call_id: a.callId,
+        tool: a.tool,
+        args: JSON.stringify(a.args),
+        args_hash: a.argsHash,
+        reason: a.reason,
+        requested_by: e.requestedBy,
+        requested_at: a.requestedAt,
+        expires_at: a.expiresAt,
+      }),
+    ),
+  }
 }
 
 /**
@@ -196,19 +235,7 @@ export async function listRuns(
   const page = results.slice(0, query.limit)
   const last = page.at(-1)
   return {
-    items: page.map((r) => ({
-      id: r.id,
-      task: r.task,
-      status: r.status,
-      createdAt: new Date(r.created_at).toISOString(),
-      updatedAt: new Date(r.updated_at).toISOString(),
-      stepCount: r.steps,
-      requestedBy: r.requested_by,
-      ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
-      agent: { name: r.agent_name ?? 'default', version: r.agent_version ?? '' },
-      conversation: { id: r.conversation_id ?? r.id, position: r.conversation_position ?? 0 },
-      ...(r.parent_run_id ? { parentRunId: r.parent_run_id } : {}),
-    })),
+    items: page.map(runItem),
     nextCursor:
       results.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null,
   }
@@ -252,21 +279,41 @@ export async function listPendingApprovals(
   const rows = results.slice(0, query.limit)
   const last = rows.at(-1)
   return {
-    items: rows.map((r) => ({
-      runId: r.run_id,
-      callId: r.call_id,
-      tool: r.tool,
-      args: JSON.parse(r.args) as Record<string, unknown>,
-      argsHash: r.args_hash,
-      reason: r.reason,
-      requestedBy: r.requested_by,
-      requestedAt: new Date(r.requested_at).toISOString(),
-      expiresAt: new Date(r.expires_at).toISOString(),
-    })),
+    items: rows.map(approvalItem),
     nextCursor:
       results.length > query.limit && last
         ? encodeCursor(last.requested_at, `${last.run_id} ${last.call_id}`)
         : null,
+  }
+}
+
+function runItem(r: RunRow): RunListItem {
+  return {
+    id: r.id,
+    task: r.task,
+    status: r.status,
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+    stepCount: r.steps,
+    requestedBy: r.requested_by,
+    ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
+    agent: { name: r.agent_name ?? 'default', version: r.agent_version ?? '' },
+    conversation: { id: r.conversation_id ?? r.id, position: r.conversation_position ?? 0 },
+    ...(r.parent_run_id ? { parentRunId: r.parent_run_id } : {}),
+  }
+}
+
+function approvalItem(r: ApprovalRow): ApprovalListItem {
+  return {
+    runId: r.run_id,
+    callId: r.call_id,
+    tool: r.tool,
+    args: JSON.parse(r.args) as Record<string, unknown>,
+    argsHash: r.args_hash,
+    reason: r.reason,
+    requestedBy: r.requested_by,
+    requestedAt: new Date(r.requested_at).toISOString(),
+    expiresAt: new Date(r.expires_at).toISOString(),
   }
 }
 

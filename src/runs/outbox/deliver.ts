@@ -3,7 +3,8 @@ import { toApiResult } from '../api-result'
 import { deliverCallback } from './callback'
 import type { DeliveryContext, Deliverer } from './delivery-context'
 import type { OutboxEntryOf, OutboxKind, OutboxResult } from './outbox-kinds'
-import { writeRunIndex } from '../index/run-index'
+import { listedEntry, writeRunIndex } from '../index/run-index'
+import { notifyRunList } from '../index/run-list-hub'
 import { runIndexEntry } from '../index/run-index-entry'
 import { SLACK_DELIVERERS } from '../slack/slack-delivery'
 import { deliverOtel } from '../otel/otel-delivery'
@@ -53,7 +54,11 @@ const index: Deliverer<'index'> = async (_entry, ctx) => {
   if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
   const last = ctx.events?.last()
   const at = last ? Date.parse(last.at) : ctx.state.createdAt
-  return writeRunIndex(ctx.runIndex, runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at))
+  const row = runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at)
+  // Open run-list streams hear of what the index took, not of a write it refused as stale.
+  if (await writeRunIndex(ctx.runIndex, row)) {
+    await notifyRunList(ctx.runList, ctx.env, { type: 'run', ...listedEntry(row) }, row.owner)
+  }
 }
 
 /** Removals are a deleted run's (deletion.ts): a live run has none to deliver. */

@@ -4,6 +4,7 @@ import type { EventLog } from '../events/event-log'
 import type { Outbox } from './outbox'
 import type { OutboxEntryOf, OutboxKind, OutboxResult } from './outbox-kinds'
 import type { SlackThread } from '../slack/slack-thread'
+import type { RunListHub } from '../index/run-list-hub'
 import type { SkippedTool } from '../api-result'
 import type { RunInfo } from '../types'
 
@@ -23,6 +24,8 @@ export interface DeliveryContext {
   events?: EventLog
   /** The D1 run index (docs/architecture.md#events). */
   runIndex?: D1Database
+  /** The hub of the run-list streams, told of each index write. */
+  runList?: DurableObjectNamespace<RunListHub>
   /** The Slack conversation places, for a run whose thread starts with its first message. */
   slackThreads?: DurableObjectNamespace<SlackThread>
   /** The runs' objects: a child reports its end to its parent, a parent cancels its children. */

@@ -6,6 +6,7 @@ import { childOutcome } from '../child-runs'
 import { runStub } from '../types'
 import type { DeliveryContext, Deliverer } from './delivery-context'
 import type { Outbox } from './outbox'
+import type { OutboxResult } from './outbox-kinds'
 
 /**
  * What a run owes its family when it ends (docs/agents.md#delegation), through the outbox so a
@@ -23,11 +24,7 @@ export function queueFamily(
   now: number,
 ): void {
   if (next.parent) outbox.enqueue(PARENT_KIND, PARENT_KIND, {}, now)
-  for (const call of prev?.steps.at(-1)?.calls ?? []) {
-    if (!waitingOnChild(call)) continue
-    const payload = { runId: call.child!.runId, callId: call.id }
-    outbox.enqueue(`${CANCEL_CHILD_KIND}:${call.id}`, CANCEL_CHILD_KIND, payload, now)
-  }
+  if (prev) queueChildCancels(outbox, prev, now)
 }
 
 /** The child's outcome, to its parent's object (which stores it and wakes). */
@@ -46,13 +43,33 @@ export const deliverParent: Deliverer<typeof PARENT_KIND> = async (_entry, ctx) 
 
 /** A child the ended run was waiting for, cancelled. */
 export const deliverCancelChild: Deliverer<typeof CANCEL_CHILD_KIND> = async (entry, ctx) => {
-  const runs = needRuns(ctx)
-  const { runId } = entry.payload
   const state = ctx.state
   const why = `its parent run ${state.id} ended (${state.result?.stopReason ?? 'stopped'})`
-  const answer = await runStub(runs, runId).cancel(`run:${state.id}`, why)
-  // A child that already finished (or was deleted) needs nothing more.
-  return { childRunId: runId, cancelled: answer.ok, ...(answer.code ? { code: answer.code } : {}) }
+  return cancelChild(needRuns(ctx), entry.payload.runId, state.id, why)
+}
+
+/** Queued with a run's deletion: the children it was still waiting for go with it. */
+export function queueChildCancels(outbox: Outbox, state: RunState, now: number): void {
+  for (const call of state.steps.at(-1)?.calls ?? []) {
+    if (!waitingOnChild(call)) continue
+    const payload = { runId: call.child!.runId, callId: call.id }
+    outbox.enqueue(`${CANCEL_CHILD_KIND}:${call.id}`, CANCEL_CHILD_KIND, payload, now)
+  }
+}
+
+/** Cancels one child run; a child that already finished (or was deleted) needs nothing more. */
+export async function cancelChild(
+  runs: DurableObjectNamespace,
+  childRunId: string,
+  parentRunId: string,
+  why: string,
+): Promise<OutboxResult<typeof CANCEL_CHILD_KIND>> {
+  const answer = await runStub(runs, childRunId).cancel(`run:${parentRunId}`, why)
+  return {
+    childRunId,
+    cancelled: answer.ok,
+    ...(answer.code ? { code: answer.code } : {}),
+  }
 }
 
 function needRuns(ctx: DeliveryContext): DurableObjectNamespace {

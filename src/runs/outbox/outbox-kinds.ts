@@ -36,8 +36,11 @@ export interface OutboxKinds {
   parent: { payload: NoPayload; result: { parentRunId: string } }
   /** A child run cancelled because its parent ended while it ran. */
   'cancel.child': { payload: { runId: string; callId: string }; result: ChildCancelled }
-  /** A deleted run's row removed from the run index. */
-  'forget.index': { payload: NoPayload; result: void }
+  /**
+   * A deleted run's row removed from the run index; `owner` (absent in entries queued before it
+   * was recorded) says which run-list streams are told.
+   */
+  'forget.index': { payload: { owner?: string | null }; result: void }
   /** A deleted run removed from the Slack places that name it. */
   'forget.slack': { payload: { places: SlackPlace[] }; result: { places: number } }
 }

@@ -1,11 +1,10 @@
 /**
- * The agent catalog of the `agent-catalog` test project (vitest.config.ts puts it in place of
- * agents/catalog.ts for that project's Worker): the shipped agents, plus agents made with the
- * real `defineAgent` that no shipped agent is — Slack channels, a side-effecting tool, an output
+ * The agents the `agent-catalog` test project adds to the shipped catalog (vitest.config.ts
+ * appends them to agents/catalog.ts for that project's Worker): agents made with the real
+ * `defineAgent` that no shipped agent is — Slack channels, a side-effecting tool, an output
  * schema, and two that break the channel rules (offered only when a test enables them).
  */
 import * as z from 'zod/mini'
-import { AGENT_CATALOG as SHIPPED } from '../../agents/catalog'
 import { defineAgent } from '../../agents/define-agent'
 import { INCIDENT_CHANNEL, TICKETS_CHANNEL } from './channels'
 import incidentInstructions from './incident.md'
@@ -43,4 +42,4 @@ export const byName = defineAgent({
   slack: { channels: ['#incidents'] },
 })
 
-export const AGENT_CATALOG = [...SHIPPED, incident, ticket, clash, byName]
+export const TEST_AGENTS = [incident, ticket, clash, byName]

@@ -1,0 +1,91 @@
+// The benches' workerd (startBenchWorker), their fake model's answer, and Worker CPU as the
+// operating system counts it: the workerd process's user + system time, read from
+// /proc/<pid>/stat (Linux; 10 ms ticks, so a figure is read over a batch of requests worth a few
+// hundred milliseconds, never per request). The process holds the Worker, its Durable Objects and
+// Miniflare's entry worker; the Node clients and fakes run elsewhere.
+import { readFileSync } from 'node:fs'
+
+/** User + system CPU of a process, in milliseconds. */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  // utime and stime are fields 14 and 15 of the file; 12 and 13 after "pid (comm) ".
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+
+/** The middle value (the upper one of an even count). */
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** CPU ms per wall-clock second workerd spends while nothing is asked of it (timers, GC). */
+export async function idleRate(pid, ms = 1000) {
+  const c0 = cpuMs(pid)
+  const t0 = performance.now()
+  await sleep(ms)
+  return (cpuMs(pid) - c0) / ((performance.now() - t0) / 1000)
+}
+
+/**
+ * Worker CPU of `work()`, less what workerd spends idle over the same wall time; `settleMs`
+ * after it lets work the requests set off (alarms, outbox deliveries) finish inside the window.
+ */
+export async function measure(pid, idlePerSecond, work, settleMs = 50) {
+  const c0 = cpuMs(pid)
+  const t0 = performance.now()
+  const out = await work()
+  await sleep(settleMs)
+  const wallMs = performance.now() - t0
+  return { cpu: Math.max(0, cpuMs(pid) - c0 - (idlePerSecond * wallMs) / 1000), wallMs, out }
+}
+
+/** Where the benches' fake model and callback receiver answer (Miniflare's outbound service). */
+export const MODEL_HOST = 'api.openai.test'
+export const CALLBACK_HOST = 'receiver.test'
+
+/**
+ * The deployed bundle in one workerd under Miniflare (test/node/worker-runtime.ts), configured
+ * for a fake OpenAI-compatible model at MODEL_HOST, calculator and http_post, callbacks to
+ * CALLBACK_HOST, token `bench-token`; `bindings` adds or overrides. `stop()` ends it.
+ */
+export async function startBenchWorker(outbound, bindings = {}) {
+  const { WorkerRuntime, bundleWorker, tempStorage } =
+    await import('../test/node/worker-runtime.ts')
+  const storage = await tempStorage()
+  const rt = await WorkerRuntime.start({
+    worker: await bundleWorker(),
+    storage: storage.path,
+    outbound,
+    bindings: {
+      MODEL: 'gpt-bench',
+      OPENAI_API_KEY: 'sk-bench-0000000000000000',
+      OPENAI_BASE_URL: `https://${MODEL_HOST}/v1`,
+      MODEL_MAX_RETRIES: '0',
+      API_TOKEN: 'bench-token',
+      WEBHOOK_SECRET: 'bench-webhook-secret',
+      CALLBACK_ALLOWLIST: CALLBACK_HOST,
+      ENABLED_TOOLS: 'calculator,http_post',
+      HTTP_ALLOWLIST: CALLBACK_HOST,
+      LOG_LEVEL: 'silent',
+      ...bindings,
+    },
+  })
+  return {
+    rt,
+    stop: async () => {
+      await rt.stop()
+      await storage.remove()
+    },
+  }
+}
+
+/** A chat-completions answer carrying `message`, as the fake models send it. */
+export function chatCompletion(turn, message) {
+  return Response.json({
+    id: `chatcmpl-${turn}`,
+    object: 'chat.completion',
+    created: 0,
+    model: 'gpt-bench',
+    choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+  })
+}
