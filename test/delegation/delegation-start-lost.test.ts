@@ -63,16 +63,21 @@ afterEach(restoreRuns)
 
 const ASK = { id: 'call_d', name: 'ask_default', arguments: { task: 'Add 2 and 2' } }
 
+/** A lead run whose `ask_default` call's start fails as `how` says: it waits for one child. */
+async function startWithLostStart(how: 'answer_lost' | 'lost_on_the_way') {
+  fakes.ai.enqueue(reply.toolCalls([ASK]))
+  const parent = await startRun({ agent: 'lead', task: 'Sum it' })
+  failChildStart(await childRunId(parent, ASK.id), how)
+  await drainAlarms(parent)
+  const waiting = await getRun(parent)
+  expect(waiting.phase).toBe('await_child')
+  expect(waiting.children).toHaveLength(1)
+  return { parent, child: waiting.children[0]!.runId }
+}
+
 describe('a child start call that fails', () => {
   it('its answer lost: the parent waits for the child that was created, and records its answer', async () => {
-    fakes.ai.enqueue(reply.toolCalls([ASK]))
-    const parent = await startRun({ agent: 'lead', task: 'Sum it' })
-    failChildStart(await childRunId(parent, ASK.id), 'answer_lost')
-    await drainAlarms(parent)
-    const waiting = await getRun(parent)
-    expect(waiting.phase).toBe('await_child')
-    expect(waiting.children).toHaveLength(1)
-    const child = waiting.children[0]!.runId
+    const { parent, child } = await startWithLostStart('answer_lost')
     // The test helpers below need the child's real stub.
     restoreRuns()
     fakes.ai.enqueue(reply.text('4'))
@@ -93,13 +98,7 @@ describe('a child start call that fails', () => {
   it('lost on the way: the poll finds no child, the call is an error and the parent goes on', async () => {
     const clock = new TestClock()
     try {
-      fakes.ai.enqueue(reply.toolCalls([ASK]))
-      const parent = await startRun({ agent: 'lead', task: 'Sum it' })
-      failChildStart(await childRunId(parent, ASK.id), 'lost_on_the_way')
-      await drainAlarms(parent)
-      const waiting = await getRun(parent)
-      expect(waiting.phase).toBe('await_child')
-      const child = waiting.children[0]!.runId
+      const { parent, child } = await startWithLostStart('lost_on_the_way')
       expect(await api(`/v1/runs/${child}`, { headers: AUTH })).toHaveProperty('status', 404)
       fakes.ai.enqueue(reply.text('The sum could not be delegated.'))
       clock.advance(CHILD_POLL_MS)

@@ -6,7 +6,7 @@
  * own approvals, which the people decide on the child's object.
  */
 import { reply, type FakeCall, type FakeReply } from '../../fakes/fake-openai'
-import { postCall, readCall, type PersonAction, type Scenario } from './scenarios'
+import { drawPeople, postCall, readCall, type Scenario } from './scenarios'
 
 export interface Delegated {
   /** The parent's call id of `ask_default`. */
@@ -63,16 +63,7 @@ export function delegationScenario(next: () => number, tag = 'sim:0'): Scenario 
   for (let k = 0; k < children; k++)
     delegated.push({ callId: `call_ask_${k}`, tag: `${tag}.c${k}`, script: childScript(next, k) })
   const policy = next() < 0.85 ? 'ask' : 'allow'
-  const people: PersonAction[] = []
-  const n = 1 + Math.floor(next() * 3)
-  for (let i = 0; i < n; i++) {
-    people.push({
-      by: ['alice', 'bob', 'carol'][i % 3]!,
-      decision: next() < 0.75 ? 'approve' : 'deny',
-      ...(next() < 0.1 ? { staleHash: true } : {}),
-      afterMs: Math.floor(next() < 0.05 ? 700_000 : next() * 5_000),
-    })
-  }
+  const people = drawPeople(next, 1 + Math.floor(next() * 3), { stale: 0.1, late: 0.05 })
   return {
     name: `delegation ${children} child(ren) ${policy}`,
     script: parentScript(delegated),

@@ -130,6 +130,27 @@ export function exhaustiveScenarios(): Scenario[] {
   return out
 }
 
+/**
+ * `n` people who act on each approval: mostly approve, some on a stale hash, some only after the
+ * approval expired (APPROVAL_TTL_SECONDS is 600 s in the simulated deployment).
+ */
+export function drawPeople(
+  next: () => number,
+  n: number,
+  p: { stale: number; late: number },
+): PersonAction[] {
+  const people: PersonAction[] = []
+  for (let i = 0; i < n; i++) {
+    people.push({
+      by: ['alice', 'bob', 'carol'][i % 3]!,
+      decision: next() < 0.75 ? 'approve' : 'deny',
+      ...(next() < p.stale ? { staleHash: true } : {}),
+      afterMs: Math.floor(next() < p.late ? 700_000 : next() * 5_000),
+    })
+  }
+  return people
+}
+
 /** A longer seeded run: more steps, parallel reads, side effects beside reads, maybe a follow-up. */
 export function randomScenario(next: () => number): Scenario {
   const steps: FakeReply[] = []
@@ -156,17 +177,7 @@ export function randomScenario(next: () => number): Scenario {
   }
   steps.push(answer(`Done after ${count} steps.`))
   const policy = next() < 0.7 ? 'ask' : 'allow'
-  const people: PersonAction[] = []
-  const n = Math.floor(next() * 4)
-  for (let i = 0; i < n; i++) {
-    people.push({
-      by: ['alice', 'bob', 'carol'][i % 3]!,
-      decision: next() < 0.75 ? 'approve' : 'deny',
-      ...(next() < 0.15 ? { staleHash: true } : {}),
-      // Some decide only after the approval expired (APPROVAL_TTL_SECONDS below).
-      afterMs: Math.floor(next() < 0.1 ? 700_000 : next() * 5_000),
-    })
-  }
+  const people = drawPeople(next, Math.floor(next() * 4), { stale: 0.15, late: 0.1 })
   const scenario: Scenario = {
     name: `random ${count} steps ${policy}`,
     script: steps,
