@@ -63,33 +63,39 @@ export function childRuns(
       const { tools, mcpTools } = splitTools(own, builtIn)
       const model = agent.model ?? undefined
       const id = await childRunId(parent.id, call.id)
-      const answer = await runStub(env.RUNS, id).start({
-        id,
-        task: typeof call.args.task === 'string' ? call.args.task : '',
-        tools,
-        ...(mcpTools.length ? { mcpTools } : {}),
-        budget: carved.budget,
-        protocol:
-          (model ?? config.model.model) === DEMO_MODEL
-            ? 'native'
-            : (agent.protocol ?? config.model.protocol),
-        policy: agent.policy,
-        agent: {
-          name: agent.name,
-          instructions: agent.instructions || null,
-          output: agent.outputSchema,
-          model: agent.model,
-          temperature: agent.temperature,
-        },
-        // The child acts for whoever asked the parent, and belongs to the parent's owner.
-        requestedBy: info?.requestedBy ?? 'api',
-        owner: info ? inheritedOwner(info).owner : null,
-        ...(model ? { model } : {}),
-        ...slackCardsFor(info, slackThread(), parent.agent.name),
-        parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },
-      })
+      const child = { runId: id, agent: agent.name }
+      const answer = await runStub(env.RUNS, id)
+        .start({
+          id,
+          task: typeof call.args.task === 'string' ? call.args.task : '',
+          tools,
+          ...(mcpTools.length ? { mcpTools } : {}),
+          budget: carved.budget,
+          protocol:
+            (model ?? config.model.model) === DEMO_MODEL
+              ? 'native'
+              : (agent.protocol ?? config.model.protocol),
+          policy: agent.policy,
+          agent: {
+            name: agent.name,
+            instructions: agent.instructions || null,
+            output: agent.outputSchema,
+            model: agent.model,
+            temperature: agent.temperature,
+          },
+          // The child acts for whoever asked the parent, and belongs to the parent's owner.
+          requestedBy: info?.requestedBy ?? 'api',
+          owner: info ? inheritedOwner(info).owner : null,
+          ...(model ? { model } : {}),
+          ...slackCardsFor(info, slackThread(), parent.agent.name),
+          parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },
+        })
+        // A call that failed on the way may still have created the child (only its answer was
+        // lost), which then runs and reports: the run waits for it like any child, and the poll
+        // finds it, or finds that it was never created.
+        .catch(() => ({ deleted: false }))
       if (answer.deleted) return { ok: false, error: `child run ${id} was deleted` }
-      return { ok: true, child: { runId: id, agent: agent.name } }
+      return { ok: true, child }
     },
     outcome(call) {
       return storage.getValue<ChildOutcome>(outcomeKey(call.id))
@@ -183,7 +189,7 @@ export async function pollChildren(
         answer: '',
         output: null,
         stopReason: null,
-        error: 'the child run no longer exists (deleted)',
+        error: 'the child run does not exist (it was deleted, or never created)',
         usage: noUsage(),
         activeMs: 0,
       })

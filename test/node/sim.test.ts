@@ -20,6 +20,8 @@ describe('deterministic simulation (bounded pass)', () => {
     })
     const out = `${run.stdout}${run.stderr}`
     expect(out).toMatch(/^violations: 0$/m)
+    // Delegated runs (a lead and its children, each in its own object) were explored too.
+    expect(out).toMatch(/^delegation \(seeds 1…\d+ and 74\): \d+ schedules/m)
     expect(out).toMatch(/self-check: every broken platform was caught/)
     expect(out).not.toMatch(/MISSED/)
     expect(run.status, out).toBe(0)

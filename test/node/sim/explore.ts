@@ -14,11 +14,13 @@ import {
   type Chooser,
 } from './chooser'
 import { randomScenario, type Scenario } from './scenarios'
+import { delegationScenario } from './delegation-scenarios'
 import type { FaultBudget } from './sim'
 import { World, type Breakage, type Outcome } from './world'
 import type { Violation } from './invariants'
 
-export const EXHAUSTIVE_BUDGET: FaultBudget = { crash: 1, alarm: 1 }
+/** `rpc` (a call between objects lost, or its answer) happens only in delegated scenarios. */
+export const EXHAUSTIVE_BUDGET: FaultBudget = { crash: 1, alarm: 1, rpc: 1 }
 export const RANDOM_BUDGET: FaultBudget = {
   crash: 3,
   alarm: 3,
@@ -27,6 +29,8 @@ export const RANDOM_BUDGET: FaultBudget = {
   slow: 3,
   provider: 1,
   tool: 2,
+  /** Only calls between objects (delegation): other seeds draw exactly what they drew before. */
+  rpc: 3,
 }
 const RANDOM_FAULT_TURNS = 400
 
@@ -40,9 +44,9 @@ export interface Stats {
 }
 
 export interface Failure {
-  mode: 'exhaustive' | 'random'
+  mode: 'exhaustive' | 'random' | 'delegation'
   scenario: Scenario
-  /** Exhaustive: the scenario's index; random: the seed. */
+  /** Exhaustive: the scenario's index; random and delegation: the seed. */
   ref: number
   violation: Violation
   schedule: number[]
@@ -117,19 +121,25 @@ export function scenarioOfSeed(seed: number): Scenario {
   return randomScenario(mulberry32(seed * 7919 + 17))
 }
 
+/** The delegated run a delegation seed draws (a stream of its own: random seeds stay as they were). */
+export function delegationOfSeed(seed: number): Scenario {
+  return delegationScenario(mulberry32(seed * 7919 + 23))
+}
+
 export async function randomSchedule(
   seed: number,
   stats: Stats,
   breakage?: Breakage,
+  mode: 'random' | 'delegation' = 'random',
 ): Promise<Outcome> {
-  const scenario = scenarioOfSeed(seed)
+  const scenario = mode === 'delegation' ? delegationOfSeed(seed) : scenarioOfSeed(seed)
   const chooser = new RandomChooser(seed)
   const out = await runOnce(scenario, chooser, {
     random: true,
     seed,
     ...(breakage ? { breakage } : {}),
   })
-  record(stats, out, { mode: 'random', scenario, ref: seed }, chooser)
+  record(stats, out, { mode, scenario, ref: seed }, chooser)
   return out
 }
 
@@ -137,7 +147,7 @@ export async function randomSchedule(
 export async function shrink(f: Failure, breakage?: Breakage): Promise<number[]> {
   let best = [...f.schedule]
   const opts: RunOptions = {
-    random: f.mode === 'random',
+    random: f.mode !== 'exhaustive',
     seed: f.ref,
     ...(breakage ? { breakage } : {}),
   }
@@ -165,9 +175,10 @@ export async function shrink(f: Failure, breakage?: Breakage): Promise<number[]>
 
 export function describeFailure(f: Failure): string {
   const sched = encodeSchedule(f.shrunk ?? f.schedule)
+  const flag = f.mode === 'delegation' ? '--delegation-seed' : '--seed'
   const replay =
-    f.mode === 'random'
-      ? `npm run sim -- --seed ${f.ref}   (shrunk: npm run sim -- --seed ${f.ref} --schedule '${sched}')`
+    f.mode !== 'exhaustive'
+      ? `npm run sim -- ${flag} ${f.ref}   (shrunk: npm run sim -- ${flag} ${f.ref} --schedule '${sched}')`
       : `npm run sim -- --scenario ${f.ref} --schedule '${sched}'`
   return [
     `VIOLATION ${f.violation.kind} (${f.mode}, scenario "${f.scenario.name}", turn ${f.violation.turn})`,

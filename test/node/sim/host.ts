@@ -31,6 +31,8 @@ export class SimObject {
   readonly crashes: number[] = []
   /** Told of each crash, after the turn's writes are dropped (the checker). */
   onCrash: (name: string) => void = () => {}
+  /** Told of each RPC call that reached an instance (the checker's evidence of a cascade). */
+  onCall: (method: string, args: unknown[]) => void = () => {}
 
   constructor(
     private readonly sim: Sim,
@@ -90,10 +92,6 @@ export class SimObject {
     const caller = sim.current
     sim.activity++
     return new Promise<T>((resolve, reject) => {
-      const answer = (gen: Owner, settle: () => void) => {
-        this.#inFlight.delete(entry)
-        if (gen.alive) sim.schedule(`rpc ${label} answered`, 1, settle, caller)
-      }
       const entry = {
         gen: undefined as Owner | undefined,
         reset: () =>
@@ -105,7 +103,24 @@ export class SimObject {
             caller,
           ),
       }
+      // Between objects (a child's report, a parent starting, polling or cancelling a child), the
+      // call may be lost on the way (1) or its answer lost (2): the caller gets an error.
+      const lost = caller ? sim.fault('rpc', `rpc ${label} → ${this.name}`, 3, 0.1) : 0
+      const lose = () =>
+        sim.schedule(
+          `rpc ${label} failed: ${lost === 1 ? 'lost on the way' : 'answer lost'}`,
+          1,
+          () => reject(new Error('Network connection lost.')),
+          caller,
+        )
+      const answer = (gen: Owner, settle: () => void) => {
+        this.#inFlight.delete(entry)
+        if (!gen.alive) return
+        if (lost === 2) lose()
+        else sim.schedule(`rpc ${label} answered`, 1, settle, caller)
+      }
       const deliver = () => {
+        if (lost === 1) return void lose()
         const ev = sim.schedule(
           `rpc ${label} → ${this.name}`,
           1,
@@ -115,6 +130,7 @@ export class SimObject {
             sim.current = gen
             entry.gen = gen
             this.#inFlight.add(entry)
+            this.onCall(method, args)
             const target = this.instance as unknown as Record<
               string,
               (...a: unknown[]) => Promise<T>

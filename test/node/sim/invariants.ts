@@ -11,6 +11,7 @@ import { statusOf } from '../../../src/runs/view'
 import { FAKE_MCP_HOST } from '../../fakes/fake-mcp'
 import type { FakeReply } from '../../fakes/fake-openai'
 import type { World } from './world'
+import { FamilyChecker } from './family-invariants'
 
 export type ViolationKind =
   | 'unapproved_side_effect'
@@ -30,6 +31,9 @@ export type ViolationKind =
   | 'callback'
   | 'index_diverged'
   | 'corrupt_storage'
+  | 'duplicate_child'
+  | 'child_mismatch'
+  | 'orphan_child'
 
 export interface Violation {
   kind: ViolationKind
@@ -75,7 +79,11 @@ export class Checker {
   readonly #effects = new Map<string, { keys: string[] }>()
   readonly #decided = new Map<string, string>()
 
-  constructor(private readonly world: World) {}
+  readonly #family: FamilyChecker
+
+  constructor(private readonly world: World) {
+    this.#family = new FamilyChecker(world, (kind, detail) => this.fail(kind, detail))
+  }
 
   fail(kind: ViolationKind, detail: string): void {
     if (this.violations.some((v) => v.kind === kind && v.detail === detail)) return
@@ -103,10 +111,13 @@ export class Checker {
 
   afterTurn(): void {
     this.#newEffects()
-    for (const runId of this.world.runIds) {
+    const states = new Map<string, RunState>()
+    for (const runId of this.world.allRunIds()) {
       const state = this.#state(runId)
       if (state) this.#structure(runId, state)
+      if (state) states.set(runId, state)
     }
+    this.#family.afterTurn(states)
   }
 
   #mcpSeen = 0
@@ -216,7 +227,7 @@ export class Checker {
   }
 
   #script(runId: string): FakeReply[] | undefined {
-    return this.world.scripts.get(`${this.world.tag}:${this.world.runIds.indexOf(runId)}`)
+    return this.world.scripts.get(this.world.tagOf(runId))
   }
 
   readonly #eventCache = new Map<
@@ -247,7 +258,7 @@ export class Checker {
   /** Once the schedule has settled (faults stopped, nothing left to happen). */
   atEnd(outOfTurns: boolean): void {
     if (!this.world.runIds.length) return this.fail('stuck_run', 'no run was started')
-    for (const runId of this.world.runIds) {
+    for (const runId of this.world.allRunIds()) {
       const state = this.#state(runId)
       if (!state) {
         this.fail('stuck_run', `run ${runId} has no stored state`)
@@ -266,7 +277,11 @@ export class Checker {
       this.#eventLog(runId, state)
       this.#approvals(runId, state)
       this.#index(runId, state)
-      if (this.world.scenario.callback) this.#callbacks(runId, state)
+      this.#family.atEnd(runId, state)
+      this.#family.child(runId, state)
+      // Only the runs the client started report to its callback (a child reports to its parent).
+      if (this.world.scenario.callback && this.world.runIds.includes(runId))
+        this.#callbacks(runId, state)
     }
   }
 
@@ -316,16 +331,20 @@ export class Checker {
   }
 
   #usage(runId: string, state: RunState): void {
-    const tag = `${this.world.tag}:${this.world.runIds.indexOf(runId)}`
+    const tag = this.world.tagOf(runId)
     const arrived = this.world.modelAsks.filter((a) => a.tag === tag).length
+    // A run's own requests carry its task (a parent's later ones carry a child's task only as
+    // the arguments of its ask_ call, without the `Task: ` prefix).
     const sent = this.world.net.sent.filter(
-      (s) => s.host.startsWith('api.') && s.body.includes(`[${tag}]`),
+      (s) => s.host.startsWith('api.') && s.body.includes(`Task: [${tag}]`),
     ).length
-    const counted = state.usage.modelCalls
+    // A parent adds the model calls of each child whose outcome it took (summed exactly).
+    const children = this.#family.childCalls(runId, state)
+    const counted = state.usage.modelCalls - children
     if (counted < arrived || counted > sent) {
       this.fail(
         'usage_miscount',
-        `run ${runId} counts ${counted} model calls; ${sent} were sent, ${arrived} reached the provider`,
+        `run ${runId} counts ${counted} model calls of its own (${children} more of its children); ${sent} were sent, ${arrived} reached the provider`,
       )
     }
   }

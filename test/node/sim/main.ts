@@ -10,9 +10,12 @@
  *   npm run sim -- --self-check         runs against broken platforms: each must be caught
  *   npm run sim -- --break B --seed N   replays a seed on broken platform B (lose_commit, …)
  *   npm run sim -- --random N           N random seeds (default 400) --from F (first seed)
+ *   npm run sim -- --delegation N       N delegation seeds (default 300): a lead and its children
+ *   npm run sim -- --delegation-seed N  replays delegation seed N (with --schedule S too)
  */
 import { decodeSchedule, encodeSchedule, RandomChooser, ReplayChooser } from './chooser'
 import {
+  delegationOfSeed,
   describeFailure,
   exhaust,
   newStats,
@@ -60,12 +63,15 @@ function summary(label: string, stats: Stats): string {
 }
 
 async function replay(): Promise<number> {
-  const seed = value('--seed')
+  const delegationSeed = value('--delegation-seed')
+  const seed = value('--seed') ?? delegationSeed
   const scenarioIndex = value('--scenario')
   const schedule = value('--schedule')
   const random = seed !== undefined
   const scenario = random
-    ? scenarioOfSeed(Number(seed))
+    ? delegationSeed !== undefined
+      ? delegationOfSeed(Number(seed))
+      : scenarioOfSeed(Number(seed))
     : exhaustiveScenarios()[Number(scenarioIndex)]
   if (!scenario)
     throw new Error(`no scenario ${scenarioIndex} (0…${exhaustiveScenarios().length - 1})`)
@@ -125,7 +131,8 @@ const QUICK_SCHEDULES = 25
 const REGRESSION_SEEDS = [12, 33]
 
 async function main(): Promise<number> {
-  if (value('--seed') !== undefined || value('--scenario') !== undefined) return replay()
+  if (['--seed', '--scenario', '--delegation-seed'].some((f) => value(f) !== undefined))
+    return replay()
   const selfChecking = flag('--self-check')
   const quick = flag('--quick')
   if (selfChecking && !quick) return selfCheck()
@@ -189,8 +196,39 @@ async function pass(quick: boolean): Promise<number> {
       ),
     )
     all.push(stats)
+    all.push(await delegationPass(quick))
   }
   return (await report(all)) | (goalMissed ? 1 : 0)
+}
+
+/**
+ * Delegation seeds that found a product bug, replayed by every pass: a child's `start` call whose
+ * answer was lost (the child was created) made the parent record "could not be started" and go
+ * on while the child ran its side effects for nobody (74: `orphan_child`). The durable regression
+ * test is test/delegation/delegation-start-lost.test.ts.
+ */
+const DELEGATION_REGRESSION_SEEDS = [74]
+
+/** Seeded delegated runs: a lead, its children in objects of their own, faults across all. */
+async function delegationPass(quick: boolean): Promise<Stats> {
+  const count = Number(value('--delegation') ?? (quick ? 20 : 300))
+  const from = Number(value('--from') ?? 1)
+  const stats = newStats()
+  const t0 = now()
+  const c0 = cpuMs()
+  const extra = DELEGATION_REGRESSION_SEEDS.filter((seed) => seed < from || seed >= from + count)
+  for (const seed of extra) await randomSchedule(seed, stats, undefined, 'delegation')
+  const figures = new Map<string, number>()
+  for (let seed = from; seed < from + count; seed++) {
+    const out = await randomSchedule(seed, stats, undefined, 'delegation')
+    for (const [k, v] of Object.entries(out.family())) figures.set(k, (figures.get(k) ?? 0) + v)
+  }
+  stats.ms = now() - t0
+  stats.cpuMs = cpuMs() - c0
+  const also = extra.length ? ` and ${extra.join(', ')}` : ''
+  console.log(summary(`delegation (seeds ${from}…${from + count - 1}${also})`, stats))
+  console.log(`  exercised: ${[...figures].map(([k, v]) => `${k} ${v}`).join(', ')}`)
+  return stats
 }
 
 /** Each broken platform must be caught by the invariant meant for it. */

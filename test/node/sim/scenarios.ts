@@ -5,6 +5,7 @@
  * the run reports to a callback. The exhaustive set is every small run the explorer must cover.
  */
 import { reply, type FakeCall, type FakeReply } from '../../fakes/fake-openai'
+import { parentScript, type Delegated } from './delegation-scenarios'
 
 export const RECEIVER = 'receiver.test'
 export const PROVIDER = 'api.openai.test'
@@ -35,6 +36,8 @@ export interface Scenario {
   cancelAfterMs?: number
   /** The run may use the MCP server's tools (a read-only search, a destructive delete_page). */
   mcp?: boolean
+  /** The run is a `lead` that delegates to `default`: each child's call and script. */
+  delegated?: Delegated[]
 }
 
 export const readCall = (id: string): FakeCall => ({
@@ -113,7 +116,39 @@ export function exhaustiveScenarios(): Scenario[] {
     people: [APPROVE, DENY],
     callback: true,
   })
+  // A lead delegating one side effect behind an approval to a child run in an object of its own.
+  const child = { callId: 'call_ask', tag: 'sim:0.c0', script: SHAPES[2]!.script }
+  out.push({
+    name: 'lead: ask_default(post,answer) ask approve|deny',
+    script: parentScript([child]),
+    policy: 'ask',
+    idempotent: false,
+    people: [APPROVE, DENY],
+    callback: true,
+    delegated: [child],
+  })
   return out
+}
+
+/**
+ * `n` people who act on each approval: mostly approve, some on a stale hash, some only after the
+ * approval expired (APPROVAL_TTL_SECONDS is 600 s in the simulated deployment).
+ */
+export function drawPeople(
+  next: () => number,
+  n: number,
+  p: { stale: number; late: number },
+): PersonAction[] {
+  const people: PersonAction[] = []
+  for (let i = 0; i < n; i++) {
+    people.push({
+      by: ['alice', 'bob', 'carol'][i % 3]!,
+      decision: next() < 0.75 ? 'approve' : 'deny',
+      ...(next() < p.stale ? { staleHash: true } : {}),
+      afterMs: Math.floor(next() < p.late ? 700_000 : next() * 5_000),
+    })
+  }
+  return people
 }
 
 /** A longer seeded run: more steps, parallel reads, side effects beside reads, maybe a follow-up. */
@@ -142,17 +177,7 @@ export function randomScenario(next: () => number): Scenario {
   }
   steps.push(answer(`Done after ${count} steps.`))
   const policy = next() < 0.7 ? 'ask' : 'allow'
-  const people: PersonAction[] = []
-  const n = Math.floor(next() * 4)
-  for (let i = 0; i < n; i++) {
-    people.push({
-      by: ['alice', 'bob', 'carol'][i % 3]!,
-      decision: next() < 0.75 ? 'approve' : 'deny',
-      ...(next() < 0.15 ? { staleHash: true } : {}),
-      // Some decide only after the approval expired (APPROVAL_TTL_SECONDS below).
-      afterMs: Math.floor(next() < 0.1 ? 700_000 : next() * 5_000),
-    })
-  }
+  const people = drawPeople(next, Math.floor(next() * 4), { stale: 0.15, late: 0.1 })
   const scenario: Scenario = {
     name: `random ${count} steps ${policy}`,
     script: steps,

@@ -11,6 +11,7 @@ import { RunStore } from '../../../src/runs/run-store'
 import { startRun } from '../../../src/routes/start-run'
 import { RunStorage } from '../../../src/runs/storage'
 import type { RunState } from '../../../src/kernel/state'
+import type { ChildOutcome } from '../../../src/kernel/delegation'
 import type { Env } from '../../../src/env'
 import type { Chooser } from './chooser'
 import { useSimulation } from './globals'
@@ -54,6 +55,8 @@ export interface Outcome {
   states: number
   /** Each run as it ended: its result and each call's outcome (what a replay prints last). */
   runs: () => string[]
+  /** What a delegated schedule exercised (the delegation pass prints the totals). */
+  family: () => Record<string, number>
 }
 
 export class World {
@@ -66,6 +69,8 @@ export class World {
   /** The MCP server (the SDK's own, test/fakes/fake-mcp.ts): every tools/call it ran. */
   readonly mcp = new FakeMcp()
   readonly decisions: Decided[] = []
+  /** Every RPC call that reached an object, in order. */
+  readonly calls: { runId: string; method: string; args: unknown[] }[] = []
   /** Run id of each run the client started, in order (the first, then a follow-up). */
   readonly runIds: string[] = []
   readonly #seenApprovals = new Set<string>()
@@ -93,6 +98,7 @@ export class World {
         env,
       )
       o.onCrash = (runId) => this.checker.onCrash(runId)
+      o.onCall = (method, args) => this.calls.push({ runId: name, method, args })
       return o
     })
     this.env = {
@@ -114,6 +120,8 @@ export class World {
       LOG_LEVEL: 'silent',
       RUN_INDEX: this.d1,
       RUNS: this.runs,
+      // A delegating run: `lead` brings its delegates (`triage`, `default`) along.
+      ...(scenario.delegated ? { ENABLED_AGENTS: 'lead' } : {}),
       ...(scenario.mcp
         ? {
             MCP_SERVERS: JSON.stringify([
@@ -134,11 +142,35 @@ export class World {
     provider.answersTwice = options.breakage === 'provider_twice'
     this.net.on(PROVIDER, provider.handler).on(RECEIVER, receiver(this.sim))
     this.net.on(FAKE_MCP_HOST, this.mcp.handler)
+    for (const d of scenario.delegated ?? []) this.scripts.set(d.tag, d.script)
     useSimulation(this.sim, this.net.fetch as typeof fetch, options.seed)
     this.checker = new Checker(this)
   }
 
   readonly tag = 'sim'
+
+  /** Every run: those the client started, in order, then the child runs (every other object). */
+  allRunIds(): string[] {
+    // An object a lost `start` call never reached has no run in it.
+    const children = [...this.runs.objects.keys()].filter(
+      (id) => !this.runIds.includes(id) && this.committedState(id) !== undefined,
+    )
+    return [...this.runIds, ...children]
+  }
+
+  /** The tag of a run's task (`sim:0`, a child's `sim:0.c1`): the key of its script. */
+  tagOf(runId: string): string {
+    const k = this.runIds.indexOf(runId)
+    if (k >= 0) return `${this.tag}:${k}`
+    const task = this.committedState(runId)?.task ?? ''
+    return /^\[([^\]]+)\]/.exec(task)?.[1] ?? '?'
+  }
+
+  /** What the parent stored of its child's end for call `callId` (undefined: nothing yet). */
+  childOutcome(parentId: string, callId: string): ChildOutcome | undefined {
+    const o = this.runs.objects.get(parentId)
+    return o ? this.#storageOf(o).getValue<ChildOutcome>(`child:${callId}`) : undefined
+  }
 
   /** The run's committed state as a restarted object would load it (undefined: none yet). */
   committedState(runId: string): RunState | undefined {
@@ -154,11 +186,15 @@ export class World {
   readonly #committed = new Map<string, { version: number; state: RunState | undefined }>()
 
   #load(o: SimObject): RunState | undefined {
+    return this.#storageOf(o).loadState()
+  }
+
+  /** The object's committed storage, read as the run machine reads it. */
+  #storageOf(o: SimObject): RunStorage {
     const sql = {
       exec: (q: string, ...b: unknown[]) => new SimSqlCursor(o.storage.peek(q, ...(b as never[]))),
     }
-    const storage = new RunStorage(sql as unknown as SqlStorage)
-    return storage.loadState()
+    return new RunStorage(sql as unknown as SqlStorage)
   }
 
   async run(): Promise<Outcome> {
@@ -195,7 +231,29 @@ export class World {
       trace: sim.trace,
       injected: sim.injected,
       states,
-      runs: () => this.runIds.map((id) => this.#describe(id)),
+      runs: () => this.allRunIds().map((id) => this.#describe(id)),
+      family: () => this.#family(),
+    }
+  }
+
+  #family(): Record<string, number> {
+    const child = (runId: string) => !this.runIds.includes(runId)
+    const cancelled = (id: string) => this.committedState(id)?.result?.stopReason === 'cancelled'
+    return {
+      'child runs': this.allRunIds().filter(child).length,
+      'child side effects': this.net.arrivals.filter(
+        (a) => a.path === '/effect' && child((a.headers['idempotency-key'] ?? '').split(':')[0]!),
+      ).length,
+      'child approvals decided': this.decisions.filter((d) => d.ok && child(d.runId)).length,
+      'parents cancelled': this.runIds.filter(cancelled).length,
+      'children cancelled by the cascade': this.allRunIds().filter(
+        (id) => child(id) && cancelled(id),
+      ).length,
+      'child reports (childFinished)': this.calls.filter((c) => c.method === 'childFinished')
+        .length,
+      'child crashes': [...this.runs.objects.values()]
+        .filter((o) => child(o.name))
+        .reduce((n, o) => n + o.crashes.length, 0),
     }
   }
 
@@ -252,12 +310,16 @@ export class World {
       () => {
         startRun(this.env, {
           task,
-          tools: [
-            'http_get',
-            'http_post',
-            'calculator',
-            ...(this.scenario.mcp ? ['docs__search', 'docs__delete_page'] : []),
-          ],
+          ...(this.scenario.delegated
+            ? { agent: 'lead' }
+            : {
+                tools: [
+                  'http_get',
+                  'http_post',
+                  'calculator',
+                  ...(this.scenario.mcp ? ['docs__search', 'docs__delete_page'] : []),
+                ],
+              }),
           requestedBy: 'api:sim',
           // The API token that starts it (docs/security.md#who-sees-which-runs).
           owner: 'sim',
@@ -306,7 +368,7 @@ export class World {
 
   /** People see each new pending approval (in Slack, the inbox) and act on it. */
   #people(): void {
-    for (const runId of this.runIds) {
+    for (const runId of this.allRunIds()) {
       const state = this.committedState(runId)
       if (!state) continue
       this.#followUp(runId, state)
