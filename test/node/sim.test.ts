@@ -22,6 +22,10 @@ describe('deterministic simulation (bounded pass)', () => {
     expect(out).toMatch(/^violations: 0$/m)
     // Delegated runs (a lead and its children, each in its own object) were explored too.
     expect(out).toMatch(/^delegation \(seeds 1…\d+ and 74\): \d+ schedules/m)
+    // Slack-started runs: cards posted to the simulated Web API and clicked in Slack.
+    expect(out).toMatch(/^slack \(seeds 1…\d+\): \d+ schedules/m)
+    expect(out).toMatch(/cards posted [1-9]\d*,.* Slack clicks [1-9]/)
+    expect(out).toMatch(/caught slack_twice: duplicate_slack_message/)
     expect(out).toMatch(/self-check: every broken platform was caught/)
     expect(out).not.toMatch(/MISSED/)
     expect(run.status, out).toBe(0)

@@ -15,6 +15,7 @@ import {
 } from './chooser'
 import { randomScenario, type Scenario } from './scenarios'
 import { delegationScenario } from './delegation-scenarios'
+import { slackScenario } from './slack-scenarios'
 import type { FaultBudget } from './sim'
 import { World, type Breakage, type Outcome } from './world'
 import type { Violation } from './invariants'
@@ -31,6 +32,8 @@ export const RANDOM_BUDGET: FaultBudget = {
   tool: 2,
   /** Only calls between objects (delegation): other seeds draw exactly what they drew before. */
   rpc: 3,
+  /** Only Slack-started schedules: Slack rate-limits a call, or repeats an event it got. */
+  slack: 3,
 }
 const RANDOM_FAULT_TURNS = 400
 
@@ -44,7 +47,7 @@ export interface Stats {
 }
 
 export interface Failure {
-  mode: 'exhaustive' | 'random' | 'delegation'
+  mode: 'exhaustive' | 'random' | 'delegation' | 'slack'
   scenario: Scenario
   /** Exhaustive: the scenario's index; random and delegation: the seed. */
   ref: number
@@ -126,13 +129,23 @@ export function delegationOfSeed(seed: number): Scenario {
   return delegationScenario(mulberry32(seed * 7919 + 23))
 }
 
+/** The Slack-started run a Slack seed draws (a stream of its own, as delegation's). */
+export function slackOfSeed(seed: number): Scenario {
+  return slackScenario(mulberry32(seed * 7919 + 29))
+}
+
 export async function randomSchedule(
   seed: number,
   stats: Stats,
   breakage?: Breakage,
-  mode: 'random' | 'delegation' = 'random',
+  mode: 'random' | 'delegation' | 'slack' = 'random',
 ): Promise<Outcome> {
-  const scenario = mode === 'delegation' ? delegationOfSeed(seed) : scenarioOfSeed(seed)
+  const scenario =
+    mode === 'delegation'
+      ? delegationOfSeed(seed)
+      : mode === 'slack'
+        ? slackOfSeed(seed)
+        : scenarioOfSeed(seed)
   const chooser = new RandomChooser(seed)
   const out = await runOnce(scenario, chooser, {
     random: true,
@@ -175,7 +188,8 @@ export async function shrink(f: Failure, breakage?: Breakage): Promise<number[]>
 
 export function describeFailure(f: Failure): string {
   const sched = encodeSchedule(f.shrunk ?? f.schedule)
-  const flag = f.mode === 'delegation' ? '--delegation-seed' : '--seed'
+  const flag =
+    f.mode === 'delegation' ? '--delegation-seed' : f.mode === 'slack' ? '--slack-seed' : '--seed'
   const replay =
     f.mode !== 'exhaustive'
       ? `npm run sim -- ${flag} ${f.ref}   (shrunk: npm run sim -- ${flag} ${f.ref} --schedule '${sched}')`

@@ -12,6 +12,7 @@ import { FAKE_MCP_HOST } from '../../fakes/fake-mcp'
 import type { FakeReply } from '../../fakes/fake-openai'
 import type { World } from './world'
 import { FamilyChecker } from './family-invariants'
+import type { SlackViolation } from './slack-invariants'
 
 export type ViolationKind =
   | 'unapproved_side_effect'
@@ -34,6 +35,7 @@ export type ViolationKind =
   | 'duplicate_child'
   | 'child_mismatch'
   | 'orphan_child'
+  | SlackViolation
 
 export interface Violation {
   kind: ViolationKind
@@ -61,6 +63,7 @@ export const SELF_CHECK_EXPECTS: Record<string, ViolationKind[]> = {
     'corrupt_storage',
   ],
   provider_twice: ['usage_miscount'],
+  slack_twice: ['duplicate_slack_message'],
 }
 
 export function hashOf(name: string, args: Record<string, unknown>): string {
@@ -118,6 +121,7 @@ export class Checker {
       if (state) states.set(runId, state)
     }
     this.#family.afterTurn(states)
+    this.world.slack?.afterTurn()
   }
 
   #mcpSeen = 0
@@ -146,6 +150,8 @@ export class Checker {
       ?.steps.flatMap((s) => s.calls)
       .find((c) => c.id === callId)
     const what = `${tool} ${callId} of ${runId}`
+    // A deleted run's records are gone by design (docs/operations.md#deletion).
+    if (!call && this.world.deleted.has(runId)) return
     if (!call) {
       this.fail(
         'side_effect_before_started',
@@ -258,8 +264,10 @@ export class Checker {
   /** Once the schedule has settled (faults stopped, nothing left to happen). */
   atEnd(outOfTurns: boolean): void {
     if (!this.world.runIds.length) return this.fail('stuck_run', 'no run was started')
+    this.world.slack?.atEnd()
     for (const runId of this.world.allRunIds()) {
       const state = this.#state(runId)
+      if (!state && this.world.deleted.has(runId)) continue
       if (!state) {
         this.fail('stuck_run', `run ${runId} has no stored state`)
         continue

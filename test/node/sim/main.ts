@@ -12,10 +12,13 @@
  *   npm run sim -- --random N           N random seeds (default 400) --from F (first seed)
  *   npm run sim -- --delegation N       N delegation seeds (default 300): a lead and its children
  *   npm run sim -- --delegation-seed N  replays delegation seed N (with --schedule S too)
+ *   npm run sim -- --slack N            N Slack seeds (default 200): runs started by a mention
+ *   npm run sim -- --slack-seed N       replays Slack seed N (with --schedule S too)
  */
 import { decodeSchedule, encodeSchedule, RandomChooser, ReplayChooser } from './chooser'
 import {
   delegationOfSeed,
+  slackOfSeed,
   describeFailure,
   exhaust,
   newStats,
@@ -64,14 +67,17 @@ function summary(label: string, stats: Stats): string {
 
 async function replay(): Promise<number> {
   const delegationSeed = value('--delegation-seed')
-  const seed = value('--seed') ?? delegationSeed
+  const slackSeed = value('--slack-seed')
+  const seed = value('--seed') ?? delegationSeed ?? slackSeed
   const scenarioIndex = value('--scenario')
   const schedule = value('--schedule')
   const random = seed !== undefined
   const scenario = random
     ? delegationSeed !== undefined
       ? delegationOfSeed(Number(seed))
-      : scenarioOfSeed(Number(seed))
+      : slackSeed !== undefined
+        ? slackOfSeed(Number(seed))
+        : scenarioOfSeed(Number(seed))
     : exhaustiveScenarios()[Number(scenarioIndex)]
   if (!scenario)
     throw new Error(`no scenario ${scenarioIndex} (0…${exhaustiveScenarios().length - 1})`)
@@ -131,7 +137,11 @@ const QUICK_SCHEDULES = 25
 const REGRESSION_SEEDS = [12, 33]
 
 async function main(): Promise<number> {
-  if (['--seed', '--scenario', '--delegation-seed'].some((f) => value(f) !== undefined))
+  if (
+    ['--seed', '--scenario', '--delegation-seed', '--slack-seed'].some(
+      (f) => value(f) !== undefined,
+    )
+  )
     return replay()
   const selfChecking = flag('--self-check')
   const quick = flag('--quick')
@@ -197,6 +207,7 @@ async function pass(quick: boolean): Promise<number> {
     )
     all.push(stats)
     all.push(await delegationPass(quick))
+    all.push(await slackPass(quick))
   }
   return (await report(all)) | (goalMissed ? 1 : 0)
 }
@@ -231,6 +242,26 @@ async function delegationPass(quick: boolean): Promise<Stats> {
   return stats
 }
 
+/** Seeded Slack-started runs: Slack's deliveries, cards and clicks, faults across all. */
+async function slackPass(quick: boolean): Promise<Stats> {
+  const count = Number(value('--slack') ?? (quick ? 12 : 200))
+  const from = Number(value('--from') ?? 1)
+  const stats = newStats()
+  const t0 = now()
+  const c0 = cpuMs()
+  const figures = new Map<string, number>()
+  for (let seed = from; seed < from + count; seed++) {
+    const out = await randomSchedule(seed, stats, undefined, 'slack')
+    for (const [k, v] of Object.entries(out.slackFigures()))
+      figures.set(k, (figures.get(k) ?? 0) + v)
+  }
+  stats.ms = now() - t0
+  stats.cpuMs = cpuMs() - c0
+  console.log(summary(`slack (seeds ${from}…${from + count - 1})`, stats))
+  console.log(`  exercised: ${[...figures].map(([k, v]) => `${k} ${v}`).join(', ')}`)
+  return stats
+}
+
 /** Each broken platform must be caught by the invariant meant for it. */
 async function selfCheck(): Promise<number> {
   let missed = 0
@@ -238,21 +269,24 @@ async function selfCheck(): Promise<number> {
   const target = scenarios.findIndex((s) => s.name === 'read,post,answer ask approve|deny')
   for (const breakage of Object.keys(SELF_CHECK_EXPECTS) as Breakage[]) {
     const stats = newStats()
-    await exhaust(scenarios[target]!, target, stats, {
-      breakage,
-      maxSchedules: 200,
-      maxFailures: 1,
-    })
+    // Slack is simulated in the Slack-started schedules only.
+    const mode = breakage === 'slack_twice' ? 'slack' : 'random'
+    if (mode === 'random')
+      await exhaust(scenarios[target]!, target, stats, {
+        breakage,
+        maxSchedules: 200,
+        maxFailures: 1,
+      })
     for (let seed = 1; seed <= 60 && !stats.failures.length; seed++)
-      await randomSchedule(seed, stats, breakage)
+      await randomSchedule(seed, stats, breakage, mode)
     const f = stats.failures[0]
     const expected = SELF_CHECK_EXPECTS[breakage]!
     const caught = f && expected.includes(f.violation.kind)
     if (!caught) missed++
     const replay = !f
       ? ''
-      : f.mode === 'random'
-        ? `\n  replay: npm run sim -- --break ${breakage} --seed ${f.ref}`
+      : f.mode !== 'exhaustive'
+        ? `\n  replay: npm run sim -- --break ${breakage} --${f.mode === 'slack' ? 'slack-seed' : 'seed'} ${f.ref}`
         : `\n  replay: npm run sim -- --break ${breakage} --scenario ${f.ref} --schedule '${encodeSchedule(f.schedule)}'`
     console.log(
       `${caught ? 'caught' : 'MISSED'} ${breakage}: ${f ? `${f.violation.kind}: ${f.violation.detail}` : 'no invariant failed'} (after ${stats.schedules} schedules; expected one of ${expected.join(', ')})${replay}`,

@@ -24,11 +24,13 @@ export interface Arrival {
 export class SimNetwork {
   readonly arrivals: Arrival[] = []
   /** Every request that left (its turn committed), whether or not it arrived. */
-  readonly sent: { host: string; body: string }[] = []
+  readonly sent: { host: string; body: string; from: string }[] = []
   /** Idempotency keys of requests a fault hit (lost, answer lost, slow): their outcome is unknown. */
   readonly faulted = new Set<string>()
   /** Hosts a fault hit at all (an MCP session is shared: a fault on it can stall any call). */
   readonly faultedHosts = new Set<string>()
+  /** How many faults hit each host's requests (a lost or late answer may make its sender repeat). */
+  readonly faultsByHost = new Map<string, number>()
   readonly #hosts = new Map<string, Handler>()
   constructor(private readonly sim: Sim) {}
 
@@ -73,6 +75,7 @@ export class SimNetwork {
       const hit = <T>(f: T): T => {
         if (f && key) this.faulted.add(key)
         if (f) this.faultedHosts.add(url.host)
+        if (f) this.faultsByHost.set(url.host, (this.faultsByHost.get(url.host) ?? 0) + 1)
         return f
       }
       const arrive = async () => {
@@ -128,7 +131,11 @@ export class SimNetwork {
       }
       // Sent when the turn commits; a request from outside any object leaves at once.
       const send = () => {
-        this.sent.push({ host: url.host, body: typeof init?.body === 'string' ? init.body : '' })
+        this.sent.push({
+          host: url.host,
+          body: typeof init?.body === 'string' ? init.body : '',
+          from: owner?.name ?? 'worker',
+        })
         events.push(sim.schedule(`${what} arrives`, 5, () => void arrive(), owner))
       }
       if (owner) sim.afterCommit(send)

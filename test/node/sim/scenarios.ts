@@ -18,6 +18,8 @@ export interface PersonAction {
   staleHash?: boolean
   /** Milliseconds after the approval appears. */
   afterMs?: number
+  /** Clicks the button of the approval card in Slack (a Slack-started run), not the API. */
+  inSlack?: boolean
 }
 
 export interface Scenario {
@@ -38,6 +40,10 @@ export interface Scenario {
   mcp?: boolean
   /** The run is a `lead` that delegates to `default`: each child's call and script. */
   delegated?: Delegated[]
+  /** Someone deletes the run this long after it starts (`DELETE /v1/runs/:id`). */
+  deleteAfterMs?: number
+  /** Started by a mention in Slack: the run's messages go to the simulated Slack Web API. */
+  slack?: boolean
 }
 
 export const readCall = (id: string): FakeCall => ({

@@ -23,9 +23,11 @@ import { SimSqlCursor } from './sim-storage'
 import { PROVIDER, PROVIDER_KEY, RECEIVER, type Scenario } from './scenarios'
 import { Checker, type Violation } from './invariants'
 import { receiver, SimProvider, type ModelAsk } from './hosts'
+import { SimSlackThreads, slackEnv } from './slack-sim'
+import { SlackPart } from './slack-world'
 
 /** A deliberately broken platform, for the self-check. */
-export type Breakage = 'lose_commit' | 'concurrent_alarm' | 'provider_twice'
+export type Breakage = 'lose_commit' | 'concurrent_alarm' | 'provider_twice' | 'slack_twice'
 
 export interface WorldOptions {
   chooser: Chooser
@@ -57,6 +59,8 @@ export interface Outcome {
   runs: () => string[]
   /** What a delegated schedule exercised (the delegation pass prints the totals). */
   family: () => Record<string, number>
+  /** What a Slack schedule exercised (the Slack pass prints the totals). */
+  slackFigures: () => Record<string, number>
 }
 
 export class World {
@@ -75,6 +79,8 @@ export class World {
   readonly runIds: string[] = []
   readonly #seenApprovals = new Set<string>()
   readonly checker: Checker
+  /** A Slack-started schedule: Slack's Web API, the mention, the clicks in Slack. */
+  readonly slack: SlackPart | undefined
   #breakOnce = true
 
   constructor(
@@ -122,6 +128,12 @@ export class World {
       RUNS: this.runs,
       // A delegating run: `lead` brings its delegates (`triage`, `default`) along.
       ...(scenario.delegated ? { ENABLED_AGENTS: 'lead' } : {}),
+      ...(scenario.slack
+        ? {
+            ...slackEnv(scenario.people.map((p) => p.by)),
+            SLACK_THREADS: new SimSlackThreads(() => this.env),
+          }
+        : {}),
       ...(scenario.mcp
         ? {
             MCP_SERVERS: JSON.stringify([
@@ -145,6 +157,18 @@ export class World {
     for (const d of scenario.delegated ?? []) this.scripts.set(d.tag, d.script)
     useSimulation(this.sim, this.net.fetch as typeof fetch, options.seed)
     this.checker = new Checker(this)
+    this.slack = scenario.slack
+      ? new SlackPart(
+          this.sim,
+          this.net,
+          this.runs,
+          () => this.env,
+          scenario.people,
+          this.decisions,
+          (kind, detail) => this.checker.fail(kind, detail),
+        )
+      : undefined
+    if (this.slack) this.slack.postsTwice = options.breakage === 'slack_twice'
   }
 
   readonly tag = 'sim'
@@ -233,6 +257,7 @@ export class World {
       states,
       runs: () => this.allRunIds().map((id) => this.#describe(id)),
       family: () => this.#family(),
+      slackFigures: () => this.slack?.figures() ?? {},
     }
   }
 
@@ -304,6 +329,13 @@ export class World {
     const key = `${this.tag}-${this.runIds.length}-${continues ?? 'first'}`
     const task = `[${this.tag}:${this.runIds.length}] Check the status and record 42 if it is green.`
     this.scripts.set(`${this.tag}:${this.runIds.length}`, script)
+    if (this.slack && !continues)
+      return this.slack.start(task, (id) => {
+        if (this.runIds.includes(id)) return
+        this.runIds.push(id)
+        if (this.scenario.cancelAfterMs !== undefined) this.#cancel(id)
+        if (this.scenario.deleteAfterMs !== undefined) this.#delete(id)
+      })
     this.sim.schedule(
       `client POST /v1/runs${continues ? ' (continue)' : ''}${attempt ? ` retry ${attempt}` : ''}`,
       attempt ? 1_000 : 0,
@@ -366,6 +398,33 @@ export class World {
     )
   }
 
+  /** Runs someone deleted (the object answered the delete): nothing of them is left to check. */
+  readonly deleted = new Set<string>()
+
+  #delete(runId: string): void {
+    this.sim.schedule(
+      `person deletes ${runId}`,
+      this.scenario.deleteAfterMs!,
+      () => {
+        void this.runs
+          .object(runId)
+          .rpc<{ ok: boolean; status?: string }>('delete', ['api:erin'])
+          .then(
+            (a) => {
+              this.sim.log(`  delete: ${a.status ?? 'refused'}`)
+              if (a.ok) this.deleted.add(runId)
+              if (a.ok) this.slack?.deleted(runId)
+            },
+            () => {
+              this.sim.log('  delete: no answer, deletes again')
+              this.#delete(runId)
+            },
+          )
+      },
+      undefined,
+    )
+  }
+
   /** People see each new pending approval (in Slack, the inbox) and act on it. */
   #people(): void {
     for (const runId of this.allRunIds()) {
@@ -379,6 +438,7 @@ export class World {
           if (this.#seenApprovals.has(key)) continue
           this.#seenApprovals.add(key)
           this.scenario.people.forEach((p, k) => {
+            if (p.inSlack) return
             const hash = p.staleHash
               ? `${call.approval!.hash.slice(0, -4)}0000`
               : call.approval!.hash
