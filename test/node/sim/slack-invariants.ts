@@ -45,7 +45,10 @@ export interface SlackFacts {
   fail: (kind: SlackViolation, detail: string) => void
 }
 
-/** After every turn: cards once per approval, the final answer once, nothing for unknown runs. */
+/**
+ * After every turn: the started message and the final answer once per run, a card once per
+ * approval, nothing for unknown runs.
+ */
 export function checkSlack({ arrivals, runs, threads, fail }: SlackFacts): void {
   const seen = new Map<string, SlackArrival[]>()
   const ok = arrivals.filter((a) => (a.call.response as Json | undefined)?.ok === true)
@@ -62,7 +65,13 @@ export function checkSlack({ arrivals, runs, threads, fail }: SlackFacts): void 
     const thread = String(body?.thread_ts ?? '')
     if (!threads.has(thread))
       fail('slack_unknown_run', `a message in thread "${thread}", of no run: ${text.slice(0, 80)}`)
-    const key = card ? `card ${card.runId}/${card.callId}` : isFinal(text) ? `final ${thread}` : ''
+    const key = card
+      ? `card ${card.runId}/${card.callId}`
+      : isFinal(text)
+        ? `final ${thread}`
+        : text.startsWith(':hourglass_flowing_sand: Working on it')
+          ? `started ${thread}`
+          : ''
     if (!key) continue
     const earlier = seen.get(key) ?? []
     const last = earlier.at(-1)
