@@ -194,7 +194,7 @@ export async function benchFanOut() {
       `event fan-out: a ${STEPS}-step run, unwatched and with ${SUBSCRIBERS} live subscribers (one workerd under Miniflare, instant fake model, medians of ${ROUNDS} alternating rounds)`,
       `  wall time   unwatched ${f(plain, 'ms')}, watched ${f(watched, 'ms')}: ${time.toFixed(2)}x (goal <= ${TIME_GOAL}x) ${verdict(time <= TIME_GOAL)}`,
       `  Worker CPU  unwatched ${f(plain, 'cpu')}, watched ${f(watched, 'cpu')}: ${cpu.toFixed(2)}x (goal <= ${CPU_GOAL}x) ${verdict(cpu <= CPU_GOAL)}`,
-      `  (not in the ratios: opening the ${SUBSCRIBERS} streams while the run waited cost ${f(watched, 'openCpu')} of CPU; CPU is read in 10 ms ticks)`,
+      `  (not in the ratios: opening the ${SUBSCRIBERS} streams while the run waited cost ${f(watched, 'openCpu')} of CPU)`,
     ].join('\n')
   } finally {
     await stop()
