@@ -1,8 +1,9 @@
 // The benches' workerd (startBenchWorker), their fake model's answer, and Worker CPU as the
-// operating system counts it: the workerd process's user + system time, read from
-// /proc/<pid>/stat (Linux; 10 ms ticks, so a figure is read over a batch of requests worth a few
-// hundred milliseconds, never per request). The process holds the Worker, its Durable Objects and
-// Miniflare's entry worker; the Node clients and fakes run elsewhere.
+// operating system counts it: the CPU time of the workerd process's threads, read from
+// /proc/<pid>/task/*/schedstat in nanoseconds (Linux; where the kernel keeps no schedstat, user +
+// system time from /proc/<pid>/stat in 10 ms ticks, so a figure is read over a batch of requests
+// worth a few hundred milliseconds, never per request). The process holds the Worker, its Durable
+// Objects and Miniflare's entry worker; the Node clients and fakes run elsewhere.
 import { readdirSync, readFileSync } from 'node:fs'
 
 /**
