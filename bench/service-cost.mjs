@@ -17,6 +17,7 @@ import {
   sleep,
   startBenchWorker,
 } from './workerd-cpu.mjs'
+import { KINDS, perfShares, perfUsable } from './workerd-perf.mjs'
 
 const TOKEN = 'bench-token'
 const ROUNDS = 5
@@ -27,6 +28,8 @@ const GOAL_RUN = 3
 const SETTLE_MS = 1500
 const GOAL_REQUEST = 1.5
 const SCALE_RUNS = 1000
+/** Two-call runs sampled by `perf` for the breakdown (outside the measured rounds). */
+const PERF_RUNS = 30
 const SCALE_MODEL_MS = 50
 const SCALE_TIMEOUT_MS = 300_000
 
@@ -222,6 +225,27 @@ async function round(rt, net, api, idle) {
   return out
 }
 
+/**
+ * What a two-call run's workerd CPU is spent on, from `perf` samples of PERF_RUNS more runs
+ * (bench/workerd-perf.mjs); each kind's share is applied to the measured CPU per run.
+ */
+async function breakdown(rt, net, api, runCpu) {
+  if (!(await perfUsable())) {
+    return ['  (no breakdown by kind of work: `perf record` is not available or not permitted here)']
+  }
+  const { samples, shares } = await perfShares(rt.pid, async () => {
+    for (let i = 0; i < PERF_RUNS; i++) await net.finished(await api.start('two-call'))
+    await sleep(SETTLE_MS)
+  })
+  return [
+    `  what a two-call run's workerd CPU is spent on (perf, ${samples} samples over ${PERF_RUNS} runs):`,
+    ...KINDS.map(
+      ([label], i) =>
+        `    ${label.padEnd(50)} ${(100 * shares[i]).toFixed(1).padStart(5)}%  ${(shares[i] * runCpu).toFixed(2).padStart(6)} ms`,
+    ),
+  ]
+}
+
 /** SCALE_RUNS runs at once against a model that takes SCALE_MODEL_MS; bounded in time. */
 async function scale(rt, net, api, idle) {
   net.delayMs = SCALE_MODEL_MS
@@ -284,6 +308,7 @@ export async function benchServiceCost({ scaleRuns = true } = {}) {
       row('GET /v1/runs/:id', 'view', GOAL_REQUEST),
       row('POST approvals (to next model call)', 'approval', GOAL_REQUEST),
       `  a two-call run takes ${m('runWallMs').toFixed(1)} ms of wall time, one at a time`,
+      ...(await breakdown(rt, net, api, m('run'))),
     ]
     if (scaleRuns) {
       const s = await scale(rt, net, api, idle)
