@@ -231,7 +231,9 @@ async function round(rt, net, api, idle) {
  */
 async function breakdown(rt, net, api, runCpu) {
   if (!(await perfUsable())) {
-    return ['  (no breakdown by kind of work: `perf record` is not available or not permitted here)']
+    return [
+      '  (no breakdown by kind of work: `perf record` is not available or not permitted here)',
+    ]
   }
   const { samples, shares } = await perfShares(rt.pid, async () => {
     for (let i = 0; i < PERF_RUNS; i++) await net.finished(await api.start('two-call'))

@@ -55,7 +55,19 @@ export async function perfShares(pid, work) {
   try {
     const rec = spawn(
       'perf',
-      ['record', '-q', '-e', 'cpu-clock', '-F', String(FREQUENCY), '-g', '-p', String(pid), '-o', data],
+      [
+        'record',
+        '-q',
+        '-e',
+        'cpu-clock',
+        '-F',
+        String(FREQUENCY),
+        '-g',
+        '-p',
+        String(pid),
+        '-o',
+        data,
+      ],
       { stdio: 'ignore' },
     )
     const exited = new Promise((resolve) => rec.on('exit', resolve))
@@ -67,9 +79,13 @@ export async function perfShares(pid, work) {
       rec.kill('SIGINT')
       await exited
     }
-    const { stdout } = await promisify(execFile)('perf', ['script', '-i', data, '-F', 'ip,sym,dso'], {
-      maxBuffer: 1 << 30,
-    })
+    const { stdout } = await promisify(execFile)(
+      'perf',
+      ['script', '-i', data, '-F', 'ip,sym,dso'],
+      {
+        maxBuffer: 1 << 30,
+      },
+    )
     return classify(stdout)
   } finally {
     await rm(dir, { recursive: true, force: true })
