@@ -3,6 +3,7 @@ import { benchContext } from '../../bench/context.bench'
 import { benchKernel } from '../../bench/kernel.bench'
 import { benchParallel } from '../../bench/parallel.bench'
 import { benchStorage } from '../../bench/storage.bench'
+import { classify, KINDS } from '../../bench/workerd-perf.mjs'
 
 /**
  * Each in-process benchmark runs once, so none can break unseen between `npm run bench`s (they
@@ -52,5 +53,26 @@ describe('benchmarks', () => {
     const lines = verdicts(await benchParallel())
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/^(PASS|FAIL) parallel: \d+ ms for the turn \(goal ≤ \d+ ms\)/)
+  })
+
+  it('service cost: perf samples are put in the first kind their stack matches', () => {
+    // Stacks as `perf script -F ip,sym,dso` prints them (leaf first), one sample per block.
+    const frame = (sym: string, dso = 'workerd') => `\t 2aa9b44 ${sym}+0x34 (${dso})`
+    const stacks = [
+      [frame('fdatasync', '[kernel.kallsyms]'), frame('sqlite3PagerCommitPhaseOne')],
+      [frame('sqlite3VdbeExec'), frame('workerd::api::SqlStorage::exec')],
+      [frame('v8::internal::Heap::CollectGarbage')],
+      [frame('v8::internal::Compiler::Compile')],
+      [frame('kj::HttpHeaders::parse'), frame('kj::HttpServer::Connection::loop')],
+      [frame('Builtins_CallFunction_ReceiverIsAny'), frame('[unknown]', '[unknown]')],
+      [frame('finish_task_switch', '[kernel.kallsyms]')],
+      [frame('kj::_::PromiseNode::setSelfPointer')],
+    ]
+    const script = stacks.map((s) => s.join('\n')).join('\n\n') + '\n'
+    const { samples, shares } = classify(script)
+    expect(samples).toBe(stacks.length)
+    expect(shares).toHaveLength(KINDS.length)
+    // One stack per kind, in KINDS order.
+    for (const share of shares) expect(share).toBeCloseTo(1 / stacks.length)
   })
 })
