@@ -1,8 +1,9 @@
-/** Kinds of workerd work, each a label and a test of a sample's call stack. */
-export const KINDS: [label: string, match: (stack: string) => boolean][]
+/** The kinds of workerd work, by label (stackKind gives an index into it). */
+export const KINDS: string[]
 export function perfUsable(): Promise<boolean>
 export function perfShares(
   pid: number,
   work: () => Promise<unknown>,
 ): Promise<{ samples: number; shares: number[] }>
 export function classify(script: string): { samples: number; shares: number[] }
+export function stackKind(stack: string): number
