@@ -15,14 +15,18 @@ import {
   cpuMs,
   median,
   MODEL_HOST,
+  sleep,
   startBenchWorker,
 } from './workerd-cpu.mjs'
+import { KINDS, OWNERS, perfShares, perfUsable, V8_PERF_FLAGS } from './workerd-perf.mjs'
 
 const STEPS = 20
 const SUBSCRIBERS = 60
 const ROUNDS = 15
 const TIME_GOAL = 1.3
 const CPU_GOAL = 2
+/** Runs of each case sampled with perf after the rounds. */
+const PERF_RUNS = 4
 
 /** A chat-completions answer: a calculator call until STEPS are done, then the answer. */
 function modelAnswer(body) {
@@ -71,7 +75,11 @@ function network() {
   }
 }
 
-async function oneRun(rt, net, subscribers) {
+/**
+ * One run, watched by `subscribers` streams or none. `sample` wraps the measured part (from the
+ * approval until every stream ended and the deliveries settled), e.g. to sample it with perf.
+ */
+async function oneRun(rt, net, subscribers, sample = (work) => work()) {
   const headers = { Authorization: 'Bearer bench-token', 'Content-Type': 'application/json' }
   const res = await rt.fetch('/v1/runs', {
     method: 'POST',
@@ -100,23 +108,24 @@ async function oneRun(rt, net, subscribers) {
     ? await watch(new URL(`/v1/runs/${id}/events`, await rt.url()), subscribers)
     : undefined
   const openCpu = cpuMs(rt.pid) - open0
+  const approve = new URL(`/v1/runs/${id}/approvals/${approval.callId}`, await rt.url())
+  let ms
   const cpu0 = cpuMs(rt.pid)
-  const t0 = performance.now()
-  const decided = await fetch(
-    new URL(`/v1/runs/${id}/approvals/${approval.callId}`, await rt.url()),
-    {
+  const sampled = await sample(async () => {
+    const t0 = performance.now()
+    const decided = await fetch(approve, {
       method: 'POST',
       headers,
       body: JSON.stringify({ decision: 'approve', args_hash: approval.argsHash }),
-    },
-  )
-  if (decided.status !== 200) throw new Error(`approval answered ${decided.status}`)
-  await finished
-  const ms = performance.now() - t0
-  await watchers?.ended
-  // Let the last deliveries settle before reading the CPU counter.
-  await new Promise((r) => setTimeout(r, 50))
-  return { ms, cpu: cpuMs(rt.pid) - cpu0, openCpu }
+    })
+    if (decided.status !== 200) throw new Error(`approval answered ${decided.status}`)
+    await finished
+    ms = performance.now() - t0
+    await watchers?.ended
+    // Let the last deliveries settle before reading the CPU counter.
+    await sleep(50)
+  })
+  return { ms, cpu: cpuMs(rt.pid) - cpu0, openCpu, sampled }
 }
 
 /**
@@ -139,32 +148,36 @@ function watch(url, n) {
   })
 }
 
+// node:http, not fetch: the readers stand for clients on other machines, so what they cost this
+// one should be as little as can be (fetch's web streams cost several times the CPU per chunk, and
+// on a 2-core machine that time is taken from workerd and the fake model).
 const READERS = `
+const http = require('node:http')
 const { parentPort, workerData } = require('node:worker_threads')
 const { url, n } = workerData
 const headers = { Authorization: 'Bearer bench-token' }
 let live = 0
 let ended = 0
+const fail = (err) => { throw err }
 for (let i = 0; i < n; i++) {
-  ;(async () => {
-    const res = await fetch(url, { headers })
-    if (res.status !== 200) throw new Error('events answered ' + res.status + ': ' + (await res.text()))
-    const reader = res.body.getReader()
-    const decoder = new TextDecoder()
+  http.get(url, { headers }, (res) => {
+    if (res.statusCode !== 200) fail(new Error('events answered ' + res.statusCode))
+    res.setEncoding('utf8')
     let text = ''
     let isLive = false
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) break
-      text += decoder.decode(value, { stream: true })
+    res.on('data', (piece) => {
+      text += piece
       if (!isLive && text.includes('event: approval_requested')) {
         isLive = true
         if (++live === n) parentPort.postMessage('live')
       }
-    }
-    if (!text.includes('event: run_finished')) throw new Error('a stream ended before run_finished')
-    if (++ended === n) parentPort.postMessage('ended')
-  })()
+    })
+    res.on('end', () => {
+      if (!text.includes('event: run_finished')) fail(new Error('a stream ended before run_finished'))
+      if (++ended === n) parentPort.postMessage('ended')
+    })
+    res.on('error', fail)
+  }).on('error', fail)
 }
 `
 
@@ -206,7 +219,65 @@ export async function benchFanOut() {
       `  wall time   unwatched ${f(plain, 'ms')} (${spread(plain, 'ms')}), watched ${f(watched, 'ms')} (${spread(watched, 'ms')}): ${time.toFixed(2)}x (goal <= ${TIME_GOAL}x) ${verdict(time <= TIME_GOAL)}`,
       `  Worker CPU  unwatched ${f(plain, 'cpu')} (${spread(plain, 'cpu')}), watched ${f(watched, 'cpu')} (${spread(watched, 'cpu')}): ${cpu.toFixed(2)}x (goal <= ${CPU_GOAL}x) ${verdict(cpu <= CPU_GOAL)}`,
       `  (ratio of the medians: wall ${ofMedians('ms')}x, CPU ${ofMedians('cpu')}x; ${(perSubscriber * 1000).toFixed(0)} µs of CPU per subscriber and run; not in the ratios: opening the ${SUBSCRIBERS} streams while the run waited cost ${f(watched, 'openCpu')} of CPU)`,
+      ...(await perfBreakdown()),
     ].join('\n')
+  } finally {
+    await stop()
+  }
+}
+
+/**
+ * Where the watched run's extra CPU goes: PERF_RUNS runs of each case sampled with perf
+ * (bench/workerd-perf.mjs) in a second workerd that writes V8's perf map, the measured part of
+ * each, by kind of work and by whose code is on the stack; the difference per subscriber.
+ */
+async function perfBreakdown() {
+  if (!(await perfUsable())) {
+    return ['  (no perf breakdown: `perf record` is not available or not permitted here)']
+  }
+  const net = network()
+  const before = process.env.MINIFLARE_WORKERD_V8_FLAGS
+  process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_PERF_FLAGS
+  let started
+  try {
+    started = await startBenchWorker(net.outbound, {
+      MAX_STEPS: String(STEPS + 5),
+      MAX_SECONDS: '3600',
+      EVENT_STREAMS_PER_RUN: String(SUBSCRIBERS),
+      EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
+    })
+  } finally {
+    if (before === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS
+    else process.env.MINIFLARE_WORKERD_V8_FLAGS = before
+  }
+  const { rt, stop } = started
+  try {
+    await oneRun(rt, net, 0)
+    await oneRun(rt, net, SUBSCRIBERS)
+    const sample = (work) => perfShares(rt.pid, work)
+    const cases = { unwatched: [], watched: [] }
+    for (let i = 0; i < PERF_RUNS; i++) {
+      cases.unwatched.push((await oneRun(rt, net, 0, sample)).sampled)
+      cases.watched.push((await oneRun(rt, net, SUBSCRIBERS, sample)).sampled)
+    }
+    // CPU ms per run of each kind (or owner), over all sampled runs of a case.
+    const per = (name, field, i) =>
+      cases[name].reduce((x, p) => x + p.cpuMs * p[field][i], 0) / cases[name].length
+    const row = (label, field, i) => {
+      const [u, w] = [per('unwatched', field, i), per('watched', field, i)]
+      const each = ((w - u) * 1000) / SUBSCRIBERS
+      return `    ${label.padEnd(52)} ${u.toFixed(1).padStart(6)} ${w.toFixed(1).padStart(8)} ${each.toFixed(0).padStart(10)} µs`
+    }
+    const total = (name) => cases[name].reduce((x, p) => x + p.cpuMs, 0) / cases[name].length
+    return [
+      `  under perf (cpu-clock samples of the measured part, ${PERF_RUNS} runs of each, a second workerd writing V8's perf map), ms of workerd CPU per run:`,
+      `    ${''.padEnd(52)} ${'unwatched'.padStart(6)} ${'watched'.padStart(8)} ${'per subscriber'.padStart(13)}`,
+      `    ${'all'.padEnd(52)} ${total('unwatched').toFixed(1).padStart(6)} ${total('watched').toFixed(1).padStart(8)} ${(((total('watched') - total('unwatched')) * 1000) / SUBSCRIBERS).toFixed(0).padStart(10)} µs`,
+      `   by kind of work:`,
+      ...KINDS.map((label, i) => row(label, 'shares', i)),
+      `   by whose code is on the stack:`,
+      ...OWNERS.map((label, i) => row(label, 'owners', i)),
+    ]
   } finally {
     await stop()
   }
