@@ -8,6 +8,7 @@
 // Node clients reading the streams). Each round runs one watched and one unwatched run back to
 // back (in turn which goes first), so both see the same load on a shared machine; the verdict is
 // the median of the rounds' ratios.
+import { loadavg } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import {
   CALLBACK_HOST,
@@ -191,6 +192,7 @@ export async function benchFanOut() {
     EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
   })
   try {
+    const load0 = loadavg()[0].toFixed(2)
     // One of each first, not counted: the isolate compiles and warms up.
     await oneRun(rt, net, 0)
     await oneRun(rt, net, SUBSCRIBERS)
@@ -215,7 +217,7 @@ export async function benchFanOut() {
     const perSubscriber = (m(watched, 'cpu') - m(plain, 'cpu')) / SUBSCRIBERS
     const verdict = (ok) => (ok ? 'PASS' : 'FAIL')
     return [
-      `event fan-out: a ${STEPS}-step run, unwatched and with ${SUBSCRIBERS} live subscribers (one workerd under Miniflare, instant fake model, ${ROUNDS} rounds of one run each, back to back; ratio = median of the rounds' ratios)`,
+      `event fan-out: a ${STEPS}-step run, unwatched and with ${SUBSCRIBERS} live subscribers (one workerd under Miniflare, instant fake model, ${ROUNDS} rounds of one run each, back to back; ratio = median of the rounds' ratios; load average ${load0} before, ${loadavg()[0].toFixed(2)} after the rounds)`,
       `  wall time   unwatched ${f(plain, 'ms')} (${spread(plain, 'ms')}), watched ${f(watched, 'ms')} (${spread(watched, 'ms')}): ${time.toFixed(2)}x (goal <= ${TIME_GOAL}x) ${verdict(time <= TIME_GOAL)}`,
       `  Worker CPU  unwatched ${f(plain, 'cpu')} (${spread(plain, 'cpu')}), watched ${f(watched, 'cpu')} (${spread(watched, 'cpu')}): ${cpu.toFixed(2)}x (goal <= ${CPU_GOAL}x) ${verdict(cpu <= CPU_GOAL)}`,
       `  (ratio of the medians: wall ${ofMedians('ms')}x, CPU ${ofMedians('cpu')}x; ${(perSubscriber * 1000).toFixed(0)} µs of CPU per subscriber and run; not in the ratios: opening the ${SUBSCRIBERS} streams while the run waited cost ${f(watched, 'openCpu')} of CPU)`,

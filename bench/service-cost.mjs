@@ -2,7 +2,7 @@
 // the same workerd process (the deployed bundle under Miniflare, test/node/worker-runtime.ts),
 // then 1,000 concurrent runs against a model that takes 50 ms. The fake model is this process,
 // reached over 127.0.0.1 (Miniflare's outbound service: workerd sends every outbound fetch of
-// the Worker to a loopback socket of Node). CPU is the workerd process's user + system time
+// the Worker to a loopback socket of Node). CPU is the workerd process's CPU time
 // (bench/workerd-cpu.mjs), less its idle rate, over batches of one kind; rounds interleave the
 // kinds and each figure is the median of its batches. docs/architecture.md#performance.
 import { rm } from 'node:fs/promises'
@@ -22,7 +22,7 @@ import { KINDS, OWNERS, perfShares, perfUsable, V8_PERF_FLAGS } from './workerd-
 
 const TOKEN = 'bench-token'
 const ROUNDS = 5
-/** Requests (or runs) per batch: each batch costs a few hundred ms of CPU, 10 ms ticks apart. */
+/** Requests (or runs) per batch: a few hundred ms of CPU (10 ms ticks where there is no schedstat). */
 const BATCH = { healthz: 300, view: 200, start: 30, approval: 30, run: 15 }
 const GOAL_RUN = 3
 /** Unmeasured pause after a round, for the outbox work its last runs left behind. */
