@@ -2,7 +2,6 @@
 import { evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
 import type { RunEvent } from '../../src/runs/events/events'
-import type { RunStore } from '../../src/runs/run-store'
 import { reply } from '../fakes/fake-openai'
 import {
   api,
@@ -202,20 +201,6 @@ describe('live subscribers', () => {
     for (const sub of [a, b]) expect(kinds(await sub.toEnd())).toEqual(FULL_RUN)
     expect(kinds(await c.toEnd())).toEqual(FULL_RUN.slice(2))
     expect(b.events).toEqual(a.events)
-  })
-
-  it('ends as soon as the run does: its last events do not wait for the next write', async () => {
-    scriptModel()
-    const id = await startRun(TASK)
-    await drainAlarms(id)
-    const sub = readSse(await events(id))
-    await sub.until((e) => e.some((x) => x.type === 'approval_requested'))
-    // The decision's events are written at once; the run's last ones come within the write
-    // interval after them, and are still written (and the stream closed) at once.
-    await finishRun(id)
-    const open = await runInDurableObject(stubOf(id), (o) => (o as RunStore).openStreams())
-    expect(open).toBe(0)
-    expect(kinds(await sub.toEnd())).toEqual(FULL_RUN)
   })
 
   it('sends a comment heartbeat every 15 s while the run waits', async () => {

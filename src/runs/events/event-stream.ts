@@ -6,9 +6,9 @@ export const HEARTBEAT_MS = 15_000
 /** Events read from storage per write to a subscriber. */
 const BATCH = 200
 /**
- * Live events are written at most this often (the first of a burst at once, and the run's last
- * ones): a run whose transitions come every few milliseconds costs each subscriber one write per
- * interval, not one per transition. Measured by `npm run bench -- fan-out` (docs/architecture.md#performance).
+ * Live events are written at most this often (the first of a burst at once): a run whose
+ * transitions come every few milliseconds costs each subscriber one write per interval, not one
+ * per transition. Measured by `npm run bench -- fan-out` (docs/architecture.md#performance).
  */
 export const FLUSH_MS = 200
 /** What a refused stream's client is told to wait before trying again. */
@@ -164,8 +164,6 @@ export class EventHub {
   }
 
   #scheduleLive(): void {
-    // The run's last events go at once: nothing follows them to gather, and the streams end.
-    if (this.finished()) return this.#publishLive()
     if (this.#flushTimer) return
     // Clamped: a clock that moved back must not hold events for longer than one interval.
     const wait = Math.min(FLUSH_MS, this.#lastFlush + FLUSH_MS - Date.now())
