@@ -8,8 +8,8 @@
 // Node clients reading the streams). Each round runs one watched and one unwatched run back to
 // back (in turn which goes first), so both see the same load on a shared machine; the verdict is
 // the median of the rounds' ratios.
+import { spawn } from 'node:child_process'
 import { loadavg } from 'node:os'
-import { Worker } from 'node:worker_threads'
 import {
   CALLBACK_HOST,
   chatCompletion,
@@ -130,32 +130,35 @@ async function oneRun(rt, net, subscribers, sample = (work) => work()) {
 }
 
 /**
- * `n` clients reading the stream at `url` in a thread of their own: the fake model answers from
- * this thread's event loop, which the readers must not slow down. Resolves once every stream is
- * live (it got the approval request); `ended` once every one got run_finished and closed.
+ * `n` clients reading the stream at `url`. They stand for clients on other machines, so they cost
+ * this one as little as can be: a process of their own (the fake model answers from this
+ * process's event loop, which they must not slow down) at the lowest CPU priority (on a shared
+ * 2-core machine their reading would otherwise take its time from workerd), reading with
+ * node:http (fetch's web streams took twice the CPU). Resolves once every stream is live (it got
+ * the approval request); `ended` once every one got run_finished and closed.
  */
 function watch(url, n) {
-  const thread = new Worker(READERS, { eval: true, workerData: { url: String(url), n } })
-  const ended = new Promise((resolve, reject) => {
-    thread.on('message', (m) => m === 'ended' && resolve())
-    thread.on('error', reject)
+  const readers = spawn(
+    'nice',
+    ['-n', '19', process.execPath, '-e', READERS, String(url), String(n)],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  )
+  const failed = new Promise((_, reject) => {
+    readers.on('error', reject)
+    readers.on('exit', (code) => code && reject(new Error(`the readers exited with ${code}`)))
   })
-  return new Promise((resolve, reject) => {
-    thread.on(
-      'message',
-      (m) => m === 'live' && resolve({ ended: ended.finally(() => thread.terminate()) }),
-    )
-    thread.on('error', reject)
-  })
+  const said = (what) =>
+    new Promise((resolve) => readers.on('message', (m) => m === what && resolve()))
+  const ended = Promise.race([said('ended'), failed]).finally(() => readers.kill())
+  return Promise.race([said('live').then(() => ({ ended })), failed])
 }
 
-// node:http, not fetch: the readers stand for clients on other machines, so what they cost this
-// one should be as little as can be (fetch's web streams cost several times the CPU per chunk, and
-// on a 2-core machine that time is taken from workerd and the fake model).
 const READERS = `
 const http = require('node:http')
-const { parentPort, workerData } = require('node:worker_threads')
-const { url, n } = workerData
+const url = process.argv[1]
+const n = Number(process.argv[2])
 const headers = { Authorization: 'Bearer bench-token' }
 let live = 0
 let ended = 0
@@ -170,12 +173,12 @@ for (let i = 0; i < n; i++) {
       text += piece
       if (!isLive && text.includes('event: approval_requested')) {
         isLive = true
-        if (++live === n) parentPort.postMessage('live')
+        if (++live === n) process.send('live')
       }
     })
     res.on('end', () => {
       if (!text.includes('event: run_finished')) fail(new Error('a stream ended before run_finished'))
-      if (++ended === n) parentPort.postMessage('ended')
+      if (++ended === n) process.send('ended')
     })
     res.on('error', fail)
   }).on('error', fail)
