@@ -19,13 +19,20 @@ import {
   sleep,
   startBenchWorker,
 } from './workerd-cpu.mjs'
-import { KINDS, OWNERS, perfShares, perfUsable, V8_PERF_FLAGS } from './workerd-perf.mjs'
+import { KINDS, OWNERS, perfShares, perfUsable, startPerfWorker } from './workerd-perf.mjs'
 
 const STEPS = 20
 const SUBSCRIBERS = 60
 const ROUNDS = 15
 const TIME_GOAL = 1.3
 const CPU_GOAL = 2
+/** The runs' budgets fit the script; the stream limits let every subscriber in. */
+const BINDINGS = {
+  MAX_STEPS: String(STEPS + 5),
+  MAX_SECONDS: '3600',
+  EVENT_STREAMS_PER_RUN: String(SUBSCRIBERS),
+  EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
+}
 /** Runs of each case sampled with perf after the rounds. */
 const PERF_RUNS = 4
 
@@ -188,12 +195,7 @@ for (let i = 0; i < n; i++) {
 /** Runs the fan-out bench; the report's lines say PASS or FAIL per goal. */
 export async function benchFanOut() {
   const net = network()
-  const { rt, stop } = await startBenchWorker(net.outbound, {
-    MAX_STEPS: String(STEPS + 5),
-    MAX_SECONDS: '3600',
-    EVENT_STREAMS_PER_RUN: String(SUBSCRIBERS),
-    EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
-  })
+  const { rt, stop } = await startBenchWorker(net.outbound, BINDINGS)
   try {
     const load0 = loadavg()[0].toFixed(2)
     // One of each first, not counted: the isolate compiles and warms up.
@@ -241,21 +243,7 @@ async function perfBreakdown() {
     return ['  (no perf breakdown: `perf record` is not available or not permitted here)']
   }
   const net = network()
-  const before = process.env.MINIFLARE_WORKERD_V8_FLAGS
-  process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_PERF_FLAGS
-  let started
-  try {
-    started = await startBenchWorker(net.outbound, {
-      MAX_STEPS: String(STEPS + 5),
-      MAX_SECONDS: '3600',
-      EVENT_STREAMS_PER_RUN: String(SUBSCRIBERS),
-      EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
-    })
-  } finally {
-    if (before === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS
-    else process.env.MINIFLARE_WORKERD_V8_FLAGS = before
-  }
-  const { rt, stop } = started
+  const { rt, stop } = await startPerfWorker(net.outbound, BINDINGS)
   try {
     await oneRun(rt, net, 0)
     await oneRun(rt, net, SUBSCRIBERS)

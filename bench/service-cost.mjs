@@ -18,7 +18,7 @@ import {
   sleep,
   startBenchWorker,
 } from './workerd-cpu.mjs'
-import { KINDS, OWNERS, perfShares, perfUsable, V8_PERF_FLAGS } from './workerd-perf.mjs'
+import { KINDS, OWNERS, perfShares, perfUsable, startPerfWorker } from './workerd-perf.mjs'
 
 const TOKEN = 'bench-token'
 const ROUNDS = 5
@@ -242,16 +242,7 @@ async function perfBreakdown() {
     return ['  (no perf breakdown: `perf record` is not available or not permitted here)']
   }
   const net = network()
-  const before = process.env.MINIFLARE_WORKERD_V8_FLAGS
-  process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_PERF_FLAGS
-  let started
-  try {
-    started = await startBenchWorker(net.outbound, { MODEL_STREAM: 'off' })
-  } finally {
-    if (before === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS
-    else process.env.MINIFLARE_WORKERD_V8_FLAGS = before
-  }
-  const { rt, stop } = started
+  const { rt, stop } = await startPerfWorker(net.outbound, { MODEL_STREAM: 'off' })
   try {
     const api = client(await rt.url())
     // A round unsampled first (the isolate compiles and warms up), then PERF_ROUNDS sampled.
