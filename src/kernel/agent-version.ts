@@ -18,14 +18,19 @@ type State = { hi: number; lo: number }
 
 const OFFSET_BASIS: State = { hi: 0xcbf29ce4, lo: 0x84222325 }
 
+const TWO_TO_MINUS_32 = 2 ** -32
+
 function fnv(text: string, from: State): State {
   let { hi, lo } = from
   // FNV prime 2^40 + 0x1b3: h * prime = h * 0x1b3 + (h << 40), both mod 2^64.
   for (let i = 0; i < text.length; i++) {
     lo = (lo ^ text.charCodeAt(i)) >>> 0
     const low = lo * 0x1b3
-    hi = (hi * 0x1b3 + Math.floor(low / 0x100000000) + ((lo << 8) >>> 0)) >>> 0
-    lo = low >>> 0
+    const next = low >>> 0
+    // The carry out of the low half: exact, as both are integers below 2^53 (a multiply by 2^-32
+    // instead of a division and a floor, per character).
+    hi = (hi * 0x1b3 + (low - next) * TWO_TO_MINUS_32 + ((lo << 8) >>> 0)) >>> 0
+    lo = next
   }
   return { hi, lo }
 }

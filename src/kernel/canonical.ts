@@ -14,31 +14,51 @@ export function canonicalJson(value: unknown): string {
  * would say, without building them (the loop guard runs it on every call).
  */
 export function sameJson(a: unknown, b: unknown): boolean {
-  // Pairs still to compare, instead of recursion (the values may nest at any depth).
-  const pairs: [unknown, unknown][] = [[a, b]]
-  while (pairs.length) {
-    const [x, y] = pairs.pop()!
-    if (x === y) continue
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false
-    if (Array.isArray(x)) {
-      if (!Array.isArray(y) || x.length !== y.length) return false
-      for (let i = 0; i < x.length; i++) pairs.push([x[i], y[i]])
-      continue
+  // Pairs still to compare (x, y, x, y, ...), instead of recursion: the values may nest at any
+  // depth. Made only when a pair of objects or arrays nests, so flat arguments allocate nothing.
+  let pairs: unknown[] | undefined
+  let x = a
+  let y = b
+  for (;;) {
+    if (x !== y) {
+      if (!bothObjects(x, y)) return false
+      if (Array.isArray(x)) {
+        if (!Array.isArray(y) || x.length !== y.length) return false
+        for (let i = 0; i < x.length; i++) {
+          const vx: unknown = x[i]
+          const vy: unknown = y[i]
+          if (vx === vy) continue
+          if (!bothObjects(vx, vy)) return false
+          ;(pairs ??= []).push(vx, vy)
+        }
+      } else {
+        if (Array.isArray(y)) return false
+        const rx = x as Record<string, unknown>
+        const ry = y as Record<string, unknown>
+        let count = 0
+        for (const key in rx) {
+          const vx = rx[key]
+          if (!Object.hasOwn(rx, key) || vx === undefined) continue
+          count++
+          if (!Object.hasOwn(ry, key)) return false
+          const vy = ry[key]
+          if (vx === vy) continue
+          if (!bothObjects(vx, vy)) return false
+          ;(pairs ??= []).push(vx, vy)
+        }
+        for (const key in ry) if (Object.hasOwn(ry, key) && ry[key] !== undefined) count--
+        if (count !== 0) return false
+      }
     }
-    if (Array.isArray(y)) return false
-    const rx = x as Record<string, unknown>
-    const ry = y as Record<string, unknown>
-    let count = 0
-    for (const key in rx) {
-      if (!Object.hasOwn(rx, key) || rx[key] === undefined) continue
-      count++
-      if (!Object.hasOwn(ry, key)) return false
-      pairs.push([rx[key], ry[key]])
-    }
-    for (const key in ry) if (Object.hasOwn(ry, key) && ry[key] !== undefined) count--
-    if (count !== 0) return false
+    if (!pairs?.length) return true
+    y = pairs.pop()
+    x = pairs.pop()
   }
-  return true
+}
+
+/** Two values that are unequal unless both are objects (or arrays) with equal contents. */
+function bothObjects(x: unknown, y: unknown): boolean {
+  return typeof x === 'object' && typeof y === 'object' && x !== null && y !== null
 }
 
 /** Hex SHA-256 of the canonical JSON of a tool call: what an approval is bound to. */
