@@ -1,5 +1,5 @@
 import { sha256Hex } from '../security/sha256'
-import { stringifyJson } from '../validation/json-walk'
+import { MAX_JSON_DEPTH, stringifyJson } from '../validation/json-walk'
 
 /**
  * JSON with object keys sorted at every depth: equal values give equal strings. Written without
@@ -11,9 +11,38 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * Whether two JSON values are equal, object keys in any order: what `canonicalJson` strings
- * would say, without building them (the loop guard runs it on every call).
+ * would say, without building them (the loop guard runs it on every call). Recursive while the
+ * values are shallow (a small function V8 inlines into the loop guard's); past MAX_JSON_DEPTH it
+ * goes on with an explicit stack, so any depth is safe.
  */
 export function sameJson(a: unknown, b: unknown): boolean {
+  return sameShallow(a, b, 0)
+}
+
+function sameShallow(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return true
+  if (!bothObjects(a, b)) return false
+  if (depth >= MAX_JSON_DEPTH) return sameDeep(a, b)
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameShallow(a[i], b[i], depth + 1)) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const ra = a as Record<string, unknown>
+  const rb = b as Record<string, unknown>
+  let count = 0
+  for (const key in ra) {
+    if (!Object.hasOwn(ra, key) || ra[key] === undefined) continue
+    count++
+    if (!Object.hasOwn(rb, key) || !sameShallow(ra[key], rb[key], depth + 1)) return false
+  }
+  for (const key in rb) if (Object.hasOwn(rb, key) && rb[key] !== undefined) count--
+  return count === 0
+}
+
+/** `sameJson` without recursion, for values nested deeper than MAX_JSON_DEPTH. */
+function sameDeep(a: unknown, b: unknown): boolean {
   // Pairs still to compare (x, y, x, y, ...), instead of recursion: the values may nest at any
   // depth. Made only when a pair of objects or arrays nests, so flat arguments allocate nothing.
   let pairs: unknown[] | undefined

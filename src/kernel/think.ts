@@ -224,7 +224,9 @@ function recordReply(
     const finished = withStep(state, reply, step)
     return thought(stop(finished, 'finish', slice, null, reading.answer, reading.output ?? null))
   }
-  const tool = reading.calls.map((c) => c.name).join(',')
+  // The calls' names for the event; one call (the usual step) needs no array and no join.
+  const { calls: asked } = reading
+  const tool = asked.length === 1 ? asked[0]!.name : asked.map((c) => c.name).join(',')
   const acted: Acted = { state, reply, base, thought: reading.thought, bytes, slice, tool }
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
   if (deps.signal?.aborted) {
