@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type Plugin } from 'vitest/config'
+import { buildSlimOpenAI } from './scripts/slim-openai.mjs'
 import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
 
 const wrangler = { configPath: wranglerConfigWithoutDevVars() }
@@ -17,6 +18,16 @@ const sdkWithoutSourceMaps: Plugin = {
     const code = await readFile(id.split('?')[0]!, 'utf8')
     return { code: code.replace(/\n\/\/# sourceMappingURL=.*$/, ''), map: null }
   },
+}
+
+// The `openai` package as the Worker ships it (wrangler.toml's [build] and [alias], which the
+// vitest plugin does not apply): the unused API resources replaced by stand-ins
+// (scripts/slim-openai.mjs, docs/development.md#the-build).
+const slimOpenAI = await buildSlimOpenAI()
+const openaiAsShipped: Plugin = {
+  name: 'openai-as-shipped',
+  enforce: 'pre',
+  resolveId: (id) => (id === 'openai' ? slimOpenAI : null),
 }
 
 // The `agent-catalog` project's Worker is built with test/agent-catalog/test-agents.ts appended to
@@ -105,6 +116,7 @@ export default defineConfig({
         // The service wired to a fake OpenAI-compatible provider.
         plugins: [
           sdkWithoutSourceMaps,
+          openaiAsShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -130,6 +142,7 @@ export default defineConfig({
         // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
         plugins: [
           sdkWithoutSourceMaps,
+          openaiAsShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -153,6 +166,7 @@ export default defineConfig({
         // channel rules are in the catalog but not offered unless a test enables them.
         plugins: [
           sdkWithoutSourceMaps,
+          openaiAsShipped,
           testAgentCatalog,
           cloudflareTest({
             wrangler,
@@ -172,6 +186,7 @@ export default defineConfig({
         // and one that is down.
         plugins: [
           sdkWithoutSourceMaps,
+          openaiAsShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -200,6 +215,7 @@ export default defineConfig({
         // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
         plugins: [
           sdkWithoutSourceMaps,
+          openaiAsShipped,
           cloudflareTest({
             wrangler,
             // Empty wins over values a developer may have in .dev.vars.
@@ -221,6 +237,7 @@ export default defineConfig({
         // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
         plugins: [
           sdkWithoutSourceMaps,
+          openaiAsShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
