@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type Plugin } from 'vitest/config'
-import { buildSlimOpenAI } from './scripts/slim-openai.mjs'
+import { build } from './scripts/build.mjs'
 import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
 
 const wrangler = { configPath: wranglerConfigWithoutDevVars() }
@@ -20,14 +20,19 @@ const sdkWithoutSourceMaps: Plugin = {
   },
 }
 
-// The `openai` package as the Worker ships it (wrangler.toml's [build] and [alias], which the
-// vitest plugin does not apply): the unused API resources replaced by stand-ins
-// (scripts/slim-openai.mjs, docs/development.md#the-build).
-const slimOpenAI = await buildSlimOpenAI()
-const openaiAsShipped: Plugin = {
-  name: 'openai-as-shipped',
+// The Worker as shipped (docs/development.md#the-build): the vitest plugin runs neither
+// wrangler.toml's [build] nor its [alias], so the build runs here (the console's files, which
+// [assets] serves; the `openai` package and the MCP SDK's HTTP transport with stand-ins for what
+// edgeloop never calls), and this plugin resolves the two as [alias] does.
+const { slimOpenAI, slimMcpTransport } = await build()
+const ALIASES: Record<string, string> = {
+  openai: slimOpenAI,
+  '@modelcontextprotocol/sdk/client/streamableHttp.js': slimMcpTransport,
+}
+const asShipped: Plugin = {
+  name: 'as-shipped',
   enforce: 'pre',
-  resolveId: (id) => (id === 'openai' ? slimOpenAI : null),
+  resolveId: (id) => ALIASES[id] ?? null,
 }
 
 // The `agent-catalog` project's Worker is built with test/agent-catalog/test-agents.ts appended to
@@ -116,7 +121,7 @@ export default defineConfig({
         // The service wired to a fake OpenAI-compatible provider.
         plugins: [
           sdkWithoutSourceMaps,
-          openaiAsShipped,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -142,7 +147,7 @@ export default defineConfig({
         // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
         plugins: [
           sdkWithoutSourceMaps,
-          openaiAsShipped,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -166,7 +171,7 @@ export default defineConfig({
         // channel rules are in the catalog but not offered unless a test enables them.
         plugins: [
           sdkWithoutSourceMaps,
-          openaiAsShipped,
+          asShipped,
           testAgentCatalog,
           cloudflareTest({
             wrangler,
@@ -186,7 +191,7 @@ export default defineConfig({
         // and one that is down.
         plugins: [
           sdkWithoutSourceMaps,
-          openaiAsShipped,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -215,7 +220,7 @@ export default defineConfig({
         // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
         plugins: [
           sdkWithoutSourceMaps,
-          openaiAsShipped,
+          asShipped,
           cloudflareTest({
             wrangler,
             // Empty wins over values a developer may have in .dev.vars.
@@ -237,7 +242,7 @@ export default defineConfig({
         // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
         plugins: [
           sdkWithoutSourceMaps,
-          openaiAsShipped,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {

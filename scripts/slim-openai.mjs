@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // The `openai` package as the Worker ships it: the package bundled into one module in which the
 // API resources and `lib/` helpers edgeloop never calls are replaced by stand-ins. The client's
 // constructor attaches every resource class, so without this the bundle carries all of them.
@@ -7,9 +6,9 @@
 // A stand-in keeps its module's exports: a resource class still constructs, and any property of
 // an instance other than its own throws a clear error; a `lib/` export throws when used at all.
 //
-// wrangler.toml's `[build] command` runs this before `wrangler dev` and `wrangler deploy` bundle,
-// its `[alias]` points `openai` at the output, and vitest.config.ts does both for the test
-// Workers (docs/development.md#the-build). The output is rebuilt only when the package or this
+// scripts/build.mjs runs this (wrangler.toml's `[build] command`, and vitest.config.ts for the
+// test Workers); wrangler.toml's `[alias]` and vitest.config.ts point `openai` at the output
+// (docs/development.md#the-build). The output is rebuilt only when the package or this
 // file changed: its first line holds their digest.
 import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -159,8 +158,4 @@ export async function buildSlimOpenAI() {
   mkdirSync(dirname(SLIM_OPENAI), { recursive: true })
   writeFileSync(SLIM_OPENAI, stamp + result.outputFiles[0].text)
   return SLIM_OPENAI
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await buildSlimOpenAI()
 }

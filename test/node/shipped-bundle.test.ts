@@ -1,13 +1,21 @@
 /**
- * The `openai` package as the Worker ships it (scripts/slim-openai.mjs, docs/development.md#the-build):
- * the unused API resources and helpers are stand-ins, the chat-completions path is the package's
- * own code. Checked on the built module (the exports, the client, streamed and whole replies,
- * retries, error classes, a stand-in's error) and on the deployable bundle (a run whose model
- * streams through the fake, with a retried 500 first, finishes with its answer).
+ * The Worker as the build shapes it (scripts/build.mjs, docs/development.md#the-build):
+ * - the `openai` package with stand-ins for the unused API resources and helpers, the
+ *   chat-completions path the package's own code. Checked on the built module (the exports, the
+ *   client, streamed and whole replies, retries, error classes, a stand-in's error) and on the
+ *   deployable bundle (a run whose model streams through the fake, after a retried 500, calls a
+ *   tool and an MCP server's tool, and finishes with its answer);
+ * - the MCP SDK's HTTP transport without its OAuth client: that run reaches the MCP server (a
+ *   real SDK server, test/fakes/fake-mcp.ts) with its bearer token;
+ * - the console's files as static assets, outside the script, served by the bundled Worker with
+ *   its headers. test/events/console-page.test.ts checks the headers and contents in full.
  */
 import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ASSETS_DIR } from '../../scripts/console-assets.mjs'
 import { buildSlimOpenAI } from '../../scripts/slim-openai.mjs'
+import { FAKE_MCP_HOST, FAKE_MCP_TOKEN, FakeMcp } from '../fakes/fake-mcp'
 import { FAKE_OPENAI_BASE_URL, FAKE_OPENAI_KEY, FakeOpenAI, reply } from '../fakes/fake-openai'
 import { bundleWorker, tempStorage, WorkerRuntime } from './worker-runtime'
 
@@ -91,17 +99,21 @@ describe('the deployable bundle', () => {
     for (const s of storage) await s.remove()
   })
 
-  it('carries the stand-ins, and a run streams its model replies through the real client', async () => {
+  it('carries the stand-ins; a run streams through the real client and calls MCP', async () => {
     const worker = await bundleWorker()
     const script = await readFile(worker.scriptPath, 'utf8')
-    expect(script).toContain("is left out of edgeloop's bundle")
+    expect(script).toContain("is left out of edgeloop's bundle (scripts/slim-openai.mjs")
     expect(script).not.toContain('AssistantStream')
+    expect(script).toContain('(OAuth) is left out')
+    expect(script).not.toContain('client_secret_basic')
 
     const api = new FakeOpenAI().enqueue(
       reply.error(500, 'overloaded', { 'retry-after-ms': '1' }),
       reply.toolCalls([{ name: 'calculator', arguments: { expression: '6*7' } }]),
+      reply.toolCalls([{ name: 'docs__search', arguments: { query: 'retries' } }]),
       reply.text('The answer is 42.'),
     )
+    const mcp = new FakeMcp()
     const dir = await tempStorage()
     storage.push(dir)
     const rt = await WorkerRuntime.start({
@@ -119,11 +131,17 @@ describe('the deployable bundle', () => {
         CONFIRM_POLICY: 'allow',
         ENABLED_TOOLS: 'calculator',
         CPU_MS: '30000',
+        MCP_SERVERS: JSON.stringify([
+          { name: 'docs', url: `https://${FAKE_MCP_HOST}/mcp`, token_secret: 'DOCS_MCP_AUTH' },
+        ]),
+        DOCS_MCP_AUTH: FAKE_MCP_TOKEN,
       },
-      outbound: async (req) =>
-        new URL(req.url).host === 'api.openai.test'
-          ? api.handler(req)
-          : new Response('no such host', { status: 502 }),
+      outbound: async (req) => {
+        const host = new URL(req.url).host
+        if (host === 'api.openai.test') return api.handler(req)
+        if (host === FAKE_MCP_HOST) return mcp.handler(req)
+        return new Response('no such host', { status: 502 })
+      },
     })
     try {
       const auth = { authorization: 'Bearer slim-openai-token' }
@@ -143,9 +161,40 @@ describe('the deployable bundle', () => {
         status: 'succeeded',
         result: { ok: true, answer: 'The answer is 42.' },
       })
-      expect(api.bodies).toHaveLength(3)
+      expect(api.bodies).toHaveLength(4)
+      expect(mcp.calls.map((c) => [c.tool, c.args])).toEqual([['search', { query: 'retries' }]])
+      expect(mcp.authorizations).toContain(`Bearer ${FAKE_MCP_TOKEN}`)
       expect(api.bodies.every((b) => b.stream === true)).toBe(true)
       expect(api.untakenViolations()).toEqual([])
+    } finally {
+      await rt.stop()
+    }
+  })
+
+  it('serves the console from static assets, not from its script', async () => {
+    const worker = await bundleWorker()
+    const script = await readFile(worker.scriptPath, 'utf8')
+    const consoleScript = await readFile(join(ASSETS_DIR, 'console/console.js'), 'utf8')
+    expect(script).not.toContain('sessionStorage.setItem(KEY, token)')
+    expect(consoleScript).toContain('sessionStorage.setItem(KEY, token)')
+    const dir = await tempStorage()
+    storage.push(dir)
+    const rt = await WorkerRuntime.start({
+      worker,
+      storage: dir.path,
+      bindings: { API_TOKEN: 'console-assets-token', MODEL: 'demo' },
+      outbound: async () => new Response('no network', { status: 502 }),
+    })
+    try {
+      const res = await rt.fetch('/console/console.js')
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+      expect(await res.text()).toBe(consoleScript)
+      const page = await rt.fetch('/console')
+      expect(await page.text()).toBe(await readFile(join(ASSETS_DIR, 'console/index.html'), 'utf8'))
+      expect((await rt.fetch('/console/index.html')).status).toBe(404)
+      expect((await rt.fetch('/console', { method: 'POST' })).status).toBe(405)
     } finally {
       await rt.stop()
     }
