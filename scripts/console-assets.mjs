@@ -2,10 +2,11 @@
 // Assets: they leave the Worker's script, and the Worker serves them from the ASSETS binding with
 // its own headers (src/routes/console.ts). A file is written only when its bytes changed, so
 // `wrangler dev` does not reload for nothing.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeAtomic } from './write-atomic.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -47,8 +48,7 @@ export async function buildConsoleAssets() {
       current = readFileSync(file, 'utf8')
     } catch {}
     if (current === text) continue
-    mkdirSync(dirname(file), { recursive: true })
-    writeFileSync(file, text)
+    writeAtomic(file, text)
   }
   return ASSETS_DIR
 }

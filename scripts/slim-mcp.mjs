@@ -3,15 +3,17 @@
 // exchange, with the schemas it needs) replaced by stand-ins. The transport calls into it only
 // when it was given an `authProvider`; edgeloop authenticates to its MCP servers with a static
 // bearer token (tools/mcp/mcp-session.ts) and never gives one. The other imports point at the
-// SDK's own files, so the transport shares the SDK's modules (its types, its errors) as before.
+// SDK's own files (relative to the output, which lies in the same node_modules), so the transport
+// shares the SDK's modules (its types, its errors) as before.
 //
 // scripts/build.mjs runs this; wrangler.toml's `[alias]` and vitest.config.ts point
 // `@modelcontextprotocol/sdk/client/streamableHttp.js` at the output
 // (docs/development.md#the-build).
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeAtomic } from './write-atomic.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const sdk = join(root, 'node_modules', '@modelcontextprotocol', 'sdk')
@@ -41,7 +43,7 @@ class UnauthorizedError extends Error {
 }`
 
 /** The transport's source with the stand-ins in place of the OAuth client. */
-export function slimTransport(code, from = dirname(source)) {
+export function slimTransport(code) {
   if (!code.includes(AUTH_IMPORT)) {
     throw new Error(
       `scripts/slim-mcp.mjs: ${source} no longer imports the OAuth client as expected`,
@@ -49,7 +51,10 @@ export function slimTransport(code, from = dirname(source)) {
   }
   return code
     .replace(AUTH_IMPORT, STAND_INS)
-    .replace(/ from '(\.\.?\/[^']+)';/g, (_, rel) => ` from ${JSON.stringify(join(from, rel))};`)
+    .replace(/ from '(\.\.?\/[^']+)';/g, (_, path) => {
+      const target = relative(dirname(SLIM_MCP_TRANSPORT), join(dirname(source), path))
+      return ` from ${JSON.stringify(target.split(sep).join('/'))};`
+    })
     .replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n')
 }
 
@@ -57,14 +62,13 @@ export function slimTransport(code, from = dirname(source)) {
 export function buildSlimMcpTransport() {
   const code = readFileSync(source, 'utf8')
   const self = readFileSync(fileURLToPath(import.meta.url))
-  const digest = createHash('sha256').update(code).update(self).update(root).digest('hex')
+  const digest = createHash('sha256').update(code).update(self).digest('hex')
   const stamp = `// edgeloop slim MCP transport ${digest.slice(0, 16)}\n`
   let current = ''
   try {
     current = readFileSync(SLIM_MCP_TRANSPORT, 'utf8').slice(0, stamp.length)
   } catch {}
   if (current === stamp) return SLIM_MCP_TRANSPORT
-  mkdirSync(dirname(SLIM_MCP_TRANSPORT), { recursive: true })
-  writeFileSync(SLIM_MCP_TRANSPORT, stamp + slimTransport(code))
+  writeAtomic(SLIM_MCP_TRANSPORT, stamp + slimTransport(code))
   return SLIM_MCP_TRANSPORT
 }

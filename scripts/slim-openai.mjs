@@ -11,10 +11,11 @@
 // (docs/development.md#the-build). The output is rebuilt only when the package or this
 // file changed: its first line holds their digest.
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeAtomic } from './write-atomic.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const pkg = join(root, 'node_modules', 'openai')
@@ -155,7 +156,6 @@ export async function buildSlimOpenAI() {
     logLevel: 'silent',
     plugins: [standInsPlugin()],
   })
-  mkdirSync(dirname(SLIM_OPENAI), { recursive: true })
-  writeFileSync(SLIM_OPENAI, stamp + result.outputFiles[0].text)
+  writeAtomic(SLIM_OPENAI, stamp + result.outputFiles[0].text)
   return SLIM_OPENAI
 }
