@@ -5,6 +5,7 @@
 // the Worker to a loopback socket of Node). CPU is the workerd process's user + system time
 // (bench/workerd-cpu.mjs), less its idle rate, over batches of one kind; rounds interleave the
 // kinds and each figure is the median of its batches. docs/architecture.md#performance.
+import { rm } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import {
   CALLBACK_HOST,
@@ -17,6 +18,7 @@ import {
   sleep,
   startBenchWorker,
 } from './workerd-cpu.mjs'
+import { KINDS, OWNERS, perfShares, perfUsable, V8_PERF_FLAGS } from './workerd-perf.mjs'
 
 const TOKEN = 'bench-token'
 const ROUNDS = 5
@@ -27,6 +29,9 @@ const GOAL_RUN = 3
 const SETTLE_MS = 1500
 const GOAL_REQUEST = 1.5
 const SCALE_RUNS = 1000
+/** Runs and requests a kind sampled by `perf` (a workerd of its own, after the rounds). */
+const PERF_RUNS = 30
+const PERF_REQUESTS = 1000
 const SCALE_MODEL_MS = 50
 const SCALE_TIMEOUT_MS = 300_000
 
@@ -222,6 +227,83 @@ async function round(rt, net, api, idle) {
   return out
 }
 
+/**
+ * The same kinds under `perf` (bench/workerd-perf.mjs), in a second workerd that writes V8's perf
+ * map so that each sample can be told to be the Worker's JavaScript or Miniflare's: the workerd
+ * CPU of each kind, the part of it in the Worker's isolate (the closest local figure to what a
+ * deployment bills as the Worker's CPU), and what a two-call run's CPU is spent on.
+ */
+async function perfBreakdown() {
+  if (!(await perfUsable())) {
+    return ['  (no perf breakdown: `perf record` is not available or not permitted here)']
+  }
+  const net = network()
+  const before = process.env.MINIFLARE_WORKERD_V8_FLAGS
+  process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_PERF_FLAGS
+  let started
+  try {
+    started = await startBenchWorker(net.outbound, { MODEL_STREAM: 'off' })
+  } finally {
+    if (before === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS
+    else process.env.MINIFLARE_WORKERD_V8_FLAGS = before
+  }
+  const { rt, stop } = started
+  try {
+    const api = client(await rt.url())
+    const runs = async (n) => {
+      for (let i = 0; i < n; i++) await net.finished(await api.start('two-call'))
+    }
+    const ids = []
+    for (let i = 0; i < 10; i++) {
+      const id = await api.start('two-call')
+      await net.finished(id)
+      ids.push(id)
+    }
+    for (let i = 0; i < 300; i++) await Promise.all([api.healthz(), api.view(ids[i % ids.length])])
+    await runs(10)
+    await sleep(SETTLE_MS)
+    const kinds = [
+      ['GET /healthz', PERF_REQUESTS, () => api.healthz()],
+      ['GET /v1/runs/:id', PERF_REQUESTS, (i) => api.view(ids[i % ids.length])],
+      ['two-call run (start to callback)', PERF_RUNS, () => runs(1)],
+    ]
+    const measured = []
+    for (const [label, n, one] of kinds) {
+      const p = await perfShares(rt.pid, async () => {
+        for (let i = 0; i < n; i++) await one(i)
+        await sleep(label.startsWith('two-call') ? SETTLE_MS : 50)
+      })
+      measured.push({ label, p, cpu: p.cpuMs / n, worker: (p.cpuMs * p.owners[0]) / n })
+    }
+    const run = measured[2].p
+    return [
+      `  the same under perf, in a second workerd writing V8's perf map (cpu-clock samples, ${PERF_REQUESTS} requests or ${PERF_RUNS} runs a kind):`,
+      `  ${'kind'.padEnd(36)} ${'workerd CPU'.padStart(11)}   ${"the Worker's isolate".padStart(20)}   ${'the rest'.padStart(8)}  vs all of /healthz`,
+      ...measured.map(({ label, cpu, worker }) => {
+        // What runs with none of the Worker's JavaScript on the stack: no change to that code
+        // alone can take a request below it.
+        const rest = cpu - worker
+        return (
+          `  ${label.padEnd(36)} ${cpu.toFixed(2).padStart(8)} ms   ${worker.toFixed(2).padStart(17)} ms` +
+          `   ${rest.toFixed(2).padStart(5)} ms  ${(rest / measured[0].cpu).toFixed(1).padStart(5)}x`
+        )
+      }),
+      `  a two-call run's workerd CPU by kind of work (${run.samples} samples):`,
+      ...KINDS.map(
+        (label, i) => `    ${label.padEnd(52)} ${(100 * run.shares[i]).toFixed(1).padStart(5)}%`,
+      ),
+      `  and by whose code is on the stack:`,
+      ...OWNERS.map(
+        (label, i) => `    ${label.padEnd(52)} ${(100 * run.owners[i]).toFixed(1).padStart(5)}%`,
+      ),
+    ]
+  } finally {
+    await stop()
+    // V8 writes the map beside perf's own files; it is only for this process.
+    await rm(`/tmp/perf-${rt.pid}.map`, { force: true })
+  }
+}
+
 /** SCALE_RUNS runs at once against a model that takes SCALE_MODEL_MS; bounded in time. */
 async function scale(rt, net, api, idle) {
   net.delayMs = SCALE_MODEL_MS
@@ -253,8 +335,16 @@ async function scale(rt, net, api, idle) {
   }
 }
 
-/** Runs the service bench; the report's lines say PASS or FAIL per goal. */
-export async function benchServiceCost({ scaleRuns = true } = {}) {
+/**
+ * Runs the service bench; the report's lines say PASS or FAIL per goal. `breakdown`: then the
+ * perf breakdown, where perf can sample (a workerd of its own, after this one stopped).
+ */
+export async function benchServiceCost({ scaleRuns = true, breakdown = true } = {}) {
+  const report = await measureServiceCost(scaleRuns)
+  return breakdown ? `${report}\n${(await perfBreakdown()).join('\n')}` : report
+}
+
+async function measureServiceCost(scaleRuns) {
   const net = network()
   const { rt, stop } = await startBenchWorker(net.outbound, { MODEL_STREAM: 'off' })
   try {

@@ -3,6 +3,7 @@ import { benchContext } from '../../bench/context.bench'
 import { benchKernel } from '../../bench/kernel.bench'
 import { benchParallel } from '../../bench/parallel.bench'
 import { benchStorage } from '../../bench/storage.bench'
+import { classify, KINDS, stackKind } from '../../bench/workerd-perf.mjs'
 
 /**
  * Each in-process benchmark runs once, so none can break unseen between `npm run bench`s (they
@@ -52,5 +53,32 @@ describe('benchmarks', () => {
     const lines = verdicts(await benchParallel())
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/^(PASS|FAIL) parallel: \d+ ms for the turn \(goal ≤ \d+ ms\)/)
+  })
+
+  it('service cost: a perf sample is the kind of its innermost frame that names one', () => {
+    // Stacks as `perf script -F ip,sym,dso` prints them (leaf first), one sample per block.
+    const frame = (sym: string, dso = 'workerd') => `\t 2aa9b44 ${sym}+0x34 (${dso})`
+    const k = '[kernel.kallsyms]'
+    const stacks: [string[], number][] = [
+      [[frame('fdatasync', k), frame('sqlite3PagerCommitPhaseOne'), frame('Builtins_Call')], 0],
+      [[frame('sqlite3VdbeExec'), frame('workerd::api::SqlStorage::exec'), frame('Builtins_A')], 1],
+      [[frame('v8::internal::Heap::CollectGarbage'), frame('Builtins_B')], 2],
+      [[frame('v8::internal::Compiler::Compile')], 3],
+      // JavaScript run for an HTTP request is JavaScript; the request's own parsing is not.
+      [[frame('Builtins_CallFunction'), frame('kj::HttpServer::Connection::loop')], 4],
+      [[frame('tcmalloc::alloc'), frame('workerd::jsg::Lock::alloc'), frame('kj::HttpServer')], 4],
+      [[frame('1a2b3c', '[unknown]'), frame('kj::HttpServer::Connection::loop')], 4],
+      [[frame('kj::HttpHeaders::parse'), frame('workerd::jsg::Lock::run')], 5],
+      [[frame('tcp_sendmsg', k), frame('kj::AsyncStreamFd::write'), frame('Builtins_C')], 5],
+      [[frame('finish_task_switch', k), frame('e000000000000000', '[unknown]')], 6],
+      [[frame('kj::_::PromiseNode::setSelfPointer'), frame('e000', '[unknown]')], 7],
+    ]
+    const script = stacks.map(([s]) => s.join('\n')).join('\n\n') + '\n'
+    const { samples, shares } = classify(script)
+    expect(samples).toBe(stacks.length)
+    expect(shares).toHaveLength(KINDS.length)
+    for (const [stack, kind] of stacks) {
+      expect(KINDS[stackKind(stack.join('\n'))], stack.join(' < ')).toBe(KINDS[kind])
+    }
   })
 })
