@@ -29,9 +29,8 @@ const GOAL_RUN = 3
 const SETTLE_MS = 1500
 const GOAL_REQUEST = 1.5
 const SCALE_RUNS = 1000
-/** Runs and requests a kind sampled by `perf` (a workerd of its own, after the rounds). */
-const PERF_RUNS = 30
-const PERF_REQUESTS = 1000
+/** Rounds sampled by `perf` (a workerd of its own, after the measured rounds). */
+const PERF_ROUNDS = 3
 const SCALE_MODEL_MS = 50
 const SCALE_TIMEOUT_MS = 300_000
 
@@ -157,13 +156,22 @@ async function until(what, ok, timeoutMs = 60_000) {
   }
 }
 
-/** One round: a batch of every kind, CPU per request (or per run) of each. */
-async function round(rt, net, api, idle) {
-  const pid = rt.pid
+/**
+ * One round: a batch of every kind. `batch(work)` measures one batch and returns `{ cpu, out }`
+ * (CPU in ms, what `work` returned) and whatever else it measured; the round returns, per kind,
+ * that record with `n`, the requests (or runs) in the batch.
+ */
+async function round(net, api, batch) {
   const log = process.env.BENCH_DEBUG ? (...a) => console.error(...a) : () => {}
   const out = {}
+  const kind = async (name, n, work) => {
+    const m = await batch(work)
+    out[name] = { ...m, n }
+    log(name, m.cpu / n)
+    return m.out
+  }
   // A two-call run, start to callback, one after another.
-  const runs = await measure(pid, idle, async () => {
+  const runs = await kind('run', BATCH.run, async () => {
     const ids = []
     for (let i = 0; i < BATCH.run; i++) {
       const id = await api.start('two-call')
@@ -173,37 +181,26 @@ async function round(rt, net, api, idle) {
     }
     return ids
   })
-  out.run = runs.cpu / BATCH.run
-  log('runs', out.run)
-  out.runWallMs = runs.wallMs / BATCH.run
-  out.healthz =
-    (
-      await measure(pid, idle, async () => {
-        for (let i = 0; i < BATCH.healthz; i++) await api.healthz()
-      })
-    ).cpu / BATCH.healthz
-  out.view =
-    (
-      await measure(pid, idle, async () => {
-        for (let i = 0; i < BATCH.view; i++) await api.view(runs.out[i % runs.out.length])
-      })
-    ).cpu / BATCH.view
+  await kind('healthz', BATCH.healthz, async () => {
+    for (let i = 0; i < BATCH.healthz; i++) await api.healthz()
+  })
+  await kind('view', BATCH.view, async () => {
+    for (let i = 0; i < BATCH.view; i++) await api.view(runs[i % runs.length])
+  })
   // Starts with the model held: the request and the run's work up to its first model call.
   let release = net.hold()
   const arrived0 = net.arrived
-  const starts = await measure(pid, idle, async () => {
+  const starts = await kind('start', BATCH.start, async () => {
     const ids = []
     for (let i = 0; i < BATCH.start; i++) ids.push(await api.start('approve'))
     await until('the first model calls', () => net.arrived - arrived0 >= BATCH.start)
     return ids
   })
-  out.start = starts.cpu / BATCH.start
-  log('starts', out.start)
   release()
   // Those runs now wait for a person: approvals with the model held again, from the decision
   // to the run's next model call (the approved http_post made in between).
   const pending = []
-  for (const id of starts.out) {
+  for (const id of starts) {
     let approval
     await until(`run ${id}'s approval`, async () => {
       approval = (await api.view(id)).json().pendingApprovals?.[0]
@@ -213,12 +210,10 @@ async function round(rt, net, api, idle) {
   }
   release = net.hold()
   const arrived1 = net.arrived
-  const approvals = await measure(pid, idle, async () => {
+  await kind('approval', BATCH.approval, async () => {
     for (const [id, approval] of pending) await api.approve(id, approval)
     await until('the next model calls', () => net.arrived - arrived1 >= BATCH.approval)
   })
-  out.approval = approvals.cpu / BATCH.approval
-  log('approvals', out.approval)
   release()
   await Promise.all(pending.map((p) => p[2]))
   // What those runs still do after their callback (index rows, events) must not fall into the
@@ -227,11 +222,20 @@ async function round(rt, net, api, idle) {
   return out
 }
 
+/** The kinds of a round as the reports name them, each goal a multiple of `/healthz`. */
+const KIND_ROWS = [
+  ['GET /healthz', 'healthz', 0],
+  ['two-call run (start to callback)', 'run', GOAL_RUN],
+  ['POST /v1/runs (to its model call)', 'start', GOAL_REQUEST],
+  ['GET /v1/runs/:id', 'view', GOAL_REQUEST],
+  ['POST approvals (to next model call)', 'approval', GOAL_REQUEST],
+]
+
 /**
  * The same kinds under `perf` (bench/workerd-perf.mjs), in a second workerd that writes V8's perf
- * map so that each sample can be told to be the Worker's JavaScript or Miniflare's: the workerd
- * CPU of each kind, the part of it in the Worker's isolate (the closest local figure to what a
- * deployment bills as the Worker's CPU), and what a two-call run's CPU is spent on.
+ * map so that each sample can be told to be the Worker's JavaScript or not: each kind's workerd
+ * CPU as the samples count it, the part in the Worker's isolate (the closest local figure to what
+ * a deployment bills as the Worker's CPU), the rest, and what a two-call run's CPU is spent on.
  */
 async function perfBreakdown() {
   if (!(await perfUsable())) {
@@ -250,51 +254,46 @@ async function perfBreakdown() {
   const { rt, stop } = started
   try {
     const api = client(await rt.url())
-    const runs = async (n) => {
-      for (let i = 0; i < n; i++) await net.finished(await api.start('two-call'))
+    // A round unsampled first (the isolate compiles and warms up), then PERF_ROUNDS sampled.
+    await round(net, api, async (work) => ({ cpu: 0, out: await work() }))
+    const sampled = []
+    for (let i = 0; i < PERF_ROUNDS; i++) {
+      sampled.push(
+        await round(net, api, async (work) => {
+          let out
+          const p = await perfShares(rt.pid, async () => {
+            out = await work()
+            await sleep(50)
+          })
+          return { cpu: p.cpuMs, worker: p.cpuMs * p.owners[0], p, out }
+        }),
+      )
     }
-    const ids = []
-    for (let i = 0; i < 10; i++) {
-      const id = await api.start('two-call')
-      await net.finished(id)
-      ids.push(id)
-    }
-    for (let i = 0; i < 300; i++) await Promise.all([api.healthz(), api.view(ids[i % ids.length])])
-    await runs(10)
-    await sleep(SETTLE_MS)
-    const kinds = [
-      ['GET /healthz', PERF_REQUESTS, () => api.healthz()],
-      ['GET /v1/runs/:id', PERF_REQUESTS, (i) => api.view(ids[i % ids.length])],
-      ['two-call run (start to callback)', PERF_RUNS, () => runs(1)],
-    ]
-    const measured = []
-    for (const [label, n, one] of kinds) {
-      const p = await perfShares(rt.pid, async () => {
-        for (let i = 0; i < n; i++) await one(i)
-        await sleep(label.startsWith('two-call') ? SETTLE_MS : 50)
-      })
-      measured.push({ label, p, cpu: p.cpuMs / n, worker: (p.cpuMs * p.owners[0]) / n })
-    }
-    const run = measured[2].p
+    const per = (k, of) => median(sampled.map((r) => r[k][of] / r[k].n))
+    const health = per('healthz', 'cpu')
+    // The run's kinds of work and owners over every sampled round, weighted by samples.
+    const runs = sampled.map((r) => r.run.p)
+    const total = runs.reduce((n, p) => n + p.samples, 0)
+    const mix = (field, i) => runs.reduce((x, p) => x + p[field][i] * p.samples, 0) / total
     return [
-      `  the same under perf, in a second workerd writing V8's perf map (cpu-clock samples, ${PERF_REQUESTS} requests or ${PERF_RUNS} runs a kind):`,
+      `  the same kinds under perf (cpu-clock samples, medians of ${PERF_ROUNDS} rounds) in a second workerd writing V8's perf map:`,
       `  ${'kind'.padEnd(36)} ${'workerd CPU'.padStart(11)}   ${"the Worker's isolate".padStart(20)}   ${'the rest'.padStart(8)}  vs all of /healthz`,
-      ...measured.map(({ label, cpu, worker }) => {
+      ...KIND_ROWS.map(([label, k]) => {
         // What runs with none of the Worker's JavaScript on the stack: no change to that code
         // alone can take a request below it.
-        const rest = cpu - worker
+        const rest = per(k, 'cpu') - per(k, 'worker')
         return (
-          `  ${label.padEnd(36)} ${cpu.toFixed(2).padStart(8)} ms   ${worker.toFixed(2).padStart(17)} ms` +
-          `   ${rest.toFixed(2).padStart(5)} ms  ${(rest / measured[0].cpu).toFixed(1).padStart(5)}x`
+          `  ${label.padEnd(36)} ${per(k, 'cpu').toFixed(2).padStart(8)} ms   ${per(k, 'worker').toFixed(2).padStart(17)} ms` +
+          `   ${rest.toFixed(2).padStart(5)} ms  ${(rest / health).toFixed(1).padStart(5)}x`
         )
       }),
-      `  a two-call run's workerd CPU by kind of work (${run.samples} samples):`,
+      `  a two-call run's workerd CPU by kind of work (${total} samples):`,
       ...KINDS.map(
-        (label, i) => `    ${label.padEnd(52)} ${(100 * run.shares[i]).toFixed(1).padStart(5)}%`,
+        (label, i) => `    ${label.padEnd(52)} ${(100 * mix('shares', i)).toFixed(1).padStart(5)}%`,
       ),
       `  and by whose code is on the stack:`,
       ...OWNERS.map(
-        (label, i) => `    ${label.padEnd(52)} ${(100 * run.owners[i]).toFixed(1).padStart(5)}%`,
+        (label, i) => `    ${label.padEnd(52)} ${(100 * mix('owners', i)).toFixed(1).padStart(5)}%`,
       ),
     ]
   } finally {
@@ -350,30 +349,29 @@ async function measureServiceCost(scaleRuns) {
   try {
     const api = client(await rt.url())
     // One round first, not counted: the isolate compiles and warms up.
-    await round(rt, net, api, 0)
+    await round(net, api, (work) => measure(rt.pid, 0, work))
     const idle = await idleRate(rt.pid)
     const rounds = []
-    for (let i = 0; i < ROUNDS; i++) rounds.push(await round(rt, net, api, idle))
-    const m = (k) => median(rounds.map((r) => r[k]))
+    for (let i = 0; i < ROUNDS; i++) {
+      rounds.push(await round(net, api, (work) => measure(rt.pid, idle, work)))
+    }
+    const m = (k) => median(rounds.map((r) => r[k].cpu / r[k].n))
     const health = Math.max(m('healthz'), 0.01)
     const verdict = (ok) => (ok ? 'PASS' : 'FAIL')
-    const row = (label, k, goal) => {
+    const row = ([label, k, goal]) => {
       const ratio = m(k) / health
       const judged = goal ? ` (goal ≤ ${goal}x) ${verdict(ratio <= goal)}` : ''
-      return `  ${label.padEnd(34)} ${m(k).toFixed(2).padStart(7)} ms  ${ratio.toFixed(1).padStart(5)}x${judged}`
+      return `  ${label.padEnd(36)} ${m(k).toFixed(2).padStart(7)} ms  ${ratio.toFixed(1).padStart(5)}x${judged}`
     }
+    const runWallMs = median(rounds.map((r) => r.run.wallMs / r.run.n))
     const lines = [
       `service cost: Worker CPU per request kind in one workerd (Miniflare, the deployed bundle), instant fake model on 127.0.0.1`,
       `  medians of ${ROUNDS} interleaved rounds; batches of ${Object.entries(BATCH)
         .map(([k, n]) => `${n} ${k}`)
         .join(', ')}; idle ${idle.toFixed(1)} ms/s subtracted; load ${loadAverage()}`,
-      `  ${'kind'.padEnd(34)} ${'CPU'.padStart(10)}  vs GET /healthz`,
-      row('GET /healthz', 'healthz', 0),
-      row('two-call run (start to callback)', 'run', GOAL_RUN),
-      row('POST /v1/runs (to its model call)', 'start', GOAL_REQUEST),
-      row('GET /v1/runs/:id', 'view', GOAL_REQUEST),
-      row('POST approvals (to next model call)', 'approval', GOAL_REQUEST),
-      `  a two-call run takes ${m('runWallMs').toFixed(1)} ms of wall time, one at a time`,
+      `  ${'kind'.padEnd(36)} ${'CPU'.padStart(10)}  vs GET /healthz`,
+      ...KIND_ROWS.map(row),
+      `  a two-call run takes ${runWallMs.toFixed(1)} ms of wall time, one at a time`,
     ]
     if (scaleRuns) {
       const s = await scale(rt, net, api, idle)
