@@ -6,6 +6,7 @@ import { defineConfig, type Plugin } from 'vitest/config'
 import { build } from './scripts/build.mjs'
 import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
 
+const ROOT = dirname(fileURLToPath(import.meta.url))
 const wrangler = { configPath: wranglerConfigWithoutDevVars() }
 
 // The MCP SDK ships source maps that name sources it does not ship, and Vite warns about each
@@ -23,11 +24,13 @@ const sdkWithoutSourceMaps: Plugin = {
 // The Worker as shipped (docs/development.md#the-build): the vitest plugin runs neither
 // wrangler.toml's [build] nor its [alias], so the build runs here (the console's files, which
 // [assets] serves; the `openai` package and the MCP SDK's HTTP transport with stand-ins for what
-// edgeloop never calls), and this plugin resolves the two as [alias] does.
+// edgeloop never calls), and this plugin resolves them, and zod's classic API for the MCP SDK,
+// as [alias] does.
 const { slimOpenAI, slimMcpTransport } = await build()
 const ALIASES: Record<string, string> = {
   openai: slimOpenAI,
   '@modelcontextprotocol/sdk/client/streamableHttp.js': slimMcpTransport,
+  'zod/v4': join(ROOT, 'tools/mcp/zod-classic-for-sdk.ts'),
 }
 const asShipped: Plugin = {
   name: 'as-shipped',
@@ -40,7 +43,6 @@ const asShipped: Plugin = {
 // the real defineAgent and checked by the real loader (docs/agents.md#slack). Appending, rather
 // than resolving the catalog's import to a test catalog that imports the shipped one, keeps the
 // module graph free of a cycle through the catalog.
-const ROOT = dirname(fileURLToPath(import.meta.url))
 const SHIPPED_CATALOG = join(ROOT, 'agents', 'catalog.ts')
 const TEST_AGENTS = join(ROOT, 'test', 'agent-catalog', 'test-agents.ts')
 const testAgentCatalog: Plugin = {

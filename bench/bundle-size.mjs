@@ -69,7 +69,8 @@ export function benchBundle(root) {
       `  ${kib(bytes)} KiB minified, gzip ${kib(gzip)} KiB (${PLATFORM})`,
       `${ok ? 'PASS' : 'FAIL'} bundle: gzip ${kib(gzip)} KiB as shipped, with MCP (goal ≤ ${GOAL_GZIP_KIB} KiB)`,
       `  of which the MCP client: ${kib(mcp)} KiB minified (the SDK and what only it needs, ` +
-        `the cfworker validator, zod's classic API, tools/mcp; not the parts of zod's core it ` +
+        `the cfworker validator, tools/mcp with its zod classic API for the SDK; not the parts ` +
+        "of zod's core it " +
         'shares with us)',
       `  top ${TOP} contributors, minified KiB (share of the minified bundle):`,
       ...top.map(
