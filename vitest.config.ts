@@ -3,8 +3,10 @@ import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type Plugin } from 'vitest/config'
+import { build } from './scripts/build.mjs'
 import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
 
+const ROOT = dirname(fileURLToPath(import.meta.url))
 const wrangler = { configPath: wranglerConfigWithoutDevVars() }
 
 // The MCP SDK ships source maps that name sources it does not ship, and Vite warns about each
@@ -19,12 +21,28 @@ const sdkWithoutSourceMaps: Plugin = {
   },
 }
 
+// The Worker as shipped (docs/development.md#the-build): the vitest plugin runs neither
+// wrangler.toml's [build] nor its [alias], so the build runs here (the console's files, which
+// [assets] serves; the `openai` package and the MCP SDK's HTTP transport with stand-ins for what
+// edgeloop never calls), and this plugin resolves them, and zod's classic API for the MCP SDK,
+// as [alias] does.
+const { slimOpenAI, slimMcpTransport } = await build()
+const ALIASES: Record<string, string> = {
+  openai: slimOpenAI,
+  '@modelcontextprotocol/sdk/client/streamableHttp.js': slimMcpTransport,
+  'zod/v4': join(ROOT, 'tools/mcp/zod-classic-for-sdk.ts'),
+}
+const asShipped: Plugin = {
+  name: 'as-shipped',
+  enforce: 'pre',
+  resolveId: (id) => ALIASES[id] ?? null,
+}
+
 // The `agent-catalog` project's Worker is built with test/agent-catalog/test-agents.ts appended to
 // agents/catalog.ts: the shipped agents plus test agents (Slack channels, side effects), made with
 // the real defineAgent and checked by the real loader (docs/agents.md#slack). Appending, rather
 // than resolving the catalog's import to a test catalog that imports the shipped one, keeps the
 // module graph free of a cycle through the catalog.
-const ROOT = dirname(fileURLToPath(import.meta.url))
 const SHIPPED_CATALOG = join(ROOT, 'agents', 'catalog.ts')
 const TEST_AGENTS = join(ROOT, 'test', 'agent-catalog', 'test-agents.ts')
 const testAgentCatalog: Plugin = {
@@ -105,6 +123,7 @@ export default defineConfig({
         // The service wired to a fake OpenAI-compatible provider.
         plugins: [
           sdkWithoutSourceMaps,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -130,6 +149,7 @@ export default defineConfig({
         // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
         plugins: [
           sdkWithoutSourceMaps,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -153,6 +173,7 @@ export default defineConfig({
         // channel rules are in the catalog but not offered unless a test enables them.
         plugins: [
           sdkWithoutSourceMaps,
+          asShipped,
           testAgentCatalog,
           cloudflareTest({
             wrangler,
@@ -172,6 +193,7 @@ export default defineConfig({
         // and one that is down.
         plugins: [
           sdkWithoutSourceMaps,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -200,6 +222,7 @@ export default defineConfig({
         // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
         plugins: [
           sdkWithoutSourceMaps,
+          asShipped,
           cloudflareTest({
             wrangler,
             // Empty wins over values a developer may have in .dev.vars.
@@ -221,6 +244,7 @@ export default defineConfig({
         // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
         plugins: [
           sdkWithoutSourceMaps,
+          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {

@@ -31,8 +31,9 @@ export async function kernelExtras(root) {
   }
   const benchFile = join(dir, 'kernel-bench.mjs')
   await build({ ...common, entryPoints: [join(root, 'bench/kernel.bench.ts')], outfile: benchFile })
+  const previousFile = join(dir, 'previous-kernel.mjs')
   const extras = {
-    cold: (c) => coldInFreshProcess(benchFile, c),
+    cold: (c) => coldInFreshProcess(benchFile, previousFile, c),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   }
   try {
@@ -45,9 +46,8 @@ export async function kernelExtras(root) {
     execFileSync('tar', ['-xf', join(dir, 'previous.tar'), '-C', tree])
     const entry = join(tree, 'entry.ts')
     writeFileSync(entry, "export * from './src/kernel/index'\nexport * as z from 'zod/mini'\n")
-    const outfile = join(dir, 'previous-kernel.mjs')
-    await build({ ...common, entryPoints: [entry], outfile })
-    const api = await import(pathToFileURL(outfile).href)
+    await build({ ...common, entryPoints: [entry], outfile: previousFile })
+    const api = await import(pathToFileURL(previousFile).href)
     extras.previous = { label: `git ${PREVIOUS_RELEASE.slice(0, 7)}`, api }
   } catch (err) {
     extras.missing = `previous release ${PREVIOUS_RELEASE.slice(0, 7)} not built: ${err.message.split('\n')[0]}`
@@ -55,11 +55,18 @@ export async function kernelExtras(root) {
   return extras
 }
 
-/** µs/step of one case's loop over its first steps, in a Node process of its own. */
-function coldInFreshProcess(benchFile, c) {
+/**
+ * One case's loop over its first steps, in a Node process of its own (`coldFigure`'s figures);
+ * the previous release's kernel is imported there when the loop is `previous`.
+ */
+function coldInFreshProcess(benchFile, previousFile, c) {
+  const previous =
+    c.loop === 'previous'
+      ? `await import(${JSON.stringify(pathToFileURL(previousFile).href)})`
+      : 'undefined'
   const script =
     `const m = await import(${JSON.stringify(pathToFileURL(benchFile).href)});` +
-    `console.log(await m.coldFigure(${JSON.stringify(c)}))`
+    `console.log(JSON.stringify(await m.coldFigure(${JSON.stringify(c)}, ${previous})))`
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -68,8 +75,13 @@ function coldInFreshProcess(benchFile, c) {
     child.stdout.on('data', (d) => (out += d))
     child.on('error', reject)
     child.on('exit', (code) => {
-      const us = Number(out.trim())
-      if (code === 0 && Number.isFinite(us)) resolve(us)
+      let figures
+      try {
+        figures = JSON.parse(out)
+      } catch {
+        figures = undefined
+      }
+      if (code === 0 && Number.isFinite(figures?.us)) resolve(figures)
       else reject(new Error(`cold ${JSON.stringify(c)}: exit ${code}, output ${out}`))
     })
   })

@@ -1,7 +1,8 @@
 // For vitest.config.ts: wrangler.toml, copied where no `.dev.vars` or `.env` lies beside it.
 // wrangler reads those from the config's folder and the vitest plugin has no switch to skip
 // them, so a developer's local settings (say MODEL_PROTOCOL=text) would change what the tests
-// see. The paths it names (`main`, the `[alias]` targets) are made absolute.
+// see. The paths it names (`main`, `[build]`'s `cwd` and `watch_dir`, `[assets]`'s `directory`,
+// the `[alias]` targets) are made absolute.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,6 +18,14 @@ export function wranglerConfigWithoutDevVars() {
   if (!main.test(source)) throw new Error('wrangler.toml: no `main = "…"` line to make absolute')
   const toml = source
     .replace(main, (_, file) => `main = ${JSON.stringify(resolve(root, file))}`)
+    .replace(
+      /^(cwd|directory) = "(.+)"$/gm,
+      (_, key, dir) => `${key} = ${JSON.stringify(resolve(root, dir))}`,
+    )
+    .replace(/^watch_dir = \[(.*)\]$/m, (_, dirs) => {
+      const list = [...dirs.matchAll(/"([^"]+)"/g)].map((m) => JSON.stringify(resolve(root, m[1])))
+      return `watch_dir = [${list.join(', ')}]`
+    })
     .replace(
       /^("[^"]+" = )"(\.\/[^"]+)"$/gm,
       (_, key, file) => `${key}${JSON.stringify(resolve(root, file))}`,

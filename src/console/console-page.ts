@@ -1,5 +1,6 @@
 /**
- * `GET /console` (docs/architecture.md#events): one static page, no build step. The script (console-script.ts) asks
+ * `GET /console` (docs/architecture.md#events): one static page, not compiled, written out as a static
+ * asset by scripts/build.mjs (docs/development.md#the-build). The script (console-script.ts) asks
  * for an API token once and keeps it in sessionStorage; the page itself holds no secret.
  */
 export const CONSOLE_HTML = `<!doctype html>

@@ -12,11 +12,14 @@
  * the rest's canonical JSON. The digits are the same as hashing the whole text.
  */
 import { canonicalJson } from './canonical'
+import { MAX_JSON_DEPTH } from '../validation/json-walk'
 
 /** The 64-bit FNV-1a state as two 32-bit halves (BigInt arithmetic is several times slower). */
 type State = { hi: number; lo: number }
 
 const OFFSET_BASIS: State = { hi: 0xcbf29ce4, lo: 0x84222325 }
+
+const TWO_TO_MINUS_32 = 2 ** -32
 
 function fnv(text: string, from: State): State {
   let { hi, lo } = from
@@ -24,8 +27,11 @@ function fnv(text: string, from: State): State {
   for (let i = 0; i < text.length; i++) {
     lo = (lo ^ text.charCodeAt(i)) >>> 0
     const low = lo * 0x1b3
-    hi = (hi * 0x1b3 + Math.floor(low / 0x100000000) + ((lo << 8) >>> 0)) >>> 0
-    lo = low >>> 0
+    const next = low >>> 0
+    // The carry out of the low half: exact, as both are integers below 2^53 (a multiply by 2^-32
+    // instead of a division and a floor, per character).
+    hi = (hi * 0x1b3 + (low - next) * TWO_TO_MINUS_32 + ((lo << 8) >>> 0)) >>> 0
+    lo = next
   }
   return { hi, lo }
 }
@@ -67,9 +73,58 @@ export function agentVersion(content: unknown): string {
     // when no other key sorts before theirs.
     const first = Object.keys(rest).every((k) => k > 'instructions' || rest[k] === undefined)
     if (typeof instructions === 'string' && instructions.length >= CACHED_FROM && first) {
-      const others = canonicalJson(rest)
+      const others = remembered(TAILS, rest, canonicalJson)
       return cachedVersion(instructions, others === '{}' ? '}' : `,${others.slice(1)}`)
     }
   }
-  return digits(fnv(canonicalJson(content), OFFSET_BASIS))
+  return remembered(VERSIONS, content, (c) => digits(fnv(canonicalJson(c), OFFSET_BASIS)))
+}
+
+/**
+ * What `compute` gave for plain JSON data of the same `JSON.stringify` text, computed once. Every
+ * run computes its agent's version when it starts, and canonical JSON (a sorted copy written
+ * piece by piece) cost several µs a run, more than a 20-step run's steps spend on anything
+ * else of the run's (npm run bench -- kernel); `JSON.stringify` is a fraction of that. Equal
+ * texts are equal values for plain data only, so anything else is computed every time.
+ */
+function remembered(cache: Map<string, string>, value: unknown, compute: (v: unknown) => string) {
+  const key = plainJsonText(value)
+  if (key === undefined) return compute(value)
+  let found = cache.get(key)
+  if (found === undefined) {
+    if (cache.size >= CACHE_SIZE) cache.clear()
+    found = compute(value)
+    cache.set(key, found)
+  }
+  return found
+}
+
+/** Versions of the snapshots without long instructions, and canonical rests of the others. */
+const VERSIONS = new Map<string, string>()
+const TAILS = new Map<string, string>()
+
+/**
+ * `JSON.stringify(value)` when it is plain JSON data (objects of `Object.prototype` or none,
+ * arrays, scalars) nesting at most MAX_JSON_DEPTH deep with no `toJSON`: data whose text says
+ * what the value is. Otherwise undefined (a Date, a boxed string, a class instance).
+ */
+function plainJsonText(value: unknown): string | undefined {
+  let stack: unknown[] | undefined
+  let v = value
+  let depth = 0
+  for (;;) {
+    if (v !== null && typeof v === 'object') {
+      if (depth > MAX_JSON_DEPTH) return undefined
+      const proto: unknown = Object.getPrototypeOf(v)
+      const array = Array.isArray(v)
+      if (!array && proto !== Object.prototype && proto !== null) return undefined
+      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined
+      for (const child of array ? (v as unknown[]) : Object.values(v as object)) {
+        if (child !== null && typeof child === 'object') (stack ??= []).push(child, depth + 1)
+      }
+    }
+    if (!stack?.length) return JSON.stringify(value)
+    depth = stack.pop() as number
+    v = stack.pop()
+  }
 }

@@ -1,5 +1,5 @@
 import { sha256Hex } from '../security/sha256'
-import { stringifyJson } from '../validation/json-walk'
+import { MAX_JSON_DEPTH, stringifyJson } from '../validation/json-walk'
 
 /**
  * JSON with object keys sorted at every depth: equal values give equal strings. Written without
@@ -11,34 +11,83 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * Whether two JSON values are equal, object keys in any order: what `canonicalJson` strings
- * would say, without building them (the loop guard runs it on every call).
+ * would say, without building them (the loop guard runs it on every call). Recursive while the
+ * values are shallow (a small function V8 inlines into the loop guard's); past MAX_JSON_DEPTH it
+ * goes on with an explicit stack, so any depth is safe.
  */
 export function sameJson(a: unknown, b: unknown): boolean {
-  // Pairs still to compare, instead of recursion (the values may nest at any depth).
-  const pairs: [unknown, unknown][] = [[a, b]]
-  while (pairs.length) {
-    const [x, y] = pairs.pop()!
-    if (x === y) continue
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false
-    if (Array.isArray(x)) {
-      if (!Array.isArray(y) || x.length !== y.length) return false
-      for (let i = 0; i < x.length; i++) pairs.push([x[i], y[i]])
-      continue
-    }
-    if (Array.isArray(y)) return false
-    const rx = x as Record<string, unknown>
-    const ry = y as Record<string, unknown>
-    let count = 0
-    for (const key in rx) {
-      if (!Object.hasOwn(rx, key) || rx[key] === undefined) continue
-      count++
-      if (!Object.hasOwn(ry, key)) return false
-      pairs.push([rx[key], ry[key]])
-    }
-    for (const key in ry) if (Object.hasOwn(ry, key) && ry[key] !== undefined) count--
-    if (count !== 0) return false
+  return sameShallow(a, b, 0)
+}
+
+function sameShallow(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return true
+  if (!bothObjects(a, b)) return false
+  if (depth >= MAX_JSON_DEPTH) return sameDeep(a, b)
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameShallow(a[i], b[i], depth + 1)) return false
+    return true
   }
-  return true
+  if (Array.isArray(b)) return false
+  const ra = a as Record<string, unknown>
+  const rb = b as Record<string, unknown>
+  let count = 0
+  for (const key in ra) {
+    if (!Object.hasOwn(ra, key) || ra[key] === undefined) continue
+    count++
+    if (!Object.hasOwn(rb, key) || !sameShallow(ra[key], rb[key], depth + 1)) return false
+  }
+  for (const key in rb) if (Object.hasOwn(rb, key) && rb[key] !== undefined) count--
+  return count === 0
+}
+
+/** `sameJson` without recursion, for values nested deeper than MAX_JSON_DEPTH. */
+function sameDeep(a: unknown, b: unknown): boolean {
+  // Pairs still to compare (x, y, x, y, ...), instead of recursion: the values may nest at any
+  // depth. Made only when a pair of objects or arrays nests, so flat arguments allocate nothing.
+  let pairs: unknown[] | undefined
+  let x = a
+  let y = b
+  for (;;) {
+    if (x !== y) {
+      if (!bothObjects(x, y)) return false
+      if (Array.isArray(x)) {
+        if (!Array.isArray(y) || x.length !== y.length) return false
+        for (let i = 0; i < x.length; i++) {
+          const vx: unknown = x[i]
+          const vy: unknown = y[i]
+          if (vx === vy) continue
+          if (!bothObjects(vx, vy)) return false
+          ;(pairs ??= []).push(vx, vy)
+        }
+      } else {
+        if (Array.isArray(y)) return false
+        const rx = x as Record<string, unknown>
+        const ry = y as Record<string, unknown>
+        let count = 0
+        for (const key in rx) {
+          const vx = rx[key]
+          if (!Object.hasOwn(rx, key) || vx === undefined) continue
+          count++
+          if (!Object.hasOwn(ry, key)) return false
+          const vy = ry[key]
+          if (vx === vy) continue
+          if (!bothObjects(vx, vy)) return false
+          ;(pairs ??= []).push(vx, vy)
+        }
+        for (const key in ry) if (Object.hasOwn(ry, key) && ry[key] !== undefined) count--
+        if (count !== 0) return false
+      }
+    }
+    if (!pairs?.length) return true
+    y = pairs.pop()
+    x = pairs.pop()
+  }
+}
+
+/** Two values that are unequal unless both are objects (or arrays) with equal contents. */
+function bothObjects(x: unknown, y: unknown): boolean {
+  return typeof x === 'object' && typeof y === 'object' && x !== null && y !== null
 }
 
 /** Hex SHA-256 of the canonical JSON of a tool call: what an approval is bound to. */

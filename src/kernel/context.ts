@@ -4,7 +4,7 @@ import { promptFormatOf } from './prompt-format'
 import type { ToolRegistry } from './registry'
 import type { RunState, Step } from './state'
 import { elisionSaving, FRAMING, stepMessages } from './step-messages'
-import { runHead, systemOf } from './system-prompt'
+import { runHead, systemOf, type RunHead } from './system-prompt'
 import { approxTokens } from './tokens'
 
 /**
@@ -48,6 +48,8 @@ export class RenderCache {
   #tokens = 0
   /** Steps rendered with their observations elided (the first #cut). */
   #cut = 0
+  /** The run head the messages start with (looked up once per run, not once per step). */
+  #head: RunHead | undefined
 
   /**
    * The messages of a request for `state` (a fresh array), their estimated tokens, and the
@@ -59,7 +61,7 @@ export class RenderCache {
   build(
     state: RunState,
     registry: ToolRegistry,
-  ): { messages: ChatMessage[]; tokens: number; cut: ContextCut } {
+  ): { messages: ChatMessage[]; tokens: number; cut: ContextCut; head: RunHead } {
     const cut = this.#fit(state, registry)
     const { steps } = state
     let saved = 0
@@ -69,6 +71,7 @@ export class RenderCache {
       messages: this.#messages.slice(),
       tokens: this.#tokens,
       cut: { steps: cut, tokens: saved },
+      head: this.#head!,
     }
   }
 
@@ -145,6 +148,7 @@ export class RenderCache {
   ): void {
     this.#key = { protocol, registry, task, history, agent }
     const run = runHead(registry, agent)
+    this.#head = run
     const content = `Task: ${task}`
     const head: ChatMessage[] = [
       { role: 'system', content: systemOf(run, protocol) },
@@ -184,9 +188,8 @@ export function buildRequest(
   cache: RenderCache = new RenderCache(),
 ): BuiltRequest {
   const protocol = state.protocol
-  const { messages, tokens, cut } = cache.build(state, registry)
+  const { messages, tokens, cut, head } = cache.build(state, registry)
   const request: BuiltRequest['request'] = { protocol, messages }
-  const head = runHead(registry, state.agent)
   if (protocol === 'native') request.tools = head.tools
   if (state.agent.temperature !== null) request.temperature = state.agent.temperature
   const toolSpecTokens = head.specTokens[protocol]

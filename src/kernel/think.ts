@@ -126,8 +126,12 @@ function modelFailed(
   return stopped(updateState(state, { usage }), 'model_error', slice, describeThrown(err))
 }
 
-/** What think knows of a step before it reads the reply. */
-type StepBase = Omit<Step, 'kind' | 'thought' | 'calls' | 'answer' | 'formatError'>
+/**
+ * The step a reply makes, made once when the reply comes in: what the reply says (`kind`,
+ * `thought`, `calls`, `answer`, `formatError`) is filled in by `stepOf` once it is read. Nobody
+ * else holds it until then.
+ */
+type StepBase = Step
 
 /** The model answered: record the step, and review its calls. */
 function recordReply(
@@ -151,7 +155,12 @@ function recordReply(
     : null
   const base: StepBase = {
     i: state.steps.length,
+    kind: 'action',
+    thought: '',
     text: text || null,
+    calls: NO_CALLS,
+    answer: null,
+    formatError: null,
     finishReason: response.finishReason,
     promptTokens,
     completionTokens,
@@ -184,14 +193,7 @@ function recordReply(
   }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
   const thought = (s: RunState, tool: string | null = null): Transition =>
-    transitionTo(s, 'think', {
-      step: base.i,
-      tool,
-      promptTokens,
-      completionTokens,
-      stopReason: s.result?.stopReason ?? null,
-      bytes,
-    })
+    thoughtOf(s, base, bytes, tool)
 
   if (response.finishReason === 'content_filter') {
     const filtered = withStep(state, reply, stepOf(base, 'format_error', text, []))
@@ -222,29 +224,73 @@ function recordReply(
     const finished = withStep(state, reply, step)
     return thought(stop(finished, 'finish', slice, null, reading.answer, reading.output ?? null))
   }
-  const tool = reading.calls.map((c) => c.name).join(',')
-  const acting = (calls: Call[], phase: Phase): RunState =>
-    withStep(state, reply, stepOf(base, 'action', reading.thought, calls), phase)
+  // The calls' names for the event; one call (the usual step) needs no array and no join.
+  const { calls: asked } = reading
+  const tool = asked.length === 1 ? asked[0]!.name : asked.map((c) => c.name).join(',')
+  const acted: Acted = { state, reply, base, thought: reading.thought, bytes, slice, tool }
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
   if (deps.signal?.aborted) {
-    const recorded = acting(reading.calls, 'act')
+    const recorded = acting(acted, reading.calls, 'act')
     return thought(stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice)), tool)
   }
   // If review fails (a tool schema that throws, hashing), the reply is still recorded with its
   // calls pending: the next transition reviews them, and a lasting fault ends the run with the
   // step and its usage in the trace.
-  const unreviewed = () => thought(acting(reading.calls, 'act'), tool)
-  const reviewed = (calls: Call[]): Transition => {
-    const next = acting(calls, phaseAfterReview(calls))
-    return thought(calls.every((c) => c.status === 'done') ? completeStep(next, slice) : next, tool)
-  }
   let calls: SyncOrAsync<Call[]>
   try {
     calls = reviewCalls(reading.calls, base.i, state, slice)
   } catch {
-    return unreviewed()
+    return unreviewed(acted, reading.calls)
   }
-  return isPromise(calls) ? calls.then(reviewed, unreviewed) : reviewed(calls)
+  // Callbacks only when review waited: a step whose review asked nobody makes no closure.
+  if (isPromise(calls)) {
+    return calls.then(
+      (c) => reviewed(acted, c),
+      () => unreviewed(acted, reading.calls),
+    )
+  }
+  return reviewed(acted, calls)
+}
+
+/** The think transition that recorded `base` (its event names the step and its tokens). */
+function thoughtOf(s: RunState, base: Step, bytes: number, tool: string | null): Transition {
+  return transitionTo(s, 'think', {
+    step: base.i,
+    tool,
+    promptTokens: base.promptTokens,
+    completionTokens: base.completionTokens,
+    stopReason: s.result?.stopReason ?? null,
+    bytes,
+  })
+}
+
+/** A reply with calls, read: what recording its step needs once the calls are reviewed. */
+interface Acted {
+  state: RunState
+  reply: Reply
+  base: StepBase
+  thought: string
+  bytes: number
+  slice: Slice
+  /** The calls' tool names, as the think event names them. */
+  tool: string
+}
+
+/** The state with the reply's action step recorded, in `phase`. */
+function acting(a: Acted, calls: Call[], phase: Phase): RunState {
+  return withStep(a.state, a.reply, stepOf(a.base, 'action', a.thought, calls), phase)
+}
+
+/** The step recorded with its calls reviewed: done at once when review answered all of them. */
+function reviewed(a: Acted, calls: Call[]): Transition {
+  const next = acting(a, calls, phaseAfterReview(calls))
+  const done = calls.every((c) => c.status === 'done')
+  return thoughtOf(done ? completeStep(next, a.slice) : next, a.base, a.bytes, a.tool)
+}
+
+/** The step recorded with its calls pending: the next transition reviews them again. */
+function unreviewed(a: Acted, calls: Call[]): Transition {
+  return thoughtOf(acting(a, calls, 'act'), a.base, a.bytes, a.tool)
 }
 
 /** An unusable reply: a `[FormatError]` step the model sees, and the streak it counts toward. */
@@ -297,7 +343,7 @@ function withStep(state: RunState, reply: Reply, step: Step, phase = state.phase
   return next
 }
 
-/** The step this think started (`base`), completed. */
+/** The step this think started (`base`), completed with what the reply said. */
 function stepOf(
   base: StepBase,
   kind: Step['kind'],
@@ -306,26 +352,13 @@ function stepOf(
   answer: string | null = null,
   formatErrorText: string | null = null,
 ): Step {
-  return {
-    i: base.i,
-    kind,
-    thought,
-    text: base.text,
-    calls,
-    answer,
-    formatError: formatErrorText,
-    finishReason: base.finishReason,
-    promptTokens: base.promptTokens,
-    completionTokens: base.completionTokens,
-    estimated: base.estimated,
-    costUsd: base.costUsd,
-    cachedPromptTokens: base.cachedPromptTokens,
-    elidedSteps: base.elidedSteps,
-    elidedTokens: base.elidedTokens,
-    toolSpecTokens: base.toolSpecTokens,
-    lostModelCalls: base.lostModelCalls,
-    ms: base.ms,
-    modelMs: base.modelMs,
-    at: base.at,
-  }
+  base.kind = kind
+  base.thought = thought
+  base.calls = calls
+  base.answer = answer
+  base.formatError = formatErrorText
+  return base
 }
+
+/** A placeholder until the reply is read (never recorded: `stepOf` replaces it). */
+const NO_CALLS: Call[] = []

@@ -1,11 +1,11 @@
 import { Hono } from 'hono/tiny'
-import { CONSOLE_FAVICON } from '../console/console-favicon'
-import { CONSOLE_HTML } from '../console/console-page'
-import { CONSOLE_SCRIPT } from '../console/console-script'
-import { CONSOLE_CSS } from '../console/console-style'
 import type { AppEnv } from './app-env'
 
-/** `GET /console`: the web console (docs/architecture.md#events). Public files; the API calls need a token. */
+/**
+ * `GET /console`: the web console (docs/architecture.md#events). Public files; the API calls need a
+ * token. Their bytes are static assets (written from src/console/ by scripts/build.mjs, outside
+ * the Worker's script: docs/architecture.md#performance), served here with these headers.
+ */
 export const consoleRoutes = new Hono<AppEnv>()
 
 const headers = (type: string) => ({
@@ -18,7 +18,28 @@ const headers = (type: string) => ({
   'Referrer-Policy': 'no-referrer',
 })
 
-consoleRoutes.get('/', (c) => c.body(CONSOLE_HTML, 200, headers('text/html')))
-consoleRoutes.get('/console.js', (c) => c.body(CONSOLE_SCRIPT, 200, headers('text/javascript')))
-consoleRoutes.get('/console.css', (c) => c.body(CONSOLE_CSS, 200, headers('text/css')))
-consoleRoutes.get('/favicon.svg', (c) => c.body(CONSOLE_FAVICON, 200, headers('image/svg+xml')))
+/** Route under /console → its file under the assets directory, and its media type. */
+const FILES = [
+  ['/', 'console/index.html', 'text/html'],
+  ['/console.js', 'console/console.js', 'text/javascript'],
+  ['/console.css', 'console/console.css', 'text/css'],
+  ['/favicon.svg', 'console/favicon.svg', 'image/svg+xml'],
+] as const
+
+for (const [route, file, type] of FILES) {
+  consoleRoutes.get(route, async (c) => {
+    const asset = await c.env.ASSETS.fetch(new URL(`/${file}`, c.req.url))
+    if (!asset.ok) {
+      await asset.body?.cancel()
+      // A deployment without the build's assets: say so rather than serve an empty page.
+      return c.json(
+        {
+          error: 'console_unavailable',
+          message: `static asset /${file} is missing (npm run build)`,
+        },
+        500,
+      )
+    }
+    return c.body(asset.body as ReadableStream, 200, headers(type))
+  })
+}

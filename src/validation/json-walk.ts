@@ -36,20 +36,34 @@ export function jsonTextDepth(text: string, limit = Infinity): number {
 
 /** The nesting depth of a value (`1` for an object or array, `0` for a scalar), stopping past `limit`. */
 export function jsonDepth(value: unknown, limit = Infinity): number {
+  if (!value || typeof value !== 'object') return 0
   let max = 0
-  const stack: [unknown, number][] = [[value, 1]]
-  while (stack.length) {
-    const [v, d] = stack.pop()!
-    if (!v || typeof v !== 'object') continue
+  // Objects still to look into and their depths, made only when something nests: flat arguments
+  // (the usual tool call) allocate nothing.
+  let stack: unknown[] | undefined
+  let v: unknown = value
+  let d = 1
+  for (;;) {
     if (d > max) {
       max = d
       if (max > limit) return max
     }
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child && typeof child === 'object') stack.push([child, d + 1])
+    if (Array.isArray(v)) {
+      for (const child of v)
+        if (child && typeof child === 'object') (stack ??= []).push(child, d + 1)
+    } else {
+      const record = v as Record<string, unknown>
+      for (const key in record) {
+        const child = record[key]
+        if (child && typeof child === 'object' && Object.hasOwn(record, key)) {
+          ;(stack ??= []).push(child, d + 1)
+        }
+      }
     }
+    if (!stack?.length) return max
+    d = stack.pop() as number
+    v = stack.pop()
   }
-  return max
 }
 
 /** Whether a value nests deeper than `MAX_JSON_DEPTH` (or `limit`). */
@@ -89,6 +103,49 @@ export function mapJsonStrings(value: unknown, leaf: (text: string) => string): 
  * object (undefined, functions) are left out, and are `null` in an array, as there.
  */
 export function stringifyJson(value: unknown, options: { sortKeys?: boolean } = {}): string {
+  // Most values are shallow: written recursively while the depth stays under MAX_JSON_DEPTH (a
+  // stack that small is safe, and this way allocates no frame per value), with the explicit stack
+  // below for anything deeper. Both write the same text.
+  const shallow = writeShallow(value, options.sortKeys === true, 0)
+  return shallow === TOO_DEEP ? stringifyDeep(value, options) : (shallow ?? 'null')
+}
+
+const TOO_DEEP = Symbol('too deep')
+
+/** `value` as JSON (undefined for what JSON leaves out), or TOO_DEEP past MAX_JSON_DEPTH. */
+function writeShallow(
+  value: unknown,
+  sortKeys: boolean,
+  depth: number,
+): string | undefined | typeof TOO_DEEP {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value)
+  if (depth >= MAX_JSON_DEPTH) return TOO_DEEP
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      const item = writeShallow(value[i], sortKeys, depth + 1)
+      if (item === TOO_DEEP) return TOO_DEEP
+      out += `${i ? ',' : ''}${item ?? 'null'}`
+    }
+    return `${out}]`
+  }
+  const record = value as Record<string, unknown>
+  const keys = Object.keys(record)
+  if (sortKeys) keys.sort()
+  let out = '{'
+  let first = true
+  for (const key of keys) {
+    const v = record[key]
+    if (!writable(v)) continue
+    const text = writeShallow(v, sortKeys, depth + 1)
+    if (text === TOO_DEEP) return TOO_DEEP
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${text}`
+    first = false
+  }
+  return `${out}}`
+}
+
+function stringifyDeep(value: unknown, options: { sortKeys?: boolean }): string {
   const out: string[] = []
   // Each frame is a value to write, or a literal piece of text (punctuation) to append.
   const stack: ({ text: string } | { value: unknown })[] = [{ value }]

@@ -41,6 +41,27 @@ describe('agentVersion', () => {
     expect(agentVersion({ ...content, name: 'y' })).not.toBe(first)
   })
 
+  it('remembers plain data by its JSON text, and never confuses it with what only prints the same', () => {
+    const at = new Date(0)
+    // A Date prints as its ISO string, but canonical JSON writes it as an object: not the same.
+    const dated = { name: 'd', output: { at }, tools: ['t'] }
+    const printed = { name: 'd', output: { at: at.toISOString() }, tools: ['t'] }
+    for (let i = 0; i < 2; i++) {
+      expect(agentVersion(printed)).toBe(reference(printed))
+      expect(agentVersion(dated)).toBe(reference(dated))
+    }
+    expect(agentVersion(dated)).not.toBe(agentVersion(printed))
+    // Key order changes the JSON text, never the version.
+    const shuffled = { tools: ['t'], output: { at: at.toISOString() }, name: 'd' }
+    expect(agentVersion(shuffled)).toBe(agentVersion(printed))
+    // The same for the rest beside long instructions.
+    const boxed = { instructions: LONG, name: new String('n') }
+    const plain = { instructions: LONG, name: 'n' }
+    expect(agentVersion(plain)).toBe(reference(plain))
+    expect(agentVersion(boxed)).toBe(reference(boxed))
+    expect(agentVersion(boxed)).not.toBe(agentVersion(plain))
+  })
+
   it('tells contents apart', () => {
     expect(agentVersion({ instructions: 'a' })).not.toBe(agentVersion({ instructions: 'b' }))
   })

@@ -54,6 +54,7 @@ describe('npm run cf-typegen', () => {
     const generated = readFileSync(out, 'utf8')
     const names = [...generated.matchAll(/^\t(\w+): /gm)].map((m) => m[1])
     expect(names.sort()).toEqual([
+      'ASSETS',
       'CONFIRM_POLICY',
       'CPU_MS',
       'RUNS',

@@ -58,7 +58,17 @@ describe('npm start (scripts/dev.mjs)', () => {
       symlinkSync(join(ROOT, name), join(dir, name))
     }
     mkdirSync(join(dir, 'scripts'))
-    copyFileSync(join(ROOT, 'scripts/dev.mjs'), join(dir, 'scripts/dev.mjs'))
+    // dev.mjs, and the build wrangler.toml's [build] runs (docs/development.md#the-build).
+    for (const script of [
+      'dev',
+      'build',
+      'slim-openai',
+      'slim-mcp',
+      'console-assets',
+      'write-atomic',
+    ]) {
+      copyFileSync(join(ROOT, `scripts/${script}.mjs`), join(dir, `scripts/${script}.mjs`))
+    }
     copyFileSync(join(ROOT, '.dev.vars.example'), join(dir, '.dev.vars.example'))
     const port = await freePort()
     let out = ''

@@ -29,6 +29,8 @@ export interface WorkerBuild {
   durableObjects: Record<string, { className: string; useSQLite?: boolean }>
   /** D1 binding names (`[[d1_databases]] binding`), local databases under the storage folder. */
   d1Databases: string[]
+  /** `[assets]`: the directory the build writes (the console's files) and its binding. */
+  assets?: { directory: string; binding: string }
 }
 
 let building: Promise<WorkerBuild> | undefined
@@ -94,7 +96,22 @@ export function runtimeSettings(toml: string): Omit<WorkerBuild, 'scriptPath' | 
     if (!binding) throw new Error('wrangler.toml: a D1 database needs binding = "…"')
     d1Databases.push(binding)
   }
-  return { compatibilityDate, compatibilityFlags: strings(flags), durableObjects, d1Databases }
+  const assetsBlock = toml.split(/^\[assets\]\s*$/m)[1]?.split(/^\[/m)[0]
+  let assets: WorkerBuild['assets']
+  if (assetsBlock !== undefined) {
+    const directory = /^directory\s*=\s*"([^"]+)"/m.exec(assetsBlock)?.[1]
+    const binding = /^binding\s*=\s*"([^"]+)"/m.exec(assetsBlock)?.[1]
+    if (!directory || !binding)
+      throw new Error('wrangler.toml: [assets] needs directory and binding')
+    assets = { directory: join(root, directory), binding }
+  }
+  return {
+    compatibilityDate,
+    compatibilityFlags: strings(flags),
+    durableObjects,
+    d1Databases,
+    ...(assets ? { assets } : {}),
+  }
 }
 
 function strings(list: string): string[] {
@@ -161,6 +178,16 @@ export class WorkerRuntime {
         compatibilityFlags: worker.compatibilityFlags,
         durableObjects: worker.durableObjects,
         d1Databases: worker.d1Databases,
+        // As deployed: every request reaches the Worker first, which reads the files by binding.
+        ...(worker.assets
+          ? {
+              assets: {
+                ...worker.assets,
+                routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+                assetConfig: { html_handling: 'none', not_found_handling: 'none' },
+              },
+            }
+          : {}),
         resourcePersistencePath: options.storage,
         bindings: options.bindings,
         outboundService: options.outbound as never,

@@ -1,0 +1,202 @@
+/**
+ * The Worker as the build shapes it (scripts/build.mjs, docs/development.md#the-build):
+ * - the `openai` package with stand-ins for the unused API resources and helpers, the
+ *   chat-completions path the package's own code. Checked on the built module (the exports, the
+ *   client, streamed and whole replies, retries, error classes, a stand-in's error) and on the
+ *   deployable bundle (a run whose model streams through the fake, after a retried 500, calls a
+ *   tool and an MCP server's tool, and finishes with its answer);
+ * - the MCP SDK's HTTP transport without its OAuth client: that run reaches the MCP server (a
+ *   real SDK server, test/fakes/fake-mcp.ts) with its bearer token;
+ * - the console's files as static assets, outside the script, served by the bundled Worker with
+ *   its headers. test/events/console-page.test.ts checks the headers and contents in full.
+ */
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ASSETS_DIR } from '../../scripts/console-assets.mjs'
+import { buildSlimOpenAI } from '../../scripts/slim-openai.mjs'
+import { FAKE_MCP_HOST, FAKE_MCP_TOKEN, FakeMcp } from '../fakes/fake-mcp'
+import { FAKE_OPENAI_BASE_URL, FAKE_OPENAI_KEY, FakeOpenAI, reply } from '../fakes/fake-openai'
+import { bundleWorker, tempStorage, WorkerRuntime } from './worker-runtime'
+
+type OpenAIModule = typeof import('openai')
+
+let slim: OpenAIModule
+let real: OpenAIModule
+
+beforeAll(async () => {
+  slim = (await import(await buildSlimOpenAI())) as OpenAIModule
+  real = await import('openai')
+})
+
+/** A slim client whose `fetch` is the fake, called in process. */
+function clientOf(api: FakeOpenAI, maxRetries = 0) {
+  return new slim.default({
+    apiKey: FAKE_OPENAI_KEY,
+    baseURL: FAKE_OPENAI_BASE_URL,
+    maxRetries,
+    fetch: (url, init) => Promise.resolve(api.handler(new Request(url as string, init))),
+  })
+}
+
+describe('the slim openai module', () => {
+  it('exports every name the package exports', () => {
+    expect(Object.keys(slim).sort()).toEqual(Object.keys(real).sort())
+    expect(Object.keys(slim.default).sort()).toEqual(Object.keys(real.default).sort())
+  })
+
+  it('answers chat.completions.create whole, with the real client', async () => {
+    const api = new FakeOpenAI().enqueue(reply.text('forty-two'))
+    const completion = await clientOf(api).chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'the answer?' }],
+    })
+    expect(completion.choices[0]?.message.content).toBe('forty-two')
+    expect(api.untakenViolations()).toEqual([])
+  })
+
+  it('streams chat.completions.create, after retrying a 500', async () => {
+    const api = new FakeOpenAI().enqueue(
+      reply.error(500, 'overloaded', { 'retry-after-ms': '1' }),
+      reply.text('streamed answer'),
+    )
+    const stream = await clientOf(api, 1).chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'the answer?' }],
+      stream: true,
+    })
+    let text = ''
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('streamed answer')
+    expect(api.bodies).toHaveLength(2)
+    expect(api.bodies[1]).toMatchObject({ stream: true })
+  })
+
+  it("throws the package's error classes", async () => {
+    const api = new FakeOpenAI().enqueue(reply.error(400, 'bad tools'))
+    const failed = await clientOf(api)
+      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
+      .catch((err: unknown) => err)
+    expect(failed).toBeInstanceOf(slim.APIError)
+    expect(failed).toBeInstanceOf(slim.BadRequestError)
+    expect((failed as InstanceType<typeof slim.APIError>).status).toBe(400)
+  })
+
+  it('names what is left out when a stand-in is used', () => {
+    const client = clientOf(new FakeOpenAI())
+    expect(() => client.files.list()).toThrow(
+      /openai: Files\.list is left out of edgeloop's bundle/,
+    )
+    expect(() => client.chat.completions.stream({ model: 'm', messages: [] })).toThrow(
+      /openai: ChatCompletionStream\.createChatCompletion is left out/,
+    )
+  })
+})
+
+describe('the deployable bundle', () => {
+  const storage: { path: string; remove: () => Promise<void> }[] = []
+  afterAll(async () => {
+    for (const s of storage) await s.remove()
+  })
+
+  it('carries the stand-ins; a run streams through the real client and calls MCP', async () => {
+    const worker = await bundleWorker()
+    const script = await readFile(worker.scriptPath, 'utf8')
+    expect(script).toContain("is left out of edgeloop's bundle (scripts/slim-openai.mjs")
+    expect(script).not.toContain('AssistantStream')
+    expect(script).toContain('(OAuth) is left out')
+    expect(script).not.toContain('client_secret_basic')
+
+    const api = new FakeOpenAI().enqueue(
+      reply.error(500, 'overloaded', { 'retry-after-ms': '1' }),
+      reply.toolCalls([{ name: 'calculator', arguments: { expression: '6*7' } }]),
+      reply.toolCalls([{ name: 'docs__search', arguments: { query: 'retries' } }]),
+      reply.text('The answer is 42.'),
+    )
+    const mcp = new FakeMcp()
+    const dir = await tempStorage()
+    storage.push(dir)
+    const rt = await WorkerRuntime.start({
+      worker,
+      storage: dir.path,
+      bindings: {
+        API_TOKEN: 'slim-openai-token',
+        WEBHOOK_SECRET: 'slim-openai-webhook-secret',
+        OPENAI_API_KEY: FAKE_OPENAI_KEY,
+        OPENAI_BASE_URL: FAKE_OPENAI_BASE_URL,
+        MODEL: 'gpt-test',
+        MODEL_PROTOCOL: 'native',
+        MODEL_STREAM: 'on',
+        MODEL_MAX_RETRIES: '1',
+        CONFIRM_POLICY: 'allow',
+        ENABLED_TOOLS: 'calculator',
+        CPU_MS: '30000',
+        MCP_SERVERS: JSON.stringify([
+          { name: 'docs', url: `https://${FAKE_MCP_HOST}/mcp`, token_secret: 'DOCS_MCP_AUTH' },
+        ]),
+        DOCS_MCP_AUTH: FAKE_MCP_TOKEN,
+      },
+      outbound: async (req) => {
+        const host = new URL(req.url).host
+        if (host === 'api.openai.test') return api.handler(req)
+        if (host === FAKE_MCP_HOST) return mcp.handler(req)
+        return new Response('no such host', { status: 502 })
+      },
+    })
+    try {
+      const auth = { authorization: 'Bearer slim-openai-token' }
+      const started = await rt.fetch('/v1/runs', {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ task: 'What is 6*7?' }),
+      })
+      expect(started.status).toBe(202)
+      const { id } = (await started.json()) as { id: string }
+      let view: { status: string; result?: { ok: boolean; answer: string } } = { status: 'running' }
+      for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(view.status); i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        view = (await (await rt.fetch(`/v1/runs/${id}`, { headers: auth })).json()) as typeof view
+      }
+      expect(view).toMatchObject({
+        status: 'succeeded',
+        result: { ok: true, answer: 'The answer is 42.' },
+      })
+      expect(api.bodies).toHaveLength(4)
+      expect(mcp.calls.map((c) => [c.tool, c.args])).toEqual([['search', { query: 'retries' }]])
+      expect(mcp.authorizations).toContain(`Bearer ${FAKE_MCP_TOKEN}`)
+      expect(api.bodies.every((b) => b.stream === true)).toBe(true)
+      expect(api.untakenViolations()).toEqual([])
+    } finally {
+      await rt.stop()
+    }
+  })
+
+  it('serves the console from static assets, not from its script', async () => {
+    const worker = await bundleWorker()
+    const script = await readFile(worker.scriptPath, 'utf8')
+    const consoleScript = await readFile(join(ASSETS_DIR, 'console/console.js'), 'utf8')
+    expect(script).not.toContain('sessionStorage.setItem(KEY, token)')
+    expect(consoleScript).toContain('sessionStorage.setItem(KEY, token)')
+    const dir = await tempStorage()
+    storage.push(dir)
+    const rt = await WorkerRuntime.start({
+      worker,
+      storage: dir.path,
+      bindings: { API_TOKEN: 'console-assets-token', MODEL: 'demo' },
+      outbound: async () => new Response('no network', { status: 502 }),
+    })
+    try {
+      const res = await rt.fetch('/console/console.js')
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+      expect(await res.text()).toBe(consoleScript)
+      const page = await rt.fetch('/console')
+      expect(await page.text()).toBe(await readFile(join(ASSETS_DIR, 'console/index.html'), 'utf8'))
+      expect((await rt.fetch('/console/index.html')).status).toBe(404)
+      expect((await rt.fetch('/console', { method: 'POST' })).status).toBe(405)
+    } finally {
+      await rt.stop()
+    }
+  })
+})
