@@ -34,7 +34,7 @@ const BINDINGS = {
   EVENT_STREAMS_PER_TOKEN: String(SUBSCRIBERS),
 }
 /** Runs of each case sampled with perf after the rounds. */
-const PERF_RUNS = 4
+const PERF_RUNS = 8
 
 /** A chat-completions answer: a calculator call until STEPS are done, then the answer. */
 function modelAnswer(body) {
