@@ -2,7 +2,7 @@
 // the same workerd process (the deployed bundle under Miniflare, test/node/worker-runtime.ts),
 // then 1,000 concurrent runs against a model that takes 50 ms. The fake model is this process,
 // reached over 127.0.0.1 (Miniflare's outbound service: workerd sends every outbound fetch of
-// the Worker to a loopback socket of Node). CPU is the workerd process's user + system time
+// the Worker to a loopback socket of Node). CPU is the workerd process's CPU time
 // (bench/workerd-cpu.mjs), less its idle rate, over batches of one kind; rounds interleave the
 // kinds and each figure is the median of its batches. docs/architecture.md#performance.
 import { rm } from 'node:fs/promises'
@@ -18,11 +18,11 @@ import {
   sleep,
   startBenchWorker,
 } from './workerd-cpu.mjs'
-import { KINDS, OWNERS, perfShares, perfUsable, V8_PERF_FLAGS } from './workerd-perf.mjs'
+import { KINDS, OWNERS, perfShares, perfUsable, startPerfWorker } from './workerd-perf.mjs'
 
 const TOKEN = 'bench-token'
 const ROUNDS = 5
-/** Requests (or runs) per batch: each batch costs a few hundred ms of CPU, 10 ms ticks apart. */
+/** Requests (or runs) per batch: a few hundred ms of CPU (10 ms ticks where there is no schedstat). */
 const BATCH = { healthz: 300, view: 200, start: 30, approval: 30, run: 15 }
 const GOAL_RUN = 3
 /** Unmeasured pause after a round, for the outbox work its last runs left behind. */
@@ -242,16 +242,7 @@ async function perfBreakdown() {
     return ['  (no perf breakdown: `perf record` is not available or not permitted here)']
   }
   const net = network()
-  const before = process.env.MINIFLARE_WORKERD_V8_FLAGS
-  process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_PERF_FLAGS
-  let started
-  try {
-    started = await startBenchWorker(net.outbound, { MODEL_STREAM: 'off' })
-  } finally {
-    if (before === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS
-    else process.env.MINIFLARE_WORKERD_V8_FLAGS = before
-  }
-  const { rt, stop } = started
+  const { rt, stop } = await startPerfWorker(net.outbound, { MODEL_STREAM: 'off' })
   try {
     const api = client(await rt.url())
     // A round unsampled first (the isolate compiles and warms up), then PERF_ROUNDS sampled.

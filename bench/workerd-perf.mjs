@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { sleep } from './workerd-cpu.mjs'
+import { sleep, startBenchWorker } from './workerd-cpu.mjs'
 
 /** Samples per second: enough for a few thousand over a batch of runs. */
 const FREQUENCY = 2000
@@ -90,6 +90,21 @@ export function stackOwner(stack) {
 
 /** V8 flags that make workerd write the perf map `stackOwner` reads (set before it starts). */
 export const V8_PERF_FLAGS = '--perf-basic-prof --interpreted-frames-native-stack'
+
+/**
+ * startBenchWorker (bench/workerd-cpu.mjs) in a workerd that writes V8's perf map, so that
+ * `stackOwner` can tell whose JavaScript a sample is in.
+ */
+export async function startPerfWorker(outbound, bindings) {
+  const before = process.env.MINIFLARE_WORKERD_V8_FLAGS
+  process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_PERF_FLAGS
+  try {
+    return await startBenchWorker(outbound, bindings)
+  } finally {
+    if (before === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS
+    else process.env.MINIFLARE_WORKERD_V8_FLAGS = before
+  }
+}
 
 /** Whether `perf record` can sample a process of ours here. */
 export async function perfUsable() {

@@ -116,6 +116,8 @@ export class EventHub {
   /** The last sequence number sent to live subscribers (current only while there are some). */
   #live = 0
   #liveCount = 0
+  /** Subscribers in `ahead` mode: a transition looks at the others only when there are some. */
+  #aheadCount = 0
   #flushTimer: ReturnType<typeof setTimeout> | undefined
   #lastFlush = 0
 
@@ -151,9 +153,11 @@ export class EventHub {
   /** Sends newly stored events to every live subscriber; call after the transaction commits. */
   publish(): void {
     if (this.#liveCount) this.#scheduleLive()
+    if (!this.#aheadCount) return
     for (const sub of this.#subscribers) {
       if (sub.mode === 'ahead') {
         sub.mode = 'history'
+        this.#aheadCount--
         void this.#catchUp(sub)
       }
     }
@@ -228,6 +232,7 @@ export class EventHub {
         if (sub.sent > last) {
           // Resumed after an event still to come: it reads its own again when one is stored.
           sub.mode = 'ahead'
+          this.#aheadCount++
           return
         }
         // Live subscribers are at the newest event once publish has run: join them there.
@@ -239,9 +244,11 @@ export class EventHub {
       }
       const rows = this.log.rowsAfter(sub.sent, BATCH)
       sub.sent = rows.at(-1)!.seq
-      // Waiting for the reader bounds what history holds in memory to one batch per stream.
-      const taken = await this.#write(sub, encoder.encode(formatSseRows(rows, runId)))
-      if (!taken) return
+      const taken = this.#write(sub, encoder.encode(formatSseRows(rows, runId)))
+      // Waiting for the reader bounds what history holds in memory to one batch per stream. The
+      // last batch is not waited for: the subscriber joins the live ones at once, where what its
+      // reader has not taken counts against the queue bound like any live write.
+      if (sub.sent < this.log.lastSeq() && !(await taken)) return
     }
   }
 
@@ -274,6 +281,7 @@ export class EventHub {
   #drop(sub: Subscriber): void {
     if (!this.#subscribers.delete(sub)) return
     if (sub.mode === 'live') this.#liveCount--
+    else if (sub.mode === 'ahead') this.#aheadCount--
     this.#arm()
   }
 
