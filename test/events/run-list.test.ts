@@ -256,6 +256,25 @@ describe('GET /v1/approvals', () => {
     expect(await inbox()).toEqual([])
   })
 
+  it('drops an approval once decided while the step waits for another', async () => {
+    fakes.ai.enqueue(reply.toolCalls([post(6), post(7)], { content: 'Post 6 and 7.' }))
+    const id = await startRun({ task: 'Post 6 and 7', tools: ['http_post'] })
+    await drainAlarms(id)
+    const pending = async () =>
+      (await list<Inbox>('/v1/approvals?status=pending&limit=100')).items
+        .filter((i) => i.runId === id)
+        .map((i) => i.callId)
+        .sort()
+    expect(await pending()).toEqual(['call_post_6', 'call_post_7'])
+
+    const first = (await getRun(id)).pendingApprovals.find((a) => a.callId === 'call_post_6')!
+    await decide(id, first.callId, { decision: 'deny', args_hash: first.argsHash })
+    await drainAlarms(id)
+    // The run still waits for the other decision; the inbox offers only that one.
+    expect((await getRun(id)).status).toBe('awaiting_approval')
+    expect(await pending()).toEqual(['call_post_7'])
+  })
+
   it('pages with a cursor', async () => {
     const ids = [await awaitingRun(3), await awaitingRun(4), await awaitingRun(5)]
     const seen: string[] = []

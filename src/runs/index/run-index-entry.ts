@@ -1,6 +1,7 @@
 import type { RunState } from '../../kernel/state'
 import type { RunIndexEntry } from './run-index'
 import type { RunInfo } from '../types'
+import { pendingApprovals } from '../../kernel/approvals'
 import { pendingApprovalsOf, statusOf } from '../view'
 import { ownerOf } from '../run-owner'
 
@@ -31,7 +32,21 @@ export function runIndexEntry(
   }
 }
 
-/** Whether a change moves the index: a new run, another status, or another step. */
+/**
+ * Whether a change moves the index: a new run, another status, another step, or other pending
+ * approvals (a call decided while another of its step still waits leaves the inbox at once).
+ */
 export function changesIndex(prev: RunState | undefined, next: RunState): boolean {
-  return !prev || statusOf(prev) !== statusOf(next) || prev.steps.length !== next.steps.length
+  return (
+    !prev ||
+    statusOf(prev) !== statusOf(next) ||
+    prev.steps.length !== next.steps.length ||
+    (statusOf(next) === 'awaiting_approval' && pendingIds(prev) !== pendingIds(next))
+  )
+}
+
+function pendingIds(state: RunState): string {
+  return pendingApprovals(state)
+    .map(({ call }) => call.id)
+    .join(',')
 }

@@ -5,6 +5,7 @@ import type { OutboxEntry } from './outbox'
 import { PROGRESS_ID, requeueStaleProgress } from '../slack/slack-progress'
 import { STATUS_ID, requeueStaleStatus } from '../slack/slack-status'
 import { STREAM_ID, requeueStream } from '../slack/slack-stream'
+import { changesIndex } from '../index/run-index-entry'
 
 /**
  * Delivers one outbox entry from the run as it is now (`ctx.state`); a failure is recorded on
@@ -20,6 +21,7 @@ export async function deliverEntry(entry: OutboxEntry, ctx: DeliveryContext): Pr
       requeueStaleProgress(outbox, ctx.latestState?.() ?? ctx.state, Date.now())
     if (entry.id === STATUS_ID) requeueStaleStatus(ctx, Date.now())
     if (entry.id === STREAM_ID) requeueStream(ctx, Date.now())
+    if (entry.kind === 'index') requeueStaleIndex(ctx, Date.now())
     logEvent(env, 'delivered', { runId, delivery: entry.id, attempts: entry.attempts + 1 })
   } catch (err) {
     outbox.failed(entry, Date.now(), err as Error)
@@ -29,5 +31,17 @@ export async function deliverEntry(entry: OutboxEntry, ctx: DeliveryContext): Pr
       { runId, delivery: entry.id, attempts: entry.attempts + 1, error: (err as Error).message },
       'warn',
     )
+  }
+}
+
+/**
+ * The index row just written is of the run as it was when the delivery began; a change that
+ * moves the index made while it waited for D1 (a person deciding) re-armed the same entry, which
+ * `delivered` has just closed: it is due again, so the index never keeps the older row.
+ */
+function requeueStaleIndex(ctx: DeliveryContext, now: number): void {
+  const latest = ctx.latestState?.()
+  if (latest && latest !== ctx.state && changesIndex(ctx.state, latest)) {
+    ctx.outbox.rearm('index', 'index', {}, now)
   }
 }
