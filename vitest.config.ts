@@ -30,7 +30,7 @@ const { slimOpenAI, slimMcpTransport } = await build()
 const ALIASES: Record<string, string> = {
   openai: slimOpenAI,
   '@modelcontextprotocol/sdk/client/streamableHttp.js': slimMcpTransport,
-  'zod/v4': join(ROOT, 'tools/mcp/zod-classic-for-sdk.ts'),
+  'zod/v4': join(ROOT, 'src/mcp/zod-classic-for-sdk.ts'),
 }
 const asShipped: Plugin = {
   name: 'as-shipped',

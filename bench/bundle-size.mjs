@@ -17,9 +17,9 @@ const PLATFORM = 'Workers Free plan limit 3 MiB gzip'
 const TOP = 10
 // The MCP client's modules: the SDK (its HTTP transport as the build writes it, scripts/slim-mcp.mjs)
 // and the packages only it needs, the cfworker validator, zod's classic API and locales (our code
-// uses zod/mini and zod/v4/core), and tools/mcp.
+// uses zod/mini and zod/v4/core), and src/mcp.
 const MCP_INPUTS = new RegExp(
-  '(^|/)(tools/mcp/|node_modules/(@modelcontextprotocol|@cfworker|eventsource-parser|' +
+  '(^|/)(src/mcp/|node_modules/(@modelcontextprotocol|@cfworker|eventsource-parser|' +
     'content-type|pkce-challenge|zod/v4/classic|zod/v4/locales|zod/v3)/|' +
     'node_modules/\\.cache/edgeloop/mcp-http\\.mjs$)',
 )
@@ -69,7 +69,7 @@ export function benchBundle(root) {
       `  ${kib(bytes)} KiB minified, gzip ${kib(gzip)} KiB (${PLATFORM})`,
       `${ok ? 'PASS' : 'FAIL'} bundle: gzip ${kib(gzip)} KiB as shipped, with MCP (goal ≤ ${GOAL_GZIP_KIB} KiB)`,
       `  of which the MCP client: ${kib(mcp)} KiB minified (the SDK and what only it needs, ` +
-        `the cfworker validator, tools/mcp with its zod classic API for the SDK; not the parts ` +
+        `the cfworker validator, src/mcp with its zod classic API for the SDK; not the parts ` +
         "of zod's core it " +
         'shares with us)',
       `  top ${TOP} contributors, minified KiB (share of the minified bundle):`,

@@ -24,8 +24,8 @@ try {
     loader: { '.md': 'text' },
     alias: {
       'cloudflare:workers': join(root, 'test/node/sim/cloudflare-workers.ts'),
-      ajv: join(root, 'tools/mcp/ajv-stub.ts'),
-      'ajv-formats': join(root, 'tools/mcp/ajv-stub.ts'),
+      ajv: join(root, 'src/mcp/ajv-stub.ts'),
+      'ajv-formats': join(root, 'src/mcp/ajv-stub.ts'),
     },
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",

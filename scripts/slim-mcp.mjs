@@ -2,7 +2,7 @@
 // its one import of the OAuth client (`./auth.js`: discovery, dynamic registration, PKCE, token
 // exchange, with the schemas it needs) replaced by stand-ins. The transport calls into it only
 // when it was given an `authProvider`; edgeloop authenticates to its MCP servers with a static
-// bearer token (tools/mcp/mcp-session.ts) and never gives one. The other imports point at the
+// bearer token (src/mcp/mcp-session.ts) and never gives one. The other imports point at the
 // SDK's own files (relative to the output, which lies in the same node_modules), so the transport
 // shares the SDK's modules (its types, its errors) as before.
 //

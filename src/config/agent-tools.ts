@@ -1,5 +1,5 @@
 import { delegateToolName } from '../kernel/delegation'
-import { allToolsOf } from '../../tools/mcp/index'
+import { allToolsOf } from '../mcp/index'
 import type { Agent } from './agents'
 import type { ServiceConfig } from './load-config'
 

@@ -11,6 +11,6 @@ export {
 } from '../settings/setting'
 export { DEMO_MODEL, NO_KEY } from '../llm/create-model'
 export { configReport, type ConfigProblem, type ConfigReport } from './problems'
-export { allToolsOf, isMcpToolName } from '../../tools/mcp/index'
+export { allToolsOf, isMcpToolName } from '../mcp/index'
 export { AGENT_NAME_PATTERN, type Agent } from './agents'
 export { agentTools, splitTools } from './agent-tools'

@@ -19,7 +19,7 @@ import {
   type FrozenMcpServer,
   type McpServerConfig,
   type McpSessions,
-} from '../../tools/mcp/index'
+} from '../mcp/index'
 import { redactJson } from '../security/redact'
 import type { SkippedTool } from './api-result'
 import { logEvent, type LogEnv } from './log'

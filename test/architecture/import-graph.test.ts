@@ -32,7 +32,18 @@ export const LAYERS: Record<string, Layer> = {
   },
   env: { imports: ['runs', 'env-vars'], packages: [] },
   runs: {
-    imports: ['api', 'config', 'kernel', 'llm', 'tools', 'slack', 'security', 'errors', 'env-vars'],
+    imports: [
+      'api',
+      'config',
+      'kernel',
+      'llm',
+      'mcp',
+      'tools',
+      'slack',
+      'security',
+      'errors',
+      'env-vars',
+    ],
     packages: ['cloudflare:workers', 'zod'],
   },
   // The API's response shapes, as zod schemas: what routes answer and runs build.
@@ -42,6 +53,7 @@ export const LAYERS: Record<string, Layer> = {
       'agents',
       'kernel',
       'llm',
+      'mcp',
       'tools',
       'slack',
       'security',
@@ -55,11 +67,14 @@ export const LAYERS: Record<string, Layer> = {
   // agents/: one file per agent, the catalog; definitions are data (types of the kernel only).
   agents: { imports: ['kernel'], packages: ['zod'] },
   llm: { imports: ['kernel', 'security', 'validation', 'errors'], packages: ['openai', 'zod'] },
-  tools: {
-    // validation: the walks over JSON a server controls (schemas, results) without recursion.
+  // The MCP client: sessions, tool adaptation, schema conversion; beside llm/, below runs/.
+  // validation: the walks over JSON a server controls (schemas, results) without recursion.
+  mcp: {
     imports: ['kernel', 'settings', 'validation', 'errors'],
     packages: ['zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema'],
   },
+  // tools/: the shipped tools and the ones a user writes, one file each.
+  tools: { imports: ['kernel', 'settings', 'validation', 'errors'], packages: ['zod'] },
   settings: { imports: ['errors'], packages: ['zod'] },
   kernel: { imports: ['validation', 'security', 'errors'], packages: ['zod'] },
   slack: { imports: ['security', 'validation', 'errors'], packages: ['zod'] },

@@ -6,7 +6,7 @@
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { react } from '../../src/kernel/index'
-import { freezeMcpTools, mcpTools, readMcpServers, withMcpSessions } from '../../tools/mcp/index'
+import { freezeMcpTools, mcpTools, readMcpServers, withMcpSessions } from '../../src/mcp/index'
 import { FakeMcp, FAKE_MCP_HOST } from '../fakes/fake-mcp'
 import { nativeCall, nativeCalls, ScriptedModel, textFinish } from '../fakes/scripted-model'
 import { useServiceFakes } from '../service/harness'

@@ -220,7 +220,7 @@ describe('the Worker that runs the MCP client', () => {
   it('has no nodejs_compat: the SDK runs on Web APIs, with the cfworker validator', () => {
     expect(wranglerToml).not.toMatch(/nodejs_compat|compatibility_flags/)
     // ajv compiles schemas with new Function, which Workers forbid: it is aliased out.
-    expect(wranglerToml).toMatch(/^"ajv" = "\.\/tools\/mcp\/ajv-stub\.ts"$/m)
+    expect(wranglerToml).toMatch(/^"ajv" = "\.\/src\/mcp\/ajv-stub\.ts"$/m)
   })
 })
 

@@ -6,7 +6,7 @@
  */
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { freezeMcpTools, frozenToolNames, mcpTools, readMcpServers } from '../../tools/mcp/index'
+import { freezeMcpTools, frozenToolNames, mcpTools, readMcpServers } from '../../src/mcp/index'
 import { reply } from '../fakes/fake-openai'
 import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN, mcpTestHosts } from '../fakes/fake-mcp'
 import { api, drainAlarms, getRun, getTrace, startRun, useServiceFakes } from '../service/harness'

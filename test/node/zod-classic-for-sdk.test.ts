@@ -1,5 +1,5 @@
 /**
- * tools/mcp/zod-classic-for-sdk.ts against zod's classic API, on the MCP SDK's own protocol
+ * src/mcp/zod-classic-for-sdk.ts against zod's classic API, on the MCP SDK's own protocol
  * schemas: `types.js` loaded as it is (classic zod) and bundled with `zod/v4` resolved to the
  * shim, as wrangler.toml's `[alias]` ships it. Every exported schema must describe the same JSON
  * Schema and give the same parse results: data, or issues with their messages (English). (The
@@ -55,7 +55,7 @@ const shimPlugin = {
   name: 'zod-classic-for-sdk',
   setup(b: { onResolve: (o: { filter: RegExp }, f: () => { path: string }) => void }) {
     b.onResolve({ filter: /^zod\/v4$/ }, () => ({
-      path: join(ROOT, 'tools/mcp/zod-classic-for-sdk.ts'),
+      path: join(ROOT, 'src/mcp/zod-classic-for-sdk.ts'),
     }))
   },
 }

@@ -7,7 +7,7 @@ import {
   readMcpServers,
   renderMcpResult,
   type FrozenMcpServer,
-} from '../../tools/mcp/index'
+} from '../../src/mcp/index'
 
 const docs = { name: 'docs', url: 'https://docs.test/mcp' }
 const read = (servers: unknown, env: Record<string, string> = {}) =>

@@ -4,7 +4,7 @@
  */
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema'
 import * as z from 'zod/mini'
-import { MAX_JSON_DEPTH, tooDeep } from '../../src/validation/json-walk'
+import { MAX_JSON_DEPTH, tooDeep } from '../validation/json-walk'
 
 // Errors that only say "something inside did not match": the inner error says what.
 const WRAPPERS = new Set([

@@ -4,8 +4,8 @@
  * (`<server>__<tool>`); every later slice builds the same tools from that record (`mcpTools`),
  * so a run never sees its tools change.
  */
-import { NATIVE_TOOL_NAME_PATTERN, TOOL_NAME_PATTERN } from '../../src/kernel/names'
-import type { Tool } from '../../src/kernel/tool'
+import { NATIVE_TOOL_NAME_PATTERN, TOOL_NAME_PATTERN } from '../kernel/names'
+import type { Tool } from '../kernel/tool'
 import { listMcpTools, type ListedMcpTool } from './mcp-client'
 import { MCP_NAME_SEPARATOR, type McpServerConfig } from './mcp-servers'
 import type { McpSessions } from './mcp-sessions'

@@ -1,9 +1,9 @@
 /** One MCP tool as a kernel tool: its name, schema and policy, and a handler that calls it. */
 import * as z from 'zod/mini'
-import { defineTool, type Tool, type ToolContext } from '../../src/kernel/tool'
+import { defineTool, type Tool, type ToolContext } from '../kernel/tool'
 import { callMcpTool, type ListedMcpTool, type McpCallResult } from './mcp-client'
 import { jsonSchemaParams } from './json-schema-params'
-import { stringifyJson } from '../../src/validation/json-walk'
+import { stringifyJson } from '../validation/json-walk'
 import { MCP_NAME_SEPARATOR, type McpServerConfig, type McpToolOverride } from './mcp-servers'
 import type { McpSessions } from './mcp-sessions'
 

@@ -5,8 +5,8 @@
  */
 import * as z from 'zod/mini'
 import { safeParse } from 'zod/v4/core'
-import { ConfigError } from '../../src/errors/config-error'
-import { parsedBy, readSetting, type EnvRecord } from '../../src/settings/setting'
+import { ConfigError } from '../errors/config-error'
+import { parsedBy, readSetting, type EnvRecord } from '../settings/setting'
 
 /** A server's tools are offered as `<server>__<tool>`. */
 export const MCP_NAME_SEPARATOR = '__'
