@@ -19,7 +19,7 @@ import {
   RunView,
   StoredObservation,
 } from '../api/response-schemas'
-import { CancelBody, CreateRunBody, DecisionBody } from './schemas'
+import { AnswerBody, CancelBody, CreateRunBody, DecisionBody } from './schemas'
 import { schema } from './openapi-parts'
 
 /**
@@ -60,6 +60,7 @@ export function openApiComponents(): Record<string, unknown> {
     schemas: {
       CreateRun: schema(CreateRunBody, 'input'),
       Decision: schema(DecisionBody, 'input'),
+      Answer: schema(AnswerBody, 'input'),
       Cancel: schema(CancelBody, 'input'),
       CreatedRun: schema(CreatedRun, 'output'),
       RunView: schema(RunView, 'output'),

@@ -1,5 +1,8 @@
 import { DurableObject } from 'cloudflare:workers'
 import { decideApproval } from '../kernel/approvals'
+import { argsHash } from '../kernel/canonical'
+import { findCall } from '../kernel/calls'
+import { answerProblems, checkEditedArgs } from '../kernel/person-input'
 import { runSlice } from '../kernel/machine'
 import { followUpSource } from '../kernel/conversation'
 import type { RunState } from '../kernel/state'
@@ -63,6 +66,9 @@ type RunStoreEnv = EnvVars & {
   SLACK_THREADS?: DurableObjectNamespace<SlackThread>
   RUN_LIST?: DurableObjectNamespace<RunListHub>
 }
+
+/** A refusal of what a person sent with a decision. */
+type DecideRefusalOf = Extract<DecideResponse, { ok: false }>
 
 /** When each slice began, for the trace (a bounded list in the run's own storage). */
 const SLICES_KEY = 'slices'
@@ -234,7 +240,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     return state ? observationForConversation(state, this.#storage, handle, conversationId) : null
   }
 
-  /** Approve or deny one pending call. The first decision wins; later ones learn who decided. */
+  /**
+   * Decides one pending item (docs/human-in-the-loop.md): approve or deny an approval (with
+   * edited arguments, checked and hashed here), answer or decline a question, resolve a
+   * connection. The first decision wins; later ones learn who decided.
+   */
   async decide(input: DecideRequest): Promise<DecideResponse> {
     const state = this.#live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
@@ -245,13 +255,21 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         message: `run ${state.id} is being cancelled; its pending calls will not run`,
       }
     }
+    const { args, ...plain } = input
+    // Refusals that need no checking of what was sent come first (a stale hash, a decided item).
+    const first = decideApproval(state, { ...plain, now: Date.now() })
+    if (!first.ok) return first
+    const checked = await this.#checkPersonInput(state, input)
+    if (!checked.ok) return checked
     const now = Date.now()
-    const out = decideApproval(state, { ...input, now })
+    // Read again: another decision may have landed while the edited arguments were hashed.
+    const out = decideApproval(this.#live!, { ...plain, ...checked.edit, now })
     if (!out.ok) return out
     // Synchronous from here to the write: no other request can interleave (one decision wins).
+    const prev = this.#live!
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(out.state)
-      queueDecisionEffects(this.#sinks(), this.#info!, state, out.state, now)
+      queueDecisionEffects(this.#sinks(), this.#info!, prev, out.state, now)
     })
     this.#state = out.state
     this.#hub.publish()
@@ -259,7 +277,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       runId: state.id,
       callId: input.callId,
       tool: out.call.name,
+      kind: out.call.approval!.kind,
       decision: out.call.approval?.decision,
+      edited: !!out.call.approval!.edit,
       by: input.by,
     })
     await this.ctx.storage.setAlarm(now)
@@ -268,6 +288,38 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       call: { id: out.call.id, name: out.call.name, status: out.call.status },
       decidedBy: input.by,
       decision: out.call.approval!.decision!,
+      kind: out.call.approval!.kind,
+      ...(args ? { args: out.call.args, argsHash: out.call.approval!.hash } : {}),
+    }
+  }
+
+  /** Edited arguments checked against the run's tool and hashed; an answer checked. */
+  async #checkPersonInput(
+    state: RunState,
+    input: DecideRequest,
+  ): Promise<
+    { ok: true; edit: { edit?: { args: Record<string, unknown>; hash: string } } } | DecideRefusalOf
+  > {
+    const call = findCall(state, input.callId)!.call
+    if (call.approval!.kind === 'question' && input.decision === 'approve') {
+      const problems = answerProblems(call.approval!.ask, input.answer)
+      if (problems.length) {
+        const message = `the answer does not fit call ${call.id}'s question: ${problems.join('; ')}`
+        return { ok: false, code: 'invalid_answer', message, problems }
+      }
+    }
+    if (!input.args || input.decision !== 'approve') return { ok: true, edit: {} }
+    const { registry } = this.#dependencies(state)
+    const tool = registry.get(call.name)
+    if (!tool) {
+      const message = `tool ${call.name} is no longer offered to run ${state.id}; approve or deny the call as it is`
+      return { ok: false, code: 'not_editable', message }
+    }
+    const edited = checkEditedArgs(tool, registry.jsonSchema(tool.name), input.args)
+    if (!edited.ok) return edited
+    return {
+      ok: true,
+      edit: { edit: { args: edited.args, hash: await argsHash(call.name, edited.args) } },
     }
   }
 

@@ -5,6 +5,7 @@ import { type RunState } from '../kernel/state'
 import { toApiDelivery, toApiResult, type SkippedTool } from './api-result'
 import type { IndexedApproval } from './index/run-index'
 import type { OutboxEntry } from './outbox/outbox'
+import { itemActions } from './pending-item-actions'
 import type { RunInfo, RunStatus, RunView } from './types'
 
 /** The run as `GET /v1/runs/:id` shows it. */
@@ -35,6 +36,7 @@ export function toRunView(
       requestedBy: info.requestedBy,
       requestedAt: new Date(requestedAt).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
+      ...itemActions(state.id, a.callId, a),
     })),
     // Filled in by the route, which asks the children (routes/run-family.ts).
     descendantApprovals: [],
@@ -72,6 +74,9 @@ export function pendingApprovalsOf(state: RunState): IndexedApproval[] {
     reason: state.steps[stepIndex]!.thought,
     requestedAt: call.approval!.requestedAt,
     expiresAt: call.approval!.expiresAt,
+    kind: call.approval!.kind,
+    ask: call.approval!.ask,
+    editSchema: call.approval!.editSchema,
   }))
 }
 
