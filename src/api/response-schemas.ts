@@ -170,11 +170,13 @@ export const DecisionResult = z.object({
   call: z.object({ id: z.string(), name: z.string(), status: z.string() }),
   decidedBy: z.string(),
   decision: z.string(),
-  /** The kind of pending item decided: `approval`, `question` or `connect`. */
-  kind: z.enum(PENDING_KINDS),
+  /** The kind of pending item decided, when not an approval: `question` or `connect`. */
+  kind: z.optional(z.enum(PENDING_KINDS)),
   /** Approved with edited arguments: the arguments the call runs with, and their hash. */
   args: z.optional(json),
   argsHash: z.optional(z.string()),
+  /** The same decision by the same decider, sent again: the one recorded, nothing changed. */
+  replayed: z.optional(z.literal(true)),
 })
 
 /** `POST /v1/runs/:id/cancel` → 202. */
@@ -342,6 +344,18 @@ export const Misconfigured = z.object({
         }),
       ),
       warnings: z.array(z.string()),
+    }),
+  }),
+})
+
+/** Their 503 without credentials: which variables are wrong, none of the problems' text. */
+export const MisconfiguredSummary = z.object({
+  error: z.object({
+    code: z.literal('misconfigured'),
+    message: z.string(),
+    details: z.object({
+      problemCount: z.int().check(z.positive()),
+      variables: z.array(z.string()),
     }),
   }),
 })

@@ -1,3 +1,4 @@
+import { sameJson } from './canonical'
 import type { ConfirmHook } from './confirm'
 import { describeThrown } from './describe-thrown'
 import type { Outcome } from './outcome'
@@ -45,7 +46,7 @@ export const DECIDE_REFUSALS = [
   'not_pending',
   'run_finished',
   'wrong_kind',
-  'expired',
+  'approval_expired',
   'not_editable',
 ] as const
 
@@ -56,9 +57,15 @@ export interface DecideRefusal {
   decision?: 'approved' | 'denied'
   /** The kind of the pending item (on `wrong_kind`). */
   kind?: PendingKind
+  /** For `approval_expired`: when it expired (epoch ms). */
+  expiredAt?: number
 }
 
-export type DecideOutcome = Outcome<{ state: RunState; call: Call }, DecideRefusal>
+/**
+ * A decision recorded, or, for the same decision sent again by the same decider (a client that
+ * lost the first answer), the recorded one with `replayed: true` and nothing changed.
+ */
+export type DecideOutcome = Outcome<{ state: RunState; call: Call; replayed?: true }, DecideRefusal>
 
 /** The answer of the in-memory confirm hook; a hook that throws refuses, and says why. */
 export async function askConfirmHook(
@@ -126,6 +133,11 @@ export function decideApproval(state: RunState, input: DecideInput): DecideOutco
     return { ok: false, code: 'not_found', message: `run ${state.id} has no call ${input.callId}` }
   }
   const { call } = found
+  const item = call.approval
+  if (item?.decision && item.decidedBy === 'system' && item.reason === 'expired') {
+    return expiredRefusal(call, item.expiresAt)
+  }
+  if (isReplay(call, input)) return { ok: true, state, call, replayed: true }
   const refused = refusal(state, call, input)
   if (refused) return refused
   const edited = input.edit && input.decision === 'approve' ? withEdit(call, input) : call
@@ -184,10 +196,36 @@ function refusal(
       message: `the hash does not match call ${call.id}'s pending ${item.kind}; reload it and decide again`,
     }
   }
-  if (item.expiresAt <= input.now) {
-    return { ok: false, code: 'expired', message: `call ${call.id}'s ${item.kind} has expired` }
-  }
+  // Past its expiry it is expired, even before the alarm has closed it.
+  if (item.expiresAt <= input.now) return expiredRefusal(call, item.expiresAt)
   return null
+}
+
+/**
+ * The same decision by the same decider on the same hash (the one shown, or for an edited
+ * approval the one shown before the edit) and, for a question, the same answer: a client that
+ * lost the first answer.
+ */
+function isReplay(call: Call, input: DecideInput): boolean {
+  const item = call.approval
+  const requested = input.decision === 'approve' ? 'approved' : 'denied'
+  return (
+    !!item &&
+    item.decision === requested &&
+    item.decidedBy === input.by &&
+    (item.hash === input.argsHash || item.edit?.originalHash === input.argsHash) &&
+    (input.answer === undefined || sameJson(item.answer, input.answer))
+  )
+}
+
+function expiredRefusal(call: Call, expiredAt: number): DecideRefusal & { ok: false } {
+  const kind = call.approval?.kind ?? 'approval'
+  return {
+    ok: false,
+    code: 'approval_expired',
+    message: `call ${call.id}'s ${kind} expired at ${new Date(expiredAt).toISOString()} before anyone decided; the call did not run`,
+    expiredAt,
+  }
 }
 
 /** What each kind of item waits for, in a refusal's words. */

@@ -48,7 +48,7 @@ const STATUS: Record<Refusal['code'], 400 | 404 | 409> = {
   run_finished: 409,
   run_cancelling: 409,
   wrong_kind: 409,
-  expired: 409,
+  approval_expired: 409,
 }
 
 const API_CODE: Partial<Record<Refusal['code'], string>> = {
@@ -61,6 +61,7 @@ function details(out: Refusal): Record<string, unknown> | undefined {
     ...(out.decidedBy ? { decidedBy: out.decidedBy } : {}),
     ...(out.decision ? { decision: out.decision } : {}),
     ...(out.kind ? { kind: out.kind } : {}),
+    ...(out.expiredAt ? { expiredAt: new Date(out.expiredAt).toISOString() } : {}),
     ...(out.fields ? { fields: out.fields } : {}),
     ...(out.problems ? { problems: out.problems } : {}),
   }

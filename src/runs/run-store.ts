@@ -5,7 +5,7 @@ import { findCall } from '../kernel/calls'
 import { answerProblems, checkEditedArgs } from '../kernel/person-input'
 import { runSlice } from '../kernel/machine'
 import { followUpSource } from '../kernel/conversation'
-import type { RunState } from '../kernel/state'
+import type { Call, RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
 import type { ChildOutcome } from '../kernel/delegation'
 import { childEnded, pollChildren, recordChildOutcome } from './child-runs'
@@ -259,12 +259,14 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     // Refusals that need no checking of what was sent come first (a stale hash, a decided item).
     const first = decideApproval(state, { ...plain, now: Date.now() })
     if (!first.ok) return first
+    if (first.replayed) return decisionAnswer(first.call, true)
     const checked = await this.#checkPersonInput(state, input)
     if (!checked.ok) return checked
     const now = Date.now()
     // Read again: another decision may have landed while the edited arguments were hashed.
     const out = decideApproval(this.#live!, { ...plain, ...checked.edit, now })
     if (!out.ok) return out
+    if (out.replayed) return decisionAnswer(out.call, true)
     // Synchronous from here to the write: no other request can interleave (one decision wins).
     const prev = this.#live!
     this.ctx.storage.transactionSync(() => {
@@ -283,14 +285,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       by: input.by,
     })
     await this.ctx.storage.setAlarm(now)
-    return {
-      ok: true,
-      call: { id: out.call.id, name: out.call.name, status: out.call.status },
-      decidedBy: input.by,
-      decision: out.call.approval!.decision!,
-      kind: out.call.approval!.kind,
-      ...(args ? { args: out.call.args, argsHash: out.call.approval!.hash } : {}),
-    }
+    return decisionAnswer(out.call, false)
   }
 
   /** Edited arguments checked against the run's tool and hashed; an answer checked. */
@@ -631,5 +626,19 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const blocked = this.#storage.getValue<RunView['blocked']>('blocked') ?? undefined
     const skipped = skippedMcpTools(this.#storage)
     return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked, skipped)
+  }
+}
+
+/** A decision as the API answers it; `replayed` when it was recorded by an earlier request. */
+function decisionAnswer(call: Call, replayed: boolean): DecideResponse {
+  return {
+    ok: true,
+    call: { id: call.id, name: call.name, status: call.status },
+    decidedBy: call.approval!.decidedBy!,
+    decision: call.approval!.decision!,
+    // An approval's answer keeps the shape it had before other kinds.
+    ...(call.approval!.kind !== 'approval' ? { kind: call.approval!.kind } : {}),
+    ...(call.approval!.edit ? { args: call.args, argsHash: call.approval!.hash } : {}),
+    ...(replayed ? { replayed: true as const } : {}),
   }
 }

@@ -147,12 +147,12 @@ describe('ask_person: a run waits on a question item', () => {
     expect((await getRun(id)).pendingApprovals).toHaveLength(1)
   })
 
-  it('after it expired: 409 expired, and the run goes on with the expiry as the observation', async () => {
+  it('after it expired: 409 approval_expired, and the run goes on with the expiry as the observation', async () => {
     const { id, item } = await asking()
     fakes.clock.advance(24 * 3_600_000 + 1)
     const res = await answer(id, { question_hash: item.argsHash, answer: 'eu-west' })
     expect(res.status).toBe(409)
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('expired')
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('approval_expired')
     fakes.ai.enqueue(reply.text('Nobody answered.'))
     await drainAlarms(id)
     expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toContain(

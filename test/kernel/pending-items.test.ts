@@ -139,7 +139,7 @@ describe('a connect item made by a tool when it runs (personNeeded)', () => {
   it.each([
     ['another kind', { kind: 'approval' as const }, 'wrong_kind'],
     ['a stale hash', { argsHash: '0'.repeat(64) }, 'hash_mismatch'],
-    ['after it expired', { now: Infinity }, 'expired'],
+    ['after it expired', { now: Infinity }, 'approval_expired'],
   ])('a decision for %s is refused and the item stays pending', async (_l, over, code) => {
     const { out, clock } = await waiting()
     const refused = decideApproval(out.state, {
