@@ -34,16 +34,25 @@ export function checkEditedArgs(
     return { ok: false, code: 'not_editable', message, problems: [], fields: [] }
   }
   if (tooDeep(args)) return refused('the edited arguments nest too deep', ['(arguments)'], [])
-  const known = jsonSchema.properties
-  const unknown =
-    known && typeof known === 'object' ? Object.keys(args).filter((k) => !(k in known)) : []
-  const problems = unknown.map((k) => `${k}: unknown argument`)
-  const fields = [...unknown]
+  const problems: string[] = []
+  const fields: string[] = []
   const parsed = safeParse(tool.params, args)
   if (!parsed.success) {
     problems.push(...describeIssues(parsed.error.issues, args))
     for (const issue of parsed.error.issues) {
-      fields.push(issue.path.length ? issue.path.map(String).join('.') : '(arguments)')
+      const at = issue.path.map(String)
+      if (issue.code === 'unrecognized_keys') {
+        fields.push(...issue.keys.map((k) => [...at, k].join('.')))
+      } else fields.push(at.length ? at.join('.') : '(arguments)')
+    }
+  }
+  // Arguments the JSON Schema does not name, which a schema that strips them let through.
+  const known = jsonSchema.properties
+  if (known && typeof known === 'object') {
+    for (const k of Object.keys(args)) {
+      if (k in known || fields.includes(k)) continue
+      problems.push(`${k}: unknown argument`)
+      fields.push(k)
     }
   }
   if (!problems.length) return { ok: true, args }

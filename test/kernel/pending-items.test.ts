@@ -1,6 +1,7 @@
 import * as z from 'zod/mini'
 import { describe, expect, it } from 'vitest'
 import {
+  checkEditedArgs,
   createRunState,
   decideApproval,
   defineTool,
@@ -218,5 +219,41 @@ describe('an approval saved before pending items had kinds', () => {
     })
     const r = await approveSaved(state, textFinish('Recorded 42.'))
     expect(toRunResult(r.state)).toMatchObject({ ok: true, answer: 'Recorded 42.' })
+  })
+})
+
+describe('a tool that forbids edits (editable: false)', () => {
+  const transfer = defineTool({
+    name: 'transfer',
+    description: 'Move money.',
+    params: z.object({ amount: z.number() }),
+    returns: 'A receipt.',
+    sideEffect: true,
+    editable: false,
+    handler: ({ amount }) => `moved ${amount}`,
+  })
+
+  it('its approval has no edit schema, and edited arguments are refused as not editable', async () => {
+    const r = run([transfer], nativeCall('transfer', { amount: 10 }, 't1'))
+    const out = await runSlice(r.state, r.deps, UNLIMITED)
+    expect(item(out.state)).toMatchObject({ kind: 'approval', editSchema: null })
+    expect(checkEditedArgs(transfer, {}, { amount: 5 })).toMatchObject({
+      ok: false,
+      code: 'not_editable',
+    })
+  })
+
+  it('an editable tool: the edit checked strictly, each bad field named', () => {
+    const editable = defineTool({ ...transfer, editable: true })
+    const schema = { properties: { amount: {} } }
+    expect(checkEditedArgs(editable, schema, { amount: 5 })).toEqual({
+      ok: true,
+      args: { amount: 5 },
+    })
+    expect(checkEditedArgs(editable, schema, { amount: 'five', memo: 'x' })).toMatchObject({
+      ok: false,
+      code: 'invalid_args',
+      fields: ['amount', 'memo'],
+    })
   })
 })
