@@ -278,6 +278,24 @@ export interface RunResult {
           | null
         editSchema: Record<string, unknown> | null
       }
+      policy?: {
+        configured: 'run' | 'ask' | 'dry_run' | 'deny'
+        applied: 'run' | 'ask' | 'dry_run' | 'deny'
+        policy:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
+        shadow:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
+      }
       argsError?: string
       fromText?: string
     }>

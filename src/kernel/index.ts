@@ -81,7 +81,9 @@ export {
   type PendingKind,
   type PersonAsk,
 } from './state'
-export type { PersonRequest, ResolvedItem } from './tool'
+export type { CodePolicy, PersonRequest, PolicyContext, PolicyVerdict, ResolvedItem } from './tool'
+export { decidePolicy } from './code-policy'
+export type { CallPolicy, PolicyVerdictRecord } from './state'
 
 // Budgets
 export {

@@ -1,4 +1,5 @@
 import { decideByHook } from './approvals'
+import { decidePolicy } from './code-policy'
 import { requestItem } from './pending-items'
 import { sameJson } from './canonical'
 import { verdictFor } from './confirm'
@@ -60,7 +61,7 @@ async function ask(reviewed: Call[], state: RunState, slice: Slice): Promise<Cal
     if (typeof request === 'string')
       reviewed[k] = answeredCall(call, 'tool_error', slice.redact(request))
     else if (request) reviewed[k] = await requestItem(call, now, ttl, request)
-    else if (!policyAsks(tool, state)) reviewed[k] = { ...call, status: 'ready' }
+    else if (!policyAsks(tool, state, call)) reviewed[k] = { ...call, status: 'ready' }
     else if (hook) reviewed[k] = await decideByHook(call, tool, hook, now)
     else reviewed[k] = await requestItem(call, now, ttl, null, editSchemaOf(tool, slice))
   }
@@ -72,7 +73,9 @@ function editSchemaOf(tool: Tool, slice: Slice): Record<string, unknown> | null 
   return tool.editable === false ? null : slice.registry.jsonSchema(tool.name)
 }
 
-function policyAsks(tool: Tool, state: RunState): boolean {
+/** The call needs an approval: what its tool's code policy applied, else the confirm policy. */
+function policyAsks(tool: Tool, state: RunState, call: Call): boolean {
+  if (call.policy) return call.policy.applied === 'ask'
   return tool.sideEffect && verdictFor(state.policy, tool) === 'ask'
 }
 
@@ -127,7 +130,8 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   }
   seen.push(call)
   const tool = slice.registry.get(call.name)
-  const asks = !!tool && (policyAsks(tool, state) || !!tool.person)
+  const coded = !!tool && (!!tool.policy || !!tool.shadowPolicy)
+  const asks = !!tool && (policyAsks(tool, state, call) || !!tool.person || coded)
   // Nothing to look at before dispatch (which validates again, as the security boundary).
   if (!tool || (!asks && !tool.check)) return { ...call, status: 'ready' }
   const valid = validateArgs(call, slice.registry)
@@ -135,6 +139,20 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   if (!valid.ok) return { ...call, status: 'ready' }
   const problem = checkCall(tool, valid.args, { runId: state.id, callId: call.id })
   if (problem) return answeredCall(call, 'tool_error', slice.redact(`[ToolError] ${problem}`))
-  if (!asks) return { ...call, status: 'ready' }
+  if (coded) {
+    const ctx = { runId: state.id, callId: call.id, agent: state.agent.name }
+    const decided = decidePolicy(state.policy, tool, valid.args, ctx)
+    call = { ...call, policy: decided.record }
+    if (decided.record?.applied === 'deny' && decided.record.configured !== 'deny') {
+      return answeredCall(call, 'denied', slice.redact(policyDenial(call)))
+    }
+  }
+  if (!policyAsks(tool, state, call) && !tool.person) return { ...call, status: 'ready' }
   return { ...call, status: 'awaiting_approval' }
+}
+
+/** The observation of a call the tool's own policy refused. */
+function policyDenial(call: Call): string {
+  const reason = call.policy?.policy?.reason
+  return `[ToolError] ${call.name} was not run: its policy denied it${reason ? ` (${reason})` : ''}. Use read-only tools instead, or ask the user for permission.`
 }

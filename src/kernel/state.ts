@@ -113,6 +113,28 @@ export type Approval = z.infer<typeof ApprovalSchema>
 /** The same record under the name the lifecycle goes by. */
 export type PendingItem = Approval
 
+/** What one code policy said about a call. */
+export const PolicyVerdictRecordSchema = z.object({
+  verdict: z.enum(['allow', 'ask', 'deny']),
+  reason: z.nullable(z.string()),
+  /** Why the policy's answer could not be used (it threw): the call was asked about instead. */
+  error: z.nullable(z.string()),
+})
+export type PolicyVerdictRecord = z.infer<typeof PolicyVerdictRecordSchema>
+
+/** How a call's tool policies decided it (docs/human-in-the-loop.md#policies-as-code). */
+export const CallPolicySchema = z.object({
+  /** What the confirm policy alone said. */
+  configured: z.enum(['run', 'ask', 'dry_run', 'deny']),
+  /** What applied: the stricter of the confirm policy and the tool's policy. */
+  applied: z.enum(['run', 'ask', 'dry_run', 'deny']),
+  /** The tool's policy; null when it has only a shadow policy. */
+  policy: z.nullable(PolicyVerdictRecordSchema),
+  /** The candidate policy in shadow mode: what it would have said, never applied. */
+  shadow: z.nullable(PolicyVerdictRecordSchema),
+})
+export type CallPolicy = z.infer<typeof CallPolicySchema>
+
 /** The child run a delegated call started (docs/agents.md#delegation). */
 export const ChildRefSchema = z.object({
   runId: z.string(),
@@ -160,6 +182,8 @@ export const CallSchema = z.object({
   attempts: z.number(),
   /** A delegated call: the child run it started; null for every other call. */
   child: z._default(z.nullable(ChildRefSchema), null),
+  /** What the tool's code policies said; null for a tool without any. */
+  policy: z._default(z.nullable(CallPolicySchema), null),
 })
 export type Call = z.infer<typeof CallSchema>
 

@@ -51,6 +51,26 @@ export interface ResolvedItem {
   by: string
 }
 
+/** What a code policy decides for one call (docs/human-in-the-loop.md#policies-as-code). */
+export type PolicyVerdict = 'allow' | 'ask' | 'deny'
+
+/** What a code policy sees besides the arguments. */
+export interface PolicyContext {
+  runId: string
+  callId: string
+  /** The run's agent. */
+  agent: string
+}
+
+/**
+ * A policy written as code: a verdict, or a verdict with the reason the trace records. It runs
+ * at review, synchronously; one that throws (or answers anything else) asks a person.
+ */
+export type CodePolicy<A = never> = (
+  args: A,
+  ctx: PolicyContext,
+) => PolicyVerdict | { verdict: PolicyVerdict; reason?: string }
+
 /** What a delegate tool says about its agent (kernel/delegation.ts). */
 export interface DelegateSpec {
   /** The agent a call starts a child run of. */
@@ -114,6 +134,13 @@ export interface ToolDefinition<P extends ParamsSchema = ParamsSchema> {
   ) => PersonRequest | null | Promise<PersonRequest | null>
   /** False: an approver may not change the arguments before approving (default true). */
   editable?: boolean
+  /**
+   * Decides per call whether it runs, waits for a person or is refused, within the confirm
+   * policy (never wider: `allow` under `ask` still asks). Recorded on the call with its reason.
+   */
+  policy?: CodePolicy<zc.output<P>>
+  /** A candidate policy, asked and recorded beside the one that decides, never applied. */
+  shadowPolicy?: CodePolicy<zc.output<P>>
   handler: (args: zc.output<P>, ctx: ToolContext) => unknown | Promise<unknown>
 }
 
@@ -147,6 +174,11 @@ export function defineTool<P extends ParamsSchema>(def: ToolDefinition<P>): Tool
   }
   if (def.check !== undefined && typeof def.check !== 'function') {
     throw new TypeError(`defineTool(${def.name}): check must be a function when given`)
+  }
+  for (const key of ['policy', 'shadowPolicy'] as const) {
+    if (def[key] !== undefined && typeof def[key] !== 'function') {
+      throw new TypeError(`defineTool(${def.name}): ${key} must be a function when given`)
+    }
   }
   if (def.person !== undefined && typeof def.person !== 'function') {
     throw new TypeError(`defineTool(${def.name}): person must be a function when given`)

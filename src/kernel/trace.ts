@@ -5,6 +5,7 @@ import { ConversationViewSchema } from './conversation-schema'
 import {
   ApprovalSchema,
   CALL_STATUSES,
+  CallPolicySchema,
   OBSERVATION_KINDS,
   PHASES,
   PROTOCOLS,
@@ -32,6 +33,8 @@ export const TraceCallSchema = z.object({
   status: z.enum(CALL_STATUSES),
   kind: z.optional(z.enum(OBSERVATION_KINDS)),
   approval: z.optional(ApprovalSchema),
+  /** What the tool's code policies said, and what applied. */
+  policy: z.optional(CallPolicySchema),
   argsError: z.optional(z.string()),
   /** The call was written as text in a native reply, in this format family. */
   fromText: z.optional(z.string()),
@@ -151,6 +154,7 @@ export function toRunResult(state: RunState): RunResult {
         status: c.status,
         ...(c.kind ? { kind: c.kind } : {}),
         ...(c.approval ? { approval: c.approval } : {}),
+        ...(c.policy ? { policy: c.policy } : {}),
         ...(c.argsError ? { argsError: c.argsError } : {}),
         ...(c.fromText ? { fromText: c.fromText } : {}),
       })),
