@@ -5,6 +5,7 @@ import { configReport, loadConfig, type EnvRecord } from '../config'
 import { logEvent } from '../runs/log'
 import { mcpReadinessWarnings } from '../runs/mcp-tools'
 import { redact, registerSecrets } from '../security/redact'
+import { StartError, type StartRefusal } from '../runs/start'
 import { slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
@@ -93,7 +94,17 @@ app.notFound((c) => {
   return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
 })
 
+/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
+export const START_REFUSAL_STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<StartRefusal, number>
+
 app.onError((err, c) => {
+  if (err instanceof StartError) {
+    return c.json(errorBody(err.code, err.message, err.details), START_REFUSAL_STATUS[err.refusal])
+  }
   if (err instanceof ApiError) {
     if (err.code === 'client_disconnected') {
       logEvent(c.env, 'client_disconnected', { method: c.req.method, path: c.req.path }, 'warn')

@@ -43,6 +43,7 @@ export const LAYERS: Record<string, Layer> = {
       'tools',
       'slack',
       'security',
+      'validation',
       'errors',
       'env-vars',
     ],
