@@ -1,10 +1,7 @@
 import { Hono } from 'hono/tiny'
-import type { Context } from 'hono'
 import { ConfigError } from '../errors/config-error'
-import { configReport, loadConfig, type EnvRecord } from '../config'
 import { logEvent } from '../runs/log'
-import { mcpReadinessWarnings } from '../runs/mcp-tools'
-import { redact, registerSecrets } from '../security/redact'
+import { registerSecrets } from '../security/redact'
 import { StartError, type StartRefusal } from '../runs/start'
 import { slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
@@ -16,6 +13,7 @@ import { meRoutes } from './api/me'
 import { agentsRoutes } from './api/agents'
 import { approvalsRoutes } from './api/run-list'
 import { runsRoutes } from './api/runs'
+import { readiness } from './readiness'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -45,36 +43,6 @@ app.route('/v1/me', meRoutes)
 app.route('/v1/agents', agentsRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
-
-/**
- * `GET /healthz?deep=1` and `/readyz`: every setting checked, all problems listed at once
- * (503 misconfigured with `details.problems`), warnings for what is allowed but suspicious,
- * and, when the settings are good, for what the MCP servers list that runs would leave out.
- */
-async function readiness(c: Context<AppEnv>) {
-  const report = configReport(c.env as unknown as EnvRecord)
-  const { problems } = report
-  const warnings = problems.length
-    ? report.warnings
-    : [...report.warnings, ...(await mcpReadinessWarnings(loadConfig(c.env)))]
-  const clean = (text: string) => redact(text)
-  if (!problems.length)
-    return c.json({ ok: true, service: 'edgeloop', warnings: warnings.map(clean) })
-  const body = errorBody(
-    'misconfigured',
-    `${problems.length} configuration problem${problems.length > 1 ? 's' : ''}: ` +
-      problems.map((p) => clean(p.message)).join('; '),
-    {
-      problems: problems.map((p) => ({
-        variable: p.variable,
-        message: clean(p.message),
-        ...(p.agent ? { agent: p.agent, field: p.field } : {}),
-      })),
-      warnings: warnings.map(clean),
-    },
-  )
-  return c.json(body, 503)
-}
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname
