@@ -2,6 +2,7 @@ import { DurableObject } from 'cloudflare:workers'
 import { decideApproval } from '../kernel/approvals'
 import { followUpSource } from '../kernel/conversation'
 import type { ChildOutcome } from '../kernel/delegation'
+import type { Call } from '../kernel/state'
 import { childEnded, pollChildren, recordChildOutcome } from './child-runs'
 import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
@@ -171,6 +172,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const now = Date.now()
     const out = decideApproval(state, { ...input, now })
     if (!out.ok) return out
+    if (out.replayed) return decisionAnswer(out.call, true)
     // Synchronous from here to the write: no other request can interleave (one decision wins).
     this.#run.saveDecision(out.state, now)
     logEvent(this.env, 'approval_decided', {
@@ -181,12 +183,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       by: input.by,
     })
     await this.ctx.storage.setAlarm(now)
-    return {
-      ok: true,
-      call: { id: out.call.id, name: out.call.name, status: out.call.status },
-      decidedBy: input.by,
-      decision: out.call.approval!.decision!,
-    }
+    return decisionAnswer(out.call, false)
   }
 
   /**
@@ -323,5 +320,16 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const at = nextAlarmAt(state, cancelPending, outbox, notBefore, deleteAt, ended)
     if (at !== undefined) await this.ctx.storage.setAlarm(at)
     else await this.ctx.storage.deleteAlarm()
+  }
+}
+
+/** A decision as the API answers it; `replayed` when it was recorded by an earlier request. */
+function decisionAnswer(call: Call, replayed: boolean): DecideResponse {
+  return {
+    ok: true,
+    call: { id: call.id, name: call.name, status: call.status },
+    decidedBy: call.approval!.decidedBy!,
+    decision: call.approval!.decision!,
+    ...(replayed ? { replayed: true as const } : {}),
   }
 }
