@@ -1,0 +1,313 @@
+/**
+ * `npm run eval` in Node (bundled and started by scripts/eval.mjs; docs/evals.md): the eval files
+ * come in through the `eval-files` module the bundler writes (every agents/*.eval.ts and
+ * agents/*.recorded.eval.json); the Worker runs in workerd as the tests start it
+ * (test/node/worker-runtime.ts), its outbound requests answered by the cases' fakes.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import evalFiles from 'eval-files'
+import { AGENT_CATALOG } from '../agents/catalog'
+import type { EvalCase, HttpFake } from '../agents/define-eval'
+import { createModel, LOCAL_MODELS } from '../src/llm/create-model'
+import {
+  caseFromRecording,
+  compareToBaseline,
+  diffReplay,
+  diffText,
+  EvalFileError,
+  parseEvalArgs,
+  parseEvalFile,
+  recordingFromExport,
+  replay,
+  reportHtml,
+  reportText,
+  runEval,
+  type EvalArgs,
+  type EvalFile,
+  type Recording,
+} from '../src/evals/index'
+import { bundleWorker, tempStorage, WorkerRuntime } from '../test/node/worker-runtime'
+
+const root = process.env.EDGELOOP_ROOT ?? process.cwd()
+
+// Settings of the eval deployment taken from the environment when set (docs/evals.md#settings);
+// CONFIRM_POLICY is always `ask`, so that each case answers its side effects' approvals.
+const PASSED_THROUGH = [
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'MODEL_PROTOCOL',
+  'MODEL_TEMPERATURE',
+  'MODEL_MAX_RETRIES',
+  'MODEL_STREAM',
+  'PRICE_PROMPT_PER_1K_USD',
+  'PRICE_COMPLETION_PER_1K_USD',
+  'PRICE_CACHED_PROMPT_PER_1K_USD',
+  'ENABLED_TOOLS',
+  'ENABLED_AGENTS',
+  'HTTP_ALLOWLIST',
+  'HTTP_POST_IDEMPOTENT',
+  'MCP_SERVERS',
+  'MAX_STEPS',
+  'MAX_SECONDS',
+  'MAX_PROMPT_TOKENS',
+  'MAX_COST_USD',
+]
+
+async function main(): Promise<number> {
+  let args: EvalArgs
+  let files: EvalFile[]
+  try {
+    args = parseEvalArgs(process.argv.slice(2))
+    files = evalFiles.map(({ file, value }) => parseEvalFile(file, value))
+  } catch (err) {
+    console.error(err instanceof EvalFileError ? err.message : (err as Error).message)
+    return 2
+  }
+  if (args.agents.length) {
+    const known = new Set(files.map((f) => f.agent))
+    const unknown = args.agents.filter((a) => !known.has(a))
+    if (unknown.length) {
+      console.error(
+        `no eval file for agent ${unknown.join(', ')}; agents with cases: ${[...known].join(', ')}`,
+      )
+      return 2
+    }
+    files = files.filter((f) => args.agents.includes(f.agent))
+  }
+  if (args.mode === 'from-run') return fromRun(args)
+  if (args.mode === 'replay' || args.mode === 'remodel') return replayAll(args, files)
+  return evaluate(args, files)
+}
+
+async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
+  const worker = await bundleWorker()
+  const storage = await tempStorage()
+  const token = randomBytes(24).toString('hex')
+  const model = process.env.MODEL || 'script'
+  const models = new Set([model, ...LOCAL_MODELS])
+  for (const m of [
+    args.model,
+    args.judgeModel,
+    ...files.flatMap((f) => [f.model, ...f.cases.map((c) => c.model)]),
+  ])
+    if (m) models.add(m)
+  const bindings: Record<string, string> = {
+    LOG_LEVEL: 'silent',
+    ENABLED_TOOLS: 'calculator,query_metrics,search_logs,read_repo_file,rollback_deploy',
+    ENABLED_AGENTS: AGENT_CATALOG.map((a) => a.name).join(','),
+    ...Object.fromEntries(
+      PASSED_THROUGH.flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])),
+    ),
+    API_TOKEN: token,
+    CONFIRM_POLICY: 'ask',
+    MODEL: model,
+    MODEL_ALLOWLIST: [...models].join(','),
+  }
+  const fakes = files.flatMap((f) => f.cases.flatMap((c) => c.fakes ?? []))
+  const provider = process.env.OPENAI_BASE_URL
+    ? new URL(process.env.OPENAI_BASE_URL).host
+    : 'api.openai.com'
+  const runtime = await WorkerRuntime.start({
+    worker,
+    storage: storage.path,
+    bindings,
+    outbound: (request) => answerOutbound(request, fakes, provider, args.live),
+  })
+  const started = Date.now()
+  try {
+    const ready = await runtime.fetch('/readyz')
+    if (!ready.ok) throw new Error(`the eval deployment is misconfigured: ${await ready.text()}`)
+    const report = await runEval({ fetch: (p, i) => runtime.fetch(p, i), token }, files, {
+      k: args.k,
+      concurrency: args.concurrency,
+      timeoutMs: args.timeoutSeconds * 1000,
+      ...(args.model ? { model: args.model } : {}),
+      ...(args.judgeModel ? { judgeModel: args.judgeModel } : {}),
+      onTrial: (done, total, c, out) =>
+        process.stderr.write(
+          `[${done}/${total}] ${c.name} trial ${out.trial}: ${out.status}${out.runId ? ` (run ${out.runId})` : ''}\n`,
+        ),
+    })
+    const out = resolve(root, args.out)
+    await mkdir(out, { recursive: true })
+    await writeFile(join(out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
+    await writeFile(join(out, 'report.html'), reportHtml(report))
+    console.log(reportText(report))
+    console.log(
+      `report: ${join(out, 'report.json')} and report.html (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    )
+    const errors = report.cases.some((c) => c.errored)
+    if (args.baseline) {
+      const baseline = JSON.parse(await readFile(resolve(root, args.baseline), 'utf8'))
+      const { regressions, notCompared } = compareToBaseline(report, baseline, args.threshold)
+      if (notCompared.length)
+        console.log(`not compared with the baseline: ${notCompared.join(', ')}`)
+      for (const r of regressions) console.log(`REGRESSION ${r.case}: ${r.message}`)
+      if (regressions.length) return 1
+      console.log(`no regression against ${args.baseline}`)
+      return errors ? 2 : 0
+    }
+    if (report.cases.some((c) => c.status === 'fail')) return 1
+    return errors ? 2 : 0
+  } finally {
+    await runtime.stop()
+    await storage.remove()
+  }
+}
+
+/** The Worker's outbound requests: a case's fake, the configured provider, or (only with --live) the network. */
+async function answerOutbound(
+  request: Request,
+  fakes: readonly HttpFake[],
+  provider: string,
+  live: boolean,
+): Promise<Response> {
+  const fake = fakes.find(
+    (f) => (f.method ?? 'GET') === request.method && urlMatches(f.url, request.url),
+  )
+  if (fake) {
+    const body = typeof fake.body === 'string' ? fake.body : JSON.stringify(fake.body ?? null)
+    const type = typeof fake.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json'
+    return new Response(body, {
+      status: fake.status ?? 200,
+      headers: { 'content-type': type, ...fake.headers },
+    })
+  }
+  if (live || new URL(request.url).host === provider) return fetch(request)
+  throw new Error(
+    `npm run eval: no fake answers ${request.method} ${request.url}; add it to the case's fakes, or run with --live`,
+  )
+}
+
+function urlMatches(pattern: string, url: string): boolean {
+  return pattern.endsWith('*') ? url.startsWith(pattern.slice(0, -1)) : url === pattern
+}
+
+/** `--from-run`: the run's export becomes a case of its agent, once it replays as recorded. */
+async function fromRun(args: EvalArgs): Promise<number> {
+  const source = args.fromRun!
+  let doc: unknown
+  if (/\.json$/i.test(source)) {
+    doc = JSON.parse(await readFile(resolve(root, source), 'utf8'))
+  } else {
+    const url = args.url ?? process.env.EDGELOOP_URL
+    const token = process.env.EDGELOOP_TOKEN
+    if (!url || !token) {
+      console.error(
+        '--from-run <run id> reads the run from a deployment: set --url (or EDGELOOP_URL) and EDGELOOP_TOKEN, or pass an export file',
+      )
+      return 2
+    }
+    const res = await fetch(new URL(`/v1/runs/${encodeURIComponent(source)}/export`, url), {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    if (!res.ok) {
+      console.error(
+        `GET /v1/runs/${source}/export answered ${res.status}: ${(await res.text()).slice(0, 300)}`,
+      )
+      return 2
+    }
+    doc = await res.json()
+  }
+  const rec = recordingFromExport(doc)
+  const replayed = await replay(rec, { instructions: currentInstructions(rec) })
+  const diffs = diffReplay(rec, replayed)
+  if (diffs.length) {
+    console.error(
+      `run ${rec.runId} does not replay as recorded with this code (was it recorded by another version?):\n${diffText(diffs)}`,
+    )
+    return 1
+  }
+  rec.requests = replayed.requests
+  const file = join(root, 'agents', `${rec.agent.replaceAll('_', '-')}.recorded.eval.json`)
+  const existing = await readFile(file, 'utf8').then(
+    (t) => JSON.parse(t) as { agent: string; cases: EvalCase[] },
+    () => ({ agent: rec.agent, cases: [] as EvalCase[] }),
+  )
+  const c = caseFromRecording(rec)
+  existing.cases = [...existing.cases.filter((x) => x.name !== c.name), c]
+  await mkdir(dirname(file), { recursive: true })
+  await writeFile(file, `${JSON.stringify(existing, null, 2)}\n`)
+  console.log(`wrote case ${c.name} (${rec.steps.length} steps) to ${file}`)
+  return 0
+}
+
+/** The instructions the agent has now (a changed prompt shows in the replay's diff). */
+function currentInstructions(rec: Recording): string | null {
+  const agent = AGENT_CATALOG.find((a) => a.name === rec.agent)
+  return agent ? agent.instructions.trim() || null : rec.instructions
+}
+
+/** `--replay` and `--remodel`: every recorded case of the chosen agents. */
+async function replayAll(args: EvalArgs, files: EvalFile[]): Promise<number> {
+  const recorded = files.flatMap((f) =>
+    f.cases.filter((c) => c.recording).map((c) => ({ f, c, rec: c.recording as Recording })),
+  )
+  if (!recorded.length) {
+    console.error(
+      'no recorded cases: make one with npm run eval -- --from-run <run id | export.json>',
+    )
+    return 2
+  }
+  const instructions = args.instructions
+    ? await readFile(resolve(root, args.instructions), 'utf8')
+    : undefined
+  let differing = 0
+  for (const { f, c, rec } of recorded) {
+    const options =
+      args.mode === 'remodel'
+        ? {
+            instructions: instructions?.trim() ?? currentInstructions(rec),
+            liveReads: args.liveReads,
+            ...(args.model ? { model: modelFor(args.model) } : {}),
+          }
+        : { instructions: currentInstructions(rec) }
+    const out = await replay(rec, options)
+    const diffs = diffReplay(rec, out)
+    const decisions =
+      args.mode === 'remodel'
+        ? diffs.filter((d) => !/request|thought|result size/.test(d.at))
+        : diffs
+    if (!decisions.length) {
+      console.log(`SAME    ${f.agent}/${c.name}`)
+      continue
+    }
+    differing++
+    const label = args.mode === 'remodel' ? 'DIVERGED' : 'DIFFERS'
+    console.log(
+      `${label} ${f.agent}/${c.name} (recorded run ${rec.runId}), first at ${decisions[0]!.at}:\n${diffText(decisions)}`,
+    )
+  }
+  console.log(
+    `${recorded.length - differing}/${recorded.length} recorded cases ${args.mode === 'remodel' ? 'decided as recorded' : 'replay as recorded'}`,
+  )
+  // A re-model reports; a replay that differs is a regression.
+  return args.mode === 'replay' && differing ? 1 : 0
+}
+
+/** A model for re-model runs in this process: the settings the Worker would read from env. */
+function modelFor(name: string) {
+  return createModel(
+    {
+      baseURL: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+      ...(process.env.OPENAI_API_KEY ? { apiKey: process.env.OPENAI_API_KEY } : {}),
+      model: name,
+      temperature: Number(process.env.MODEL_TEMPERATURE ?? 0),
+      allowlist: [name],
+      protocol: 'auto',
+      maxRetries: 2,
+      stream: 'off',
+    },
+    { model: name },
+  )
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err))
+    process.exit(2)
+  },
+)
