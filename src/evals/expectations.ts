@@ -137,7 +137,9 @@ function listCalls(calls: readonly SeenCall[]): string {
 }
 
 function json(value: unknown): string {
-  return value === undefined ? 'nothing' : excerpt(JSON.stringify(value))
+  if (value === undefined) return 'nothing'
+  const text = JSON.stringify(value)
+  return text.length > 160 ? `${text.slice(0, 160)}…` : text
 }
 
 function excerpt(text: string): string {
