@@ -31,6 +31,8 @@ import {
 import { bundleWorker, tempStorage, WorkerRuntime } from '../test/node/worker-runtime'
 
 const root = process.env.EDGELOOP_ROOT ?? process.cwd()
+/** Where the eval files are (scripts/eval.mjs resolves EVAL_FILES_DIR), and recordings go. */
+const filesDir = process.env.EVAL_FILES_DIR ?? join(root, 'agents')
 
 // Settings of the eval deployment taken from the environment when set (docs/evals.md#settings);
 // CONFIRM_POLICY is always `ask`, so that each case answers its side effects' approvals.
@@ -175,10 +177,26 @@ async function answerOutbound(
       headers: { 'content-type': type, ...fake.headers },
     })
   }
-  if (live || new URL(request.url).host === provider) return fetch(request)
+  if (live || new URL(request.url).host === provider) return forward(request)
   throw new Error(
     `npm run eval: no fake answers ${request.method} ${request.url}; add it to the case's fakes, or run with --live`,
   )
+}
+
+/** The request sent on by Node's fetch (Miniflare's Request is another class than Node's). */
+async function forward(request: Request): Promise<Response> {
+  const body =
+    request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
+  const res = await fetch(request.url, {
+    method: request.method,
+    headers: request.headers,
+    ...(body ? { body } : {}),
+  })
+  return new Response(res.body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  })
 }
 
 function urlMatches(pattern: string, url: string): boolean {
@@ -221,7 +239,7 @@ async function fromRun(args: EvalArgs): Promise<number> {
     return 1
   }
   rec.requests = replayed.requests
-  const file = join(root, 'agents', `${rec.agent.replaceAll('_', '-')}.recorded.eval.json`)
+  const file = join(filesDir, `${rec.agent.replaceAll('_', '-')}.recorded.eval.json`)
   const existing = await readFile(file, 'utf8').then(
     (t) => JSON.parse(t) as { agent: string; cases: EvalCase[] },
     () => ({ agent: rec.agent, cases: [] as EvalCase[] }),

@@ -67,7 +67,7 @@ try {
   })
   const run = spawnSync(process.execPath, ['--no-warnings', outfile, ...process.argv.slice(2)], {
     stdio: 'inherit',
-    env: { ...process.env, EDGELOOP_ROOT: root },
+    env: { ...process.env, EDGELOOP_ROOT: root, EVAL_FILES_DIR: filesDir },
   })
   process.exitCode = run.status ?? 2
 } catch {
