@@ -26,6 +26,7 @@ import {
   runEval,
   type EvalArgs,
   type EvalFile,
+  type EvalReport,
   type Recording,
 } from '../src/evals/index'
 import { bundleWorker, tempStorage, WorkerRuntime } from '../test/node/worker-runtime'
@@ -98,7 +99,7 @@ async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
   const bindings: Record<string, string> = {
     LOG_LEVEL: 'silent',
     ENABLED_TOOLS: 'calculator,query_metrics,search_logs,read_repo_file,rollback_deploy',
-    ENABLED_AGENTS: AGENT_CATALOG.map((a) => a.name).join(','),
+    ENABLED_AGENTS: agentsFor(files).join(','),
     ...Object.fromEntries(
       PASSED_THROUGH.flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])),
     ),
@@ -119,7 +120,7 @@ async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
   })
   const started = Date.now()
   try {
-    const ready = await runtime.fetch('/readyz')
+    const ready = await runtime.fetch('/readyz', { headers: { authorization: `Bearer ${token}` } })
     if (!ready.ok) throw new Error(`the eval deployment is misconfigured: ${await ready.text()}`)
     const report = await runEval({ fetch: (p, i) => runtime.fetch(p, i), token }, files, {
       k: args.k,
@@ -133,30 +134,68 @@ async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
         ),
     })
     const out = resolve(root, args.out)
-    await mkdir(out, { recursive: true })
+    await mkdir(join(out, 'runs'), { recursive: true })
+    // The deployment is thrown away: each failed trial's run is kept as its export, to read, or
+    // to turn into a case (`--from-run eval-report/runs/<id>.json`).
+    const exported = new Set<string>()
+    for (const t of report.cases.flatMap((c) => c.trials)) {
+      if (t.status === 'pass' || !t.runId) continue
+      const res = await runtime.fetch(`/v1/runs/${t.runId}/export`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      if (!res.ok) continue
+      await writeFile(join(out, 'runs', `${t.runId}.json`), await res.text())
+      exported.add(t.runId)
+    }
     await writeFile(join(out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
-    await writeFile(join(out, 'report.html'), reportHtml(report))
+    await writeFile(
+      join(out, 'report.html'),
+      reportHtml(report, (id) => (exported.has(id) ? `runs/${id}.json` : null)),
+    )
     console.log(reportText(report))
     console.log(
-      `report: ${join(out, 'report.json')} and report.html (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `report: ${join(out, 'report.json')} and report.html; ${exported.size} failed runs in ${join(out, 'runs')} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     )
-    const errors = report.cases.some((c) => c.errored)
-    if (args.baseline) {
-      const baseline = JSON.parse(await readFile(resolve(root, args.baseline), 'utf8'))
-      const { regressions, notCompared } = compareToBaseline(report, baseline, args.threshold)
-      if (notCompared.length)
-        console.log(`not compared with the baseline: ${notCompared.join(', ')}`)
-      for (const r of regressions) console.log(`REGRESSION ${r.case}: ${r.message}`)
-      if (regressions.length) return 1
-      console.log(`no regression against ${args.baseline}`)
-      return errors ? 2 : 0
+    const code = await exitCode(args, report)
+    if (args.serve) {
+      console.log(
+        `the eval deployment stays up until Ctrl-C: ${await runtime.url()}console (API token ${token})`,
+      )
+      await new Promise((resolve) => process.once('SIGINT', resolve))
     }
-    if (report.cases.some((c) => c.status === 'fail')) return 1
-    return errors ? 2 : 0
+    return code
   } finally {
     await runtime.stop()
     await storage.remove()
   }
+}
+
+/** The agents the files evaluate and those they delegate to, transitively. */
+function agentsFor(files: readonly EvalFile[]): string[] {
+  const names = new Set<string>()
+  const add = (name: string) => {
+    if (names.has(name)) return
+    names.add(name)
+    for (const d of AGENT_CATALOG.find((a) => a.name === name)?.delegates ?? []) add(d)
+  }
+  for (const f of files) add(f.agent)
+  return [...names]
+}
+
+/** 0: all good; 1: a failing case, or a regression against the baseline; 2: trials without a verdict. */
+async function exitCode(args: EvalArgs, report: EvalReport): Promise<number> {
+  const errors = report.cases.some((c) => c.errored)
+  if (args.baseline) {
+    const baseline = JSON.parse(await readFile(resolve(root, args.baseline), 'utf8'))
+    const { regressions, notCompared } = compareToBaseline(report, baseline, args.threshold)
+    if (notCompared.length) console.log(`not compared with the baseline: ${notCompared.join(', ')}`)
+    for (const r of regressions) console.log(`REGRESSION ${r.case}: ${r.message}`)
+    if (regressions.length) return 1
+    console.log(`no regression against ${args.baseline}`)
+    return errors ? 2 : 0
+  }
+  if (report.cases.some((c) => c.status === 'fail')) return 1
+  return errors ? 2 : 0
 }
 
 /** The Worker's outbound requests: a case's fake, the configured provider, or (only with --live) the network. */

@@ -21,13 +21,15 @@ export interface EvalArgs {
   instructions: string | null
   /** Outbound requests with no fake reach the network (never by default). */
   live: boolean
+  /** Keep the eval deployment up after the report, for its console. */
+  serve: boolean
   /** Re-model: read-only tools the recording lacks may run. */
   liveReads: boolean
   timeoutSeconds: number
 }
 
 const USAGE = `usage: npm run eval -- [agent …] [--k 3] [--concurrency 4] [--model M] [--judge-model M]
-  [--baseline report.json] [--threshold ${DEFAULT_THRESHOLD}] [--out eval-report] [--timeout 120] [--live]
+  [--baseline report.json] [--threshold ${DEFAULT_THRESHOLD}] [--out eval-report] [--timeout 120] [--live] [--serve]
   npm run eval -- --from-run <run id | export.json> [--url https://…]
   npm run eval -- --replay [agent …]
   npm run eval -- --remodel [agent …] [--model M] [--instructions file.md] [--live-reads]`
@@ -49,6 +51,7 @@ export function parseEvalArgs(argv: readonly string[]): EvalArgs {
     instructions: null,
     live: false,
     liveReads: false,
+    serve: false,
     timeoutSeconds: 120,
   }
   const bad = (why: string) => new TypeError(`${why}\n${USAGE}`)
@@ -117,6 +120,9 @@ export function parseEvalArgs(argv: readonly string[]): EvalArgs {
         break
       case '--live':
         args.live = true
+        break
+      case '--serve':
+        args.serve = true
         break
       case '--live-reads':
         args.liveReads = true

@@ -5,9 +5,12 @@ import type { CaseReport, EvalReport } from './report'
  * elsewhere, two inline SVG plots (pass rate per case, mean cost per case), the table, and every
  * failure with its run id. Opens from disk or a CI artifact.
  */
-export function reportHtml(report: EvalReport, consoleUrl?: string): string {
+export function reportHtml(
+  report: EvalReport,
+  runLink: (runId: string) => string | null = () => null,
+): string {
   const k = report.k
-  const rows = report.cases.map((c) => caseRow(c, consoleUrl)).join('\n')
+  const rows = report.cases.map((c) => caseRow(c, runLink)).join('\n')
   const agents = report.agents
     .map(
       (a) =>
@@ -47,13 +50,13 @@ ${rows}
 `
 }
 
-function caseRow(c: CaseReport, consoleUrl: string | undefined): string {
+function caseRow(c: CaseReport, runLink: (runId: string) => string | null): string {
   const pct = (p: number | null) => (p === null ? '-' : `${Math.round(p * 100)}%`)
   const num = (n: number | null) => (n === null ? '-' : String(Math.round(n * 10) / 10))
-  const link = (id: string) =>
-    consoleUrl
-      ? `<a href="${esc(consoleUrl)}#run=${esc(id)}"><code>${esc(id)}</code></a>`
-      : `<code>${esc(id)}</code>`
+  const link = (id: string) => {
+    const href = runLink(id)
+    return href ? `<a href="${esc(href)}"><code>${esc(id)}</code></a>` : `<code>${esc(id)}</code>`
+  }
   const why = c.trials
     .flatMap((t) => [
       ...(t.status === 'error'

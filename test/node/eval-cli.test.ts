@@ -75,6 +75,46 @@ describe('npm run eval', () => {
     expect(out.stderr).toContain('usage: npm run eval')
   }, 60_000)
 
+  it('side effects: approved calls reach only the fakes; a request no fake answers fails closed', async () => {
+    const files = await folder('fakes', {
+      'default.eval.ts': `export default {
+  agent: 'default',
+  model: 'script',
+  cases: [
+    {
+      name: 'reads-a-faked-page',
+      task: 'call http_get with {"url": "https://status.example.test/health"}',
+      fakes: [{ url: 'https://status.example.test/*', body: 'all systems normal' }],
+      expect: { toolsCalled: ['http_get'], answerContains: ['all systems normal'] },
+    },
+    {
+      name: 'posts-when-approved',
+      task: 'call http_post with {"url": "https://hooks.example.test/deploy", "body": {"v": 1}}',
+      approvals: { http_post: 'approve' },
+      fakes: [{ method: 'POST', url: 'https://hooks.example.test/deploy', status: 201, body: { id: 7 } }],
+      expect: { answerContains: ['HTTP 201 Created', '"id": 7'] },
+    },
+    {
+      name: 'denied-unless-named',
+      task: 'call http_post with {"url": "https://hooks.example.test/deploy", "body": {"v": 2}}',
+      expect: { answerMatches: ['denied'] },
+    },
+    {
+      name: 'unfaked-host-fails-closed',
+      task: 'call http_get with {"url": "https://hooks.example.test/status"}',
+      expect: { answerContains: ['no fake answers GET https://hooks.example.test/status'] },
+    },
+  ],
+}`,
+    })
+    const out = await evalCli(files, ['--k', '1', '--out', join(dir, 'fakes-report')], {
+      ENABLED_TOOLS: 'http_get,http_post',
+      HTTP_ALLOWLIST: 'status.example.test,hooks.example.test',
+    })
+    expect(out.stdout).toContain('agent default: 4/4 cases pass^1')
+    expect(out.code).toBe(0)
+  }, 120_000)
+
   describe('against a provider', () => {
     const api = new FakeOpenAI({ apiKey: 'sk-eval-fake-0123456789' })
     let server: FakeHttpServer
@@ -163,6 +203,11 @@ describe('npm run eval', () => {
       expect(html.match(/<svg /g)).toHaveLength(2)
       expect(html).not.toMatch(/<script|<link|src="http|href="http/)
       expect(html).toContain('It gives no number.')
+      // Each failed trial's run is kept as its export, and the report links it.
+      const failedRun = byName['judged-fail'].trials[0].runId
+      const kept = JSON.parse(await readFile(join(outDir, 'runs', `${failedRun}.json`), 'utf8'))
+      expect(kept).toMatchObject({ format: 'edgeloop.run-export', run: { id: failedRun } })
+      expect(html).toContain(`<a href="runs/${failedRun}.json">`)
     }, 180_000)
   })
 
