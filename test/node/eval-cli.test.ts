@@ -250,7 +250,7 @@ describe('npm run eval', () => {
       }
     }, 120_000)
 
-    it('writes the run as a case that replays as recorded; a changed prompt is a diff and exits 1', async () => {
+    it('writes the run as a case that replays as recorded; a changed prompt is a diff (exit 1); re-model reports where a new model diverged', async () => {
       const files = await folder('recorded', {})
       const made = await evalCli(files, ['--from-run', exportFile])
       expect(made.stderr).toBe('')
@@ -277,6 +277,18 @@ describe('npm run eval', () => {
       expect(changed.stdout).toContain('step 1 request system prompt')
       expect(changed.stdout).toContain('- You skim application logs')
       expect(changed.stdout).toContain('+ You read application logs')
+      // Re-model: the recorded results fed to another model; where its decisions diverged.
+      const remodel = await evalCli(files, ['--remodel', '--model', 'script'])
+      expect(remodel.code).toBe(0)
+      expect(remodel.stdout).toMatch(
+        /DIVERGED log_analyst\/run-\S+ \(recorded run run_\w+\), first at step count/,
+      )
+      expect(remodel.stdout).toContain('0/1 recorded cases decided as recorded')
+      // New instructions, the recorded replies: the same decisions.
+      const instructions = join(dir, 'new-instructions.md')
+      await writeFile(instructions, 'You read logs. Be brief.')
+      const same2 = await evalCli(files, ['--remodel', '--instructions', instructions])
+      expect(same2.stdout).toContain('1/1 recorded cases decided as recorded')
     }, 180_000)
   })
 })
