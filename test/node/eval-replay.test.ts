@@ -20,7 +20,8 @@ import { bundleWorker, tempStorage, WorkerRuntime } from './worker-runtime'
 
 // A parser change, made on purpose: while `broken.parser` is set, tolerant argument parsing
 // (what reads a read-only call's arguments) drops each object's last key.
-const broken = vi.hoisted(() => ({ parser: false }))
+// While `broken.textParser` is set, the text protocol's parser loses the reply's thought.
+const broken = vi.hoisted(() => ({ parser: false, textParser: false }))
 vi.mock('../../src/kernel/parse/index', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/kernel/parse/index')>()
   return {
@@ -32,6 +33,10 @@ vi.mock('../../src/kernel/parse/index', async (importOriginal) => {
       const value = { ...out.value }
       delete value[keys.at(-1)!]
       return { ...out, value }
+    },
+    parseOutput: (...args: Parameters<typeof real.parseOutput>) => {
+      const out = real.parseOutput(...args)
+      return broken.textParser ? { ...out, thought: '' } : out
     },
   }
 })
@@ -47,6 +52,7 @@ const INCIDENT =
 let runtime: WorkerRuntime
 let storage: Awaited<ReturnType<typeof tempStorage>>
 let exported: unknown
+let exportedText: unknown
 
 async function api(path: string, init: RequestInit = {}): Promise<Response> {
   return runtime.fetch(path, {
@@ -69,7 +75,13 @@ beforeAll(async () => {
   runtime = await WorkerRuntime.start({
     worker: await bundleWorker(),
     storage: storage.path,
-    bindings: { API_TOKEN: TOKEN, MODEL: 'demo', LOG_LEVEL: 'silent', CONFIRM_POLICY: 'ask' },
+    bindings: {
+      API_TOKEN: TOKEN,
+      MODEL: 'demo',
+      MODEL_ALLOWLIST: 'script',
+      LOG_LEVEL: 'silent',
+      CONFIRM_POLICY: 'ask',
+    },
     outbound: async (req) => {
       throw new Error(`unexpected outbound ${req.method} ${req.url}`)
     },
@@ -92,6 +104,20 @@ beforeAll(async () => {
   const res = await api(`/v1/runs/${started.id}/export`)
   expect(res.status).toBe(200)
   exported = await res.json()
+  // A text-protocol run of the default agent, its model the task's script.
+  const text = (await (
+    await api('/v1/runs', {
+      method: 'POST',
+      body: JSON.stringify({
+        task: 'call calculator with {"expression": "6*7"}, then finish with It is 42.',
+        model: 'script',
+        protocol: 'text',
+        tools: ['calculator'],
+      }),
+    })
+  ).json()) as { id: string }
+  expect((await settle(text.id)).status).toBe('succeeded')
+  exportedText = await (await api(`/v1/runs/${text.id}/export`)).json()
 }, 120_000)
 
 afterAll(async () => {
@@ -162,6 +188,24 @@ describe('replaying a recorded run', () => {
       })
     } finally {
       broken.parser = false
+    }
+  })
+
+  it('a text-protocol run replays too, and a text parser that loses the thought is caught', async () => {
+    const rec = recordingFromExport(exportedText)
+    expect(rec.protocolSetting).toBe('text')
+    rec.requests = (await replay(rec)).requests
+    expect(diffReplay(rec, await replay(rec))).toEqual([])
+    broken.textParser = true
+    try {
+      const diffs = diffReplay(rec, await replay(rec))
+      expect(diffs[0]).toMatchObject({
+        at: 'step 1 thought',
+        recorded: 'Step 1 of the script: call calculator.',
+        replayed: '',
+      })
+    } finally {
+      broken.textParser = false
     }
   })
 
