@@ -12,7 +12,7 @@ export function caseFromRecording(rec: Recording): EvalCase {
   for (const c of calls)
     if (c.decision) approvals[c.name] = c.decision === 'approved' ? 'approve' : 'deny'
   return {
-    name: `run-${rec.runId.slice(0, 12)}`,
+    name: `run-${rec.runId.replace(/^run_/, '').slice(0, 12)}`,
     task: rec.task,
     metadata: { recordedFrom: rec.runId },
     ...(Object.keys(approvals).length ? { approvals } : {}),
