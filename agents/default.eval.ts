@@ -23,5 +23,13 @@ export default defineEval({
         maxSteps: 2,
       },
     },
+    {
+      name: 'follows-up-in-a-conversation',
+      task: 'finish with The order service is back to 0.1% errors.',
+      followUps: [
+        'call calculator with {"expression": "0.1*3"}, then finish with Three times that is 0.3%.',
+      ],
+      expect: { toolsCalled: ['calculator'], answerContains: ['0.3%'], maxSteps: 2 },
+    },
   ],
 })

@@ -21,6 +21,11 @@ export interface EvalCase {
   name: string
   /** The run's task (under MODEL=script, the script itself: docs/trying-tools.md). */
   task: string
+  /**
+   * A conversation: once the task's run ends, each follow-up is a run that continues the one
+   * before (`"continue"`, docs/http-api.md#conversations). The expectations judge the last run.
+   */
+  followUps?: readonly string[]
   /** Free-form labels for the report (owner, ticket, tags). */
   metadata?: Record<string, string>
   /** Overrides the file's model. */

@@ -46,6 +46,7 @@ const HttpFakeSchema = z.strictObject({
 const CaseSchema = z.strictObject({
   name: z.string().check(z.regex(/^[\w.:-]{1,80}$/, 'must be 1-80 letters, digits, _ . : or -')),
   task: text,
+  followUps: z.optional(z.array(text)),
   metadata: z.optional(z.record(z.string(), z.string())),
   model: z.optional(text),
   tools: z.optional(z.array(text)),

@@ -3,7 +3,7 @@ import type { RunResult } from '../kernel/trace'
 import { awaitRun } from './await-run'
 import { checkExpectations, type ExpectationFailure } from './expectations'
 import { judge } from './judge'
-import { callWorker, type WorkerClient } from './worker-client'
+import { callWorker, type RunViewPart, type WorkerClient } from './worker-client'
 
 /**
  * `pass`: every expectation met; `fail`: the agent did something else; `error`: no verdict on the
@@ -65,22 +65,27 @@ export async function runTrial(
   })
   let run: RunResult
   try {
-    const started = await callWorker<{ id: string }>(client, 'POST', '/v1/runs', {
-      task: c.task,
-      agent: options.agent,
-      ...(options.model ? { model: options.model } : {}),
-      ...(c.tools ? { tools: c.tools } : {}),
-      ...(c.budget ? { budget: c.budget } : {}),
-      metadata: { eval: c.name, trial },
-    })
-    runId = started.id
-    const view = await awaitRun(
-      client,
-      runId,
-      (call) => c.approvals?.[call.tool] ?? 'deny',
-      options.timeoutMs,
-    )
-    run = view.result
+    // The task, then each follow-up continuing the run before it (a conversation).
+    let view: RunViewPart | undefined
+    for (const [turn, task] of [c.task, ...(c.followUps ?? [])].entries()) {
+      const started: { id: string } = await callWorker(client, 'POST', '/v1/runs', {
+        task,
+        agent: options.agent,
+        ...(options.model ? { model: options.model } : {}),
+        ...(c.tools ? { tools: c.tools } : {}),
+        ...(c.budget ? { budget: c.budget } : {}),
+        ...(runId ? { continue: runId } : {}),
+        metadata: { eval: c.name, trial, turn },
+      })
+      runId = started.id
+      view = await awaitRun(
+        client,
+        runId,
+        (call) => c.approvals?.[call.tool] ?? 'deny',
+        options.timeoutMs,
+      )
+    }
+    run = view!.result
   } catch (err) {
     return outcome('error', { error: (err as Error).message })
   }
