@@ -85,6 +85,17 @@ async function main(): Promise<number> {
 }
 
 async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
+  // Read before anything runs: a baseline that cannot be read would waste the whole eval.
+  let baseline: unknown
+  if (args.baseline) {
+    try {
+      baseline = JSON.parse(await readFile(resolve(root, args.baseline), 'utf8'))
+      compareToBaseline({ ...(baseline as EvalReport), cases: [] }, baseline)
+    } catch (err) {
+      console.error(`--baseline ${args.baseline}: ${(err as Error).message}`)
+      return 2
+    }
+  }
   const worker = await bundleWorker()
   const storage = await tempStorage()
   const token = randomBytes(24).toString('hex')
@@ -156,7 +167,7 @@ async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
     console.log(
       `report: ${join(out, 'report.json')} and report.html; ${exported.size} failed runs in ${join(out, 'runs')} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     )
-    const code = await exitCode(args, report)
+    const code = exitCode(args, report, baseline)
     if (args.serve) {
       console.log(
         `the eval deployment stays up until Ctrl-C: ${await runtime.url()}console (API token ${token})`,
@@ -183,10 +194,9 @@ function agentsFor(files: readonly EvalFile[]): string[] {
 }
 
 /** 0: all good; 1: a failing case, or a regression against the baseline; 2: trials without a verdict. */
-async function exitCode(args: EvalArgs, report: EvalReport): Promise<number> {
+function exitCode(args: EvalArgs, report: EvalReport, baseline: unknown): number {
   const errors = report.cases.some((c) => c.errored)
   if (args.baseline) {
-    const baseline = JSON.parse(await readFile(resolve(root, args.baseline), 'utf8'))
     const { regressions, notCompared } = compareToBaseline(report, baseline, args.threshold)
     if (notCompared.length) console.log(`not compared with the baseline: ${notCompared.join(', ')}`)
     for (const r of regressions) console.log(`REGRESSION ${r.case}: ${r.message}`)
@@ -364,7 +374,15 @@ function modelFor(name: string) {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err))
+    // Bad input (an export that is not one, a run not finished) is a TypeError: its message
+    // says what to do; anything else is a bug, with its stack.
+    console.error(
+      err instanceof TypeError
+        ? err.message
+        : err instanceof Error
+          ? (err.stack ?? err.message)
+          : String(err),
+    )
     process.exit(2)
   },
 )

@@ -68,6 +68,22 @@ describe('npm run eval', () => {
     )
   }, 60_000)
 
+  it('a baseline or an export that is not one: exits 2 saying so, before anything runs', async () => {
+    const files = await folder('inputs', {
+      'triage.eval.ts': `export default { agent: 'triage', cases: [{ name: 'x', task: 't', expect: {} }] }`,
+    })
+    const notJson = join(dir, 'not-a-report.json')
+    await writeFile(notJson, JSON.stringify({ cases: [] }))
+    const baseline = await evalCli(files, ['--baseline', notJson])
+    expect(baseline.code).toBe(2)
+    expect(baseline.stderr).toContain(`--baseline ${notJson}: the baseline is not an eval report`)
+    const fromRun = await evalCli(files, ['--from-run', notJson])
+    expect(fromRun.code).toBe(2)
+    expect(fromRun.stderr.trim()).toBe(
+      'not a run export: expected the JSON of GET /v1/runs/:id/export (format "edgeloop.run-export")',
+    )
+  }, 60_000)
+
   it('an unknown flag: exits 2 with the usage', async () => {
     const out = await evalCli(await folder('none', {}), ['--kk', '3'])
     expect(out.code).toBe(2)
