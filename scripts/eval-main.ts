@@ -13,10 +13,12 @@ import type { EvalCase, HttpFake } from '../agents/define-eval'
 import { createModel, LOCAL_MODELS } from '../src/llm/create-model'
 import {
   caseFromRecording,
+  combineReports,
   compareToBaseline,
   diffReplay,
   diffText,
   EvalFileError,
+  fakePhases,
   parseEvalArgs,
   parseEvalFile,
   recordingFromExport,
@@ -119,7 +121,8 @@ async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
     MODEL: model,
     MODEL_ALLOWLIST: [...models].join(','),
   }
-  const fakes = files.flatMap((f) => f.cases.flatMap((c) => c.fakes ?? []))
+  // The fakes of the phase running (cases that fake a request differently run apart).
+  let fakes: HttpFake[] = []
   const provider = process.env.OPENAI_BASE_URL
     ? new URL(process.env.OPENAI_BASE_URL).host
     : 'api.openai.com'
@@ -133,17 +136,27 @@ async function evaluate(args: EvalArgs, files: EvalFile[]): Promise<number> {
   try {
     const ready = await runtime.fetch('/readyz', { headers: { authorization: `Bearer ${token}` } })
     if (!ready.ok) throw new Error(`the eval deployment is misconfigured: ${await ready.text()}`)
-    const report = await runEval({ fetch: (p, i) => runtime.fetch(p, i), token }, files, {
-      k: args.k,
-      concurrency: args.concurrency,
-      timeoutMs: args.timeoutSeconds * 1000,
-      ...(args.model ? { model: args.model } : {}),
-      ...(args.judgeModel ? { judgeModel: args.judgeModel } : {}),
-      onTrial: (done, total, c, out) =>
-        process.stderr.write(
-          `[${done}/${total}] ${c.name} trial ${out.trial}: ${out.status}${out.runId ? ` (run ${out.runId})` : ''}\n`,
-        ),
-    })
+    const total = files.reduce((n, f) => n + f.cases.length, 0) * args.k
+    let done = 0
+    const reports: EvalReport[] = []
+    for (const phase of fakePhases(files)) {
+      fakes = phase.flatMap((f) => f.cases.flatMap((c) => c.fakes ?? []))
+      reports.push(
+        await runEval({ fetch: (p, i) => runtime.fetch(p, i), token }, phase, {
+          k: args.k,
+          concurrency: args.concurrency,
+          timeoutMs: args.timeoutSeconds * 1000,
+          ...(args.model ? { model: args.model } : {}),
+          ...(args.judgeModel ? { judgeModel: args.judgeModel } : {}),
+          onTrial: (_done, _total, c, out) =>
+            process.stderr.write(
+              `[${++done}/${total}] ${c.name} trial ${out.trial}: ${out.status}${out.runId ? ` (run ${out.runId})` : ''}\n`,
+            ),
+        }),
+      )
+    }
+    const order = files.flatMap((f) => f.cases.map((c) => `${f.file}\u0000${c.name}`))
+    const report = combineReports(reports, order)
     const out = resolve(root, args.out)
     await mkdir(join(out, 'runs'), { recursive: true })
     // The deployment is thrown away: each failed trial's run is kept as its export, to read, or

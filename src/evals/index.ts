@@ -3,6 +3,7 @@ export { compareToBaseline, DEFAULT_THRESHOLD, type Regression } from './baselin
 export { EvalFileSchema, parseEvalFile, type EvalFile } from './case-schema'
 export { parseEvalArgs, type EvalArgs } from './cli-args'
 export { EvalFileError } from './eval-file-error'
+export { fakePhases } from './fake-phases'
 export { checkExpectations, partialMatch, type ExpectationFailure } from './expectations'
 export { judge, VERDICT_SCHEMA, type Verdict } from './judge'
 export { mean, passAtK, passHatK, percentile } from './pass-k'
@@ -12,6 +13,7 @@ export { replay, type Replayed, type ReplayOptions } from './replay'
 export {
   agentSummaries,
   caseReport,
+  combineReports,
   reportText,
   REPORT_FORMAT,
   type CaseReport,

@@ -104,6 +104,19 @@ export function agentSummaries(cases: readonly CaseReport[]): AgentSummary[] {
   })
 }
 
+/** One report of several run one after another (the phases of `fakePhases`), cases in `order`. */
+export function combineReports(
+  reports: readonly EvalReport[],
+  order: readonly string[],
+): EvalReport {
+  const key = (c: CaseReport) => `${c.file}\u0000${c.name}`
+  const cases = reports
+    .flatMap((r) => r.cases)
+    .sort((a, b) => order.indexOf(key(a)) - order.indexOf(key(b)))
+  const first = reports[0]!
+  return { ...first, finishedAt: reports.at(-1)!.finishedAt, agents: agentSummaries(cases), cases }
+}
+
 /** The console lines of a finished eval: a line per case, each failure, a line per agent. */
 export function reportText(report: EvalReport): string {
   const lines: string[] = []

@@ -91,7 +91,7 @@ describe('npm run eval', () => {
     expect(out.stderr).toContain('usage: npm run eval')
   }, 60_000)
 
-  it('side effects: approved calls reach only the fakes; a request no fake answers fails closed', async () => {
+  it('side effects: approved calls reach only the fakes, each case its own; a request no fake answers fails closed', async () => {
     const files = await folder('fakes', {
       'default.eval.ts': `export default {
   agent: 'default',
@@ -102,6 +102,12 @@ describe('npm run eval', () => {
       task: 'call http_get with {"url": "https://status.example.test/health"}',
       fakes: [{ url: 'https://status.example.test/*', body: 'all systems normal' }],
       expect: { toolsCalled: ['http_get'], answerContains: ['all systems normal'] },
+    },
+    {
+      name: 'reads-the-same-page-down',
+      task: 'call http_get with {"url": "https://status.example.test/health"}',
+      fakes: [{ url: 'https://status.example.test/health', status: 503, body: 'major outage' }],
+      expect: { answerContains: ['HTTP 503', 'major outage'] },
     },
     {
       name: 'posts-when-approved',
@@ -127,7 +133,7 @@ describe('npm run eval', () => {
       ENABLED_TOOLS: 'http_get,http_post',
       HTTP_ALLOWLIST: 'status.example.test,hooks.example.test',
     })
-    expect(out.stdout).toContain('agent default: 4/4 cases pass^1')
+    expect(out.stdout).toContain('agent default: 5/5 cases pass^1')
     expect(out.code).toBe(0)
   }, 120_000)
 
