@@ -307,7 +307,7 @@ describe('a model-judged topic allow-list', () => {
 
 describe('a guardrail naming an unknown judge', () => {
   it('is a /readyz problem naming the agent', async () => {
-    const res = await fetchWith({ ENABLED_AGENTS: 'bad-judge' }, '/readyz')
+    const res = await fetchWith({ ENABLED_AGENTS: 'bad-judge' }, '/readyz', { headers: AUTH })
     expect(res.status).toBe(503)
     const text = JSON.stringify(await res.json())
     expect(text).toContain(
