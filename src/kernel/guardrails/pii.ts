@@ -13,14 +13,15 @@ const EMAIL = new RegExp(
   String.raw`[A-Za-z0-9][A-Za-z0-9._%+-]*${AT}[A-Za-z0-9-]+(?:${DOT}[A-Za-z0-9-]+)*${DOT}[A-Za-z]{2,24}\b`,
   'gi',
 )
-// 2 letters, 2 check digits, then 11–30 letters or digits, in groups of 4 or not.
-const IBAN = /\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]){11,30}\b/gi
+// 2 letters, 2 check digits, then groups of 4 letters or digits (spaced or not), a shorter last.
+const IBAN = /\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,3})?\b/gi
 // 13–19 digits, in groups split by single spaces or dashes.
 const CARD = /\b\d(?:[ -]?\d){12,18}\b/g
-// A phone number: a leading + (international) or an area code in parentheses or digit groups
-// split by spaces, dots or dashes; 9–15 digits in all.
+// A phone number: international (a leading +, then groups of digits, an area code in
+// parentheses or not), or national (digit groups split by spaces, dots or dashes, an area code
+// in parentheses or not); 9–15 digits in all (isPhone).
 const PHONE =
-  /(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}\b|\+\d{9,15}\b/g
+  /\+\d{1,3}(?:[\s.-]?(?:\(\d{1,4}\)|\d{1,8})){1,6}\b|(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}\b/g
 const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/
 const DATE = /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/
 
