@@ -1,5 +1,6 @@
 import type { Call, RunState, Step } from '../../kernel/state'
 import { redact } from '../../security/redact'
+import { trippedGuardrail } from '../../kernel/trace'
 import type { OtelConfig } from '../../config/otel'
 import type { EventLog } from '../events/event-log'
 import { spanIdOf, traceOf } from './otel-ids'
@@ -53,6 +54,7 @@ export function batchSpans(
           'edgeloop.run.id': state.id,
           'edgeloop.run.steps': state.steps.length,
           'edgeloop.run.stop_reason': r?.stopReason,
+          'edgeloop.run.guardrail': trippedGuardrail(state)?.name,
           'edgeloop.run.model_calls': state.usage.modelCalls,
           'edgeloop.run.lost_model_calls': state.usage.lostModelCalls,
           'edgeloop.run.slices': ctx.slices.length,
@@ -63,12 +65,31 @@ export function batchSpans(
               }
             : {}),
         },
-        // Each slice is one Worker invocation; a slice after the first is a resume.
-        events: ctx.slices.map((at, i) => ({
-          name: i === 0 ? 'edgeloop.slice' : 'edgeloop.slice.resumed',
-          atMs: at,
-          attributes: { 'edgeloop.slice.index': i },
-        })),
+        // Each slice is one Worker invocation; a slice after the first is a resume. Every
+        // guardrail verdict is an event of its own (docs/guardrails.md#the-trace).
+        events: [
+          ...ctx.slices.map((at, i) => ({
+            name: i === 0 ? 'edgeloop.slice' : 'edgeloop.slice.resumed',
+            atMs: at,
+            attributes: { 'edgeloop.slice.index': i },
+          })),
+          ...state.guardrails.map((g) => ({
+            name: 'edgeloop.guardrail',
+            atMs: g.at,
+            attributes: {
+              'edgeloop.guardrail.name': g.guardrail,
+              'edgeloop.guardrail.point': g.point,
+              'edgeloop.guardrail.verdict': g.verdict,
+              'edgeloop.guardrail.reason': g.reason ?? undefined,
+              'edgeloop.guardrail.error': g.error ?? undefined,
+              'edgeloop.step': g.step ?? undefined,
+              'gen_ai.tool.name': g.tool ?? undefined,
+              'gen_ai.tool.call.id': g.callId ?? undefined,
+              'gen_ai.usage.input_tokens': g.promptTokens ?? undefined,
+              'gen_ai.usage.output_tokens': g.completionTokens ?? undefined,
+            },
+          })),
+        ],
         ...(r && !r.ok ? { error: redact(r.error ?? r.stopReason).slice(0, 500) } : {}),
       },
     ]
