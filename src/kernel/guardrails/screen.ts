@@ -217,7 +217,7 @@ function verdictProblem(answer: unknown, point: GuardrailPoint, value: unknown):
     return isRecord(replacement) ? null : 'a tool input rewrite must be an object of arguments'
   }
   if (typeof value === 'string') {
-    return typeof replacement === 'string' ? null : `a ${point} rewrite must be a string`
+    return typeof replacement === 'string' ? null : `a rewrite at ${point} must be a string`
   }
   return replacement === undefined ? 'a rewrite needs a "value"' : null
 }
