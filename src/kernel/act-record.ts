@@ -3,8 +3,8 @@ import { type Call, type RunState } from './state'
 import { observationHandle } from './step-messages'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore } from './tool'
-import { completeStep, stop, transitionTo, type Slice, type Transition } from './transition'
-import { screen, trippedMessage, trippedOf, withScreened, type Screened } from './guardrails/screen'
+import { completeStep, transitionTo, type Slice, type Transition } from './transition'
+import { screen, stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { updateState } from './update-state'
 
 /**
@@ -65,8 +65,8 @@ export function guarded(change: Transition, log: Screened[] | undefined, slice: 
   let next = withScreened(change.state, log)
   const tripped = trippedOf(log)
   if (tripped) {
-    next = stop(next, 'guardrail', slice, trippedMessage(tripped))
-    change.event.stopReason = 'guardrail'
+    next = stopTripped(next, tripped, slice)
+    change.event.stopReason = next.result!.stopReason
   }
   change.state = next
   return change

@@ -4,10 +4,10 @@ import { verdictFor } from './confirm'
 import { answeredCall } from './calls'
 import { updateState } from './update-state'
 import { type Call, type RunState } from './state'
-import { completeStep, stop, transitionTo, type Slice, type Transition } from './transition'
+import { completeStep, transitionTo, type Slice, type Transition } from './transition'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { screenCalls } from './guardrails/tool-input'
-import { trippedMessage, trippedOf, withScreened, type Screened } from './guardrails/screen'
+import { stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { checkCall, validateArgs } from './validate'
 
 /**
@@ -84,7 +84,7 @@ export async function reviewAgain(state: RunState, slice: Slice): Promise<Transi
   let next = updateState(state, { steps, phase: phaseAfterReview(calls) })
   next = withScreened(next, log)
   const tripped = trippedOf(log)
-  if (tripped) next = stop(next, 'guardrail', slice, trippedMessage(tripped))
+  if (tripped) next = stopTripped(next, tripped, slice)
   else if (calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
   const stopReason = next.result?.stopReason ?? null
   return transitionTo(next, 'review', { step: stepIndex, stopReason })

@@ -20,7 +20,7 @@ import {
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { approxTokens } from './tokens'
 import { needsInputScreen, screenAnswer, screenInput } from './guardrails/checkpoints'
-import { trippedMessage, trippedOf, withScreened, type Screened } from './guardrails/screen'
+import { stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { stepCost, toolCallBytes, toolCallTokens } from './reply-cost'
 import {
   cancelMessage,
@@ -303,7 +303,7 @@ function reviewed(a: Acted, calls: Call[], log?: Screened[]): Transition {
     next = withScreened(next, log)
     const tripped = trippedOf(log)
     if (tripped) {
-      const ended = stop(next, 'guardrail', a.slice, trippedMessage(tripped))
+      const ended = stopTripped(next, tripped, a.slice)
       return thoughtOf(ended, a.base, a.bytes, a.tool)
     }
   }

@@ -98,6 +98,29 @@ describe('a check that fails', () => {
     expect(model.requests).toHaveLength(0)
   })
 
+  it('a run cancelled while a check waits ends cancelled, not by the check', async () => {
+    const controller = new AbortController()
+    const waiting: Guardrail = {
+      name: 'waits',
+      check: (_value, ctx) =>
+        new Promise<never>((_, reject) => {
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))
+          controller.abort(new Error('stopped by the caller'))
+        }),
+    }
+    const result = await react('Anything', [], {
+      model: new ScriptedModel([nativeAnswer('never asked')]),
+      signal: controller.signal,
+      guardrails: { input: [waiting] },
+    })
+    expect(result).toMatchObject({
+      ok: false,
+      stopReason: 'cancelled',
+      error: 'stopped by the caller',
+    })
+    expect(result.guardrails![0]).toMatchObject({ guardrail: 'waits', verdict: 'tripwire' })
+  })
+
   it.each([
     [{ verdict: 'block' }, 'unknown verdict "block"'],
     [{ verdict: 'tripwire' }, 'a tripwire needs a non-empty "reason"'],

@@ -2,7 +2,7 @@ import type { RunState, Step } from '../state'
 import { isPromise, type SyncOrAsync } from '../sync-or-async'
 import { stop, transitionTo, type Slice, type Transition } from '../transition'
 import { updateState } from '../update-state'
-import { screen, trippedMessage, withScreened, type Screened } from './screen'
+import { screen, stopTripped, withScreened, type Screened } from './screen'
 
 /**
  * Where the kernel runs the input and output guardrails (docs/guardrails.md#where-they-run); the
@@ -32,8 +32,8 @@ export function screenInput(state: RunState, slice: Slice): SyncOrAsync<Transiti
 function inputScreened(state: RunState, s: Screened, slice: Slice): Transition {
   const next = withScreened(state, [s])
   if (s.tripped) {
-    const done = stop(next, 'guardrail', slice, trippedMessage(s.tripped))
-    return transitionTo(done, 'guardrail', { stopReason: 'guardrail' })
+    const done = stopTripped(next, s.tripped, slice)
+    return transitionTo(done, 'guardrail', { stopReason: done.result!.stopReason })
   }
   const task = s.value as string
   return transitionTo(task === state.task ? next : updateState(next, { task }), 'guardrail')
@@ -65,7 +65,7 @@ export function screenAnswer(
     const next = withScreened(finished, [s])
     if (s.tripped) {
       next.steps = withAnswer(finished.steps, null)
-      return then(stop(next, 'guardrail', slice, trippedMessage(s.tripped)))
+      return then(stopTripped(next, s.tripped, slice))
     }
     if (s.value === value)
       return then(stop(next, 'finish', slice, null, finish.answer, finish.output))

@@ -3,7 +3,7 @@ import type { ModelUsage } from '../model'
 import { stepCost } from '../reply-cost'
 import type { RunState, Usage } from '../state'
 import { isPromise, type SyncOrAsync } from '../sync-or-async'
-import type { Slice } from '../transition'
+import { cancelMessage, stop, type Slice } from '../transition'
 import { updateState } from '../update-state'
 import {
   DEFAULT_GUARDRAIL_TIMEOUT_MS,
@@ -124,7 +124,10 @@ function judge(
   )
 }
 
-/** `pending`, or a rejection when the guardrail's time is up or the run is cancelled. */
+/**
+ * `pending`, or a rejection when the guardrail's time is up or the run is cancelled (also a check
+ * that ignores its signal stops being waited for then).
+ */
 async function withinTime<T>(
   pending: Promise<T>,
   guardrail: Guardrail,
@@ -133,18 +136,20 @@ async function withinTime<T>(
 ): Promise<T> {
   const ms = guardrail.timeoutMs ?? DEFAULT_GUARDRAIL_TIMEOUT_MS
   const runSignal = slice.deps.signal
-  const onRunAbort = () => controller.abort(runSignal?.reason)
+  const onRunAbort = () => controller.abort(runSignal?.reason ?? new Error('the run was cancelled'))
   runSignal?.addEventListener('abort', onRunAbort, { once: true })
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new Error(`guardrail "${guardrail.name}" timed out after ${ms}ms`)
-      controller.abort(err)
-      reject(err)
-    }, ms)
+  const timer = setTimeout(
+    () => controller.abort(new Error(`guardrail "${guardrail.name}" timed out after ${ms}ms`)),
+    ms,
+  )
+  const stopped = new Promise<never>((_, reject) => {
+    const signal = controller.signal
+    if (signal.aborted) reject(signal.reason)
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true })
   })
+  if (runSignal?.aborted) onRunAbort()
   try {
-    return await Promise.race([pending, timedOut])
+    return await Promise.race([pending, stopped])
   } finally {
     clearTimeout(timer)
     runSignal?.removeEventListener('abort', onRunAbort)
@@ -254,6 +259,17 @@ export function withScreened(state: RunState, screenings: readonly Screened[]): 
 export function trippedOf(screenings: readonly Screened[]): GuardrailRecord | null {
   for (const s of screenings) if (s.tripped) return s.tripped
   return null
+}
+
+/**
+ * Ends the run for tripwire `r`: `guardrail`, with which, where and why; `cancelled` when the run
+ * was cancelled while the check ran (the check was cut off by the cancel, not by its verdict).
+ */
+export function stopTripped(state: RunState, r: GuardrailRecord, slice: Slice): RunState {
+  if (slice.deps.signal?.aborted) {
+    return stop(state, 'cancelled', slice, cancelMessage(state, slice))
+  }
+  return stop(state, 'guardrail', slice, trippedMessage(r))
 }
 
 /** The run's error for a tripwire: which guardrail, where, why. */
