@@ -2,7 +2,8 @@
  * The agents the `agent-catalog` test project adds to the shipped catalog (vitest.config.ts
  * appends them to agents/catalog.ts for that project's Worker): agents made with the real
  * `defineAgent` that no shipped agent is — Slack channels, a side-effecting tool, an output
- * schema, and two that break the channel rules (offered only when a test enables them).
+ * schema, guardrails at every point and a model-judged one, and three that break the rules (two
+ * the channel rules, one a guardrail's; offered only when a test enables them).
  */
 import * as z from 'zod/mini'
 import { defineAgent } from '../../agents/define-agent'
