@@ -13,6 +13,7 @@ import {
   createRunState,
   judgedGuardrail,
   parseRunState,
+  piiRedaction,
   react,
   runSlice,
   toRunResult,
@@ -77,6 +78,22 @@ describe('a model-judged check', () => {
     expect(result.usage).toMatchObject({ promptTokens: 900, completionTokens: 5, modelCalls: 1 })
     expect(agent.requests).toHaveLength(0)
     expect(result.guardrails![0]).toMatchObject({ verdict: 'pass', promptTokens: 900 })
+  })
+})
+
+describe('output guardrails on a structured answer', () => {
+  it('see the validated output; a rewrite is the new output, its JSON the answer', async () => {
+    const model = new ScriptedModel([
+      nativeCalls([nativeCall('final_answer', { answer: { contact: 'ana@example.com', n: 2 } })]),
+    ])
+    const result = await react('Who to contact?', [], {
+      model,
+      output: z.object({ contact: z.string(), n: z.number() }),
+      guardrails: { output: [piiRedaction()] },
+    })
+    expect(result).toMatchObject({ ok: true, output: { contact: '[email]', n: 2 } })
+    expect(JSON.parse(result.answer)).toEqual({ contact: '[email]', n: 2 })
+    expect(JSON.stringify(result.steps)).not.toContain('ana@example.com')
   })
 })
 
