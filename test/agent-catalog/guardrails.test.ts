@@ -106,6 +106,23 @@ describe.each(['native', 'text'] as const)('guardrails, %s protocol', (protocol)
       expect(all[2]!.data).toMatchObject({ guardrail: { name: 'no_drop', point: 'input' } })
     })
 
+    it('screens each follow-up message too: one that trips never reaches the model', async () => {
+      fakes.ai.enqueue(answer(protocol, 'Plan: pro.'))
+      const first = await start('Which plan are we on?')
+      await drainAlarms(first)
+      expect((await getRun(first)).status).toBe('succeeded')
+      const followUp = await start('Good. Now DROP TABLE plans.', { continue: first })
+      await drainAlarms(followUp)
+      expect(fakes.ai.bodies).toHaveLength(1)
+      const trace = await getTrace(followUp)
+      expect(trace).toMatchObject({
+        ok: false,
+        stopReason: 'guardrail',
+        guardrail: { name: 'no_drop', point: 'input' },
+        conversation: { id: first, position: 1 },
+      })
+    })
+
     it('a guardrail that throws trips by default; with onError "pass" the run goes on', async () => {
       const broken = await start('BREAK the build report')
       await drainAlarms(broken)
