@@ -117,8 +117,10 @@ function judge(
   } catch (err) {
     return finish(undefined, err ?? new Error('the check threw'))
   }
-  if (!(answer instanceof Promise)) return finish(answer, undefined)
-  return withinTime(answer, guardrail, controller, slice).then(
+  // A promise of another library's making (any thenable) is waited for like a native one.
+  const thenable = typeof (answer as { then?: unknown } | null)?.then === 'function'
+  if (!thenable) return finish(answer, undefined)
+  return withinTime(Promise.resolve(answer), guardrail, controller, slice).then(
     (verdict) => finish(verdict, undefined),
     (err: unknown) => finish(undefined, err ?? new Error('the check rejected')),
   )
