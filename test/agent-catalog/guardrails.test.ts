@@ -171,13 +171,14 @@ describe.each(['native', 'text'] as const)('guardrails, %s protocol', (protocol)
       expect((await events(id)).map((e) => e.type)).not.toContain('approval_requested')
     })
 
-    it('passes a call to approval, its hash of the arguments as sent', async () => {
+    it('passes a call on to approval with its arguments as the model sent them', async () => {
       const args = { url: `https://${RECEIVER}/incidents/1`, body: { status: 'ok' } }
       fakes.ai.enqueue(call(protocol, 'http_post', args))
       const id = await start('Record the incident')
       await drainAlarms(id)
       const view = await getRun(id)
       expect(view.pendingApprovals).toHaveLength(1)
+      expect(view.pendingApprovals[0]!.args).toEqual(args)
       expect((await getTrace(id)).guardrails!.slice(-2)).toMatchObject([
         { guardrail: 'no_admin', point: 'toolInput', verdict: 'pass', tool: 'http_post' },
         { guardrail: 'strip_token', point: 'toolInput', verdict: 'pass' },
