@@ -178,7 +178,11 @@ export default defineConfig({
           cloudflareTest({
             wrangler,
             miniflare: {
-              bindings: { ...common, ...fakeProvider, ENABLED_AGENTS: 'triage,incident,ticket' },
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped',
+              },
             },
           }),
         ],

@@ -42,6 +42,10 @@ if (section('storage')) {
   const { benchStorage } = await importTs('./storage.bench.ts')
   report(await benchStorage())
 }
+if (section('guardrails')) {
+  const { benchGuardrails } = await importTs('./guardrails.bench.ts')
+  report(await benchGuardrails())
+}
 if (section('bundle')) report(benchBundle(root))
 if (section('fan-out')) report(await benchFanOut())
 if (section('cost')) report(await benchServiceCost())

@@ -1,10 +1,12 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
+import { GUARDRAIL_POINTS } from '../kernel/guardrails/guardrail'
 import { ConversationViewSchema } from '../kernel/conversation-schema'
 import { ApprovalSchema, DECISIONS, OBSERVATION_KINDS, PHASES, STEP_KINDS } from '../kernel/state'
 import {
   RunAgentSchema,
   RunResultSchema,
+  TrippedGuardrailSchema,
   TraceCallSchema,
   TraceChildSchema,
   TraceStepSchema,
@@ -201,6 +203,18 @@ const call = { step: z.number(), callId: z.string(), tool: z.string() }
 const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.object({ seq: z.number(), runId: z.string(), type: z.literal(type), at: iso, data })
 
+/** What a guardrail event says: which guardrail, where, and why. */
+const guardrailEvent = z.object({
+  guardrail: z.string(),
+  point: z.enum(GUARDRAIL_POINTS),
+  reason: z.optional(z.string()),
+  /** The check threw, timed out or gave no verdict (its `onError` decided). */
+  error: z.optional(z.string()),
+  step: z.optional(z.number()),
+  tool: z.optional(z.string()),
+  callId: z.optional(z.string()),
+})
+
 /** One `data:` line of `GET /v1/runs/:id/events` (and a `callback_events: "all"` body). */
 export const RunEvent = z.discriminatedUnion('type', [
   /** The model is asked for step `step` (0-based). */
@@ -267,10 +281,16 @@ export const RunEvent = z.discriminatedUnion('type', [
       agent: RunAgent,
       stopReason,
       error: z.optional(z.string()),
+      /** A run a guardrail ended: which one, where and why. */
+      guardrail: z.optional(TrippedGuardrailSchema),
       stepCount: z.number(),
       usage: Usage,
     }),
   ),
+  /** A guardrail stopped the run (docs/guardrails.md); run_finished follows. */
+  event('guardrail_tripped', guardrailEvent),
+  /** A guardrail let a replacement through: redacted text, framed text, cleaned arguments. */
+  event('guardrail_rewrote', guardrailEvent),
 ])
 
 /** `GET /v1/runs/:id/observations/:handle`. */

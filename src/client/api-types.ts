@@ -150,6 +150,7 @@ export interface RunResult {
     | 'model_error'
     | 'content_filter'
     | 'output_invalid'
+    | 'guardrail'
     | 'internal_error'
     | null
   error?: string
@@ -173,6 +174,27 @@ export interface RunResult {
     runId: string
     agent: string
     status: 'running' | 'succeeded' | 'failed'
+  }>
+  guardrail?: {
+    name: string
+    point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+    reason: string
+    tool?: string
+    callId?: string
+  }
+  guardrails?: Array<{
+    guardrail: string
+    point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+    verdict: 'pass' | 'tripwire' | 'rewrite'
+    reason: string | null
+    error: string | null
+    step: number | null
+    tool: string | null
+    callId: string | null
+    ms: number
+    promptTokens: number | null
+    completionTokens: number | null
+    costUsd: number | null
   }>
   steps: Array<{
     i: number
@@ -448,8 +470,16 @@ export type RunEvent =
         | 'model_error'
         | 'content_filter'
         | 'output_invalid'
+        | 'guardrail'
         | 'internal_error'
       error?: string
+      guardrail?: {
+        name: string
+        point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+        reason: string
+        tool?: string
+        callId?: string
+      }
       stepCount: number
       usage: {
         promptTokens: number
@@ -462,6 +492,36 @@ export type RunEvent =
         lostPromptTokens: number
         activeMs: number
       }
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'guardrail_tripped'
+    at: string
+    data: {
+      guardrail: string
+      point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+      reason?: string
+      error?: string
+      step?: number
+      tool?: string
+      callId?: string
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'guardrail_rewrote'
+    at: string
+    data: {
+      guardrail: string
+      point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+      reason?: string
+      error?: string
+      step?: number
+      tool?: string
+      callId?: string
     }
   }
 
