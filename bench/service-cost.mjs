@@ -10,6 +10,7 @@ import { loadavg } from 'node:os'
 import { judge, readySeconds, waitReady, within } from './verdict.mjs'
 import {
   CALLBACK_HOST,
+  callbackReceiver,
   cpuMs,
   cpuResolutionMs,
   idleRate,
@@ -42,8 +43,7 @@ const SCALE_TIMEOUT_MS = 300_000
  * `hold` is set, model replies wait for `release()`; `arrived` counts the requests received.
  */
 export function network() {
-  const waiting = new Map()
-  const results = new Map()
+  const callbacks = callbackReceiver()
   const calls = new Map()
   let gate
   const net = {
@@ -59,13 +59,7 @@ export function network() {
       }
     },
     /** The run's callback body; a callback may come before the bench asks for it. */
-    finished: (id) => {
-      const done = results.get(id)
-      if (done) return done
-      const next = new Promise((resolve) => waiting.set(id, resolve))
-      results.set(id, next)
-      return next
-    },
+    finished: callbacks.finished,
     outbound: async (request) => {
       const url = new URL(request.url)
       const body = await request.text()
@@ -77,14 +71,7 @@ export function network() {
         return reply
       }
       if (url.host === CALLBACK_HOST && url.pathname === '/record') return Response.json({ ok: 1 })
-      if (url.host === CALLBACK_HOST) {
-        const id = request.headers.get('x-edgeloop-run-id')
-        const result = JSON.parse(body)
-        if (waiting.has(id)) waiting.get(id)(result)
-        else results.set(id, Promise.resolve(result))
-        waiting.delete(id)
-        return new Response(null, { status: 204 })
-      }
+      if (url.host === CALLBACK_HOST) return callbacks.receive(request, body)
       return new Response('unexpected host', { status: 502 })
     },
   }

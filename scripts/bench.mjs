@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
+import { benchPeer } from '../bench/peer-cost.mjs'
 import { benchServiceCost } from '../bench/service-cost.mjs'
 import { importTs } from '../bench/import-ts.mjs'
 import { kernelExtras } from '../bench/kernel-extras.mjs'
@@ -60,6 +61,8 @@ await run('storage', async () => {
 await run('bundle', async () => report(benchBundle(root)))
 await run('fan-out', async () => report(await benchFanOut()))
 await run('cost', async () => report(await benchServiceCost()))
+// Not in a plain `npm run bench`: it installs the peer's packages (bench/peer) first.
+if (only === 'peer') await run('peer', async () => report(await benchPeer(root)))
 await run('service', async () => {
   const token = 'bench-token'
   const signingSecret = 'bench-signing-secret'
