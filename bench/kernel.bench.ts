@@ -191,6 +191,16 @@ const kernelLoop =
     return out.bytes
   }
 
+/**
+ * One plain native run of `steps` steps (the 1 KiB observation each) through this tree's kernel
+ * and the bench's scripted model: what bench/peer/kernel-vs-ai-sdk.ts sets beside the AI SDK.
+ */
+export async function kernelNativeRun(steps: number): Promise<void> {
+  const model = new BenchModel('native', steps)
+  await kernelLoop('native', 'plain')(model, steps)
+  if (model.seen.length !== steps) throw new Error(`kernel: ${model.seen.length} of ${steps} steps`)
+}
+
 /** The agent's part of a prototype's system prompt: its instructions, and the schema for agents. */
 const prototypeInstructions = (variant: Variant) =>
   variant === 'agent'

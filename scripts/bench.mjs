@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
+import { benchKernelVsAiSdk } from '../bench/kernel-vs-ai-sdk.mjs'
 import { benchPeer } from '../bench/peer-cost.mjs'
 import { benchServiceCost } from '../bench/service-cost.mjs'
 import { importTs } from '../bench/import-ts.mjs'
@@ -62,7 +63,12 @@ await run('bundle', async () => report(benchBundle(root)))
 await run('fan-out', async () => report(await benchFanOut()))
 await run('cost', async () => report(await benchServiceCost()))
 // Not in a plain `npm run bench`: it installs the peer's packages (bench/peer) first.
-if (only === 'peer') await run('peer', async () => report(await benchPeer(root)))
+if (only === 'peer') {
+  await run('peer', async () => {
+    report(await benchPeer(root))
+    report(await benchKernelVsAiSdk(root))
+  })
+}
 await run('service', async () => {
   const token = 'bench-token'
   const signingSecret = 'bench-signing-secret'
