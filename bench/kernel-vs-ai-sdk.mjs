@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import { build } from 'esbuild'
+import { bundleTs } from './import-ts.mjs'
 import { judge } from './verdict.mjs'
 import { median } from './workerd-cpu.mjs'
 
@@ -25,20 +25,8 @@ const GOAL_FACTOR = 30
 async function bundle(root) {
   const dir = await mkdtemp(join(tmpdir(), 'edgeloop-ai-sdk-'))
   const outfile = join(dir, 'kernel-vs-ai-sdk.mjs')
-  await build({
-    entryPoints: [join(root, 'bench/peer/kernel-vs-ai-sdk.ts')],
-    outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning',
-    loader: { '.md': 'text' },
-    // The AI SDK's gateway client `require`s Node built-ins from an ES module bundle.
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
-  })
+  // The AI SDK's gateway client `require`s Node built-ins from its ES modules.
+  await bundleTs(join(root, 'bench/peer/kernel-vs-ai-sdk.ts'), outfile, { requireShim: true })
   return { outfile, cleanup: () => rm(dir, { recursive: true, force: true }) }
 }
 
