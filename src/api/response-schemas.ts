@@ -304,6 +304,18 @@ export const Misconfigured = z.object({
   }),
 })
 
+/** Their 503 without credentials: which variables are wrong, none of the problems' text. */
+export const MisconfiguredSummary = z.object({
+  error: z.object({
+    code: z.literal('misconfigured'),
+    message: z.string(),
+    details: z.object({
+      problemCount: z.int().check(z.positive()),
+      variables: z.array(z.string()),
+    }),
+  }),
+})
+
 /** `GET /v1/runs/:id/approvals`: what a run's `links.approvals` points at. */
 export const RunApprovals = z.object({
   runId: z.string(),

@@ -16,6 +16,7 @@ import {
   startRun,
   stubOf,
   useServiceFakes,
+  AUTH,
 } from './harness'
 
 let otlp: FakeOtlp
@@ -224,14 +225,14 @@ describe('trace export', () => {
 
   it('a bad setting is named by readiness, never quoting the headers, and exports nothing', async () => {
     vars.OTEL_EXPORTER_OTLP_HEADERS = 'hc-secret-key-0123-without-a-key'
-    const res = await api('/readyz')
+    const res = await api('/readyz', { headers: AUTH })
     const text = await res.text()
     expect(res.status).toBe(503)
     expect(text).toContain('OTEL_EXPORTER_OTLP_HEADERS must be comma-separated key=value pairs')
     expect(text).not.toContain('hc-secret-key')
     vars.OTEL_EXPORTER_OTLP_HEADERS = SETTINGS.OTEL_EXPORTER_OTLP_HEADERS
     vars.OTEL_EXPORTER_OTLP_ENDPOINT = 'ftp://otlp.test'
-    const bad = (await (await api('/readyz')).json()) as {
+    const bad = (await (await api('/readyz', { headers: AUTH })).json()) as {
       error: { details: { problems: { variable: string }[] } }
     }
     expect(bad.error.details.problems.map((p) => p.variable)).toContain(
