@@ -5,7 +5,9 @@
 // `put`/`delete` (the key-value API, which writes to the same SQLite) and `setAlarm`. The code
 // under test is byte for byte the bundle a deploy uploads. `GET /__bench/storage` answers the
 // counts since the last such request (and starts counting afresh): statements, those that
-// write, rows they wrote (each write's cursor, read when asked), key-value writes, alarms set.
+// write (and how often each write statement ran, by its first 70 characters and a short first
+// binding, such as the key of a key-value table), rows they wrote
+// (each write's cursor, read when asked), key-value writes, alarms set.
 import { writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 
@@ -42,7 +44,7 @@ const WRITE = /^\\s*(insert|update|delete|replace|create|drop|alter)\\b/i
 let counts = fresh()
 let cursors = []
 function fresh() {
-  return { statements: 0, writes: 0, kvWrites: 0, alarms: 0 }
+  return { statements: 0, writes: 0, kvWrites: 0, alarms: 0, byStatement: {} }
 }
 let wrapped = false
 function wrap(storage) {
@@ -55,6 +57,9 @@ function wrap(storage) {
     counts.statements++
     if (WRITE.test(query)) {
       counts.writes++
+      const first = typeof bindings[0] === 'string' && bindings[0].length <= 24 ? bindings[0] : ''
+      const key = (query.replace(/\\s+/g, ' ').trim().slice(0, 70) + ' ' + first).trim()
+      counts.byStatement[key] = (counts.byStatement[key] ?? 0) + 1
       cursors.push(cursor)
     }
     return cursor
