@@ -147,6 +147,8 @@ export const DecisionResult = z.object({
   call: z.object({ id: z.string(), name: z.string(), status: z.string() }),
   decidedBy: z.string(),
   decision: z.string(),
+  /** The same decision by the same decider, sent again: the one recorded, nothing changed. */
+  replayed: z.optional(z.literal(true)),
 })
 
 /** `POST /v1/runs/:id/cancel` → 202. */

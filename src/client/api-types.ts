@@ -253,6 +253,7 @@ export interface DecisionResult {
   }
   decidedBy: string
   decision: string
+  replayed?: true
 }
 
 export interface Cancelling {

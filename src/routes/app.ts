@@ -2,16 +2,17 @@ import { Hono } from 'hono/tiny'
 import { ConfigError } from '../errors/config-error'
 import { logEvent } from '../runs/log'
 import { registerSecrets } from '../security/redact'
-import { slackRoutes } from './slack'
+import { StartError, type StartRefusal } from '../runs/start'
+import { slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
-import { openApiDocument } from './openapi'
+import { openApiDocument } from './openapi/openapi'
 import { consoleRoutes } from './console'
-import { meRoutes } from './me'
-import { agentsRoutes } from './agents'
-import { approvalsRoutes } from './run-list'
-import { runsRoutes } from './runs'
+import { meRoutes } from './api/me'
+import { agentsRoutes } from './api/agents'
+import { approvalsRoutes } from './api/run-list'
+import { runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
@@ -61,7 +62,17 @@ app.notFound((c) => {
   return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
 })
 
+/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
+export const START_REFUSAL_STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<StartRefusal, number>
+
 app.onError((err, c) => {
+  if (err instanceof StartError) {
+    return c.json(errorBody(err.code, err.message, err.details), START_REFUSAL_STATUS[err.refusal])
+  }
   if (err instanceof ApiError) {
     if (err.code === 'client_disconnected') {
       logEvent(c.env, 'client_disconnected', { method: c.req.method, path: c.req.path }, 'warn')

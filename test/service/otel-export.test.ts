@@ -2,6 +2,7 @@
 import { env } from 'cloudflare:workers'
 import { runInDurableObject } from 'cloudflare:test'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { otelConfigFromEnv } from '../../src/config/otel'
 import { redact, registerSecrets } from '../../src/security/redact'
 import { reply } from '../fakes/fake-openai'
 import { FAKE_OTLP_HOST, FakeOtlp, type DecodedSpan } from '../fakes/fake-otlp'
@@ -249,5 +250,17 @@ describe('trace export', () => {
     expect(redact('got hc-secret-key-0123 and runs%20prod and runs prod')).toBe(
       'got [redacted] and [redacted] and [redacted]',
     )
+  })
+})
+
+describe('the traces URL from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  it.each([
+    ['https://collector.test', 'https://collector.test/v1/traces'],
+    ['https://collector.test/', 'https://collector.test/v1/traces'],
+    ['https://collector.test/otlp/', 'https://collector.test/otlp/v1/traces'],
+    ['https://collector.test/x?key=K', 'https://collector.test/x/v1/traces?key=K'],
+    ['https://collector.test/x/?key=K&b=2', 'https://collector.test/x/v1/traces?key=K&b=2'],
+  ])('%s → %s (the query stays the query)', (base, url) => {
+    expect(otelConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: base })?.tracesUrl).toBe(url)
   })
 })

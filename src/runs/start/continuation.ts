@@ -1,10 +1,9 @@
-import { continueConversation } from '../kernel/conversation'
-import type { Conversation } from '../kernel/conversation-schema'
-import { RUN_ID_PATTERN } from '../kernel/names'
-import type { Env } from '../env'
-import { runStub } from '../runs/types'
-import type { RunOwner } from '../runs/run-owner'
-import { ApiError } from './api-error'
+import { continueConversation } from '../../kernel/conversation'
+import type { Conversation } from '../../kernel/conversation-schema'
+import { RUN_ID_PATTERN } from '../../kernel/names'
+import { runStub } from '../types'
+import type { RunOwner } from '../run-owner'
+import { StartError } from './start-error'
 
 /**
  * The conversation a new run continues (`"continue": "<run id>"`, docs/architecture.md#conversations):
@@ -12,19 +11,19 @@ import { ApiError } from './api-error'
  * Its turns, and those of the runs before it, are fitted into `maxHistoryTokens` here, once:
  * the new run keeps the result in its state, and takes the earlier run's owner.
  */
-export async function continuationOf(
-  env: Env,
+export async function continuationOf<T extends Rpc.DurableObjectBranded | undefined>(
+  runs: DurableObjectNamespace<T>,
   runId: string,
   maxHistoryTokens: number,
 ): Promise<{ conversation: Conversation; owner: RunOwner }> {
   if (!RUN_ID_PATTERN.test(runId)) {
-    throw new ApiError(
-      400,
+    throw new StartError(
+      'invalid',
       'invalid_run_id',
       `continue must be a run id ("run_" and 32 hex digits), got "${runId.slice(0, 100)}"`,
     )
   }
-  const answer = await runStub(env.RUNS, runId).followUp()
+  const answer = await runStub(runs, runId).followUp()
   if (answer.ok) {
     // The follow-up belongs to whoever owns the run it continues, not to who asked for it.
     return {
@@ -33,17 +32,17 @@ export async function continuationOf(
     }
   }
   if (answer.code === 'no_run') {
-    throw new ApiError(404, 'run_not_found', `no run ${runId} to continue`)
+    throw new StartError('not_found', 'run_not_found', `no run ${runId} to continue`)
   }
   if (answer.code === 'deleted') {
-    throw new ApiError(
-      404,
+    throw new StartError(
+      'not_found',
       'run_deleted',
       `run ${runId} was deleted, so its conversation cannot be continued; start a new run`,
     )
   }
-  throw new ApiError(
-    409,
+  throw new StartError(
+    'conflict',
     'run_not_finished',
     `run ${runId} is ${answer.status}: a run can be continued once it has finished (succeeded or failed); wait for it, or cancel it first`,
     { runId, status: answer.status },

@@ -1,16 +1,15 @@
 /**
  * What a run request gets of its agent (docs/agents.md): the agent's tools, budget and policy,
- * which the request may narrow and never widen (a wider ask is a 400 naming the field), and its
+ * which the request may narrow and never widen (a wider ask is refused, naming the field), and its
  * instructions and output schema, which a webhook caller may give ad hoc instead.
  */
-import type { Agent, ServiceConfig } from '../config'
-import { agentTools, allToolsOf, isMcpToolName, splitTools } from '../config'
-import type { AgentInput } from '../kernel/agent-schema'
-import type { Budget } from '../kernel/budget'
-import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
-import { outputSchemaProblems } from '../validation/output-schema'
-import { ApiError } from './api-error'
-import { findAgent } from './agents'
+import type { Agent, ServiceConfig } from '../../config'
+import { agentTools, allToolsOf, isMcpToolName, splitTools } from '../../config'
+import type { AgentInput } from '../../kernel/agent-schema'
+import type { Budget } from '../../kernel/budget'
+import { narrowPolicy, type ConfirmPolicy } from '../../kernel/confirm'
+import { outputSchemaProblems } from '../../validation/output-schema'
+import { StartError } from './start-error'
 
 export interface AgentAsk {
   agent?: string
@@ -40,7 +39,7 @@ export function runAgent(config: ServiceConfig, ask: AgentAsk): RunAgent {
   const narrowed = narrowPolicy(agent.policy, ask.confirm)
   if (!narrowed.ok) {
     const whose = agent.name === 'default' ? '' : ` (agent "${agent.name}")`
-    throw new ApiError(400, 'policy_not_allowed', `confirm: ${narrowed.error}${whose}`, {
+    throw new StartError('invalid', 'policy_not_allowed', `confirm: ${narrowed.error}${whose}`, {
       field: 'confirm',
     })
   }
@@ -51,8 +50,8 @@ export function runAgent(config: ServiceConfig, ask: AgentAsk): RunAgent {
     })
     .map(([key, limit]) => `budget.${key} ${ask.budget![key as keyof Budget]} > ${limit}`)
   if (over.length) {
-    throw new ApiError(
-      400,
+    throw new StartError(
+      'invalid',
       'budget_over_agent',
       `above agent "${agent.name}"'s budget: ${over.join(', ')}; a run may only ask for less`,
       { field: 'budget', agentBudget: agent.budgetSet },
@@ -61,10 +60,15 @@ export function runAgent(config: ServiceConfig, ask: AgentAsk): RunAgent {
   if (ask.outputSchema !== undefined) {
     const problems = outputSchemaProblems(ask.outputSchema)
     if (problems.length) {
-      throw new ApiError(400, 'invalid_output_schema', `output_schema ${problems.join('; ')}`, {
-        field: 'output_schema',
-        problems,
-      })
+      throw new StartError(
+        'invalid',
+        'invalid_output_schema',
+        `output_schema ${problems.join('; ')}`,
+        {
+          field: 'output_schema',
+          problems,
+        },
+      )
     }
   }
   const instructions = ask.instructions ?? agent.instructions
@@ -100,8 +104,8 @@ function resolveTools(
   if (!requested) return split(own)
   const unknown = requested.filter((t) => !builtIn(t) && !isMcpToolName(config.mcpServers, t))
   if (unknown.length) {
-    throw new ApiError(
-      400,
+    throw new StartError(
+      'invalid',
       'unknown_tools',
       `tools not enabled on this server: ${unknown.join(', ')}`,
       {
@@ -113,8 +117,8 @@ function resolveTools(
   }
   const outside = requested.filter((t) => !covers(own, t))
   if (outside.length) {
-    throw new ApiError(
-      400,
+    throw new StartError(
+      'invalid',
       'tools_not_allowed',
       `tools: ${outside.join(', ')} not tools of agent "${agent.name}" (${own.join(', ')}); a run may only narrow them`,
       { field: 'tools', outside, agentTools: own },
@@ -128,4 +132,16 @@ function covers(own: readonly string[], name: string): boolean {
   if (own.includes(name)) return true
   const server = name.split('__')[0]!
   return name.includes('__') && own.includes(allToolsOf(server))
+}
+
+/** The agent named `name`, or the refusal that names it and the agents there are. */
+export function findAgent(agents: readonly Agent[], name: string): Agent {
+  const found = agents.find((a) => a.name === name)
+  if (found) return found
+  throw new StartError(
+    'not_found',
+    'agent_not_found',
+    `no agent "${name.slice(0, 60)}"; agents: ${agents.map((a) => a.name).join(', ')}`,
+    { agents: agents.map((a) => a.name) },
+  )
 }

@@ -1,14 +1,12 @@
 import type { Context } from 'hono'
-import { loadConfig } from '../config'
-import { logEvent } from '../runs/log'
-import { slackThreadStub, type SlackThreadApi } from '../runs/slack/slack-thread'
-import { runStub, type RunView } from '../runs/types'
-import { stripMention } from '../slack/payloads'
-import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
+import { loadConfig } from '../../config'
+import { logEvent } from '../../runs/log'
+import { slackThreadStub, type SlackThreadApi } from '../../runs/slack/slack-thread'
+import { runStub, type RunView } from '../../runs/types'
+import { stripMention } from '../../slack/payloads'
+import type { AppEnv } from '../app-env'
 import { postEphemeralNote } from './slack-ephemeral'
-import { idFromKey, startRun } from './start-run'
-import { slackAgent } from './slack-agent'
+import { idFromKey, slackAgent, startRun, StartError } from '../../runs/start'
 
 /**
  * A person asking the app something in Slack (docs/architecture.md#slack): a mention in a
@@ -103,7 +101,7 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
   } catch (err) {
     // No run was started: the place must not name it, or every later message would wait on it.
     await releaseAll([place, own, dm], runId)
-    if (err instanceof ApiError && err.code === 'run_not_finished' && previous) {
+    if (err instanceof StartError && err.code === 'run_not_finished' && previous) {
       await noteBusy(c, ask, previous.runId, undefined)
       return { busy: previous.runId }
     }

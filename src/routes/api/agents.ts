@@ -1,9 +1,9 @@
 import { Hono } from 'hono/tiny'
-import { allToolsOf, loadConfig, type Agent, type ServiceConfig } from '../config'
-import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
+import { allToolsOf, loadConfig, type Agent, type ServiceConfig } from '../../config'
+import type { AppEnv } from '../app-env'
+import { findAgent } from '../../runs/start'
 import { requireAuth } from './auth'
-import type { AgentBody, AgentItemBody } from '../api/response-schemas'
+import type { AgentBody, AgentItemBody } from '../../api/response-schemas'
 
 /** `GET /v1/agents` and `GET /v1/agents/:name`: the agents runs may name (scope runs:read). */
 export const agentsRoutes = new Hono<AppEnv>()
@@ -20,18 +20,6 @@ agentsRoutes.get('/:name', requireAuth(), (c) => {
   const body: AgentBody = { ...agentItem(agent, config), instructions: agent.instructions }
   return c.json(body)
 })
-
-/** The agent named `name`, or the 404 that names it and the agents there are. */
-export function findAgent(agents: readonly Agent[], name: string): Agent {
-  const found = agents.find((a) => a.name === name)
-  if (found) return found
-  throw new ApiError(
-    404,
-    'agent_not_found',
-    `no agent "${name.slice(0, 60)}"; agents: ${agents.map((a) => a.name).join(', ')}`,
-    { agents: agents.map((a) => a.name) },
-  )
-}
 
 /** An agent as the list shows it; an agent of every tool lists what the deployment offers. */
 function agentItem(agent: Agent, config: ServiceConfig): AgentItemBody {

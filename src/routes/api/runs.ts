@@ -1,18 +1,18 @@
 import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
-import type { AppEnv, Principal } from './app-env'
-import { ApiError } from './api-error'
+import type { AppEnv, Principal } from '../app-env'
+import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
-import { parseJsonBody, refuseDeepJson } from './body'
+import { parseJsonBody, refuseDeepJson } from '../body'
 import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
-import { startRun } from './start-run'
+import { startRun } from '../../runs/start'
 import { streamEvents } from './events'
 import { streamRunList } from './run-list-stream'
 import { listRunsHandler } from './run-list'
-import { loadConfig } from '../config'
+import { loadConfig } from '../../config'
 import { runNotFound } from './run-not-found'
 import { ownerFor, reachableRun } from './run-access'
-import { parseTraceparent } from '../runs/otel/otel-ids'
+import { parseTraceparent } from '../../runs/otel/otel-ids'
 import { withFamily } from './run-family'
 
 /**
@@ -172,6 +172,7 @@ runsRoutes.post('/:id/approvals/:callId', async (c) => {
   throw new ApiError(status, code, out.message, {
     ...(out.decidedBy ? { decidedBy: out.decidedBy } : {}),
     ...(out.decision ? { decision: out.decision } : {}),
+    ...(out.expiredAt ? { expiredAt: new Date(out.expiredAt).toISOString() } : {}),
   })
 })
 

@@ -1,16 +1,15 @@
 import { Hono } from 'hono/tiny'
 import type { Context } from 'hono'
-import { logEvent } from '../runs/log'
-import { parseEventBody, parseSlashCommand } from '../slack/payloads'
-import { verifySlackRequest } from '../slack/verify'
-import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
-import { readRawBody } from './body'
+import { logEvent } from '../../runs/log'
+import { parseEventBody, parseSlashCommand } from '../../slack/payloads'
+import { verifySlackRequest } from '../../slack/verify'
+import type { AppEnv } from '../app-env'
+import { ApiError } from '../api-error'
+import { readRawBody } from '../body'
 import { answerSlackAsk } from './slack-messages'
 import { slackInteraction } from './slack-interactions'
-import { startRun } from './start-run'
-import { slackAgent } from './slack-agent'
-import { loadConfig } from '../config'
+import { slackAgent, startRun, StartError } from '../../runs/start'
+import { loadConfig } from '../../config'
 
 /**
  * `/slack/*` (docs/architecture.md#slack): every request is verified before anything is parsed or recorded, and
@@ -65,8 +64,7 @@ slackRoutes.post('/commands', async (c) => {
     })
     return ephemeral(c, `Started run \`${view.id}\`. I'll answer in a thread in this channel.`)
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500)
-      return ephemeral(c, `Could not start the run: ${err.message}`)
+    if (refused(err)) return ephemeral(c, `Could not start the run: ${err.message}`)
     throw err
   }
 })
@@ -94,7 +92,7 @@ slackRoutes.post('/events', async (c) => {
     mention: body.kind === 'app_mention',
   }).catch((err) => {
     // A bad request from Slack's side must still be acknowledged, or Slack retries it.
-    if (err instanceof ApiError && err.status < 500) {
+    if (refused(err)) {
       logEvent(c.env, 'slack_event_rejected', { eventId: body.eventId, code: err.code }, 'warn')
       return { ignored: `rejected: ${err.code}` }
     }
@@ -109,6 +107,11 @@ slackRoutes.post('/events', async (c) => {
 })
 
 slackRoutes.post('/interactions', slackInteraction)
+
+/** A request Slack sent that is refused (a 4xx), not a failure of ours. */
+function refused(err: unknown): err is ApiError | StartError {
+  return (err instanceof ApiError && err.status < 500) || err instanceof StartError
+}
 
 function ephemeral(c: Context<AppEnv>, text: string) {
   return c.json({ response_type: 'ephemeral', text })

@@ -78,7 +78,14 @@ export const ROUTE_ERRORS = {
     400: [...BODY_400, 'by_not_accepted'],
     403: ['forbidden', 'slack_run'],
     404: [...GONE, 'call_not_found'],
-    409: ['already_decided', 'hash_mismatch', 'not_pending', 'run_finished', 'run_cancelling'],
+    409: [
+      'already_decided',
+      'approval_expired',
+      'hash_mismatch',
+      'not_pending',
+      'run_finished',
+      'run_cancelling',
+    ],
   },
   cancelRun: {
     ...TOKEN_ONLY,

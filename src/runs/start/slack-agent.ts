@@ -1,4 +1,4 @@
-import type { ServiceConfig } from '../config'
+import type { ServiceConfig } from '../../config'
 
 /**
  * Which agent a Slack message asks for (docs/agents.md#slack): `<agent>: <task>` names one
