@@ -4,6 +4,7 @@ import { ConfigError } from '../errors/config-error'
 import { configReport, loadConfig, type EnvRecord } from '../config'
 import { logEvent } from '../runs/log'
 import { mcpReadinessWarnings } from '../runs/mcp-tools'
+import { sessionAuthOf } from '../runs/connections/connections'
 import { redact, registerSecrets } from '../security/redact'
 import { slackRoutes } from './slack'
 import type { AppEnv } from './app-env'
@@ -15,6 +16,7 @@ import { meRoutes } from './me'
 import { agentsRoutes } from './agents'
 import { approvalsRoutes } from './run-list'
 import { runsRoutes } from './runs'
+import { connectionRoutes, oauthRoutes } from './connections'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -42,6 +44,8 @@ app.route('/v1/runs', runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
 app.route('/v1/me', meRoutes)
 app.route('/v1/agents', agentsRoutes)
+app.route('/v1/connections', connectionRoutes)
+app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 
@@ -55,7 +59,7 @@ async function readiness(c: Context<AppEnv>) {
   const { problems } = report
   const warnings = problems.length
     ? report.warnings
-    : [...report.warnings, ...(await mcpReadinessWarnings(loadConfig(c.env)))]
+    : [...report.warnings, ...(await mcpWarnings(c))]
   const clean = (text: string) => redact(text)
   if (!problems.length)
     return c.json({ ok: true, service: 'edgeloop', warnings: warnings.map(clean) })
@@ -73,6 +77,11 @@ async function readiness(c: Context<AppEnv>) {
     },
   )
   return c.json(body, 503)
+}
+
+async function mcpWarnings(c: Context<AppEnv>): Promise<string[]> {
+  const config = loadConfig(c.env)
+  return mcpReadinessWarnings(config, await sessionAuthOf(c.env, config.mcpServers, null))
 }
 
 app.notFound((c) => {

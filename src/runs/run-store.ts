@@ -27,6 +27,7 @@ import { internalFailure } from './internal-failure'
 import type { RunListHub } from './index/run-list-hub'
 import { logEvent, logTransition } from './log'
 import { reservedToolNames, skippedMcpTools, withRunMcpTools } from './mcp-tools'
+import { personOf, sessionAuthOf } from './connections/connections'
 import { newRun } from './new-run'
 import { ownerOf } from './run-owner'
 import { nextAlarmAt } from './next-alarm'
@@ -84,7 +85,13 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   /** The native reply being written, streamed into the run's Slack thread. */
   #liveAnswer: LiveAnswer | undefined
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
-  readonly #mcpSessions = new McpSessions()
+  readonly #mcpSessions = new McpSessions(() =>
+    sessionAuthOf(
+      this.env,
+      loadConfig(this.env).mcpServers,
+      this.#info ? personOf(this.#info) : null,
+    ),
+  )
   #state: RunState | undefined
   #info: RunInfo | undefined
   #running = false
