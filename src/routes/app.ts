@@ -1,22 +1,20 @@
 import { Hono } from 'hono/tiny'
-import type { Context } from 'hono'
 import { ConfigError } from '../errors/config-error'
-import { configReport, loadConfig, type EnvRecord } from '../config'
 import { logEvent } from '../runs/log'
-import { mcpReadinessWarnings } from '../runs/mcp-tools'
-import { sessionAuthOf } from '../runs/connections/connections'
-import { redact, registerSecrets } from '../security/redact'
-import { slackRoutes } from './slack'
+import { registerSecrets } from '../security/redact'
+import { StartError, type StartRefusal } from '../runs/start'
+import { slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
-import { openApiDocument } from './openapi'
+import { openApiDocument } from './openapi/openapi'
 import { consoleRoutes } from './console'
-import { meRoutes } from './me'
-import { agentsRoutes } from './agents'
-import { approvalsRoutes } from './run-list'
-import { runsRoutes } from './runs'
-import { connectionRoutes, oauthRoutes } from './connections'
+import { meRoutes } from './api/me'
+import { agentsRoutes } from './api/agents'
+import { approvalsRoutes } from './api/run-list'
+import { runsRoutes } from './api/runs'
+import { readiness } from './readiness'
+import { connectionRoutes, oauthRoutes } from './connections/connections'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -49,41 +47,6 @@ app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 
-/**
- * `GET /healthz?deep=1` and `/readyz`: every setting checked, all problems listed at once
- * (503 misconfigured with `details.problems`), warnings for what is allowed but suspicious,
- * and, when the settings are good, for what the MCP servers list that runs would leave out.
- */
-async function readiness(c: Context<AppEnv>) {
-  const report = configReport(c.env as unknown as EnvRecord)
-  const { problems } = report
-  const warnings = problems.length
-    ? report.warnings
-    : [...report.warnings, ...(await mcpWarnings(c))]
-  const clean = (text: string) => redact(text)
-  if (!problems.length)
-    return c.json({ ok: true, service: 'edgeloop', warnings: warnings.map(clean) })
-  const body = errorBody(
-    'misconfigured',
-    `${problems.length} configuration problem${problems.length > 1 ? 's' : ''}: ` +
-      problems.map((p) => clean(p.message)).join('; '),
-    {
-      problems: problems.map((p) => ({
-        variable: p.variable,
-        message: clean(p.message),
-        ...(p.agent ? { agent: p.agent, field: p.field } : {}),
-      })),
-      warnings: warnings.map(clean),
-    },
-  )
-  return c.json(body, 503)
-}
-
-async function mcpWarnings(c: Context<AppEnv>): Promise<string[]> {
-  const config = loadConfig(c.env)
-  return mcpReadinessWarnings(config, await sessionAuthOf(c.env, config.mcpServers, null))
-}
-
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname
   const allow = allowedMethods(app.routes, path)
@@ -102,7 +65,17 @@ app.notFound((c) => {
   return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
 })
 
+/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
+export const START_REFUSAL_STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<StartRefusal, number>
+
 app.onError((err, c) => {
+  if (err instanceof StartError) {
+    return c.json(errorBody(err.code, err.message, err.details), START_REFUSAL_STATUS[err.refusal])
+  }
   if (err instanceof ApiError) {
     if (err.code === 'client_disconnected') {
       logEvent(c.env, 'client_disconnected', { method: c.req.method, path: c.req.path }, 'warn')

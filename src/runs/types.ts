@@ -43,11 +43,11 @@ export interface StartInput {
   slack?: SlackOrigin
   /** Hash of what was asked; a reused idempotency key with a different request is refused. */
   requestHash?: string
-  /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
+  /** The conversation this run continues, its history already fitted (runs/start/continuation.ts). */
   conversation?: Conversation
   /** The caller's trace (`traceparent`), which the run's spans join. */
   trace?: RunTrace
-  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  /** The agent the run copies (runs/start/ resolved and checked it). */
   agent?: AgentInput
   /** A child run: the run and call that started it (runs/child-runs.ts). */
   parent?: ParentRef
@@ -137,7 +137,7 @@ export type FollowUpAnswer =
   | { ok: false; code: 'deleted' }
   | { ok: false; code: 'run_not_finished'; status: RunStatus }
 
-/** What `owner` answers (routes/run-access.ts). */
+/** What `owner` answers (routes/api/run-access.ts). */
 export type OwnerAnswer =
   { run: 'live'; owner: RunOwner } | { run: 'deleted'; by: string } | { run: 'none' }
 

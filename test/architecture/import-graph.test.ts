@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import {
+  folderViolations,
   importCycles,
   importEdges,
   layerViolations,
   parseImports,
+  type FolderRules,
   type Layer,
 } from './import-graph'
 
@@ -41,6 +43,7 @@ export const LAYERS: Record<string, Layer> = {
       'tools',
       'slack',
       'security',
+      'validation',
       'errors',
       'env-vars',
     ],
@@ -90,6 +93,17 @@ export const LAYERS: Record<string, Layer> = {
   console: { imports: [], packages: [] },
 }
 
+/**
+ * Walls inside a layer (docs/architecture.md#layers): routes/ holds no business rule, so runs/
+ * (where a run starts, src/runs/start/) never reaches into it; the Slack routes and the API routes
+ * share only the HTTP plumbing at the top of routes/, never each other's handlers.
+ */
+export const FOLDERS: FolderRules = {
+  'src/runs': ['src/routes'],
+  'src/routes/slack': ['src/routes/api', 'src/routes/openapi'],
+  'src/routes/api': ['src/routes/slack', 'src/routes/openapi'],
+}
+
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */
 export function groupOf(path: string): string {
   const parts = path.split('/')
@@ -126,6 +140,14 @@ describe('the import graph of src/ and tools/', () => {
 
   it('points every import down the layers', () => {
     expect(layerViolations(sources, LAYERS, groupOf)).toEqual([])
+  })
+
+  it('keeps the walls inside a layer: runs/ apart from routes/, Slack routes apart from API ones', () => {
+    expect(folderViolations(sources, FOLDERS)).toEqual([])
+    // The walls stand around folders that exist.
+    for (const folder of Object.keys(FOLDERS)) {
+      expect(Object.keys(sources).some((path) => path.startsWith(`${folder}/`))).toBe(true)
+    }
   })
 
   it('has a layer map without cycles of its own', () => {
@@ -218,6 +240,23 @@ describe('the import-graph checker', () => {
     expect(layerViolations(bad, LAYERS, groupOf)).toEqual([
       'src/helpers/misc.ts is in no layer ("helpers"); add it to LAYERS',
       "src/kernel/a.ts:1 imports './b', which is no file in the graph",
+    ])
+  })
+
+  it('names an import through a wall inside a layer', () => {
+    const walled = {
+      'src/routes/slack/slack.ts':
+        "import { startRun } from '../api/runs'\nimport { body } from '../body'",
+      'src/routes/api/runs.ts': "import { body } from '../body'",
+      'src/routes/body.ts': '',
+      'src/runs/start/start-run.ts': "import { ApiError } from '../../routes/api-error'",
+      'src/routes/api-error.ts': '',
+    }
+    expect(folderViolations(walled, FOLDERS)).toEqual([
+      'src/routes/slack/slack.ts:1 imports src/routes/api/runs.ts: src/routes/slack/ may not ' +
+        'import src/routes/api/ (src/routes/slack/ may not import src/routes/api/, src/routes/openapi/)',
+      'src/runs/start/start-run.ts:1 imports src/routes/api-error.ts: src/runs/ may not import ' +
+        'src/routes/ (src/runs/ may not import src/routes/)',
     ])
   })
 

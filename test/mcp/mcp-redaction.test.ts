@@ -134,7 +134,7 @@ describe('a secret echoed by a tool or a provider', () => {
       },
     ])
     expectNoToken(await everythingShown(id))
-    const ready = await api('/readyz')
+    const ready = await api('/readyz', { headers: AUTH })
     const body = await ready.text()
     expect(body).toContain('the docs MCP server needs a connection')
     expect(body).not.toContain(FAKE_MCP_TOKEN)

@@ -1,0 +1,144 @@
+/**
+ * The error codes each route can answer, by status (docs/http-api.md). /openapi.json lists them
+ * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
+ */
+export type ErrorCodes = Partial<
+  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503, string[]>
+>
+
+const BODY_400 = [
+  'malformed_json',
+  'json_too_deep',
+  'invalid_encoding',
+  'invalid_request',
+  'client_disconnected',
+]
+const AUTH = {
+  401: ['unauthorized', 'auth_not_configured', 'invalid_signature'],
+  // A method the path does not take (the answer carries Allow).
+  405: ['method_not_allowed'],
+  500: ['internal_error'],
+}
+/** Routes only the API token may use: a valid webhook signature is refused with 403. */
+const TOKEN_ONLY = { ...AUTH, 403: ['forbidden'] }
+const BODY = { 413: ['body_too_large'], 415: ['unsupported_media_type'] }
+/** A run that never was, or one that was deleted (docs/operations.md#deletion). */
+const GONE = ['run_not_found', 'run_deleted']
+
+export const ROUTE_ERRORS = {
+  createRun: {
+    ...AUTH,
+    ...BODY,
+    400: [
+      ...BODY_400,
+      'invalid_idempotency_key',
+      'unknown_tools',
+      'tools_not_allowed',
+      'budget_over_maximum',
+      'budget_over_agent',
+      'invalid_output_schema',
+      'policy_not_allowed',
+      'model_not_allowed',
+      'invalid_callback_url',
+      'callback_unsigned',
+      'cost_budget_unavailable',
+      'metadata_too_large',
+      'invalid_run_id',
+    ],
+    // A webhook signature may start runs but not continue one (that needs runs:read).
+    403: ['forbidden'],
+    404: ['run_not_found', 'run_deleted', 'agent_not_found'],
+    409: ['idempotency_key_reused', 'run_not_finished', 'run_deleted'],
+    503: ['misconfigured'],
+  },
+  listRuns: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
+  getRun: { ...TOKEN_ONLY, 404: GONE },
+  getTrace: { ...TOKEN_ONLY, 404: GONE },
+  exportRun: { ...TOKEN_ONLY, 404: GONE },
+  deleteRun: { ...TOKEN_ONLY, 404: ['run_not_found'] },
+  getRunApprovals: { ...TOKEN_ONLY, 404: GONE },
+  streamRunList: {
+    ...TOKEN_ONLY,
+    400: ['invalid_after'],
+    // Beyond RUN_LIST_STREAMS / EVENT_STREAMS_PER_TOKEN; the answer carries Retry-After.
+    429: ['too_many_streams'],
+    503: ['misconfigured'],
+  },
+  streamEvents: {
+    ...TOKEN_ONLY,
+    400: ['invalid_after'],
+    404: GONE,
+    // Beyond EVENT_STREAMS_PER_RUN / EVENT_STREAMS_PER_TOKEN; the answer carries Retry-After.
+    429: ['too_many_streams'],
+    503: ['misconfigured'],
+  },
+  decideApproval: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: [...BODY_400, 'by_not_accepted'],
+    403: ['forbidden', 'slack_run'],
+    404: [...GONE, 'call_not_found'],
+    409: [
+      'already_decided',
+      'approval_expired',
+      'hash_mismatch',
+      'not_pending',
+      'run_finished',
+      'run_cancelling',
+    ],
+  },
+  cancelRun: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: [...BODY_400, 'by_not_accepted'],
+    404: GONE,
+    409: ['run_finished'],
+  },
+  readObservation: { ...TOKEN_ONLY, 404: [...GONE, 'observation_not_found'] },
+  listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
+  // Any valid token; a webhook signature is not one (403).
+  whoAmI: TOKEN_ONLY,
+  // The full readiness report needs service:read; without credentials it answers the summary.
+  readiness: { 401: AUTH[401], 403: ['forbidden'] },
+  // Slack request signing, not a token; the body is read (size-limited) before it is verified.
+  slack: {
+    400: ['invalid_slack_payload', 'invalid_encoding', 'client_disconnected'],
+    401: ['auth_not_configured', 'invalid_slack_signature'],
+    405: ['method_not_allowed'],
+    413: ['body_too_large'],
+    500: ['internal_error'],
+  },
+  listAgents: { ...TOKEN_ONLY, 503: ['misconfigured'] },
+  getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
+} satisfies Record<string, ErrorCodes>
+
+/** An error response whose `code` is one of `codes`. */
+export function errorResponses(codes: ErrorCodes): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(codes).map(([status, list]) => [
+      status,
+      {
+        description: `Error: ${list.join(', ')}`,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['error'],
+              properties: {
+                error: {
+                  type: 'object',
+                  required: ['code', 'message'],
+                  properties: {
+                    code: { type: 'string', enum: list },
+                    message: { type: 'string', description: 'What went wrong and what to do.' },
+                    details: { description: 'More about the error, when there is more.' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    ]),
+  )
+}
