@@ -266,10 +266,22 @@ function accessOf(err: unknown): Pick<FrozenMcpServer, 'access'> {
   if (err instanceof McpAccessRefused) {
     return { access: err.status === 403 ? 'forbidden' : 'needs_connection' }
   }
+  // The SDK's OAuthError: the authorization server refused (a client, a grant).
+  if (oauthErrorCode(err)) return { access: 'needs_connection' }
   return {}
 }
 
+function oauthErrorCode(err: unknown): string | undefined {
+  const code = (err as { errorCode?: unknown } | null)?.errorCode
+  return typeof code === 'string' ? code : undefined
+}
+
 function describeFailure(err: unknown, server: McpServerConfig): string {
+  const oauth = oauthErrorCode(err)
+  if (oauth) {
+    const detail = (err as Error).message
+    return `its authorization server answered ${oauth}${detail && detail !== oauth ? ` (${detail})` : ''}`
+  }
   const e = err as Error & { code?: unknown }
   if (e?.name === 'TimeoutError') return `no answer from ${server.url} within ${server.timeoutMs}ms`
   // The SDK's transport errors carry the HTTP status as `code`.

@@ -1,0 +1,64 @@
+/**
+ * A server reached with the client-credentials grant (auth "client_credentials"): the SDK's
+ * auth() discovers the authorization server from the 401's challenge, asks for a token with the
+ * client's secret (Basic), for the server as `resource`, and the run's call goes through with it.
+ * The token is stored sealed, listed without itself, and never shown.
+ */
+import { describe, expect, it } from 'vitest'
+import { reply } from '../fakes/fake-openai'
+import { drainAlarms, getRun, getTrace, startRun } from '../service/harness'
+import { connections, storedText, useOAuthFakes } from './oauth-helpers'
+
+const { fakes, oauth } = useOAuthFakes()
+
+describe('a client-credentials MCP server', () => {
+  it('gets a token for its resource and serves the run; the token is sealed and never shown', async () => {
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'm2m__search', arguments: { query: 'rollback' } }]),
+      reply.toolCalls([{ id: 'c2', name: 'm2m__search', arguments: { query: 'again' } }]),
+      reply.text('Found.'),
+    )
+    const id = await startRun({ task: 'Search', tools: ['m2m__search'] })
+    await drainAlarms(id)
+    const trace = await getTrace(id)
+    expect(trace.ok).toBe(true)
+    expect(trace.steps[0]!.calls[0]!.observation).toBe('3 pages mention "rollback"')
+    expect(trace.steps[1]!.calls[0]!.observation).toBe('3 pages mention "again"')
+
+    const [tokenRequest, ...more] = oauth.auth.tokenRequests
+    expect(more).toEqual([]) // one token, reused by the later slice's session
+    expect(tokenRequest).toMatchObject({
+      grant_type: 'client_credentials',
+      resource: 'https://m2m.test/mcp',
+    })
+    const [token] = [...oauth.auth.tokens.keys()]
+    expect(oauth.m2m.authorizations).toContain(`Bearer ${token}`)
+
+    expect(await connections()).toEqual([
+      expect.objectContaining({
+        server: 'm2m',
+        owner: 'deployment',
+        grantor: 'client_credentials',
+      }),
+    ])
+    expect(await storedText()).not.toContain(token)
+    const shown = JSON.stringify([await getRun(id), trace, fakes.ai.bodies, fakes.logs])
+    expect(shown).not.toContain(token)
+  })
+
+  it('with a wrong secret: the run is told the server refused, not that it is unreachable', async () => {
+    oauth.auth.secrets.set('edgeloop-m2m', 'another-secret-entirely-0000')
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'm2m__search', arguments: { query: 'x' } }]),
+      reply.text('No.'),
+    )
+    const id = await startRun({ task: 'Search', tools: ['m2m__search'] })
+    await drainAlarms(id)
+    const trace = await getTrace(id)
+    expect(trace.steps[0]!.calls[0]!.observation).not.toContain('could not be reached')
+    expect(trace.skippedTools).toEqual([
+      { tool: 'm2m__*', reason: expect.stringContaining('invalid_client') },
+    ])
+    expect(await connections()).toEqual([])
+  })
+})
