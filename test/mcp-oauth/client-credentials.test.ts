@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
 import { drainAlarms, getRun, getTrace, startRun } from '../service/harness'
-import { connections, storedText, useOAuthFakes } from './oauth-helpers'
+import { connectionList, storedText, useOAuthFakes } from './oauth-helpers'
 
 const { fakes, oauth } = useOAuthFakes()
 
@@ -34,7 +34,7 @@ describe('a client-credentials MCP server', () => {
     const [token] = [...oauth.auth.tokens.keys()]
     expect(oauth.m2m.authorizations).toContain(`Bearer ${token}`)
 
-    expect(await connections()).toEqual([
+    expect(await connectionList()).toEqual([
       expect.objectContaining({
         server: 'm2m',
         owner: 'deployment',
@@ -59,6 +59,6 @@ describe('a client-credentials MCP server', () => {
     expect(trace.skippedTools).toEqual([
       { tool: 'm2m__*', reason: expect.stringContaining('invalid_client') },
     ])
-    expect(await connections()).toEqual([])
+    expect(await connectionList()).toEqual([])
   })
 })

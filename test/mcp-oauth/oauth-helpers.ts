@@ -3,7 +3,7 @@
  * browser following a connect link to the end, and what is stored in D1.
  */
 import { env } from 'cloudflare:test'
-import { expect } from 'vitest'
+import { beforeEach, expect } from 'vitest'
 import { FakeAuthServer, protectedMcp } from '../fakes/fake-oauth'
 import type { FakeMcp } from '../fakes/fake-mcp'
 import { api, ORIGIN, useServiceFakes } from '../service/harness'
@@ -37,6 +37,14 @@ export function useOAuthFakes() {
       }
     },
   })
+  // Each test gets a new authorization server: what the last one registered and granted goes.
+  beforeEach(async () => {
+    for (const table of ['mcp_connections', 'mcp_oauth_clients', 'mcp_authorizations']) {
+      await env.RUN_INDEX.prepare(`DELETE FROM ${table}`)
+        .run()
+        .catch(() => undefined)
+    }
+  })
   return { fakes, oauth: current }
 }
 
@@ -67,7 +75,7 @@ export interface Browser {
 
 /** Follows a link as a browser does, through the authorization server's consent, to the callback. */
 export async function followLink(link: string, auth: FakeAuthServer): Promise<Browser> {
-  const res = await api(new URL(link).pathname)
+  const res = await api(new URL(link).pathname, { redirect: 'manual' })
   expect(res.status, await res.clone().text()).toBe(302)
   const cookie = res.headers.get('set-cookie')!.split(';')[0]!
   const authorize = new URL(res.headers.get('location')!)
@@ -95,7 +103,7 @@ export async function storedText(): Promise<string> {
   return JSON.stringify(rows)
 }
 
-export async function connections(): Promise<Record<string, unknown>[]> {
+export async function connectionList(): Promise<Record<string, unknown>[]> {
   const res = await api('/v1/connections', { headers: APPROVER })
   expect(res.status).toBe(200)
   return ((await res.json()) as { connections: Record<string, unknown>[] }).connections
