@@ -125,6 +125,8 @@ export const RUNS_FOLDERS: Record<string, readonly string[]> = {
   delivery: ['outbox', 'index', 'otel', 'slack', 'events'],
   // Where every run begins (the API, a webhook, Slack, a delegated child): the rules of a start.
   start: [],
+  // MCP connections (OAuth): their sealed store and a person's grant from link to callback.
+  connections: [],
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */
