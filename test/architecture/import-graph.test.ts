@@ -123,10 +123,10 @@ export const RUNS_FOLDERS: Record<string, readonly string[]> = {
   slack: ['outbox'],
   // Delivering: the dispatch over kinds, the callback, the family reports, the pump.
   delivery: ['outbox', 'index', 'otel', 'slack', 'events'],
-  // Where every run begins (the API, a webhook, Slack, a delegated child): the rules of a start.
-  start: [],
   // MCP connections (OAuth): their sealed store and a person's grant from link to callback.
   connections: [],
+  // Where every run begins (the API, a webhook, Slack, a delegated child): the rules of a start.
+  start: ['connections'],
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */

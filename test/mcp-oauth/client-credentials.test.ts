@@ -6,7 +6,15 @@
  */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
-import { drainAlarms, getRun, getTrace, startRun } from '../service/harness'
+import {
+  api,
+  drainAlarms,
+  getRun,
+  getTrace,
+  hmacHex,
+  startRun,
+  WEBHOOK_SECRET,
+} from '../service/harness'
 import { connectionList, storedText, useOAuthFakes } from './oauth-helpers'
 
 const { fakes, oauth } = useOAuthFakes()
@@ -60,5 +68,41 @@ describe('a client-credentials MCP server', () => {
       { tool: 'm2m__*', reason: expect.stringContaining('invalid_client') },
     ])
     expect(await connectionList()).toEqual([])
+  })
+})
+
+describe('a webhook run', () => {
+  async function webhookStart(tools: string[]): Promise<Response> {
+    const body = JSON.stringify({ task: 'Search', tools })
+    const ts = Math.floor(Date.now() / 1000)
+    return api('/v1/runs', {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'X-Edgeloop-Timestamp': String(ts),
+        'X-Edgeloop-Signature': `v1=${await hmacHex(WEBHOOK_SECRET, `${ts}.${body}`)}`,
+      },
+    })
+  }
+
+  it('that may use a per-person server is refused at start: nobody could grant it', async () => {
+    const res = await webhookStart(['tracker__search', 'm2m__search'])
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({
+      error: { code: 'needs_person', details: { servers: ['tracker'] } },
+    })
+  })
+
+  it('uses the deployment’s connections', async () => {
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'm2m__search', arguments: { query: 'x' } }]),
+      reply.text('Done.'),
+    )
+    const res = await webhookStart(['m2m__search'])
+    expect(res.status).toBe(202)
+    const { id } = (await res.json()) as { id: string }
+    await drainAlarms(id)
+    expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe('3 pages mention "x"')
   })
 })
