@@ -96,3 +96,10 @@ export const CancelBody = z.strictObject({
 export type CreateRunInput = z.input<typeof CreateRunBody>
 export type DecisionInput = z.input<typeof DecisionBody>
 export type CancelInput = z.input<typeof CancelBody>
+
+/** `POST /v1/connections/:server/link`: the run and item waiting for it, and the scopes asked. */
+export const ConnectLinkBody = z.strictObject({
+  runId: z.optional(z.string().check(z.maxLength(200))),
+  itemId: z.optional(z.string().check(z.maxLength(200))),
+  scopes: z.optional(z.string().check(z.maxLength(1_000))),
+})

@@ -17,7 +17,7 @@ import type { AppEnv } from '../app-env'
 import { ApiError, errorBody } from '../api-error'
 import { requireAuth } from '../api/auth'
 import { parseJsonBody } from '../body'
-import * as z from 'zod/mini'
+import { ConnectLinkBody } from '../api/schemas'
 
 /**
  * MCP connections (docs/mcp.md#oauth). `/v1/connections`: list them (never their tokens), get a
@@ -32,12 +32,6 @@ import * as z from 'zod/mini'
 export const connectionRoutes = new Hono<AppEnv>()
 export const oauthRoutes = new Hono<AppEnv>()
 
-const LinkBody = z.strictObject({
-  runId: z.optional(z.string().check(z.maxLength(200))),
-  itemId: z.optional(z.string().check(z.maxLength(200))),
-  scopes: z.optional(z.string().check(z.maxLength(1_000))),
-})
-
 connectionRoutes.get('/', requireAuth(), async (c) => {
   const store = await connectionStoreOf(c.env)
   const caller = c.var.caller
@@ -50,7 +44,7 @@ connectionRoutes.get('/', requireAuth(), async (c) => {
 connectionRoutes.post('/:server/link', requireAuth({ scope: () => null }), async (c) => {
   const server = serverOf(c)
   const person = tokenPerson(c)
-  const body = parseJsonBody(c.var.rawBody, LinkBody, c.req.header('content-type') ?? null, {
+  const body = parseJsonBody(c.var.rawBody, ConnectLinkBody, c.req.header('content-type') ?? null, {
     emptyAs: {},
   })
   mayGrant(c, server, person)
