@@ -220,18 +220,28 @@ export function protectedMcp(
   auth: FakeAuthServer,
   host: string,
   opts: { scope?: string; resource?: string } = {},
-): { mcp: FakeMcp; handler: (req: Request) => Promise<Response> } {
+): {
+  mcp: FakeMcp
+  handler: (req: Request) => Promise<Response>
+  /** Change what the server asks for while a test runs (`scope`: a 403 without it). */
+  access: { scope?: string }
+} {
   const mcp = new FakeMcp()
+  const access = { ...(opts.scope ? { scope: opts.scope } : {}) } as { scope?: string }
   const resource = opts.resource ?? `https://${host}/mcp`
   const prm = `https://${host}/.well-known/oauth-protected-resource/mcp`
   mcp.authorize = (req) => {
-    const verdict = auth.valid(req.headers.get('authorization'), `https://${host}/mcp`, opts.scope)
+    const verdict = auth.valid(
+      req.headers.get('authorization'),
+      `https://${host}/mcp`,
+      access.scope,
+    )
     if (verdict === 'ok') return null
     if (verdict === 'scope') {
       return new Response('insufficient scope', {
         status: 403,
         headers: {
-          'www-authenticate': `Bearer error="insufficient_scope", scope="${opts.scope}", resource_metadata="${prm}"`,
+          'www-authenticate': `Bearer error="insufficient_scope", scope="${access.scope}", resource_metadata="${prm}"`,
         },
       })
     }
@@ -253,7 +263,7 @@ export function protectedMcp(
     if (path.startsWith('/.well-known/')) return new Response('not found', { status: 404 })
     return mcp.handler(req)
   }
-  return { mcp, handler }
+  return { mcp, handler, access }
 }
 
 function oauthError(status: number, error: string): Response {

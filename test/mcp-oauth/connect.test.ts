@@ -194,6 +194,33 @@ describe('a granted connection', () => {
   })
 })
 
+describe('a server that asks for more scope (403 insufficient_scope)', () => {
+  it('is "forbidden: needs scope X"; a grant with that scope serves the next run', async () => {
+    await grantWiki()
+    oauth.wikiAccess.scope = 'admin'
+    fakes.ai.enqueue(search('c1', 'wiki__search'), reply.text('No.'))
+    const first = await startRun({ task: 'Search', tools: ['wiki__search'] })
+    await drainAlarms(first)
+    expect((await getTrace(first)).skippedTools).toEqual([
+      { tool: 'wiki__*', reason: expect.stringContaining('forbidden: needs scope admin') },
+    ])
+    // The grant asked for with that scope (as a connect item would ask), then a run that works.
+    const browser = await followLink(
+      await connectLink('wiki', APPROVER, { scopes: 'read admin' }),
+      oauth.auth,
+    )
+    expect(browser.authorize.searchParams.get('scope')).toBe('read admin')
+    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    expect(await connectionList()).toEqual([expect.objectContaining({ scopes: 'read admin' })])
+    fakes.ai.enqueue(search('c1', 'wiki__search'), reply.text('Found.'))
+    const second = await startRun({ task: 'Search', tools: ['wiki__search'] })
+    await drainAlarms(second)
+    expect((await getTrace(second)).steps[0]!.calls[0]!.observation).toBe(
+      '3 pages mention "rollback"',
+    )
+  })
+})
+
 describe('a per-person server', () => {
   it('uses the connection of the token that started the run, not another person’s', async () => {
     const browser = await followLink(await connectLink('tracker', ALPHA), oauth.auth)

@@ -16,6 +16,8 @@ export interface OAuthFakes {
   tracker: FakeMcp
   wiki: FakeMcp
   m2m: FakeMcp
+  /** What the wiki server asks for (`scope`: a 403 insufficient_scope without it). */
+  wikiAccess: { scope?: string }
 }
 
 /** The service's fakes with the authorization server and its three MCP servers. */
@@ -28,7 +30,13 @@ export function useOAuthFakes() {
       const tracker = protectedMcp(auth, 'tracker.test')
       const wiki = protectedMcp(auth, 'wiki.test')
       const m2m = protectedMcp(auth, 'm2m.test')
-      Object.assign(current, { auth, tracker: tracker.mcp, wiki: wiki.mcp, m2m: m2m.mcp })
+      Object.assign(current, {
+        auth,
+        tracker: tracker.mcp,
+        wiki: wiki.mcp,
+        m2m: m2m.mcp,
+        wikiAccess: wiki.access,
+      })
       return {
         'auth.test': auth.handler,
         'tracker.test': tracker.handler,
