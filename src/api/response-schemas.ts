@@ -376,8 +376,19 @@ export const Connection = z.object({
   expiresAt: z.nullable(z.number()),
 })
 
-/** `GET /v1/connections`. */
-export const ConnectionList = z.object({ connections: z.array(Connection) })
+/** An MCP server that uses OAuth, as the console offers it (Connect). */
+export const OAuthServer = z.object({
+  name: z.string(),
+  auth: z.enum(['oauth', 'client_credentials']),
+  /** Whose connection runs use: one for the deployment, or each person's. */
+  owner: z.enum(['deployment', 'person']),
+})
+
+/** `GET /v1/connections`: the servers that use OAuth, and the connections granted. */
+export const ConnectionList = z.object({
+  servers: z.array(OAuthServer),
+  connections: z.array(Connection),
+})
 
 /** `POST /v1/connections/:server/link`: a single-use link that starts the grant. */
 export const ConnectLink = z.object({

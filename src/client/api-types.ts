@@ -631,6 +631,11 @@ export interface RunExport {
 }
 
 export interface ConnectionList {
+  servers: Array<{
+    name: string
+    auth: 'oauth' | 'client_credentials'
+    owner: 'deployment' | 'person'
+  }>
   connections: Array<{
     server: string
     owner: string

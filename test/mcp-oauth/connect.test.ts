@@ -72,6 +72,18 @@ describe('a connect link', () => {
     expect(JSON.stringify([trace, fakes.ai.bodies, fakes.logs])).not.toContain(token)
   })
 
+  it('the list names the servers that use OAuth and whose connection each is', async () => {
+    const res = await api('/v1/connections', { headers: APPROVER })
+    expect(await res.json()).toEqual({
+      servers: [
+        { name: 'tracker', auth: 'oauth', owner: 'person' },
+        { name: 'wiki', auth: 'oauth', owner: 'deployment' },
+        { name: 'm2m', auth: 'client_credentials', owner: 'deployment' },
+      ],
+      connections: [],
+    })
+  })
+
   it('needs approvals:write for the deployment’s connection', async () => {
     const res = await api('/v1/connections/wiki/link', {
       method: 'POST',

@@ -38,7 +38,18 @@ connectionRoutes.get('/', requireAuth(), async (c) => {
   const mine = caller.kind === 'token' && caller.runs === 'own' ? `token:${caller.name}` : undefined
   const all = store ? await store.list() : []
   const connections = mine ? all.filter((x) => x.owner === mine || x.owner === 'deployment') : all
-  return c.json({ connections })
+  const servers = loadConfig(c.env).mcpServers.flatMap((s) =>
+    s.auth
+      ? [
+          {
+            name: s.name,
+            auth: s.auth.kind,
+            owner: s.auth.kind === 'oauth' ? s.auth.owner : ('deployment' as const),
+          },
+        ]
+      : [],
+  )
+  return c.json({ servers, connections })
 })
 
 connectionRoutes.post('/:server/link', requireAuth({ scope: () => null }), async (c) => {
