@@ -425,6 +425,49 @@ export const Me = z.object({
     ),
 })
 
+/** An MCP connection as listed (docs/mcp.md#oauth): who granted what, never its tokens. */
+export const Connection = z.object({
+  server: z.string(),
+  /** `deployment`, or the person it is for: `token:<name>`, `slack:<user id>`. */
+  owner: z.string(),
+  /** Who granted it: `token:<name>`, `slack:<user id>`, or `client_credentials`. */
+  grantor: z.string(),
+  scopes: z.nullable(z.string()),
+  grantedAt: z.number(),
+  /** When the access token expires (it is refreshed then), if the server said. */
+  expiresAt: z.nullable(z.number()),
+})
+
+/** An MCP server that uses OAuth, as the console offers it (Connect). */
+export const OAuthServer = z.object({
+  name: z.string(),
+  auth: z.enum(['oauth', 'client_credentials']),
+  /** Whose connection runs use: one for the deployment, or each person's. */
+  owner: z.enum(['deployment', 'person']),
+})
+
+/** `GET /v1/connections`: the servers that use OAuth, and the connections granted. */
+export const ConnectionList = z.object({
+  servers: z.array(OAuthServer),
+  connections: z.array(Connection),
+})
+
+/** `POST /v1/connections/:server/link`: a single-use link that starts the grant. */
+export const ConnectLink = z.object({
+  server: z.string(),
+  owner: z.nullable(z.string()),
+  url: z.string(),
+  expiresAt: z.number(),
+})
+
+/** `DELETE /v1/connections/:server`: forgotten; `revoked` when its server accepted revocation. */
+export const ConnectionDeleted = z.object({
+  server: z.string(),
+  owner: z.string(),
+  deleted: z.literal(true),
+  revoked: z.boolean(),
+})
+
 /** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */
 export const Deleted = z.object({ id: z.string(), status: z.enum(['deleted', 'deleting']) })
 

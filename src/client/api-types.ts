@@ -858,3 +858,39 @@ export interface RunExport {
   observations: StoredObservation[]
   events: RunEvent[]
 }
+
+export interface ConnectionList {
+  servers: Array<{
+    name: string
+    auth: 'oauth' | 'client_credentials'
+    owner: 'deployment' | 'person'
+  }>
+  connections: Array<{
+    server: string
+    owner: string
+    grantor: string
+    scopes: string | null
+    grantedAt: number
+    expiresAt: number | null
+  }>
+}
+
+export interface ConnectLinkRequest {
+  runId?: string
+  itemId?: string
+  scopes?: string
+}
+
+export interface ConnectLink {
+  server: string
+  owner: string | null
+  url: string
+  expiresAt: number
+}
+
+export interface ConnectionDeleted {
+  server: string
+  owner: string
+  deleted: true
+  revoked: boolean
+}
