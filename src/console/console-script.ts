@@ -1,3 +1,4 @@
+import { CONSOLE_CONNECTIONS } from './console-connections'
 import { CONSOLE_CONTROLS } from './console-controls'
 import { CONSOLE_EVENT_STREAM } from './console-event-stream'
 import { CONSOLE_LIST_STREAM } from './console-list-stream'
@@ -96,6 +97,7 @@ export const CONSOLE_SCRIPT =
       loadAgents()
       loadRuns(true)
       loadInbox()
+      loadConnections()
       watchList()
       var fromHash = /run=([\w]+)/.exec(location.hash)
       if (fromHash) openRun(fromHash[1])
@@ -205,6 +207,7 @@ export const CONSOLE_SCRIPT =
   CONSOLE_CONTROLS +
   CONSOLE_INBOX_ACTIONS +
   CONSOLE_START_FORM +
+  CONSOLE_CONNECTIONS +
   String.raw`
   start()
   setInterval(function () {
