@@ -3,7 +3,6 @@ import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
-import type { RunTrace } from './otel/otel-ids'
 import type { AgentInput } from '../kernel/agent-schema'
 import type { ChildOutcome } from '../kernel/delegation'
 import type { ParentRef } from '../kernel/state'
@@ -60,6 +59,12 @@ export interface StartInput {
  * run's channel and thread, with the agent that delegated to it (the card names both).
  */
 export type SlackCards = SlackOrigin & { parentAgent: string }
+
+/** What the run's info row keeps: its trace, and the caller's span it joins, if any. */
+export interface RunTrace {
+  traceId: string
+  parentSpanId?: string
+}
 
 /** Stored beside the state: who asked and where to report. */
 export interface RunInfo {

@@ -4,9 +4,9 @@ import { DeliveryError } from '../../errors/delivery-error'
 import { toApiResult } from '../api-result'
 import { childOutcome } from '../child-runs'
 import { runStub } from '../types'
-import type { DeliveryContext, Deliverer } from './delivery-context'
-import type { Outbox } from './outbox'
-import type { OutboxResult } from './outbox-kinds'
+import type { DeliveryContext, Deliverer } from '../outbox/delivery-context'
+import type { Outbox } from '../outbox/outbox'
+import type { OutboxResult } from '../outbox/outbox-kinds'
 
 /**
  * What a run owes its family when it ends (docs/agents.md#delegation), through the outbox so a
