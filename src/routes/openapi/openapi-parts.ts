@@ -1,5 +1,6 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
 import { RUN_ID_PATTERN } from '../../kernel/names'
+import { CURSOR_PATTERN } from '../../runs/index/run-index'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 
 /** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */
@@ -23,8 +24,8 @@ export const cursor = {
   name: 'cursor',
   in: 'query',
   required: false,
-  description: 'The `nextCursor` of the previous page.',
-  schema: { type: 'string' },
+  description: 'The `nextCursor` of the previous page (base64url, as the server wrote it).',
+  schema: { type: 'string', pattern: CURSOR_PATTERN.source },
 }
 export const limit = {
   name: 'limit',
