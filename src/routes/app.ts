@@ -58,13 +58,6 @@ app.notFound((c) => {
   return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
 })
 
-/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
-export const START_REFUSAL_STATUS = {
-  invalid: 400,
-  not_found: 404,
-  conflict: 409,
-} as const satisfies Record<StartRefusal, number>
-
 function methodNotAllowed(c: Context<AppEnv>, path: string, allow: string[]) {
   c.header('Allow', allow.join(', '))
   return c.json(
@@ -77,6 +70,13 @@ function methodNotAllowed(c: Context<AppEnv>, path: string, allow: string[]) {
     405,
   )
 }
+
+/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
+export const START_REFUSAL_STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<StartRefusal, number>
 
 app.onError((err, c) => {
   if (err instanceof StartError) {
