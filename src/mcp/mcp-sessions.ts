@@ -4,7 +4,7 @@
  * ended when the slice ends. None outlives its slice: a run's next slice may be hours later, in
  * another isolate, and a session's requests belong to the invocation that made them.
  */
-import { openMcpSession, type McpSession } from './mcp-session'
+import { openMcpSession, type McpSession, type McpSessionAuth } from './mcp-session'
 import type { McpServerConfig } from './mcp-servers'
 
 interface Entry {
@@ -14,14 +14,27 @@ interface Entry {
 
 export class McpSessions {
   readonly #byServer = new Map<string, Entry>()
+  readonly #auth: () => Promise<McpSessionAuth | undefined>
   /** Dropped sessions the server may still hold: ended with the slice's. */
   #broken = new Set<McpSession>()
+
+  /**
+   * `auth`: where OAuth connections live and whose they are (servers with `auth` need it), or
+   * how to find out when a session first needs it.
+   */
+  constructor(auth?: McpSessionAuth | (() => Promise<McpSessionAuth | undefined>)) {
+    this.#auth = typeof auth === 'function' ? auth : () => Promise.resolve(auth)
+  }
 
   /** The server's session in this slice, opened (the initialize handshake) on first use. */
   session(server: McpServerConfig): Promise<McpSession> {
     const known = this.#byServer.get(server.name)
     if (known) return known.opening
-    const entry: Entry = { opening: openMcpSession(server) }
+    const entry: Entry = {
+      opening: server.auth
+        ? this.#auth().then((auth) => openMcpSession(server, auth))
+        : openMcpSession(server),
+    }
     this.#byServer.set(server.name, entry)
     entry.opening.then(
       (session) => (entry.session = session),

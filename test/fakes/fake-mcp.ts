@@ -67,6 +67,11 @@ export class FakeMcp {
   echoesToken = false
   /** When true, every request is refused with a careless 401 whose body echoes the header. */
   refusesEchoing = false
+  /**
+   * Checks a request's credentials instead of the fixed token: null lets it in, a Response
+   * refuses it (test/fakes/fake-oauth.ts puts an OAuth resource server here).
+   */
+  authorize: ((req: Request) => Response | null) | undefined
   readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
 
   /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
@@ -87,7 +92,10 @@ export class FakeMcp {
         status: 401,
       })
     }
-    if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
+    if (this.authorize) {
+      const refused = this.authorize(req)
+      if (refused) return refused
+    } else if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
       return new Response('unauthorized', { status: 401 })
     }
     let method: string | undefined
