@@ -29,11 +29,12 @@ app.use('*', async (c, next) => {
   if (path.length > 1 && path.endsWith('/')) return c.notFound()
   // A path a route names literally takes only that route's methods: DELETE /v1/runs/stream is a
   // 405, not a run named "stream".
-  if (app.routes.some((r) => r.path === path && r.method !== 'ALL')) {
-    const allow = allowedMethods(app.routes, path)
-    if (!allow.includes(c.req.method)) return methodNotAllowed(c, path, allow)
-  }
-  await next()
+  const allow = app.routes.some((r) => r.path === path && r.method !== 'ALL')
+    ? allowedMethods(app.routes, path)
+    : null
+  // That refusal is an API answer too: it gets the no-store below.
+  if (allow && !allow.includes(c.req.method)) c.res = methodNotAllowed(c, path, allow)
+  else await next()
   // API answers are one token's view of runs, traces and observations: no browser or proxy may
   // keep them. A route that says how it may be cached (the event stream) keeps its own rule.
   if (path.startsWith('/v1/') && !c.res.headers.has('Cache-Control')) {
