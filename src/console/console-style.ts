@@ -21,6 +21,11 @@ ol { list-style: none; margin: 0; padding: 0; }
 #inbox li strong { display: block; }
 #inbox .reason { color: #445; font-size: .85rem; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
 #inbox + details, #runs-panel details { margin: .75rem 0; }
+#inbox .inbox-actions { margin: .35rem 0; cursor: default; display: flex; flex-wrap: wrap; gap: .35rem; align-items: center; }
+#inbox .inbox-actions .question { flex-basis: 100%; font-weight: 600; }
+#inbox .inbox-actions input, #inbox .inbox-actions textarea { font: inherit; flex: 1 1 12rem; min-width: 0; max-width: 100%; }
+#inbox .edit-form { display: grid; gap: .25rem; width: 100%; }
+#inbox .edit-form input, #inbox .edit-form textarea { font: inherit; width: 100%; box-sizing: border-box; }
 #filters { display: flex; flex-wrap: wrap; gap: .25rem; margin-bottom: .4rem; }
 #filters button.active { background: #1d2330; color: #fff; }
 #agent-filter { margin-bottom: .4rem; width: 100%; max-width: 100%; }
