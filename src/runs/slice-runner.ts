@@ -1,6 +1,7 @@
 import { runSlice } from '../kernel/machine'
 import type { RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
+import type { ToolRegistry } from '../kernel/registry'
 import type { EnvVars } from '../env-vars'
 import { McpSessions } from '../mcp/index'
 import { loadConfig } from '../config'
@@ -45,11 +46,16 @@ export class SliceRunner {
   #notBefore: number | undefined
 
   constructor(
-    private readonly env: EnvVars,
+    // The object's settings as they are at each slice (read anew: the object's own `env`).
+    private readonly settings: () => EnvVars,
     private readonly record: RunRecord,
     deliver: (entry: OutboxEntry) => Promise<void>,
   ) {
     this.#slack = new SlackPumps(record.outbox, deliver)
+  }
+
+  private get env(): EnvVars {
+    return this.settings()
   }
 
   /** A slice is running now. */
@@ -158,6 +164,11 @@ export class SliceRunner {
     if (!this.#liveAnswer.text.trim() && !this.record.outbox.get(STREAM_ID)) return
     queueStreamText(this.record.outbox, Date.now())
     this.#slack.pokeStream()
+  }
+
+  /** The run's tools, as its slices see them (an approver's edit is checked against them). */
+  registry(state: RunState): ToolRegistry {
+    return this.#dependencies(state).registry
   }
 
   #dependencies(state: RunState): Deps {

@@ -68,6 +68,12 @@ export const LAYERS: Record<string, Layer> = {
     ],
     packages: [],
   },
+  // The eval runner (docs/evals.md): cases, expectations, reports, and replay through the
+  // kernel; it reaches the Worker only over HTTP, and its Node side is scripts/eval-main.ts.
+  evals: {
+    imports: ['agents', 'kernel', 'tools', 'security', 'validation', 'errors'],
+    packages: ['zod'],
+  },
   // agents/: one file per agent, the catalog; definitions are data (types of the kernel only).
   agents: { imports: ['kernel'], packages: ['zod'] },
   llm: { imports: ['kernel', 'security', 'validation', 'errors'], packages: ['openai', 'zod'] },

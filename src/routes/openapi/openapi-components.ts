@@ -23,7 +23,13 @@ import {
   RunView,
   StoredObservation,
 } from '../../api/response-schemas'
-import { CancelBody, ConnectLinkBody, CreateRunBody, DecisionBody } from '../api/schemas'
+import {
+  AnswerBody,
+  CancelBody,
+  ConnectLinkBody,
+  CreateRunBody,
+  DecisionBody,
+} from '../api/schemas'
 import { schema } from './openapi-parts'
 
 /**
@@ -64,6 +70,7 @@ export function openApiComponents(): Record<string, unknown> {
     schemas: {
       CreateRun: schema(CreateRunBody, 'input'),
       Decision: schema(DecisionBody, 'input'),
+      Answer: schema(AnswerBody, 'input'),
       Cancel: schema(CancelBody, 'input'),
       CreatedRun: schema(CreatedRun, 'output'),
       RunView: schema(RunView, 'output'),
