@@ -21,22 +21,9 @@ const sdkWithoutSourceMaps: Plugin = {
   },
 }
 
-// The Worker as shipped (docs/development.md#the-build): the vitest plugin runs neither
-// wrangler.toml's [build] nor its [alias], so the build runs here (the console's files, which
-// [assets] serves; the `openai` package and the MCP SDK's HTTP transport with stand-ins for what
-// edgeloop never calls), and this plugin resolves them, and zod's classic API for the MCP SDK,
-// as [alias] does.
-const { slimOpenAI, slimMcpTransport } = await build()
-const ALIASES: Record<string, string> = {
-  openai: slimOpenAI,
-  '@modelcontextprotocol/sdk/client/streamableHttp.js': slimMcpTransport,
-  'zod/v4': join(ROOT, 'src/mcp/zod-classic-for-sdk.ts'),
-}
-const asShipped: Plugin = {
-  name: 'as-shipped',
-  enforce: 'pre',
-  resolveId: (id) => ALIASES[id] ?? null,
-}
+// The console's files, which [assets] serves (docs/development.md#the-build): the vitest plugin
+// does not run wrangler.toml's [build], so the build runs here.
+await build()
 
 // The `agent-catalog` project's Worker is built with test/agent-catalog/test-agents.ts appended to
 // agents/catalog.ts: the shipped agents plus test agents (Slack channels, side effects), made with
@@ -123,7 +110,6 @@ export default defineConfig({
         // The service wired to a fake OpenAI-compatible provider.
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -149,7 +135,6 @@ export default defineConfig({
         // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -173,7 +158,6 @@ export default defineConfig({
         // channel rules are in the catalog but not offered unless a test enables them.
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           testAgentCatalog,
           cloudflareTest({
             wrangler,
@@ -193,7 +177,6 @@ export default defineConfig({
         // and one that is down.
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -222,7 +205,6 @@ export default defineConfig({
         // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             // Empty wins over values a developer may have in .dev.vars.
@@ -244,7 +226,6 @@ export default defineConfig({
         // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {

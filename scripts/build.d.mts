@@ -1,2 +1,2 @@
-/** Builds the slim `openai` module, the slim MCP transport and the console's assets. */
-export function build(): Promise<{ slimOpenAI: string; slimMcpTransport: string; assets: string }>
+/** Builds the console's assets. */
+export function build(): Promise<{ assets: string }>

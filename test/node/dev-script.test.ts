@@ -59,14 +59,7 @@ describe('npm start (scripts/dev.mjs)', () => {
     }
     mkdirSync(join(dir, 'scripts'))
     // dev.mjs, and the build wrangler.toml's [build] runs (docs/development.md#the-build).
-    for (const script of [
-      'dev',
-      'build',
-      'slim-openai',
-      'slim-mcp',
-      'console-assets',
-      'write-atomic',
-    ]) {
+    for (const script of ['dev', 'build', 'console-assets', 'write-atomic']) {
       copyFileSync(join(ROOT, `scripts/${script}.mjs`), join(dir, `scripts/${script}.mjs`))
     }
     copyFileSync(join(ROOT, '.dev.vars.example'), join(dir, '.dev.vars.example'))
