@@ -47,9 +47,23 @@ export async function openMcpSession(server: McpServerConfig): Promise<McpSessio
     { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   )
   // Not a caller's signal: the session outlives the call that opened it (calls wait for it
-  // within their own timeouts). The SDK's timeout a little later, so this one speaks first.
-  const signal = AbortSignal.timeout(server.timeoutMs)
-  await client.connect(transport, { signal, timeout: server.timeoutMs + 1_000 })
+  // within their own timeouts). The SDK's timeout a little later, so this one speaks first. The
+  // timer is disarmed once the handshake is over: the SDK keeps listening to the signal, and a
+  // late abort would send `notifications/cancelled` for the answered `initialize` (which the
+  // spec forbids; servers answer 400).
+  const handshake = new AbortController()
+  const timer = setTimeout(
+    () => handshake.abort(new DOMException('initialize timed out', 'TimeoutError')),
+    server.timeoutMs,
+  )
+  try {
+    await client.connect(transport, {
+      signal: handshake.signal,
+      timeout: server.timeoutMs + 1_000,
+    })
+  } finally {
+    clearTimeout(timer)
+  }
   const abandon = () => client.close().catch(() => {})
   return {
     client,

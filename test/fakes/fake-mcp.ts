@@ -37,6 +37,8 @@ export class FakeMcp {
   initializes = 0
   /** How many sessions a client ended with DELETE. */
   ended = 0
+  /** Every answer the server refused, as `<JSON-RPC method or HTTP method> <status>`. */
+  readonly refusals: string[] = []
   /** Every JSON-RPC method posted, `tools/call` as `tools/call <tool>`, also those answered 404. */
   readonly methods: string[] = []
   /**
@@ -99,6 +101,7 @@ export class FakeMcp {
       if (body.method === 'initialize') this.initializes++
     }
     let res = await this.#answer(req, method)
+    if (res.status >= 400) this.refusals.push(`${method ?? req.method} ${res.status}`)
     if (method === 'tools/list' && res.ok && (this.listAlso.length || this.listAlsoJson.length)) {
       res = await this.#listAlso(res)
     }
