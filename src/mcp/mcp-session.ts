@@ -25,18 +25,16 @@ const END_TIMEOUT_MS = 2_000
 /** Opens a session: the `initialize` request and the `initialized` notification. */
 export async function openMcpSession(server: McpServerConfig): Promise<McpSession> {
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+    // Every request goes out, the GET stream too: it carries what the server starts (a
+    // question to a person: elicitation) and resumes a response stream the server closed (with
+    // `Last-Event-ID`, after the `retry:` it asked for). The session's close ends it.
     fetch: (input, init) =>
-      // The optional GET stream carries only messages the server starts (notifications,
-      // sampling), which a run never waits for; not opening it keeps no stream alive in the
-      // Durable Object. 405 is what the protocol defines for "no stream here".
-      init?.method === 'GET'
-        ? Promise.resolve(new Response(null, { status: 405 }))
-        : // Looked up at call time, so a test's outbound fake (and nothing else) answers.
-          fetch(input, init).catch((err: unknown) => {
-            // Our own close aborts requests still in flight: that is no failure of the server.
-            if (init?.signal?.aborted) throw err
-            throw new McpConnectionError(server.name, err)
-          }),
+      // Looked up at call time, so a test's outbound fake (and nothing else) answers.
+      fetch(input, init).catch((err: unknown) => {
+        // Our own close aborts requests still in flight: that is no failure of the server.
+        if (init?.signal?.aborted) throw err
+        throw new McpConnectionError(server.name, err)
+      }),
     ...(server.token
       ? { requestInit: { headers: { authorization: `Bearer ${server.token}` } } }
       : {}),

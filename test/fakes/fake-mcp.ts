@@ -7,6 +7,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
 import * as z from 'zod'
 import type { FakeHandler } from './outbound'
@@ -69,6 +70,18 @@ export class FakeMcp {
   echoesToken = false
   /** When true, every request is refused with a careless 401 whose body echoes the header. */
   refusesEchoing = false
+  /**
+   * Tools whose call's response stream the server closes after its priming event, before it
+   * answers (set before the run starts: answers then come as SSE streams the server can resume,
+   * with `retry:` of `retryMs`). The answer waits in the server's event store until the client
+   * resumes with a GET carrying `Last-Event-ID`.
+   */
+  readonly closeStreamOf = new Set<string>()
+  retryMs = 300
+  /** When each such stream was closed (`performance.now()`). */
+  readonly streamsClosedAt: number[] = []
+  /** Every GET: its `Last-Event-ID` (null for the session's own stream) and when it came. */
+  readonly gets: { lastEventId: string | null; at: number }[] = []
   readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
 
   /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
@@ -93,6 +106,9 @@ export class FakeMcp {
       return new Response('unauthorized', { status: 401 })
     }
     let method: string | undefined
+    if (req.method === 'GET') {
+      this.gets.push({ lastEventId: req.headers.get('last-event-id'), at: performance.now() })
+    }
     if (req.method === 'POST') {
       const body = (await req.clone().json()) as { method?: string; params?: { name?: string } }
       method = body.method === 'tools/call' ? `tools/call ${body.params?.name}` : body.method
@@ -150,7 +166,9 @@ export class FakeMcp {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: sessionId,
-        enableJsonResponse: true,
+        ...(this.closeStreamOf.size
+          ? { eventStore: new InMemoryEventStore(), retryInterval: this.retryMs }
+          : { enableJsonResponse: true }),
         onsessioninitialized: (id) => void this.#sessions.set(id, transport),
         onsessionclosed: (id) => {
           if (this.#sessions.delete(id)) this.ended++
@@ -165,13 +183,19 @@ export class FakeMcp {
       { name: 'fake-docs', version: '1.0.0' },
       { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
     )
-    const record = (tool: string, args: Record<string, unknown>, meta: unknown) => {
-      this.calls.push({
-        tool,
-        args,
-        idempotencyKey: (meta as Record<string, unknown> | undefined)?.idempotencyKey,
-      })
+    const record = async (
+      tool: string,
+      args: Record<string, unknown>,
+      extra: { _meta?: Record<string, unknown>; closeSSEStream?: () => void },
+    ) => {
+      this.calls.push({ tool, args, idempotencyKey: extra._meta?.idempotencyKey })
       if (this.hanging.has(tool)) return new Promise<never>(() => {})
+      if (this.closeStreamOf.has(tool) && extra.closeSSEStream) {
+        extra.closeSSEStream()
+        this.streamsClosedAt.push(performance.now())
+        // The answer comes after the close, so only a resumed stream carries it.
+        await new Promise((r) => setTimeout(r, 20))
+      }
       return undefined
     }
     server.registerTool(
@@ -182,7 +206,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: true },
       },
       async ({ query }, extra) => {
-        await record('search', { query }, extra._meta)
+        await record('search', { query }, extra)
         const text =
           query === 'everything' ? 'lorem ipsum dolor '.repeat(2000) : `3 pages mention "${query}"`
         return { content: [{ type: 'text', text }] }
@@ -196,7 +220,7 @@ export class FakeMcp {
         annotations: { destructiveHint: true },
       },
       async ({ page }, extra) => {
-        await record('delete_page', { page }, extra._meta)
+        await record('delete_page', { page }, extra)
         return { content: [{ type: 'text', text: `deleted ${page}` }] }
       },
     )
@@ -208,7 +232,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
       },
       async ({ page, text }, extra) => {
-        await record('upsert_page', { page, text }, extra._meta)
+        await record('upsert_page', { page, text }, extra)
         return {
           content: [],
           structuredContent: { page, bytes: text.length, saved: true },
@@ -219,7 +243,7 @@ export class FakeMcp {
       'archive_page',
       { description: 'Move a page to the archive.', inputSchema: { page: z.string() } },
       async ({ page }, extra) => {
-        await record('archive_page', { page }, extra._meta)
+        await record('archive_page', { page }, extra)
         return { content: [{ type: 'text', text: `archived ${page}` }] }
       },
     )
@@ -231,7 +255,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: true },
       },
       async (_args, extra) => {
-        await record('reindex', {}, extra._meta)
+        await record('reindex', {}, extra)
         return {
           isError: true,
           content: [{ type: 'text', text: 'the index is locked by another rebuild' }],
@@ -246,7 +270,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: true },
       },
       async (_args, extra) => {
-        await record('list_pages', {}, extra._meta)
+        await record('list_pages', {}, extra)
         return { content: [{ type: 'text', text: 'intro, setup, faq' }] }
       },
     )
@@ -265,7 +289,7 @@ export class FakeMcp {
           annotations: { readOnlyHint: true },
         },
         async ({ fail, long }, extra) => {
-          await record('whoami', { fail, long }, extra._meta)
+          await record('whoami', { fail, long }, extra)
           const sent = this.authorizations.at(-1)
           if (fail) {
             return { isError: true, content: [{ type: 'text', text: `${sent} may not do that` }] }
@@ -284,7 +308,7 @@ export class FakeMcp {
           annotations: { readOnlyHint: true, destructiveHint: true },
         },
         async (_args, extra) => {
-          await record('purge', {}, extra._meta)
+          await record('purge', {}, extra)
           return { content: [{ type: 'text', text: 'purged' }] }
         },
       )
