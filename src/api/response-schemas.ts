@@ -147,6 +147,8 @@ export const DecisionResult = z.object({
   call: z.object({ id: z.string(), name: z.string(), status: z.string() }),
   decidedBy: z.string(),
   decision: z.string(),
+  /** The same decision by the same decider, sent again: the one recorded, nothing changed. */
+  replayed: z.optional(z.literal(true)),
 })
 
 /** `POST /v1/runs/:id/cancel` → 202. */
@@ -300,6 +302,18 @@ export const Misconfigured = z.object({
         }),
       ),
       warnings: z.array(z.string()),
+    }),
+  }),
+})
+
+/** Their 503 without credentials: which variables are wrong, none of the problems' text. */
+export const MisconfiguredSummary = z.object({
+  error: z.object({
+    code: z.literal('misconfigured'),
+    message: z.string(),
+    details: z.object({
+      problemCount: z.int().check(z.positive()),
+      variables: z.array(z.string()),
     }),
   }),
 })

@@ -253,6 +253,7 @@ export interface DecisionResult {
   }
   decidedBy: string
   decision: string
+  replayed?: true
 }
 
 export interface Cancelling {
@@ -567,13 +568,25 @@ export interface Misconfigured {
   }
 }
 
+export interface MisconfiguredSummary {
+  error: {
+    code: 'misconfigured'
+    message: string
+    details: {
+      problemCount: number
+      variables: string[]
+    }
+  }
+}
+
 export interface Me {
   name: string
   scopes: Array<
     | 'runs:write'
     | 'runs:read'
     | 'approvals:write'
-    | 'runs:delete'>
+    | 'runs:delete'
+    | 'service:read'>
   /** Which runs the token reaches: "all", or "own" (only the runs it started, their follow-ups and children). */
   runs: 'all' | 'own'
 }

@@ -35,7 +35,7 @@ export function otelConfigFromEnv(env: EnvRecord): OtelConfig | undefined {
   const s = readSettings(env, OTEL_SETTINGS)
   const tracesUrl =
     s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
-    (s.OTEL_EXPORTER_OTLP_ENDPOINT ? `${s.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces` : undefined)
+    (s.OTEL_EXPORTER_OTLP_ENDPOINT ? tracesUrlOf(s.OTEL_EXPORTER_OTLP_ENDPOINT) : undefined)
   if (!tracesUrl) return undefined
   return {
     tracesUrl,
@@ -43,6 +43,16 @@ export function otelConfigFromEnv(env: EnvRecord): OtelConfig | undefined {
     serviceName: s.OTEL_SERVICE_NAME,
     captureContent: s.OTEL_CAPTURE_CONTENT,
   }
+}
+
+/**
+ * `<base>/v1/traces`, built with the URL API: the path gains `/v1/traces` (one slash), and a query
+ * the base carries (`?key=K`, as some collectors take their key) stays the query.
+ */
+export function tracesUrlOf(base: string): string {
+  const url = new URL(base)
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`
+  return url.toString()
 }
 
 /** What a run's object exports with: nothing while the settings are unset or invalid. */

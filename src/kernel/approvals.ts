@@ -28,13 +28,25 @@ export interface DecideInput {
 }
 
 export interface DecideRefusal {
-  code: 'not_found' | 'hash_mismatch' | 'already_decided' | 'not_pending' | 'run_finished'
+  code:
+    | 'not_found'
+    | 'hash_mismatch'
+    | 'already_decided'
+    | 'approval_expired'
+    | 'not_pending'
+    | 'run_finished'
   message: string
   decidedBy?: string
   decision?: 'approved' | 'denied'
+  /** For `approval_expired`: when it expired (epoch ms). */
+  expiredAt?: number
 }
 
-export type DecideOutcome = Outcome<{ state: RunState; call: Call }, DecideRefusal>
+/**
+ * A decision recorded, or, for the same decision sent again by the same decider (a client that
+ * lost the first answer), the recorded one with `replayed: true` and nothing changed.
+ */
+export type DecideOutcome = Outcome<{ state: RunState; call: Call; replayed?: true }, DecideRefusal>
 
 /** A call moved to `awaiting_approval`, bound to its arguments' hash, expiring after `ttl`. */
 export async function requestApproval(call: Call, now: number, ttlSeconds: number): Promise<Call> {
@@ -110,6 +122,17 @@ export function decideApproval(state: RunState, input: DecideInput): DecideOutco
   }
   const { call } = found
   const decided = call.approval?.decision
+  if (decided && call.approval!.decidedBy === 'system' && call.approval!.reason === 'expired') {
+    return expiredRefusal(call, call.approval!.expiresAt)
+  }
+  const requested = input.decision === 'approve' ? 'approved' : 'denied'
+  if (
+    decided === requested &&
+    call.approval!.decidedBy === input.by &&
+    call.approval!.hash === input.argsHash
+  ) {
+    return { ok: true, state, call, replayed: true }
+  }
   if (decided) {
     const by = call.approval!.decidedBy ?? 'unknown'
     return {
@@ -137,14 +160,25 @@ export function decideApproval(state: RunState, input: DecideInput): DecideOutco
       message: `the arguments hash does not match call ${call.id}'s pending approval; reload it and decide again`,
     }
   }
+  // Past its expiry it is expired, even before the alarm has closed it.
+  if (call.approval.expiresAt <= input.now) return expiredRefusal(call, call.approval.expiresAt)
   const closed = closeApproval(call, {
-    decision: input.decision === 'approve' ? 'approved' : 'denied',
+    decision: requested,
     by: input.by,
     at: input.now,
     reason: input.reason ?? null,
   })
   const next = replaceCall(state, found.stepIndex, closed)
   return { ok: true, state: settled(next), call: closed }
+}
+
+function expiredRefusal(call: Call, expiredAt: number): DecideRefusal & { ok: false } {
+  return {
+    ok: false,
+    code: 'approval_expired',
+    message: `call ${call.id}'s approval expired at ${new Date(expiredAt).toISOString()} before anyone decided; the call did not run`,
+    expiredAt,
+  }
 }
 
 /** Pending approvals that have expired become denials with reason `expired`. */

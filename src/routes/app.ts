@@ -1,10 +1,7 @@
 import { Hono } from 'hono/tiny'
-import type { Context } from 'hono'
 import { ConfigError } from '../errors/config-error'
-import { configReport, loadConfig, type EnvRecord } from '../config'
 import { logEvent } from '../runs/log'
-import { mcpReadinessWarnings } from '../runs/mcp-tools'
-import { redact, registerSecrets } from '../security/redact'
+import { registerSecrets } from '../security/redact'
 import { slackRoutes } from './slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
@@ -15,6 +12,7 @@ import { meRoutes } from './me'
 import { agentsRoutes } from './agents'
 import { approvalsRoutes } from './run-list'
 import { runsRoutes } from './runs'
+import { readiness } from './readiness'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -44,36 +42,6 @@ app.route('/v1/me', meRoutes)
 app.route('/v1/agents', agentsRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
-
-/**
- * `GET /healthz?deep=1` and `/readyz`: every setting checked, all problems listed at once
- * (503 misconfigured with `details.problems`), warnings for what is allowed but suspicious,
- * and, when the settings are good, for what the MCP servers list that runs would leave out.
- */
-async function readiness(c: Context<AppEnv>) {
-  const report = configReport(c.env as unknown as EnvRecord)
-  const { problems } = report
-  const warnings = problems.length
-    ? report.warnings
-    : [...report.warnings, ...(await mcpReadinessWarnings(loadConfig(c.env)))]
-  const clean = (text: string) => redact(text)
-  if (!problems.length)
-    return c.json({ ok: true, service: 'edgeloop', warnings: warnings.map(clean) })
-  const body = errorBody(
-    'misconfigured',
-    `${problems.length} configuration problem${problems.length > 1 ? 's' : ''}: ` +
-      problems.map((p) => clean(p.message)).join('; '),
-    {
-      problems: problems.map((p) => ({
-        variable: p.variable,
-        message: clean(p.message),
-        ...(p.agent ? { agent: p.agent, field: p.field } : {}),
-      })),
-      warnings: warnings.map(clean),
-    },
-  )
-  return c.json(body, 503)
-}
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

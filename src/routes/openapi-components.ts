@@ -9,6 +9,7 @@ import {
   Health,
   Me,
   Misconfigured,
+  MisconfiguredSummary,
   Ready,
   RunApprovals,
   RunEvent,
@@ -34,7 +35,7 @@ export function openApiComponents(): Record<string, unknown> {
         type: 'http',
         scheme: 'bearer',
         description:
-          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, runs:delete, or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name. A token limited to its own runs ("runs": "own") gets 404 run_not_found for any other run, and lists only its own.',
+          'A token of API_TOKENS (stored as its SHA-256) with scopes runs:write, runs:read, approvals:write, runs:delete, service:read (the full readiness report), or the legacy API_TOKEN (all scopes, named api). Decisions are recorded under the token name. A token limited to its own runs ("runs": "own") gets 404 run_not_found for any other run, and lists only its own.',
       },
       webhookSignature: {
         type: 'apiKey',
@@ -75,6 +76,7 @@ export function openApiComponents(): Record<string, unknown> {
       Health: schema(Health, 'output'),
       Ready: schema(Ready, 'output'),
       Misconfigured: schema(Misconfigured, 'output'),
+      MisconfiguredSummary: schema(MisconfiguredSummary, 'output'),
       Me: schema(Me, 'output'),
       AgentList: schema(AgentList, 'output'),
       Agent: schema(AgentDetail, 'output'),

@@ -78,7 +78,14 @@ export const ROUTE_ERRORS = {
     400: [...BODY_400, 'by_not_accepted'],
     403: ['forbidden', 'slack_run'],
     404: [...GONE, 'call_not_found'],
-    409: ['already_decided', 'hash_mismatch', 'not_pending', 'run_finished', 'run_cancelling'],
+    409: [
+      'already_decided',
+      'approval_expired',
+      'hash_mismatch',
+      'not_pending',
+      'run_finished',
+      'run_cancelling',
+    ],
   },
   cancelRun: {
     ...TOKEN_ONLY,
@@ -91,6 +98,8 @@ export const ROUTE_ERRORS = {
   listApprovals: { ...TOKEN_ONLY, 400: ['invalid_query', 'invalid_cursor'] },
   // Any valid token; a webhook signature is not one (403).
   whoAmI: TOKEN_ONLY,
+  // The full readiness report needs service:read; without credentials it answers the summary.
+  readiness: { 401: AUTH[401], 403: ['forbidden'] },
   // Slack request signing, not a token; the body is read (size-limited) before it is verified.
   slack: {
     400: ['invalid_slack_payload', 'invalid_encoding', 'client_disconnected'],

@@ -172,6 +172,7 @@ runsRoutes.post('/:id/approvals/:callId', async (c) => {
   throw new ApiError(status, code, out.message, {
     ...(out.decidedBy ? { decidedBy: out.decidedBy } : {}),
     ...(out.decision ? { decision: out.decision } : {}),
+    ...(out.expiredAt ? { expiredAt: new Date(out.expiredAt).toISOString() } : {}),
   })
 })
 

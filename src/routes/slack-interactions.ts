@@ -64,6 +64,9 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
   }
   const out = await stub.decide({ callId, decision, argsHash, by: userId })
   if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))
+  // A second click by the same person is answered with the decision already recorded.
+  else if (out.replayed)
+    await tell(`Already decided: ${out.decision} by ${userRef(out.decidedBy)}.`)
   // The run's outbox replaces the buttons with chat.update once the decision is stored.
   return c.body(null, 200)
 }
@@ -92,6 +95,8 @@ function refusalText(
   closed: string | undefined,
 ): string {
   switch (out.code) {
+    case 'approval_expired':
+      return 'This approval request expired before anyone decided; nothing was changed.'
     case 'already_decided':
       // The system closes approvals that expire or whose run is cancelled: no person decided.
       if (out.decidedBy === 'system' || closed === 'expired' || closed === 'cancelled') {

@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers'
 import { decideApproval } from '../kernel/approvals'
 import { runSlice } from '../kernel/machine'
 import { followUpSource } from '../kernel/conversation'
-import type { RunState } from '../kernel/state'
+import type { Call, RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
 import type { ChildOutcome } from '../kernel/delegation'
 import { childEnded, pollChildren, recordChildOutcome } from './child-runs'
@@ -248,6 +248,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const now = Date.now()
     const out = decideApproval(state, { ...input, now })
     if (!out.ok) return out
+    if (out.replayed) return decisionAnswer(out.call, true)
     // Synchronous from here to the write: no other request can interleave (one decision wins).
     this.ctx.storage.transactionSync(() => {
       this.#storage.saveState(out.state)
@@ -263,12 +264,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       by: input.by,
     })
     await this.ctx.storage.setAlarm(now)
-    return {
-      ok: true,
-      call: { id: out.call.id, name: out.call.name, status: out.call.status },
-      decidedBy: input.by,
-      decision: out.call.approval!.decision!,
-    }
+    return decisionAnswer(out.call, false)
   }
 
   /**
@@ -579,5 +575,16 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const blocked = this.#storage.getValue<RunView['blocked']>('blocked') ?? undefined
     const skipped = skippedMcpTools(this.#storage)
     return toRunView(this.#state!, this.#info!, this.#outbox.list(), blocked, skipped)
+  }
+}
+
+/** A decision as the API answers it; `replayed` when it was recorded by an earlier request. */
+function decisionAnswer(call: Call, replayed: boolean): DecideResponse {
+  return {
+    ok: true,
+    call: { id: call.id, name: call.name, status: call.status },
+    decidedBy: call.approval!.decidedBy!,
+    decision: call.approval!.decision!,
+    ...(replayed ? { replayed: true as const } : {}),
   }
 }

@@ -7,7 +7,13 @@ import { timingSafeEqual } from './hmac'
 import { sha256Hex } from './sha256'
 import { SHA256_HEX_PATTERN } from '../validation/patterns'
 
-export const SCOPES = ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'] as const
+export const SCOPES = [
+  'runs:write',
+  'runs:read',
+  'approvals:write',
+  'runs:delete',
+  'service:read',
+] as const
 export type Scope = (typeof SCOPES)[number]
 
 /**

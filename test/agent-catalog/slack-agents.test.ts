@@ -20,6 +20,8 @@ import {
   messageTs,
   uniqueId,
 } from '../slack-e2e/harness'
+// An operator's token: the full readiness report needs service:read (the legacy token has it).
+const AUTH = { authorization: 'Bearer test-token' }
 import { fetchWith } from '../service/worker-with'
 
 let world: SlackWorld
@@ -153,7 +155,7 @@ describe('/edgeloop <agent>: <task>', () => {
 describe('channel rules are configuration', () => {
   type Problem = { variable: string; agent: string; field: string; message: string }
   const problemsOf = async (enabled: string, path: string) => {
-    const res = await fetchWith({ ENABLED_AGENTS: enabled }, path)
+    const res = await fetchWith({ ENABLED_AGENTS: enabled }, path, { headers: AUTH })
     expect(res.status).toBe(503)
     const body = (await res.json()) as { error: { code: string; details: { problems: Problem[] } } }
     expect(body.error.code).toBe('misconfigured')

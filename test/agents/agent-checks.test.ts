@@ -16,7 +16,7 @@ useServiceFakes()
 type Problem = { variable: string; message: string; agent?: string; field?: string }
 
 async function problemsOf(settings: Record<string, string | undefined>, path = '/readyz') {
-  const res = await fetchWith(settings, path)
+  const res = await fetchWith(settings, path, { headers: AUTH })
   expect(res.status).toBe(503)
   const body = (await res.json()) as { error: { code: string; details: { problems: Problem[] } } }
   expect(body.error.code).toBe('misconfigured')
@@ -99,6 +99,7 @@ describe('agents in /readyz and /healthz?deep=1', () => {
     const ready = await fetchWith(
       { MODEL: 'demo', OPENAI_API_KEY: undefined, ENABLED_AGENTS: 'oncall' },
       '/readyz',
+      { headers: AUTH },
     )
     expect(ready.status).toBe(200)
     const list = await fetchWith(

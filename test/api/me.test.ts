@@ -26,7 +26,11 @@ async function errorOf(res: Response) {
 describe('GET /v1/me', () => {
   // The tokens of vitest.config.ts: the legacy API_TOKEN (`api`, every scope) and three named ones.
   it.each([
-    ['test-token', 'api', ['runs:write', 'runs:read', 'approvals:write', 'runs:delete']],
+    [
+      'test-token',
+      'api',
+      ['runs:write', 'runs:read', 'approvals:write', 'runs:delete', 'service:read'],
+    ],
     ['test-reader-token', 'reader', ['runs:read']],
     ['test-starter-token', 'starter', ['runs:write', 'runs:read']],
     ['test-approver-token', 'approver', ['runs:read', 'approvals:write']],

@@ -110,7 +110,12 @@ describe('/openapi.json', () => {
 
   it('/healthz takes `deep` and may answer 503; /readyz answers Ready or 503', async () => {
     const doc = await document()
-    const misconfigured = { $ref: '#/components/schemas/Misconfigured' }
+    const misconfigured = {
+      anyOf: [
+        { $ref: '#/components/schemas/Misconfigured' },
+        { $ref: '#/components/schemas/MisconfiguredSummary' },
+      ],
+    }
     const health = doc.paths['/healthz']!.get! as Operation & { parameters: unknown[] }
     expect(health.parameters).toEqual([
       expect.objectContaining({ name: 'deep', in: 'query', required: false }),
@@ -120,8 +125,9 @@ describe('/openapi.json', () => {
     })
     expect(health.responses['503']!.content!['application/json']!.schema).toEqual(misconfigured)
     const ready = doc.paths['/readyz']!.get!
-    expect(ready.security).toEqual([])
-    expect(Object.keys(ready.responses).sort()).toEqual(['200', '503'])
+    // No token: the summary; a token: it needs service:read for the full report.
+    expect(ready.security).toEqual([{}, { bearer: [] }])
+    expect(Object.keys(ready.responses).sort()).toEqual(['200', '401', '403', '503'])
     expect(ready.responses['200']!.content!['application/json']!.schema).toEqual({
       $ref: '#/components/schemas/Ready',
     })
@@ -139,6 +145,8 @@ describe('/openapi.json', () => {
         ])
       } else if (path.startsWith('/v1/')) {
         expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }])
+      } else if (path === '/readyz' || path === '/healthz') {
+        expect(op.security, `${method} ${path}`).toEqual([{}, { bearer: [] }])
       } else {
         expect(schemes, `${method} ${path}`).not.toContain('bearer')
       }
@@ -237,10 +245,12 @@ describe('real responses match the documented schemas', () => {
   it.each(['/healthz?deep=1', '/healthz?deep', '/healthz?deep=0', '/readyz'])(
     '%s: Ready when every setting is good, 503 Misconfigured when one is not',
     async (path) => {
-      const ready = await api(path)
+      const ready = await api(path, { headers: AUTH })
       expect(ready.status).toBe(200)
       conforms(Ready, await ready.json())
-      const bad = await fetchWith({ CONFIRM_POLICY: 'bogus', MAX_STEPS: 'many' }, path)
+      const bad = await fetchWith({ CONFIRM_POLICY: 'bogus', MAX_STEPS: 'many' }, path, {
+        headers: AUTH,
+      })
       expect(bad.status).toBe(503)
       const body = await bad.json()
       conforms(Misconfigured, body)

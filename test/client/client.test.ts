@@ -186,7 +186,7 @@ describe('EdgeloopClient', () => {
   it("names its token and the token's scopes (me)", async () => {
     expect(await client.me()).toEqual({
       name: 'api',
-      scopes: ['runs:write', 'runs:read', 'approvals:write', 'runs:delete'],
+      scopes: ['runs:write', 'runs:read', 'approvals:write', 'runs:delete', 'service:read'],
       runs: 'all',
     })
     expect(new URL(sent.at(-1)!.url).pathname).toBe('/v1/me')

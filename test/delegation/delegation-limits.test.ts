@@ -11,7 +11,7 @@ import { modelConfigFromEnv } from '../../src/config'
 import { DEFAULT_BUDGET } from '../../src/kernel/budget'
 import { runStub } from '../../src/runs/types'
 import { reply } from '../fakes/fake-openai'
-import { drainAlarms, getRun, useServiceFakes } from '../service/harness'
+import { AUTH, drainAlarms, getRun, useServiceFakes } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
 
 const fakes = useServiceFakes()
@@ -91,7 +91,7 @@ describe('delegates are checked with the agents', () => {
   })
 
   it('/readyz: MAX_DELEGATION_DEPTH is validated', async () => {
-    const res = await fetchWith({ MAX_DELEGATION_DEPTH: '0' }, '/readyz')
+    const res = await fetchWith({ MAX_DELEGATION_DEPTH: '0' }, '/readyz', { headers: AUTH })
     expect(res.status).toBe(503)
     expect(JSON.stringify(await res.json())).toContain('MAX_DELEGATION_DEPTH')
   })

@@ -126,6 +126,41 @@ describe('approvals', () => {
     expect(pendingApprovals(waiting)).toHaveLength(1)
   })
 
+  it('the same decision by the same decider, sent again, is the recorded one (a replay)', async () => {
+    const { waiting, hash } = await untilApproval()
+    const first = decide(waiting, { argsHash: hash, by: 'carol', decision: 'deny' })
+    if (!first.ok) throw new Error(first.message)
+    const again = decide(first.state, { argsHash: hash, by: 'carol', decision: 'deny' })
+    expect(again).toMatchObject({ ok: true, replayed: true, call: { status: 'denied' } })
+    if (again.ok) expect(again.state).toBe(first.state)
+    // The other decision, or another decider, is refused naming the first.
+    for (const other of [
+      { by: 'carol', decision: 'approve' as const },
+      { by: 'dave', decision: 'deny' as const },
+    ]) {
+      expect(decide(first.state, { argsHash: hash, ...other })).toMatchObject({
+        ok: false,
+        code: 'already_decided',
+        decidedBy: 'carol',
+      })
+    }
+  })
+
+  it('an approval past its expiry is refused as expired, even before the alarm closes it', async () => {
+    const { waiting, hash, clock } = await untilApproval()
+    const expiresAt = pendingApprovals(waiting)[0]!.call.approval!.expiresAt
+    const late = decide(waiting, { argsHash: hash, now: expiresAt })
+    expect(late).toMatchObject({ ok: false, code: 'approval_expired', expiredAt: expiresAt })
+    if (!late.ok) expect(late.message).toContain(new Date(expiresAt).toISOString())
+    expect(pendingApprovals(waiting)).toHaveLength(1)
+    // Once the alarm has expired it, every decision is told the same.
+    const expired = expireApprovals(waiting, expiresAt)
+    expect(decide(expired, { argsHash: hash, now: clock.now() })).toMatchObject({
+      code: 'approval_expired',
+      expiredAt: expiresAt,
+    })
+  })
+
   it('already decided names the first decider and their decision', async () => {
     const { waiting, hash } = await untilApproval()
     const first = decide(waiting, { argsHash: hash, decision: 'deny', by: 'carol' })

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { MAX_JSON_DEPTH } from '../../src/validation/json-walk'
 import { reply } from '../fakes/fake-openai'
 import { FakeMcp, mcpTestHosts } from '../fakes/fake-mcp'
-import { api, drainAlarms, getTrace, startRun, useServiceFakes } from '../service/harness'
+import { AUTH, api, drainAlarms, getTrace, startRun, useServiceFakes } from '../service/harness'
 
 let mcp: FakeMcp
 const fakes = useServiceFakes({
@@ -80,7 +80,7 @@ describe.each(DEPTHS)('an MCP server’s JSON nested %i levels deep', (depth) =>
 describe('/readyz with a tool nested too deep', () => {
   it('names it in a warning and stays ready', async () => {
     mcp.listAlsoJson.push(`{"name":"nested","inputSchema":${deepSchema(10_000)}}`)
-    const res = await api('/readyz')
+    const res = await api('/readyz', { headers: AUTH })
     expect(res.status).toBe(200)
     const body = (await res.json()) as { ok: boolean; warnings: string[] }
     expect(body.warnings).toContain(

@@ -130,7 +130,7 @@ describe('a secret echoed by a tool or a provider', () => {
       { tool: 'docs__*', reason: expect.stringContaining('Bearer [redacted]') },
     ])
     expectNoToken(await everythingShown(id))
-    const ready = await api('/readyz')
+    const ready = await api('/readyz', { headers: AUTH })
     const body = await ready.text()
     expect(body).toContain('Bearer [redacted]')
     expect(body).not.toContain(FAKE_MCP_TOKEN)

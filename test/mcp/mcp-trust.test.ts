@@ -8,8 +8,17 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { freezeMcpTools, frozenToolNames, mcpTools, readMcpServers } from '../../src/mcp/index'
 import { reply } from '../fakes/fake-openai'
+import { fetchWith } from '../service/worker-with'
 import { FakeMcp, FAKE_MCP_HOST, FAKE_MCP_TOKEN, mcpTestHosts } from '../fakes/fake-mcp'
-import { api, drainAlarms, getRun, getTrace, startRun, useServiceFakes } from '../service/harness'
+import {
+  AUTH,
+  api,
+  drainAlarms,
+  getRun,
+  getTrace,
+  startRun,
+  useServiceFakes,
+} from '../service/harness'
 
 let mcp: FakeMcp
 const fakes = useServiceFakes({
@@ -136,7 +145,7 @@ describe('hints that contradict each other', () => {
 describe('/readyz with MCP servers', () => {
   it('warns about a server that is down and a tool listed twice; still ready', async () => {
     mcp.listAlso.push({ name: 'search', inputSchema: { type: 'object' } })
-    const res = await api('/readyz')
+    const res = await api('/readyz', { headers: AUTH })
     expect(res.status).toBe(200)
     const body = (await res.json()) as { ok: boolean; warnings: string[] }
     expect(body.ok).toBe(true)
@@ -148,5 +157,27 @@ describe('/readyz with MCP servers', () => {
     )
     // The readiness check's sessions are ended, not left on the server.
     expect(mcp.openSessions).toBe(0)
+  })
+})
+
+describe('/readyz cannot be used to multiply traffic to the MCP servers', () => {
+  it('anonymous callers cause no MCP request; 20 at once with a token cause one check', async () => {
+    // The same servers, written anew: a check of its own, not one an earlier test left to reuse.
+    const servers = JSON.stringify(JSON.parse(String(env.MCP_SERVERS)), null, 1)
+    const readyz = (init?: RequestInit) => fetchWith({ MCP_SERVERS: servers }, '/readyz', init)
+    const before = [mcp.initializes, mcp.listed]
+    expect(before).toEqual([0, 0])
+    const anonymous = await Promise.all(Array.from({ length: 20 }, () => readyz()))
+    expect(anonymous.map((r) => r.status)).toEqual(Array(20).fill(200))
+    for (const res of anonymous) expect(await res.text()).not.toContain('MCP')
+    expect([mcp.initializes, mcp.listed]).toEqual([0, 0])
+    const operators = await Promise.all(Array.from({ length: 20 }, () => readyz({ headers: AUTH })))
+    const bodies = await Promise.all(operators.map((r) => r.json()))
+    expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1)
+    expect(bodies[0]).toMatchObject({ ok: true })
+    // One deep check answered all twenty, and the next caller within seconds reuses it.
+    expect([mcp.initializes, mcp.listed]).toEqual([1, 1])
+    await readyz({ headers: AUTH })
+    expect(mcp.listed).toBe(1)
   })
 })

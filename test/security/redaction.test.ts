@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { createRedactor, MIN_SECRET_LENGTH } from '../../src/kernel/index'
 import { secretValues } from '../../src/security/secret-values'
+import { AUTH } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
 
 describe('the configured secrets', () => {
@@ -65,7 +66,7 @@ describe('a redactor', () => {
 
 describe('a configured secret too short to be found by value', () => {
   it('is a 503 naming the setting, never its value', async () => {
-    const res = await fetchWith({ WEBHOOK_SECRET: 'abc12' }, '/readyz')
+    const res = await fetchWith({ WEBHOOK_SECRET: 'abc12' }, '/readyz', { headers: AUTH })
     expect(res.status).toBe(503)
     const text = await res.text()
     expect(JSON.parse(text)).toMatchObject({
@@ -85,7 +86,7 @@ describe('a configured secret too short to be found by value', () => {
   })
 
   it('is not a short count in a setting named like a secret (EVENT_STREAMS_PER_TOKEN=60)', async () => {
-    const res = await fetchWith({ EVENT_STREAMS_PER_TOKEN: '60' }, '/readyz')
+    const res = await fetchWith({ EVENT_STREAMS_PER_TOKEN: '60' }, '/readyz', { headers: AUTH })
     expect(res.status).toBe(200)
   })
 })

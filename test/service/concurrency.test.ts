@@ -91,11 +91,16 @@ describe('50 concurrent approvals of one call', () => {
       decision?: string
       error?: { code: string; message: string; details: { decidedBy: string } }
     }[]
-    const winners = bodies.filter((_, i) => responses[i]!.status === 200)
+    const answered = bodies.filter((_, i) => responses[i]!.status === 200)
+    const winners = answered.filter((b) => !(b as { replayed?: true }).replayed)
     expect(winners).toHaveLength(1)
     const winner = winners[0]!
+    // The same token sending the winning decision again is answered with it (a replay);
+    // the other decision is refused, naming who decided.
+    expect(answered).toHaveLength(25)
+    for (const replay of answered) expect(replay).toMatchObject({ decision: winner.decision })
     const losers = bodies.filter((_, i) => responses[i]!.status === 409)
-    expect(losers).toHaveLength(49)
+    expect(losers).toHaveLength(25)
     for (const loser of losers) {
       expect(loser.error).toMatchObject({
         code: 'already_decided',

@@ -278,7 +278,7 @@ describe('RUN_RETENTION_DAYS', () => {
     fakes.clock.advance(400 * DAY)
     await drainAlarms(id)
     expect((await getRun(id)).status).toBe('succeeded')
-    const ready = (await (await api('/readyz')).json()) as {
+    const ready = (await (await api('/readyz', { headers: AUTH })).json()) as {
       error: { details: { problems: { variable: string }[] } }
     }
     expect(ready.error.details.problems.map((p) => p.variable)).toContain('RUN_RETENTION_DAYS')

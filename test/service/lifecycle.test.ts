@@ -129,6 +129,32 @@ describe('a run with an approval (http_post under ask)', () => {
     expect(result.steps[0]!.calls[0]!.observation).toContain('HTTP 200')
   })
 
+  it('a decision sent again after a lost answer is answered with the one recorded; it runs once', async () => {
+    const { id, hash } = await awaitingRun()
+    fakes.ai.enqueue(reply.text('Recorded.'))
+    const first = await decide(id, 'call_post', { decision: 'approve', args_hash: hash })
+    expect(first.status).toBe(200)
+    await drainAlarms(id)
+    // The client never saw the first answer and sends the same decision again.
+    const again = await decide(id, 'call_post', { decision: 'approve', args_hash: hash })
+    expect(again.status).toBe(200)
+    expect(await again.json()).toEqual({
+      ok: true,
+      call: { id: 'call_post', name: 'http_post', status: 'done' },
+      decidedBy: 'api',
+      decision: 'approved',
+      replayed: true,
+    })
+    // Another decision is still refused, naming who decided.
+    const other = await decide(id, 'call_post', { decision: 'deny', args_hash: hash })
+    expect(other.status).toBe(409)
+    expect(await other.json()).toMatchObject({
+      error: { code: 'already_decided', details: { decidedBy: 'api', decision: 'approved' } },
+    })
+    await drainAlarms(id)
+    expect(fakes.receiver.hits).toHaveLength(1)
+  })
+
   it('denied: never runs, and the model reads why', async () => {
     const { id, hash } = await awaitingRun()
     fakes.ai.enqueue(reply.text('I did not record it.'))
@@ -173,12 +199,17 @@ describe('a run with an approval (http_post under ask)', () => {
       reason: 'expired',
     })
     expect(call.observation).toContain('the approval request expired with no decision')
-    // A late decision is told who decided.
+    // A late decision is told the approval expired, and when; nothing runs.
     const late = await decide(id, 'call_post', { decision: 'approve', args_hash: pending.argsHash })
     expect(late.status).toBe(409)
     expect(await late.json()).toMatchObject({
-      error: { code: 'already_decided', details: { decidedBy: 'system', decision: 'denied' } },
+      error: {
+        code: 'approval_expired',
+        message: expect.stringContaining(`expired at ${pending.expiresAt}`),
+        details: { expiredAt: pending.expiresAt },
+      },
     })
+    expect(fakes.receiver.hits).toHaveLength(0)
   })
 
   it('does not charge the time waiting for a person to maxSeconds', async () => {

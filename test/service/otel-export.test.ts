@@ -2,6 +2,7 @@
 import { env } from 'cloudflare:workers'
 import { runInDurableObject } from 'cloudflare:test'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { otelConfigFromEnv } from '../../src/config/otel'
 import { redact, registerSecrets } from '../../src/security/redact'
 import { reply } from '../fakes/fake-openai'
 import { FAKE_OTLP_HOST, FakeOtlp, type DecodedSpan } from '../fakes/fake-otlp'
@@ -16,6 +17,7 @@ import {
   startRun,
   stubOf,
   useServiceFakes,
+  AUTH,
 } from './harness'
 
 let otlp: FakeOtlp
@@ -224,14 +226,14 @@ describe('trace export', () => {
 
   it('a bad setting is named by readiness, never quoting the headers, and exports nothing', async () => {
     vars.OTEL_EXPORTER_OTLP_HEADERS = 'hc-secret-key-0123-without-a-key'
-    const res = await api('/readyz')
+    const res = await api('/readyz', { headers: AUTH })
     const text = await res.text()
     expect(res.status).toBe(503)
     expect(text).toContain('OTEL_EXPORTER_OTLP_HEADERS must be comma-separated key=value pairs')
     expect(text).not.toContain('hc-secret-key')
     vars.OTEL_EXPORTER_OTLP_HEADERS = SETTINGS.OTEL_EXPORTER_OTLP_HEADERS
     vars.OTEL_EXPORTER_OTLP_ENDPOINT = 'ftp://otlp.test'
-    const bad = (await (await api('/readyz')).json()) as {
+    const bad = (await (await api('/readyz', { headers: AUTH })).json()) as {
       error: { details: { problems: { variable: string }[] } }
     }
     expect(bad.error.details.problems.map((p) => p.variable)).toContain(
@@ -248,5 +250,17 @@ describe('trace export', () => {
     expect(redact('got hc-secret-key-0123 and runs%20prod and runs prod')).toBe(
       'got [redacted] and [redacted] and [redacted]',
     )
+  })
+})
+
+describe('the traces URL from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  it.each([
+    ['https://collector.test', 'https://collector.test/v1/traces'],
+    ['https://collector.test/', 'https://collector.test/v1/traces'],
+    ['https://collector.test/otlp/', 'https://collector.test/otlp/v1/traces'],
+    ['https://collector.test/x?key=K', 'https://collector.test/x/v1/traces?key=K'],
+    ['https://collector.test/x/?key=K&b=2', 'https://collector.test/x/v1/traces?key=K&b=2'],
+  ])('%s → %s (the query stays the query)', (base, url) => {
+    expect(otelConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: base })?.tracesUrl).toBe(url)
   })
 })

@@ -6,7 +6,16 @@
 import { env } from 'cloudflare:workers'
 import { runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { api, getRun, JSON_AUTH, runAlarm, startRun, stubOf, useServiceFakes } from './harness'
+import {
+  api,
+  AUTH,
+  getRun,
+  JSON_AUTH,
+  runAlarm,
+  startRun,
+  stubOf,
+  useServiceFakes,
+} from './harness'
 import { fetchWith } from './worker-with'
 
 useServiceFakes()
@@ -34,7 +43,7 @@ describe('/healthz and /readyz', () => {
   it.each(['/healthz?deep=1', '/readyz'])(
     '%s: ready, with a warning for the demo tools beside a real model',
     async (path) => {
-      const res = await api(path)
+      const res = await api(path, { headers: AUTH })
       expect(res.status).toBe(200)
       const body = (await res.json()) as Report
       expect(body.ok).toBe(true)
@@ -52,12 +61,13 @@ describe('/healthz and /readyz', () => {
         SLACK_APPROVERS: 'bob',
         API_APPROVES_SLACK_RUNS: 'maybe',
       },
+      // No token: with API_TOKENS broken, none authenticates; the summary names the variables.
       '/readyz',
     )
     expect(res.status).toBe(503)
-    const body = (await res.json()) as Report
-    expect(body.error!.code).toBe('misconfigured')
-    expect(body.error!.details.problems.map((p) => p.variable).sort()).toEqual([
+    const body = (await res.json()) as { error: { code: string; details: { variables: string[] } } }
+    expect(body.error.code).toBe('misconfigured')
+    expect(body.error.details.variables.sort()).toEqual([
       'API_APPROVES_SLACK_RUNS',
       'API_TOKENS',
       'CALLBACK_ALLOWLIST',
@@ -81,6 +91,7 @@ describe('/healthz and /readyz', () => {
         MAX_STEPS: 'many',
       },
       '/healthz?deep=1',
+      { headers: AUTH },
     )
     expect(res.status).toBe(503)
     const body = (await res.json()) as Report
@@ -105,6 +116,7 @@ describe('/healthz and /readyz', () => {
         ]),
       },
       '/readyz',
+      { headers: AUTH },
     )
     expect(res.status).toBe(503)
     const body = (await res.json()) as Report
@@ -122,6 +134,7 @@ describe('/healthz and /readyz', () => {
     const res = await fetchWith(
       { CONFIRM_POLICY: 'allowlist', CONFIRM_ALLOWLIST: 'http_post,deploy_prod' },
       '/healthz?deep=1',
+      { headers: AUTH },
     )
     expect(res.status).toBe(503)
     const body = (await res.json()) as Report
@@ -150,11 +163,12 @@ describe('the demo only when asked for', () => {
   })
 
   it('the demo tools are the default only with MODEL=demo', async () => {
-    const real = await fetchWith({ ENABLED_TOOLS: undefined }, '/readyz')
+    const real = await fetchWith({ ENABLED_TOOLS: undefined }, '/readyz', { headers: AUTH })
     expect(((await real.json()) as Report).warnings).toEqual([])
     const demo = await fetchWith(
       { ENABLED_TOOLS: undefined, MODEL: 'demo', OPENAI_API_KEY: undefined, MODEL_ALLOWLIST: '' },
       '/readyz',
+      { headers: AUTH },
     )
     expect(((await demo.json()) as Report).warnings).toEqual([
       expect.stringContaining('MODEL=demo'),
@@ -185,5 +199,61 @@ describe('a run blocked by a bad setting', () => {
     await runInDurableObject(stubOf(id), (instance) => {
       ;(instance as unknown as { env: unknown }).env = env
     })
+  })
+})
+
+describe('who sees the readiness report', () => {
+  const broken = { CONFIRM_POLICY: 'bogus', MAX_STEPS: 'many', WEBHOOK_SECRET: 'abc12' }
+
+  it.each(['/readyz', '/healthz?deep=1'])(
+    '%s without credentials: ready or how many problems, none of their text',
+    async (path) => {
+      const ready = await fetchWith({}, path)
+      expect(ready.status).toBe(200)
+      expect(await ready.json()).toEqual({ ok: true, service: 'edgeloop', warnings: [] })
+      const bad = await fetchWith(broken, path)
+      expect(bad.status).toBe(503)
+      const text = await bad.text()
+      expect(JSON.parse(text)).toEqual({
+        error: {
+          code: 'misconfigured',
+          message:
+            '3 configuration problems (CONFIRM_POLICY, MAX_STEPS, WEBHOOK_SECRET); ' +
+            'send a token with the scope service:read to see what is wrong',
+          details: {
+            problemCount: 3,
+            variables: ['CONFIRM_POLICY', 'MAX_STEPS', 'WEBHOOK_SECRET'],
+          },
+        },
+      })
+      // Nothing of the values or of the problems' text.
+      for (const leak of ['bogus', 'many', 'abc12', 'must']) expect(text).not.toContain(leak)
+    },
+  )
+
+  it('a token with service:read sees every problem', async () => {
+    const res = await fetchWith(broken, '/readyz', { headers: AUTH })
+    expect(res.status).toBe(503)
+    const body = (await res.json()) as Report
+    expect(body.error!.details.problems.map((p) => p.variable).sort()).toEqual([
+      'CONFIRM_POLICY',
+      'MAX_STEPS',
+      'WEBHOOK_SECRET',
+    ])
+  })
+
+  it('a token without service:read is refused (403), an unknown one 401', async () => {
+    const reader = await fetchWith(broken, '/readyz', {
+      headers: { authorization: 'Bearer test-reader-token' },
+    })
+    expect(reader.status).toBe(403)
+    expect(await reader.json()).toMatchObject({
+      error: { code: 'forbidden', details: { required: 'service:read' } },
+    })
+    const unknown = await fetchWith(broken, '/readyz', {
+      headers: { authorization: 'Bearer not-a-token' },
+    })
+    expect(unknown.status).toBe(401)
+    expect(await unknown.json()).toMatchObject({ error: { code: 'unauthorized' } })
   })
 })
