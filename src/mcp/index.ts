@@ -14,3 +14,10 @@ export {
   type McpToolOverride,
 } from './mcp-servers'
 export { McpSessions, withMcpSessions } from './mcp-sessions'
+export {
+  checkAnswer,
+  withDefaults,
+  type McpAnswer,
+  type McpAsker,
+  type McpQuestion,
+} from './mcp-elicitation'

@@ -5,7 +5,9 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
+import { checkAnswer, ELICITATION_CAPABILITY, questionOf, type McpAsker } from './mcp-elicitation'
 import { McpConnectionError } from './mcp-session-failure'
 import type { McpServerConfig } from './mcp-servers'
 
@@ -22,8 +24,11 @@ export interface McpSession {
 /** How long the end of a slice waits for a server to answer a session's DELETE. */
 const END_TIMEOUT_MS = 2_000
 
-/** Opens a session: the `initialize` request and the `initialized` notification. */
-export async function openMcpSession(server: McpServerConfig): Promise<McpSession> {
+/**
+ * Opens a session: the `initialize` request and the `initialized` notification. With `ask`, the
+ * session declares elicitation and a server's questions go to it (mcp-elicitation.ts).
+ */
+export async function openMcpSession(server: McpServerConfig, ask?: McpAsker): Promise<McpSession> {
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     // Every request goes out, the GET stream too: it carries what the server starts (a
     // question to a person: elicitation) and resumes a response stream the server closed (with
@@ -42,8 +47,19 @@ export async function openMcpSession(server: McpServerConfig): Promise<McpSessio
   // The cfworker validator checks output schemas without code generation (Workers forbid eval).
   const client = new Client(
     { name: 'edgeloop', version: '0.1.0' },
-    { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    {
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+      capabilities: ask ? { elicitation: ELICITATION_CAPABILITY } : {},
+    },
   )
+  if (ask) {
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      const question = questionOf(server.name, request.params)
+      const checked = checkAnswer(question, await ask(question, extra.signal))
+      // The asker takes only checked answers; one that still fails is sent as no answer at all.
+      return checked.ok ? checked.answer : { action: 'cancel' }
+    })
+  }
   // Not a caller's signal: the session outlives the call that opened it (calls wait for it
   // within their own timeouts). The SDK's timeout a little later, so this one speaks first. The
   // timer is disarmed once the handshake is over: the SDK keeps listening to the signal, and a

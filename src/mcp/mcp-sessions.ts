@@ -4,6 +4,7 @@
  * ended when the slice ends. None outlives its slice: a run's next slice may be hours later, in
  * another isolate, and a session's requests belong to the invocation that made them.
  */
+import type { McpAsker } from './mcp-elicitation'
 import { openMcpSession, type McpSession } from './mcp-session'
 import type { McpServerConfig } from './mcp-servers'
 
@@ -13,15 +14,21 @@ interface Entry {
 }
 
 export class McpSessions {
+  /** Who answers the servers' questions; without it the sessions declare no elicitation. */
+  readonly #ask: McpAsker | undefined
   readonly #byServer = new Map<string, Entry>()
   /** Dropped sessions the server may still hold: ended with the slice's. */
   #broken = new Set<McpSession>()
+
+  constructor(options: { ask?: McpAsker } = {}) {
+    this.#ask = options.ask
+  }
 
   /** The server's session in this slice, opened (the initialize handshake) on first use. */
   session(server: McpServerConfig): Promise<McpSession> {
     const known = this.#byServer.get(server.name)
     if (known) return known.opening
-    const entry: Entry = { opening: openMcpSession(server) }
+    const entry: Entry = { opening: openMcpSession(server, this.#ask) }
     this.#byServer.set(server.name, entry)
     entry.opening.then(
       (session) => (entry.session = session),

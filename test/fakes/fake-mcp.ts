@@ -9,6 +9,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
+import {
+  ElicitResultSchema,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod'
 import type { FakeHandler } from './outbound'
 
@@ -19,6 +24,17 @@ export interface McpCall {
   tool: string
   args: Record<string, unknown>
   idempotencyKey: unknown
+}
+
+/** What `search_section` asks for: a section (an enum with a default) and a page limit. */
+export const SECTION_SCHEMA: ElicitRequestFormParams['requestedSchema'] = {
+  type: 'object',
+  properties: {
+    section: { type: 'string', enum: ['guides', 'reference', 'faq'], default: 'guides' },
+    limit: { type: 'integer', minimum: 1, maximum: 50, default: 10 },
+    note: { type: 'string' },
+  },
+  required: ['section'],
 }
 
 export class FakeMcp {
@@ -71,6 +87,12 @@ export class FakeMcp {
   /** When true, every request is refused with a careless 401 whose body echoes the header. */
   refusesEchoing = false
   /**
+   * When true, every answer comes as an SSE stream (not JSON), as servers that send requests
+   * during a call answer, and the server lists `search_section`, which asks the person which
+   * section to search (elicitation). Set before the run starts.
+   */
+  streams = false
+  /**
    * Tools whose call's response stream the server closes after its priming event, before it
    * answers (set before the run starts: answers then come as SSE streams the server can resume,
    * with `retry:` of `retryMs`). The answer waits in the server's event store until the client
@@ -82,6 +104,8 @@ export class FakeMcp {
   readonly streamsClosedAt: number[] = []
   /** Every GET: its `Last-Event-ID` (null for the session's own stream) and when it came. */
   readonly gets: { lastEventId: string | null; at: number }[] = []
+  /** What the client answered each `elicitation/create` with, in order. */
+  readonly elicitAnswers: ElicitResult[] = []
   readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
 
   /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
@@ -166,9 +190,10 @@ export class FakeMcp {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: sessionId,
+        enableJsonResponse: !this.streams && !this.closeStreamOf.size,
         ...(this.closeStreamOf.size
           ? { eventStore: new InMemoryEventStore(), retryInterval: this.retryMs }
-          : { enableJsonResponse: true }),
+          : {}),
         onsessioninitialized: (id) => void this.#sessions.set(id, transport),
         onsessionclosed: (id) => {
           if (this.#sessions.delete(id)) this.ended++
@@ -280,6 +305,37 @@ export class FakeMcp {
       { description: 'Export every page.', annotations: { readOnlyHint: true } },
       async () => ({ content: [{ type: 'text', text: 'exported' }] }),
     )
+    if (this.streams) {
+      // Asks the person during the call (elicitation/create, form mode) and answers with what
+      // came; listed only when answers are streams, which a request during a call needs.
+      server.registerTool(
+        'search_section',
+        {
+          description: 'Search one section of the docs; asks which.',
+          inputSchema: { query: z.string() },
+          annotations: { readOnlyHint: true },
+        },
+        async ({ query }, extra) => {
+          await record('search_section', { query }, extra)
+          const answer = await extra.sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                message: `Which section should "${query}" be searched in?`,
+                requestedSchema: SECTION_SCHEMA,
+              },
+            },
+            ElicitResultSchema,
+          )
+          this.elicitAnswers.push(answer)
+          const text =
+            answer.action === 'accept'
+              ? `searched ${JSON.stringify(answer.content)} for "${query}"`
+              : `not searched: ${answer.action}`
+          return { content: [{ type: 'text', text }] }
+        },
+      )
+    }
     if (this.echoesToken) {
       server.registerTool(
         'whoami',
