@@ -2,15 +2,7 @@ import * as z from 'zod/mini'
 import { STOP_REASONS } from './budget'
 import { conversationView } from './conversation'
 import { ConversationViewSchema } from './conversation-schema'
-import {
-  ApprovalSchema,
-  CALL_STATUSES,
-  OBSERVATION_KINDS,
-  PHASES,
-  PROTOCOLS,
-  STEP_KINDS,
-  type RunState,
-} from './state'
+import { CallSchema, PHASES, PROTOCOLS, StepSchema, type RunState } from './state'
 
 /**
  * The serializable trace of a run (docs/architecture.md#the-five-disciplines, 3), declared once:
@@ -18,47 +10,95 @@ import {
  * these schemas, with its times in ISO 8601.
  */
 
-/** One call in the trace: what was called, with what, and what came back. */
-export const TraceCallSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  args: z.record(z.string(), z.unknown()),
-  observation: z.string(),
-  /** Characters before truncation. */
-  originalSize: z.number(),
-  truncated: z.boolean(),
-  handle: z.optional(z.string()),
-  ms: z.number(),
-  status: z.enum(CALL_STATUSES),
-  kind: z.optional(z.enum(OBSERVATION_KINDS)),
-  approval: z.optional(ApprovalSchema),
-  argsError: z.optional(z.string()),
-  /** The call was written as text in a native reply, in this format family. */
-  fromText: z.optional(z.string()),
-})
+/**
+ * How the trace shows a field of the run's state (kernel/state.ts declares each field once):
+ * `present` always there, a stored null shown as '' or 0 (`toRunResult` fills it in); `optional`
+ * absent when the state holds null. A schema in place of either replaces the field's type.
+ */
+type Shown = 'present' | 'optional' | z.core.SomeType
+
+/** A state field's type without the null and the default its stored form allows. */
+type Bare<T> =
+  T extends z.ZodMiniDefault<infer I> ? Bare<I> : T extends z.ZodMiniNullable<infer I> ? Bare<I> : T
+
+type TraceShape<S extends z.core.$ZodShape, F extends { [K in keyof F]: Shown }> = {
+  [K in keyof F]: F[K] extends z.core.SomeType
+    ? F[K]
+    : K extends keyof S
+      ? F[K] extends 'optional'
+        ? z.ZodMiniOptional<Bare<S[K]>>
+        : Bare<S[K]>
+      : never
+}
+
+function bare(schema: z.core.$ZodType): z.core.$ZodType {
+  const def = schema._zod.def as { type: string; innerType?: z.core.$ZodType }
+  return def.type === 'default' || def.type === 'nullable' ? bare(def.innerType!) : schema
+}
+
+/** The trace's fields of a state record, in the trace's order (`fields`'), typed from the state. */
+function traceFields<S extends z.core.$ZodShape, F extends { [K in keyof F]: Shown }>(
+  state: S,
+  fields: F & { [K in keyof F]: K extends keyof S ? Shown : z.core.SomeType },
+): TraceShape<S, F> {
+  const shape: Record<string, z.core.SomeType> = {}
+  for (const [key, how] of Object.entries(fields as Record<string, Shown>)) {
+    if (typeof how !== 'string') shape[key] = how
+    else if (how === 'optional') shape[key] = z.optional(bare(state[key]!))
+    else shape[key] = bare(state[key]!)
+  }
+  return shape as TraceShape<S, F>
+}
+
+/**
+ * One call in the trace: what was called, with what, and what came back (the state's call
+ * without what only the run needs: the raw arguments, token counts, attempts, the child).
+ */
+export const TraceCallSchema = z.object(
+  traceFields(CallSchema.shape, {
+    id: 'present',
+    name: 'present',
+    args: 'present',
+    observation: 'present',
+    /** Characters before truncation. */
+    originalSize: 'present',
+    truncated: 'present',
+    handle: 'optional',
+    ms: 'present',
+    status: 'present',
+    kind: 'optional',
+    approval: 'optional',
+    argsError: 'optional',
+    /** The call was written as text in a native reply, in this format family. */
+    fromText: 'optional',
+  }),
+)
 export type TraceCall = z.infer<typeof TraceCallSchema>
 
-export const TraceStepSchema = z.object({
-  i: z.number(),
-  kind: z.enum(STEP_KINDS),
-  thought: z.string(),
-  calls: z.array(TraceCallSchema),
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  estimated: z.boolean(),
-  costUsd: z.optional(z.number()),
-  /** Prompt tokens the provider served from its cache, when it reported them. */
-  cachedPromptTokens: z.optional(z.number()),
-  /** Tokens of old observations elided from this step's request (maxContextTokens). */
-  elidedTokens: z.number(),
-  /** Estimated tokens of the tool specs this step's request offered. */
-  toolSpecTokens: z.number(),
-  lostModelCalls: z.number(),
-  ms: z.number(),
-  modelMs: z.number(),
-  finishReason: z.string(),
-  formatError: z.optional(z.string()),
-})
+/** One step in the trace: the state's step without its texts, elided steps and start time. */
+export const TraceStepSchema = z.object(
+  traceFields(StepSchema.shape, {
+    i: 'present',
+    kind: 'present',
+    thought: 'present',
+    calls: z.array(TraceCallSchema),
+    promptTokens: 'present',
+    completionTokens: 'present',
+    estimated: 'present',
+    costUsd: 'optional',
+    /** Prompt tokens the provider served from its cache, when it reported them. */
+    cachedPromptTokens: 'optional',
+    /** Tokens of old observations elided from this step's request (maxContextTokens). */
+    elidedTokens: 'present',
+    /** Estimated tokens of the tool specs this step's request offered. */
+    toolSpecTokens: 'present',
+    lostModelCalls: 'present',
+    ms: 'present',
+    modelMs: 'present',
+    finishReason: 'present',
+    formatError: 'optional',
+  }),
+)
 export type TraceStep = z.infer<typeof TraceStepSchema>
 
 export const TraceUsageSchema = z.object({

@@ -1,17 +1,19 @@
+import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
 import { ConfigError } from '../errors/config-error'
 import { logEvent } from '../runs/log'
 import { registerSecrets } from '../security/redact'
-import { slackRoutes } from './slack'
+import { StartError, type StartRefusal } from '../runs/start'
+import { slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
-import { openApiDocument } from './openapi'
+import { openApiDocument } from './openapi/openapi'
 import { consoleRoutes } from './console'
-import { meRoutes } from './me'
-import { agentsRoutes } from './agents'
-import { approvalsRoutes } from './run-list'
-import { runsRoutes } from './runs'
+import { meRoutes } from './api/me'
+import { agentsRoutes } from './api/agents'
+import { approvalsRoutes } from './api/run-list'
+import { runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
@@ -24,6 +26,12 @@ app.use('*', async (c, next) => {
   registerSecrets(c.env)
   const path = c.req.path
   if (path.length > 1 && path.endsWith('/')) return c.notFound()
+  // A path a route names literally takes only that route's methods: DELETE /v1/runs/stream is a
+  // 405, not a run named "stream".
+  if (app.routes.some((r) => r.path === path && r.method !== 'ALL')) {
+    const allow = allowedMethods(app.routes, path)
+    if (!allow.includes(c.req.method)) return methodNotAllowed(c, path, allow)
+  }
   await next()
   // API answers are one token's view of runs, traces and observations: no browser or proxy may
   // keep them. A route that says how it may be cached (the event stream) keeps its own rule.
@@ -46,22 +54,34 @@ app.route('/slack', slackRoutes)
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname
   const allow = allowedMethods(app.routes, path)
-  if (allow.length) {
-    c.header('Allow', allow.join(', '))
-    return c.json(
-      new ApiError(
-        405,
-        'method_not_allowed',
-        `${path} does not answer ${c.req.method}; use ${allow.join(', ')}`,
-        { allow },
-      ).toJSON(),
-      405,
-    )
-  }
+  if (allow.length) return methodNotAllowed(c, path, allow)
   return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
 })
 
+/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
+export const START_REFUSAL_STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<StartRefusal, number>
+
+function methodNotAllowed(c: Context<AppEnv>, path: string, allow: string[]) {
+  c.header('Allow', allow.join(', '))
+  return c.json(
+    new ApiError(
+      405,
+      'method_not_allowed',
+      `${path} does not answer ${c.req.method}; use ${allow.join(', ')}`,
+      { allow },
+    ).toJSON(),
+    405,
+  )
+}
+
 app.onError((err, c) => {
+  if (err instanceof StartError) {
+    return c.json(errorBody(err.code, err.message, err.details), START_REFUSAL_STATUS[err.refusal])
+  }
   if (err instanceof ApiError) {
     if (err.code === 'client_disconnected') {
       logEvent(c.env, 'client_disconnected', { method: c.req.method, path: c.req.path }, 'warn')

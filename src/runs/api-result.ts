@@ -1,7 +1,6 @@
 import { toRunResult } from '../kernel/trace'
 import type { RunState } from '../kernel/state'
-import type { DeliveryBody, RunResultBody } from '../api/response-schemas'
-import type { OutboxEntry } from './outbox/outbox'
+import type { RunResultBody } from '../api/response-schemas'
 
 /** An approval, a trace call and the trace as the API shows them: `argsHash`, ISO 8601 times. */
 export type ApiApproval = NonNullable<ApiTraceCall['approval']>
@@ -10,9 +9,6 @@ export type ApiRunResult = RunResultBody
 
 /** A tool the run does not have although its MCP server was asked for it, and why. */
 export type SkippedTool = NonNullable<RunResultBody['skippedTools']>[number]
-
-/** A delivery as the API shows it: no payload, times in ISO 8601. */
-export type ApiDelivery = DeliveryBody
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -40,9 +36,4 @@ export function toApiResult(state: RunState, skippedTools: SkippedTool[] = []): 
       }),
     })),
   }
-}
-
-export function toApiDelivery(entry: OutboxEntry): ApiDelivery {
-  const { payload: _p, result: _r, nextAt, updatedAt, ...rest } = entry
-  return { ...rest, nextAt: iso(nextAt), updatedAt: iso(updatedAt) }
 }

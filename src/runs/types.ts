@@ -3,7 +3,6 @@ import type { Budget } from '../kernel/budget'
 import type { ConfirmPolicy } from '../kernel/confirm'
 import type { FollowUpSource } from '../kernel/conversation'
 import type { Conversation } from '../kernel/conversation-schema'
-import type { RunTrace } from './otel/otel-ids'
 import type { AgentInput } from '../kernel/agent-schema'
 import type { ChildOutcome } from '../kernel/delegation'
 import type { ParentRef } from '../kernel/state'
@@ -43,11 +42,11 @@ export interface StartInput {
   slack?: SlackOrigin
   /** Hash of what was asked; a reused idempotency key with a different request is refused. */
   requestHash?: string
-  /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
+  /** The conversation this run continues, its history already fitted (runs/start/continuation.ts). */
   conversation?: Conversation
   /** The caller's trace (`traceparent`), which the run's spans join. */
   trace?: RunTrace
-  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  /** The agent the run copies (runs/start/ resolved and checked it). */
   agent?: AgentInput
   /** A child run: the run and call that started it (runs/child-runs.ts). */
   parent?: ParentRef
@@ -60,6 +59,12 @@ export interface StartInput {
  * run's channel and thread, with the agent that delegated to it (the card names both).
  */
 export type SlackCards = SlackOrigin & { parentAgent: string }
+
+/** What the run's info row keeps: its trace, and the caller's span it joins, if any. */
+export interface RunTrace {
+  traceId: string
+  parentSpanId?: string
+}
 
 /** Stored beside the state: who asked and where to report. */
 export interface RunInfo {
@@ -137,7 +142,7 @@ export type FollowUpAnswer =
   | { ok: false; code: 'deleted' }
   | { ok: false; code: 'run_not_finished'; status: RunStatus }
 
-/** What `owner` answers (routes/run-access.ts). */
+/** What `owner` answers (routes/api/run-access.ts). */
 export type OwnerAnswer =
   { run: 'live'; owner: RunOwner } | { run: 'deleted'; by: string } | { run: 'none' }
 

@@ -1,11 +1,12 @@
-import { pendingApprovals } from '../kernel/approvals'
 import { conversationView } from '../kernel/conversation'
 import { childrenOf } from '../kernel/trace'
 import { type RunState } from '../kernel/state'
-import { toApiDelivery, toApiResult, type SkippedTool } from './api-result'
-import type { IndexedApproval } from './index/run-index'
+import type { DeliveryBody } from '../api/response-schemas'
+import { toApiResult, type SkippedTool } from './api-result'
+import { pendingApprovalsOf } from './index/run-index-entry'
 import type { OutboxEntry } from './outbox/outbox'
-import type { RunInfo, RunStatus, RunView } from './types'
+import { statusOf } from './run-status'
+import type { RunInfo, RunView } from './types'
 
 /** The run as `GET /v1/runs/:id` shows it. */
 export function toRunView(
@@ -36,7 +37,7 @@ export function toRunView(
       requestedAt: new Date(requestedAt).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
     })),
-    // Filled in by the route, which asks the children (routes/run-family.ts).
+    // Filled in by the route, which asks the children (routes/api/run-family.ts).
     descendantApprovals: [],
     result: toApiResult(state, skippedTools),
     // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event;
@@ -59,25 +60,9 @@ function slackPlace(info: RunInfo): { slack?: RunView['slack'] } {
   return { slack: place }
 }
 
-/**
- * The run's pending approvals, each with the model's reason (the thought of its step), as the
- * index stores them; the view adds the requester and ISO 8601 times.
- */
-export function pendingApprovalsOf(state: RunState): IndexedApproval[] {
-  return pendingApprovals(state).map(({ stepIndex, call }) => ({
-    callId: call.id,
-    tool: call.name,
-    args: call.args,
-    argsHash: call.approval!.hash,
-    reason: state.steps[stepIndex]!.thought,
-    requestedAt: call.approval!.requestedAt,
-    expiresAt: call.approval!.expiresAt,
-  }))
-}
-
-export function statusOf(state: RunState): RunStatus {
-  if (state.phase === 'done') return state.result?.ok ? 'succeeded' : 'failed'
-  if (state.phase === 'await_approval') return 'awaiting_approval'
-  // A run waiting for its child is running: its work goes on in the child.
-  return 'running'
+/** A delivery as the API shows it: no payload, times in ISO 8601. */
+function toApiDelivery(entry: OutboxEntry): DeliveryBody {
+  const { payload: _p, result: _r, nextAt, updatedAt, ...rest } = entry
+  const iso = (ms: number) => new Date(ms).toISOString()
+  return { ...rest, nextAt: iso(nextAt), updatedAt: iso(updatedAt) }
 }

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import {
+  folderViolations,
+  wallViolations,
   importCycles,
   importEdges,
   layerViolations,
   parseImports,
+  type FolderRules,
   type Layer,
 } from './import-graph'
 
@@ -41,6 +44,7 @@ export const LAYERS: Record<string, Layer> = {
       'tools',
       'slack',
       'security',
+      'validation',
       'errors',
       'env-vars',
     ],
@@ -90,6 +94,39 @@ export const LAYERS: Record<string, Layer> = {
   console: { imports: [], packages: [] },
 }
 
+/**
+ * Walls inside a layer (docs/architecture.md#layers): routes/ holds no business rule, so runs/
+ * (where a run starts, src/runs/start/) never reaches into it; the Slack routes and the API routes
+ * share only the HTTP plumbing at the top of routes/, never each other's handlers.
+ */
+export const FOLDERS: FolderRules = {
+  'src/runs': ['src/routes'],
+  'src/routes/slack': ['src/routes/api', 'src/routes/openapi'],
+  'src/routes/api': ['src/routes/slack', 'src/routes/openapi'],
+}
+
+/**
+ * The sub-folders of src/runs/ and the ones each may import, bottom up (docs/architecture.md#layers):
+ * a sub-folder imports only folders below it. The files at the top of runs/ (the objects and
+ * what ties a run together) may import any of them, and any of them a top file, as long as no
+ * two parts import each other, however indirectly.
+ */
+export const RUNS_FOLDERS: Record<string, readonly string[]> = {
+  // The run's events: the log, the streams, the live text pieces.
+  events: [],
+  // The D1 run index and the run-list hub.
+  index: ['events'],
+  // The queue of what a run owes the outside world, its kinds and what a delivery is given.
+  outbox: ['index', 'events'],
+  // The deliverers of each kind.
+  otel: ['outbox', 'events'],
+  slack: ['outbox'],
+  // Delivering: the dispatch over kinds, the callback, the family reports, the pump.
+  delivery: ['outbox', 'index', 'otel', 'slack', 'events'],
+  // Where every run begins (the API, a webhook, Slack, a delegated child): the rules of a start.
+  start: [],
+}
+
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */
 export function groupOf(path: string): string {
   const parts = path.split('/')
@@ -128,6 +165,18 @@ describe('the import graph of src/ and tools/', () => {
     expect(layerViolations(sources, LAYERS, groupOf)).toEqual([])
   })
 
+  it('keeps the walls inside a layer: runs/ apart from routes/, Slack routes apart from API ones', () => {
+    expect(wallViolations(sources, FOLDERS)).toEqual([])
+    // The walls stand around folders that exist.
+    for (const folder of Object.keys(FOLDERS)) {
+      expect(Object.keys(sources).some((path) => path.startsWith(`${folder}/`))).toBe(true)
+    }
+  })
+
+  it('points every import between the parts of src/runs/ down, without cycles', () => {
+    expect(folderViolations(sources, 'src/runs', RUNS_FOLDERS)).toEqual([])
+  })
+
   it('has a layer map without cycles of its own', () => {
     const fake = Object.fromEntries(
       Object.entries(LAYERS).map(([group, layer]) => [
@@ -143,6 +192,26 @@ describe('the import graph of src/ and tools/', () => {
 })
 
 describe('the import-graph checker', () => {
+  it('names a sub-folder importing up or sideways, a cycle through a top file, an unplaced folder', () => {
+    const runs = {
+      'src/runs/view.ts': "import type { Row } from './index/row'",
+      'src/runs/index/row.ts': "import { statusOf } from '../view'",
+      'src/runs/slack/post.ts': "import { deliver } from '../delivery/deliver'",
+      'src/runs/delivery/deliver.ts': "import type { Entry } from '../outbox/entry'",
+      'src/runs/outbox/entry.ts': '',
+      'src/runs/extra/x.ts': '',
+    }
+    const order = { index: [], outbox: [], slack: ['outbox'], delivery: ['outbox', 'slack'] }
+    expect(folderViolations(runs, 'src/runs', order)).toEqual([
+      'src/runs/extra/ has no place in the folder order; add it',
+      'src/runs/slack/post.ts:1 imports src/runs/delivery/deliver.ts: src/runs/slack/ may not ' +
+        'import src/runs/delivery/ (src/runs/slack/ may import outbox)',
+      'src/runs/index/ → src/runs/view.ts → src/runs/index/',
+    ])
+    const fixed = { ...runs, 'src/runs/slack/post.ts': '', 'src/runs/index/row.ts': '' }
+    expect(folderViolations(fixed, 'src/runs', { ...order, extra: [] })).toEqual([])
+  })
+
   it('reads single-line, multi-line, type-only, re-export, side-effect and dynamic imports', () => {
     const source = [
       "import { a } from './a'",
@@ -218,6 +287,23 @@ describe('the import-graph checker', () => {
     expect(layerViolations(bad, LAYERS, groupOf)).toEqual([
       'src/helpers/misc.ts is in no layer ("helpers"); add it to LAYERS',
       "src/kernel/a.ts:1 imports './b', which is no file in the graph",
+    ])
+  })
+
+  it('names an import through a wall inside a layer', () => {
+    const walled = {
+      'src/routes/slack/slack.ts':
+        "import { startRun } from '../api/runs'\nimport { body } from '../body'",
+      'src/routes/api/runs.ts': "import { body } from '../body'",
+      'src/routes/body.ts': '',
+      'src/runs/start/start-run.ts': "import { ApiError } from '../../routes/api-error'",
+      'src/routes/api-error.ts': '',
+    }
+    expect(wallViolations(walled, FOLDERS)).toEqual([
+      'src/routes/slack/slack.ts:1 imports src/routes/api/runs.ts: src/routes/slack/ may not ' +
+        'import src/routes/api/ (src/routes/slack/ may not import src/routes/api/, src/routes/openapi/)',
+      'src/runs/start/start-run.ts:1 imports src/routes/api-error.ts: src/runs/ may not import ' +
+        'src/routes/ (src/runs/ may not import src/routes/)',
     ])
   })
 

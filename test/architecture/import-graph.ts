@@ -130,12 +130,91 @@ export function layerViolations(
   return problems
 }
 
+/** Folders a folder's files may not import from, though both are in one layer. */
+export type FolderRules = Readonly<Record<string, readonly string[]>>
+
+const within = (path: string, folder: string) => path.startsWith(`${folder}/`)
+
+/**
+ * Every import that crosses a wall inside a layer: a file under a folder of `rules` importing a
+ * file under one of the folders that folder may not reach.
+ */
+export function wallViolations(
+  sources: Readonly<Record<string, string>>,
+  rules: FolderRules,
+): string[] {
+  const problems: string[] = []
+  for (const edge of importEdges(sources)) {
+    if (!edge.to) continue
+    for (const [folder, walled] of Object.entries(rules)) {
+      if (!within(edge.from, folder)) continue
+      const hit = walled.find((w) => within(edge.to!, w))
+      if (hit) {
+        problems.push(
+          `${edge.from}:${edge.line} imports ${edge.to}: ${folder}/ may not import ${hit}/ ` +
+            `(${folder}/ may not import ${walled.join('/, ')}/)`,
+        )
+      }
+    }
+  }
+  return problems
+}
+
 /** Every import cycle between files, as `a.ts → b.ts → a.ts` (Tarjan's strongly connected sets). */
 export function importCycles(sources: Readonly<Record<string, string>>): string[] {
   const next = new Map<string, Set<string>>()
   for (const path of Object.keys(sources)) next.set(path, new Set())
   for (const edge of importEdges(sources)) if (edge.to) next.get(edge.from)!.add(edge.to)
+  return cyclesOf(next)
+}
 
+/**
+ * How the parts of folder `root` (`src/runs`) break `folders`: a sub-folder is one part, a file at
+ * the top of `root` a part of its own. A sub-folder imports only the sub-folders `folders` lists
+ * for it (below it), every sub-folder is listed, and no parts import each other in a cycle (a
+ * sub-folder and a top file included).
+ */
+export function folderViolations(
+  sources: Readonly<Record<string, string>>,
+  root: string,
+  folders: Readonly<Record<string, readonly string[]>>,
+): string[] {
+  const partOf = (path: string): string | undefined => {
+    if (!path.startsWith(`${root}/`)) return undefined
+    const rest = path.slice(root.length + 1)
+    return rest.includes('/') ? `${root}/${rest.split('/')[0]}/` : path
+  }
+  const folderOf = (part: string) => (part.endsWith('/') ? part.slice(root.length + 1, -1) : null)
+  const problems: string[] = []
+  const next = new Map<string, Set<string>>()
+  for (const path of Object.keys(sources)) {
+    const part = partOf(path)
+    if (!part) continue
+    next.set(part, next.get(part) ?? new Set())
+    const folder = folderOf(part)
+    if (folder !== null && !folders[folder]) {
+      problems.push(`${part} has no place in the folder order; add it`)
+    }
+  }
+  for (const edge of importEdges(sources)) {
+    const from = partOf(edge.from)
+    const to = edge.to && partOf(edge.to)
+    if (!from || !to || from === to) continue
+    next.get(from)!.add(to)
+    const [fromFolder, toFolder] = [folderOf(from), folderOf(to)]
+    const allowed = fromFolder !== null && folders[fromFolder]
+    if (allowed && toFolder !== null && !allowed.includes(toFolder)) {
+      problems.push(
+        `${edge.from}:${edge.line} imports ${edge.to}: ${from} may not import ${to} ` +
+          `(${from} may import ${allowed.join(', ') || 'no other sub-folder'})`,
+      )
+    }
+  }
+  return [...new Set(problems), ...cyclesOf(next)]
+}
+
+/** Every cycle of a directed graph (Tarjan's strongly connected sets), each as its shortest loop. */
+function cyclesOf(next: Map<string, Set<string>>): string[] {
   const index = new Map<string, number>()
   const low = new Map<string, number>()
   const stack: string[] = []

@@ -11,7 +11,7 @@ import {
 } from '../../src/errors'
 import { ScriptedModel } from '../../src/llm/scripted-model'
 import { ApiError } from '../../src/routes/api-error'
-import { deliverCallback } from '../../src/runs/outbox/callback'
+import { deliverCallback } from '../../src/runs/delivery/callback'
 import { SlackApiError } from '../../src/slack/slack-api-error'
 import { SlackClient } from '../../src/slack/web-api'
 import { CalculatorError, evaluate } from '../../tools/calculator-parser'

@@ -1,8 +1,8 @@
 import type { RunState } from '../../kernel/state'
-import type { RunIndexEntry } from './run-index'
+import type { IndexedApproval, RunIndexEntry } from './run-index'
 import type { RunInfo } from '../types'
 import { pendingApprovals } from '../../kernel/approvals'
-import { pendingApprovalsOf, statusOf } from '../view'
+import { statusOf } from '../run-status'
 import { ownerOf } from '../run-owner'
 
 /** The index row of a run as it now stands; `version` is its last event's sequence number. */
@@ -49,4 +49,20 @@ function pendingIds(state: RunState): string {
   return pendingApprovals(state)
     .map(({ call }) => call.id)
     .join(',')
+}
+
+/**
+ * The run's pending approvals, each with the model's reason (the thought of its step), as the
+ * index stores them; the view adds the requester and ISO 8601 times.
+ */
+export function pendingApprovalsOf(state: RunState): IndexedApproval[] {
+  return pendingApprovals(state).map(({ stepIndex, call }) => ({
+    callId: call.id,
+    tool: call.name,
+    args: call.args,
+    argsHash: call.approval!.hash,
+    reason: state.steps[stepIndex]!.thought,
+    requestedAt: call.approval!.requestedAt,
+    expiresAt: call.approval!.expiresAt,
+  }))
 }

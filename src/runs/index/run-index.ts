@@ -329,7 +329,13 @@ function encodeCursor(t: number, id: string): string {
     .replace(/=+$/, '')
 }
 
+/** What encodeCursor writes: base64url without padding (the OpenAPI document says the same). */
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,400}$/
+
 function decodeCursor(cursor: string): { t: number; id: string } {
+  if (!CURSOR_PATTERN.test(cursor)) {
+    throw new InvalidCursorError('cursor is not one this server returned; start without it')
+  }
   try {
     const [t, id] = JSON.parse(atob(cursor.replaceAll('-', '+').replaceAll('_', '/'))) as unknown[]
     if (typeof t === 'number' && Number.isFinite(t) && typeof id === 'string') return { t, id }

@@ -1,15 +1,11 @@
+import type { RunTrace } from '../types'
+
 /**
  * A run's trace and span ids (docs/operations.md#exporting-traces). One trace per run: its id is
  * the caller's (`traceparent` on POST /v1/runs) or made from the run id, and kept in the run's
  * info row; every span id is a hash of the trace id and what the span is (the run, a step's model
  * call, a tool call), so a batch sent again after a crash carries the same ids, never new ones.
  */
-
-/** What the run's info row keeps: its trace, and the caller's span it joins, if any. */
-export interface RunTrace {
-  traceId: string
-  parentSpanId?: string
-}
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/
 const ZEROS = /^0+$/

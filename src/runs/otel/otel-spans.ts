@@ -6,6 +6,25 @@ import { spanIdOf, traceOf } from './otel-ids'
 import { SPAN_KIND, type AttributeValue, type SpanInput } from './otlp-json'
 import type { RunInfo } from '../types'
 
+/** What a batch is built from. */
+interface BatchInput {
+  state: RunState
+  info: RunInfo
+  events: EventLog | undefined
+  slices: number[]
+  config: Pick<OtelConfig, 'captureContent'>
+  defaultModel: string | undefined
+}
+
+/** The ids and names every span of a run's batches shares. */
+interface SpanHead {
+  traceId: string
+  parentSpanId: string | undefined
+  root: string
+  model: string
+  content: boolean
+}
+
 /**
  * The spans of one export batch, built from the run as stored (OpenTelemetry GenAI semantic
  * conventions): batch `step:<i>` is step i's `chat` span (the model call) and an `execute_tool`
@@ -13,69 +32,70 @@ import type { RunInfo } from '../types'
  * run's `invoke_agent` span, the parent of all of them, with an event per slice. A step never
  * changes once the next one has begun, so a batch built again after a crash is the same batch.
  */
-export function batchSpans(
-  batch: string,
-  ctx: {
-    state: RunState
-    info: RunInfo
-    events: EventLog | undefined
-    slices: number[]
-    config: Pick<OtelConfig, 'captureContent'>
-    defaultModel: string | undefined
-  },
-): SpanInput[] {
+export function batchSpans(batch: string, ctx: BatchInput): SpanInput[] {
   const { state, info } = ctx
   const { traceId, parentSpanId } = traceOf(state.id, info.trace)
-  const root = spanIdOf(traceId, 'run')
-  const model = info.model ?? state.agent.model ?? state.model ?? ctx.defaultModel ?? 'unknown'
-  const content = ctx.config.captureContent
-  if (batch === 'run') {
-    const r = state.result
-    return [
-      {
-        traceId,
-        spanId: root,
-        ...(parentSpanId ? { parentSpanId } : {}),
-        name: `invoke_agent ${state.agent.name}`,
-        kind: SPAN_KIND.internal,
-        startMs: state.createdAt,
-        endMs: r?.finishedAt ?? state.createdAt,
-        attributes: {
-          'gen_ai.operation.name': 'invoke_agent',
-          'gen_ai.agent.name': state.agent.name,
-          'gen_ai.agent.version': state.agent.version,
-          'gen_ai.provider.name': 'openai',
-          'gen_ai.request.model': model,
-          'gen_ai.conversation.id': state.conversation?.id ?? state.id,
-          'gen_ai.usage.input_tokens': state.usage.promptTokens,
-          'gen_ai.usage.output_tokens': state.usage.completionTokens,
-          'gen_ai.usage.cache_read.input_tokens': state.usage.cachedPromptTokens,
-          'edgeloop.run.id': state.id,
-          'edgeloop.run.steps': state.steps.length,
-          'edgeloop.run.stop_reason': r?.stopReason,
-          'edgeloop.run.model_calls': state.usage.modelCalls,
-          'edgeloop.run.lost_model_calls': state.usage.lostModelCalls,
-          'edgeloop.run.slices': ctx.slices.length,
-          ...(content
-            ? {
-                'gen_ai.input.messages': messages('user', state.task),
-                'gen_ai.output.messages': r?.ok ? messages('assistant', r.answer) : undefined,
-              }
-            : {}),
-        },
-        // Each slice is one Worker invocation; a slice after the first is a resume.
-        events: ctx.slices.map((at, i) => ({
-          name: i === 0 ? 'edgeloop.slice' : 'edgeloop.slice.resumed',
-          atMs: at,
-          attributes: { 'edgeloop.slice.index': i },
-        })),
-        ...(r && !r.ok ? { error: redact(r.error ?? r.stopReason).slice(0, 500) } : {}),
-      },
-    ]
+  const head: SpanHead = {
+    traceId,
+    parentSpanId,
+    root: spanIdOf(traceId, 'run'),
+    model: info.model ?? state.agent.model ?? state.model ?? ctx.defaultModel ?? 'unknown',
+    content: ctx.config.captureContent,
   }
+  if (batch === 'run') return [runSpan(head, state, ctx.slices)]
   const step = state.steps[Number(batch.slice('step:'.length))]
-  if (!step) return []
-  const times = callTimes(ctx.events, step.i)
+  return step ? stepSpans(head, step, ctx.events) : []
+}
+
+/** The run's `invoke_agent` span, with an event per slice. */
+function runSpan(head: SpanHead, state: RunState, slices: number[]): SpanInput {
+  const { traceId, parentSpanId, model, content } = head
+  const r = state.result
+  return {
+    traceId,
+    spanId: head.root,
+    ...(parentSpanId ? { parentSpanId } : {}),
+    name: `invoke_agent ${state.agent.name}`,
+    kind: SPAN_KIND.internal,
+    startMs: state.createdAt,
+    endMs: r?.finishedAt ?? state.createdAt,
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': state.agent.name,
+      'gen_ai.agent.version': state.agent.version,
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': model,
+      'gen_ai.conversation.id': state.conversation?.id ?? state.id,
+      'gen_ai.usage.input_tokens': state.usage.promptTokens,
+      'gen_ai.usage.output_tokens': state.usage.completionTokens,
+      'gen_ai.usage.cache_read.input_tokens': state.usage.cachedPromptTokens,
+      'edgeloop.run.id': state.id,
+      'edgeloop.run.steps': state.steps.length,
+      'edgeloop.run.stop_reason': r?.stopReason,
+      'edgeloop.run.model_calls': state.usage.modelCalls,
+      'edgeloop.run.lost_model_calls': state.usage.lostModelCalls,
+      'edgeloop.run.slices': slices.length,
+      ...(content
+        ? {
+            'gen_ai.input.messages': messages('user', state.task),
+            'gen_ai.output.messages': r?.ok ? messages('assistant', r.answer) : undefined,
+          }
+        : {}),
+    },
+    // Each slice is one Worker invocation; a slice after the first is a resume.
+    events: slices.map((at, i) => ({
+      name: i === 0 ? 'edgeloop.slice' : 'edgeloop.slice.resumed',
+      atMs: at,
+      attributes: { 'edgeloop.slice.index': i },
+    })),
+    ...(r && !r.ok ? { error: redact(r.error ?? r.stopReason).slice(0, 500) } : {}),
+  }
+}
+
+/** A step's `chat` span, then per call its `await_approval` span (if asked) and its tool span. */
+function stepSpans(head: SpanHead, step: Step, events: EventLog | undefined): SpanInput[] {
+  const { traceId, root, model, content } = head
+  const times = callTimes(events, step.i)
   const chatEnd = step.at + step.modelMs
   const spans: SpanInput[] = [
     {
@@ -103,29 +123,32 @@ export function batchSpans(
     },
   ]
   for (const call of step.calls) {
-    const approval = call.approval
-    if (approval) {
-      spans.push({
-        traceId,
-        spanId: spanIdOf(traceId, `approval:${call.id}`),
-        parentSpanId: root,
-        name: `await_approval ${call.name}`,
-        kind: SPAN_KIND.internal,
-        startMs: approval.requestedAt,
-        endMs: approval.decidedAt ?? approval.expiresAt,
-        attributes: {
-          'gen_ai.tool.name': call.name,
-          'gen_ai.tool.call.id': call.id,
-          'edgeloop.approval.decision': approval.decision,
-          'edgeloop.approval.decided_by': approval.decidedBy,
-          'edgeloop.approval.reason': approval.reason === 'expired' ? 'expired' : undefined,
-        },
-      })
-    }
+    if (call.approval) spans.push(approvalSpan(traceId, root, call))
     const end = times.get(call.id) ?? chatEnd + (call.ms ?? 0)
     spans.push(toolSpan(traceId, root, call, end - (call.ms ?? 0), end, content))
   }
   return spans
+}
+
+/** The time a person took to decide on a call. */
+function approvalSpan(traceId: string, parent: string, call: Call): SpanInput {
+  const approval = call.approval!
+  return {
+    traceId,
+    spanId: spanIdOf(traceId, `approval:${call.id}`),
+    parentSpanId: parent,
+    name: `await_approval ${call.name}`,
+    kind: SPAN_KIND.internal,
+    startMs: approval.requestedAt,
+    endMs: approval.decidedAt ?? approval.expiresAt,
+    attributes: {
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.id,
+      'edgeloop.approval.decision': approval.decision,
+      'edgeloop.approval.decided_by': approval.decidedBy,
+      'edgeloop.approval.reason': approval.reason === 'expired' ? 'expired' : undefined,
+    },
+  }
 }
 
 function toolSpan(

@@ -1,4 +1,3 @@
 // What the RunStore uses of a run's Slack deliveries; the files here import each other directly.
 export { SlackPumps } from './slack-pumps'
 export { queueStreamText, STREAM_ID } from './slack-stream'
-export type { SlackThread } from './slack-thread'

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { canonicalJson } from '../../../src/kernel/canonical'
 import type { RunState } from '../../../src/kernel/state'
-import { statusOf } from '../../../src/runs/view'
+import { statusOf } from '../../../src/runs/run-status'
 import { FAKE_MCP_HOST } from '../../fakes/fake-mcp'
 import type { FakeReply } from '../../fakes/fake-openai'
 import type { World } from './world'

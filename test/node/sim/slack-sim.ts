@@ -14,7 +14,7 @@ import {
   signedSlackRequest,
 } from '../../fakes/fake-slack'
 import { APPROVE_ACTION_ID, DENY_ACTION_ID } from '../../../src/slack/approval-message'
-import { SlackThread } from '../../../src/runs/slack/slack-thread'
+import { SlackThread } from '../../../src/runs/slack-thread'
 import worker from '../../../src/index'
 import type { Env } from '../../../src/env'
 import type { Sim } from './sim'

@@ -8,7 +8,7 @@
 import { FAKE_MCP_HOST, FAKE_MCP_TOKEN, FakeMcp } from '../../fakes/fake-mcp'
 import type { FakeReply } from '../../fakes/fake-openai'
 import { RunStore } from '../../../src/runs/run-store'
-import { startRun } from '../../../src/routes/start-run'
+import { startRun } from '../../../src/runs/start/start-run'
 import { RunStorage } from '../../../src/runs/storage'
 import type { RunState } from '../../../src/kernel/state'
 import type { ChildOutcome } from '../../../src/kernel/delegation'

@@ -1,0 +1,36 @@
+import { Hono } from 'hono/tiny'
+import { allToolsOf, loadConfig, type Agent, type ServiceConfig } from '../../config'
+import type { AppEnv } from '../app-env'
+import { findAgent } from '../../runs/start'
+import { requireAuth } from './auth'
+import type { AgentBody, AgentItemBody } from '../../api/response-schemas'
+
+/** `GET /v1/agents` and `GET /v1/agents/:name`: the agents runs may name (scope runs:read). */
+export const agentsRoutes = new Hono<AppEnv>()
+
+agentsRoutes.get('/', requireAuth(), (c) => {
+  const config = loadConfig(c.env)
+  const agents = config.agents.map((a) => agentItem(a, config))
+  return c.json({ agents })
+})
+
+agentsRoutes.get('/:name', requireAuth(), (c) => {
+  const config = loadConfig(c.env)
+  const agent = findAgent(config.agents, c.req.param('name'))
+  const body: AgentBody = { ...agentItem(agent, config), instructions: agent.instructions }
+  return c.json(body)
+})
+
+/** An agent as the list shows it; an agent of every tool lists what the deployment offers. */
+function agentItem(agent: Agent, config: ServiceConfig): AgentItemBody {
+  const every = [...config.enabledTools, ...config.mcpServers.map((s) => allToolsOf(s.name))]
+  return {
+    name: agent.name,
+    description: agent.description,
+    tools: agent.tools ?? every,
+    model: agent.model,
+    protocol: agent.protocol,
+    outputSchema: agent.outputSchema,
+    delegates: agent.delegates,
+  }
+}

@@ -1,0 +1,111 @@
+import { toJSONSchema, type $ZodType } from 'zod/v4/core'
+import { RUN_ID_PATTERN } from '../../kernel/names'
+import { CURSOR_PATTERN } from '../../runs/index/run-index'
+import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
+
+/** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */
+
+export const schema = (s: $ZodType, io: 'input' | 'output') => {
+  const { $schema: _s, ...rest } = toJSONSchema(s, { io }) as Record<string, unknown>
+  return rest
+}
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+export const json = (name: string) => ({ content: { 'application/json': { schema: ref(name) } } })
+export const ok = (description: string, name: string) => ({ description, ...json(name) })
+
+export const runId = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The run id (`run_` and 32 hex digits).',
+  schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
+}
+export const cursor = {
+  name: 'cursor',
+  in: 'query',
+  required: false,
+  description: 'The `nextCursor` of the previous page (base64url, as the server wrote it).',
+  schema: { type: 'string', pattern: CURSOR_PATTERN.source },
+}
+export const limit = {
+  name: 'limit',
+  in: 'query',
+  required: false,
+  schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+}
+export const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'The same key returns the same run; with another request it is a 409.',
+  schema: { type: 'string', minLength: 1, maxLength: 200 },
+}
+export const traceparent = {
+  name: 'traceparent',
+  in: 'header',
+  required: false,
+  description:
+    "W3C Trace Context: the run's exported spans join this trace, under this span. An invalid one is ignored.",
+  schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+}
+export const afterSeq = {
+  name: 'after',
+  in: 'query',
+  required: false,
+  description: 'Send only events with a greater sequence number.',
+  schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999 },
+}
+export const lastEventId = {
+  name: 'Last-Event-ID',
+  in: 'header',
+  required: false,
+  description:
+    'As `after`: an event sequence number of at most 15 digits, spaces around it ignored; ' +
+    'EventSource sends it on reconnect. Wins over `after` unless empty.',
+  schema: { type: 'string', pattern: '^\\s*[0-9]{0,15}\\s*$' },
+}
+/** Where a run-list stream resumes: the `id` of its last event, `<epoch>-<number>`. */
+export const listAfter = {
+  name: 'after',
+  in: 'query',
+  required: false,
+  description: 'Resume after this run-list event id (as `Last-Event-ID`).',
+  schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9]{1,15}$' },
+}
+export const listLastEventId = {
+  name: 'Last-Event-ID',
+  in: 'header',
+  required: false,
+  description:
+    'The `id` of the last run-list event received (`<epoch>-<number>`); EventSource sends it on reconnect. Wins over `after` unless empty.',
+  schema: { type: 'string', pattern: '^\\s*([0-9a-f]{8}-[0-9]{1,15})?\\s*$' },
+}
+export const bearer = [{ bearer: [] }]
+export const slackOperation = (operationId: string, summary: string) => ({
+  post: {
+    operationId,
+    summary,
+    description: 'Verified with Slack request signing (X-Slack-Signature), not the API token.',
+    tags: ['slack'],
+    security: [{ slackSignature: [] }],
+    responses: {
+      '200': { description: 'Acknowledged' },
+      ...errorResponses(ROUTE_ERRORS.slack),
+    },
+  },
+})
+
+/** A file of the web console: public (it holds no secret; its API calls carry the token). */
+export function consoleFile(operationId: string, summary: string, type: string) {
+  return {
+    get: {
+      operationId,
+      summary,
+      tags: ['service'],
+      security: [],
+      responses: {
+        '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
+      },
+    },
+  }
+}
