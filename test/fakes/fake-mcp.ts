@@ -7,12 +7,13 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js'
+import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
 import {
   ElicitResultSchema,
   type ElicitRequestFormParams,
   type ElicitResult,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod'
 import type { FakeHandler } from './outbound'
@@ -192,7 +193,7 @@ export class FakeMcp {
         sessionIdGenerator: sessionId,
         enableJsonResponse: !this.streams && !this.closeStreamOf.size,
         ...(this.closeStreamOf.size
-          ? { eventStore: new InMemoryEventStore(), retryInterval: this.retryMs }
+          ? { eventStore: new OrderedEventStore(), retryInterval: this.retryMs }
           : {}),
         onsessioninitialized: (id) => void this.#sessions.set(id, transport),
         onsessionclosed: (id) => {
@@ -377,6 +378,38 @@ export class FakeMcp {
       )
     }
     return server
+  }
+}
+
+/**
+ * The events of a session's streams, in the order they were stored, for `Last-Event-ID` replays.
+ * (The SDK's example store orders by `Date.now()` and a random suffix: under workerd's clock,
+ * which stands still while code runs, a stream's events can then replay out of order.)
+ */
+class OrderedEventStore implements EventStore {
+  readonly #events: { id: string; streamId: string; message: JSONRPCMessage }[] = []
+
+  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const id = `${streamId}:${this.#events.length + 1}`
+    this.#events.push({ id, streamId, message })
+    return id
+  }
+
+  async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return this.#events.find((e) => e.id === eventId)?.streamId
+  }
+
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<string> {
+    const at = this.#events.findIndex((e) => e.id === lastEventId)
+    if (at < 0) return ''
+    const { streamId } = this.#events[at]!
+    for (const e of this.#events.slice(at + 1)) {
+      if (e.streamId === streamId) await send(e.id, e.message)
+    }
+    return streamId
   }
 }
 
