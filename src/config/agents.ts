@@ -63,6 +63,31 @@ export class AgentConfigError extends ConfigError {
   }
 }
 
+/**
+ * The catalog's agents a deployment does not offer although ENABLED_AGENTS leaves them to it (it
+ * is unset), each with why: an agent pinned to the offline demo's model runs only with MODEL=demo.
+ * For /readyz's warnings: such an agent is missing from GET /v1/agents with no error.
+ */
+export function agentsLeftOut(
+  /** ENABLED_AGENTS is set: the deployment chose its agents itself, nothing is left out. */
+  chosen: boolean,
+  offered: readonly Agent[],
+  model: string,
+  catalog: readonly Readonly<AgentDefinition>[] = AGENT_CATALOG,
+): { agent: string; reason: string }[] {
+  if (chosen) return []
+  const names = new Set(offered.map((a) => a.name))
+  return catalog
+    .filter((a) => !names.has(a.name))
+    .map((a) => ({
+      agent: a.name,
+      reason:
+        a.model === DEMO_MODEL
+          ? `its model is "${DEMO_MODEL}" (the offline demo), offered only with MODEL=demo (MODEL is "${model}")`
+          : 'it is not offered by this deployment',
+    }))
+}
+
 /** The file an agent's problem is fixed in. */
 export function agentVariable(name: string): string {
   // Files are kebab-case: agent log_analyst lives in agents/log-analyst.ts.

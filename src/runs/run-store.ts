@@ -58,7 +58,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     registerSecrets(env)
     this.#run = new RunRecord(ctx.storage, env)
     this.#pump = new OutboxPump(this.#run.outbox, () => this.#deliveryContext())
-    this.#slice = new SliceRunner(env, this.#run, (entry) => this.#pump.deliverOne(entry))
+    this.#slice = new SliceRunner(
+      () => this.env,
+      this.#run,
+      (entry) => this.#pump.deliverOne(entry),
+    )
   }
 
   /** Creates the run (idempotent: the same id returns the existing run) and arms the alarm. */

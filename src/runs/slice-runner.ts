@@ -37,11 +37,16 @@ export class SliceRunner {
   #notBefore: number | undefined
 
   constructor(
-    private readonly env: EnvVars,
+    // The object's settings as they are at each slice (read anew: the object's own `env`).
+    private readonly settings: () => EnvVars,
     private readonly record: RunRecord,
     deliver: (entry: OutboxEntry) => Promise<void>,
   ) {
     this.#slack = new SlackPumps(record.outbox, deliver)
+  }
+
+  private get env(): EnvVars {
+    return this.settings()
   }
 
   /** A slice is running now. */

@@ -100,4 +100,20 @@ describe('MODEL=script', () => {
       'MODEL=script: runs follow the script written in their task, not a real model',
     )
   })
+
+  it('names each agent it does not offer, and why (the demo agents)', async () => {
+    const res = await api('/readyz', { headers: AUTH })
+    const { warnings } = (await res.json()) as { warnings: string[] }
+    const agents = (await (await api('/v1/agents', { headers: AUTH })).json()) as {
+      agents: { name: string }[]
+    }
+    const listed = agents.agents.map((a) => a.name)
+    for (const name of ['oncall', 'log_analyst']) {
+      expect(listed).not.toContain(name)
+      expect(warnings).toContain(
+        `agent "${name}" is not offered (GET /v1/agents leaves it out): its model is "demo" ` +
+          '(the offline demo), offered only with MODEL=demo (MODEL is "script")',
+      )
+    }
+  })
 })
