@@ -128,6 +128,7 @@ export default defineConfig({
             'test/script/**',
             'test/slack-streaming/**',
             'test/agent-catalog/**',
+            'test/hitl/**',
           ],
         },
       },
@@ -171,6 +172,24 @@ export default defineConfig({
           name: 'agent-catalog',
           include: ['test/agent-catalog/**/*.test.ts'],
         },
+      },
+      {
+        // A person in the loop (docs/human-in-the-loop.md): ask_person enabled beside http_post.
+        plugins: [
+          sdkWithoutSourceMaps,
+          asShipped,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                ENABLED_TOOLS: 'calculator,http_post,ask_person',
+              },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'hitl', include: ['test/hitl/**/*.test.ts'] },
       },
       {
         // MCP servers as tool sources: a real SDK server (test/fakes/fake-mcp.ts) on mcp.test,

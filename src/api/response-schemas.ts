@@ -1,7 +1,15 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
 import { ConversationViewSchema } from '../kernel/conversation-schema'
-import { ApprovalSchema, DECISIONS, OBSERVATION_KINDS, PHASES, STEP_KINDS } from '../kernel/state'
+import {
+  ApprovalSchema,
+  DECISIONS,
+  OBSERVATION_KINDS,
+  PENDING_KINDS,
+  PersonAskSchema,
+  PHASES,
+  STEP_KINDS,
+} from '../kernel/state'
 import {
   RunAgentSchema,
   RunResultSchema,
@@ -73,6 +81,13 @@ export const RunResult = z.extend(RunResultSchema, {
 /** A child run of a delegated call (docs/agents.md#delegation): the view shows its own status. */
 export const ChildRun = z.extend(TraceChildSchema, { status: runStatus })
 
+/** What a person may do with a pending item, by kind (docs/human-in-the-loop.md#the-inbox). */
+export const ITEM_ACTIONS = ['approve', 'deny', 'edit', 'answer', 'decline', 'connect'] as const
+
+/**
+ * A pending item: an approval (`argsHash` binds the decision to the arguments), a question
+ * (`argsHash` is its hash, sent back as `question_hash`) or a connection to make.
+ */
 export const PendingApproval = z.object({
   callId: z.string(),
   tool: z.string(),
@@ -82,6 +97,14 @@ export const PendingApproval = z.object({
   requestedBy: z.string(),
   requestedAt: iso,
   expiresAt: iso,
+  kind: z.enum(PENDING_KINDS),
+  /** What a question or connect item asks; null for an approval. */
+  ask: z.nullable(PersonAskSchema),
+  /** An approval whose arguments may be edited: their JSON Schema; else null. */
+  editSchema: z.nullable(json),
+  /** What may be done with it; each is a POST to `href` (a connect item: `ask.details.url`). */
+  actions: z.array(z.enum(ITEM_ACTIONS)),
+  href: z.nullable(z.string()),
 })
 
 /** A pending approval of a run's child (or its child's child): decided on that run. */
@@ -147,6 +170,11 @@ export const DecisionResult = z.object({
   call: z.object({ id: z.string(), name: z.string(), status: z.string() }),
   decidedBy: z.string(),
   decision: z.string(),
+  /** The kind of pending item decided, when not an approval: `question` or `connect`. */
+  kind: z.optional(z.enum(PENDING_KINDS)),
+  /** Approved with edited arguments: the arguments the call runs with, and their hash. */
+  args: z.optional(json),
+  argsHash: z.optional(z.string()),
   /** The same decision by the same decider, sent again: the one recorded, nothing changed. */
   replayed: z.optional(z.literal(true)),
 })
@@ -237,9 +265,20 @@ export const RunEvent = z.discriminatedUnion('type', [
       ms: z.number(),
     }),
   ),
+  /** A call waits for a person: an approval, a question or a connection (`kind`). */
   event(
     'approval_requested',
-    z.object({ ...call, args: json, argsHash: z.string(), reason: z.string(), expiresAt: iso }),
+    z.object({
+      ...call,
+      args: json,
+      argsHash: z.string(),
+      reason: z.string(),
+      expiresAt: iso,
+      /** Absent for an approval. */
+      kind: z.optional(z.enum(PENDING_KINDS)),
+      /** What a question or connect item asks. */
+      ask: z.optional(PersonAskSchema),
+    }),
   ),
   event(
     'approval_decided',
@@ -248,6 +287,9 @@ export const RunEvent = z.discriminatedUnion('type', [
       decision,
       by: z.string(),
       reason: z.optional(z.string()),
+      kind: z.optional(z.enum(PENDING_KINDS)),
+      /** Approved with edited arguments: those the call runs with. */
+      editedArgs: z.optional(json),
     }),
   ),
   /** A delegated call started its child run. */

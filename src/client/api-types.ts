@@ -36,7 +36,19 @@ export interface Decision {
   decision: 'approve' | 'deny'
   args_hash: string
   reason?: string
+  args?: Record<string, unknown>
 }
+
+export type Answer =
+  | {
+    question_hash: string
+    answer: unknown
+  }
+  | {
+    question_hash: string
+    decline: true
+    reason?: string
+  }
 
 export interface Cancel {
   reason?: string
@@ -108,6 +120,24 @@ export interface RunView {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   descendantApprovals: Array<{
     runId: string
@@ -120,6 +150,24 @@ export interface RunView {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   result: RunResult
   deliveries: Array<{
@@ -210,6 +258,43 @@ export interface RunResult {
         decidedBy: string | null
         decidedAt: string | null
         reason: string | null
+        kind: 'approval' | 'question' | 'connect'
+        ask:
+          | {
+            message: string
+            choices: string[] | null
+            schema: Record<string, unknown> | null
+            details: Record<string, unknown> | null
+          }
+          | null
+        answer: unknown
+        edit:
+          | {
+            originalArgs: Record<string, unknown>
+            originalHash: string
+            by: string
+            at: number
+          }
+          | null
+        editSchema: Record<string, unknown> | null
+      }
+      policy?: {
+        configured: 'run' | 'ask' | 'dry_run' | 'deny'
+        applied: 'run' | 'ask' | 'dry_run' | 'deny'
+        policy:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
+        shadow:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
       }
       argsError?: string
       fromText?: string
@@ -253,6 +338,9 @@ export interface DecisionResult {
   }
   decidedBy: string
   decision: string
+  kind?: 'approval' | 'question' | 'connect'
+  args?: Record<string, unknown>
+  argsHash?: string
   replayed?: true
 }
 
@@ -296,6 +384,24 @@ export interface ApprovalPage {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   nextCursor: string | null
 }
@@ -380,6 +486,13 @@ export type RunEvent =
       argsHash: string
       reason: string
       expiresAt: string
+      kind?: 'approval' | 'question' | 'connect'
+      ask?: {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
     }
   }
   | {
@@ -394,6 +507,8 @@ export type RunEvent =
       decision: 'approved' | 'denied'
       by: string
       reason?: string
+      kind?: 'approval' | 'question' | 'connect'
+      editedArgs?: Record<string, unknown>
     }
   }
   | {
@@ -497,6 +612,24 @@ export type RunListEvent =
       requestedBy: string
       requestedAt: string
       expiresAt: string
+      kind: 'approval' | 'question' | 'connect'
+      ask:
+        | {
+          message: string
+          choices: string[] | null
+          schema: Record<string, unknown> | null
+          details: Record<string, unknown> | null
+        }
+        | null
+      editSchema: Record<string, unknown> | null
+      actions: Array<
+        | 'approve'
+        | 'deny'
+        | 'edit'
+        | 'answer'
+        | 'decline'
+        | 'connect'>
+      href: string | null
     }>
   }
   | {
@@ -525,6 +658,24 @@ export interface RunApprovals {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   descendantApprovals: Array<{
     runId: string
@@ -537,6 +688,24 @@ export interface RunApprovals {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
 }
 

@@ -1,10 +1,12 @@
+import { canonicalJson } from './canonical'
 import { dispatch, type Dispatched } from './dispatch'
+import { requestItem, resolvedItem } from './pending-items'
 import { type Call, type RunState } from './state'
 import { observationHandle } from './step-messages'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore } from './tool'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
-import { updateState } from './update-state'
+import { replaceCall, updateState } from './update-state'
 
 /**
  * Running one call through dispatch and recording what it gave: shared by the act phase and its
@@ -23,6 +25,7 @@ export function dispatchContext(state: RunState, call: Call, slice: Slice) {
     observations: new RunObservations(deps.observations, state),
     policy: state.policy,
     approved: call.approval?.decision === 'approved',
+    person: resolvedItem(call),
     maxObservationTokens: state.budget.maxObservationTokens,
     now: slice.now,
     signal: deps.signal,
@@ -77,9 +80,27 @@ function ranCall(
   call: Call,
   slice: Slice,
   result: Dispatched,
-): Transition {
+): SyncOrAsync<Transition> {
+  if (result.person) return waitForPerson(state, stepIndex, call, slice, result)
   const bytes = result.originalSize + result.observation.length
   return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
+}
+
+/**
+ * A handler said it needs a person (`personNeeded`): the call waits on a new item, and runs
+ * again once it is resolved (docs/human-in-the-loop.md#pending-items).
+ */
+async function waitForPerson(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  result: Dispatched,
+): Promise<Transition> {
+  const ttl = state.budget.approvalTtlSeconds
+  const waiting = await requestItem(call, slice.now(), ttl, result.person!)
+  const next = updateState(replaceCall(state, stepIndex, waiting), { phase: 'await_approval' })
+  return transitionTo(next, 'await', { step: stepIndex, tool: call.name, callId: call.id })
 }
 
 export function recorded(call: Call, result: Dispatched): Call {
@@ -87,13 +108,23 @@ export function recorded(call: Call, result: Dispatched): Call {
     ...call,
     status: 'done',
     kind: result.kind,
-    observation: result.observation,
+    observation: editNote(call) + result.observation,
     originalSize: result.originalSize,
     tokens: result.tokens,
     truncated: result.truncated,
     handle: result.handle,
     ms: result.ms,
   }
+}
+
+/** What the model is told first when a person changed the call's arguments before approving. */
+function editNote(call: Call): string {
+  const edit = call.approval?.edit
+  if (!edit) return ''
+  return (
+    `[Edited] ${edit.by} changed the arguments before approving; it ran with ${canonicalJson(call.args)} ` +
+    `instead of ${canonicalJson(edit.originalArgs)}.\n`
+  )
 }
 
 /** Records a finished call; the step completes with its last call. */

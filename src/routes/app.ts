@@ -46,6 +46,8 @@ app.get('/readyz', readiness)
 app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin) as object))
 app.route('/v1/runs', runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
+// Every kind of pending item, not only approvals: the same list under the name it has now.
+app.route('/v1/inbox', approvalsRoutes)
 app.route('/v1/me', meRoutes)
 app.route('/v1/agents', agentsRoutes)
 app.route('/console', consoleRoutes)

@@ -1,6 +1,7 @@
 import { runSlice } from '../kernel/machine'
 import type { RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
+import type { ToolRegistry } from '../kernel/registry'
 import type { EnvVars } from '../env-vars'
 import { McpSessions } from '../mcp/index'
 import { internalFailure } from './internal-failure'
@@ -155,6 +156,11 @@ export class SliceRunner {
     if (!this.#liveAnswer.text.trim() && !this.record.outbox.get(STREAM_ID)) return
     queueStreamText(this.record.outbox, Date.now())
     this.#slack.pokeStream()
+  }
+
+  /** The run's tools, as its slices see them (an approver's edit is checked against them). */
+  registry(state: RunState): ToolRegistry {
+    return this.#dependencies(state).registry
   }
 
   #dependencies(state: RunState): Deps {

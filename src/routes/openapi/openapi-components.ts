@@ -20,7 +20,7 @@ import {
   RunView,
   StoredObservation,
 } from '../../api/response-schemas'
-import { CancelBody, CreateRunBody, DecisionBody } from '../api/schemas'
+import { AnswerBody, CancelBody, CreateRunBody, DecisionBody } from '../api/schemas'
 import { schema } from './openapi-parts'
 
 /**
@@ -61,6 +61,7 @@ export function openApiComponents(): Record<string, unknown> {
     schemas: {
       CreateRun: schema(CreateRunBody, 'input'),
       Decision: schema(DecisionBody, 'input'),
+      Answer: schema(AnswerBody, 'input'),
       Cancel: schema(CancelBody, 'input'),
       CreatedRun: schema(CreatedRun, 'output'),
       RunView: schema(RunView, 'output'),

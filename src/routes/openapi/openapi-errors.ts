@@ -25,6 +25,17 @@ const BODY = { 413: ['body_too_large'], 415: ['unsupported_media_type'] }
 /** A run that never was, or one that was deleted (docs/operations.md#deletion). */
 const GONE = ['run_not_found', 'run_deleted']
 
+/** Why a pending item could not be decided as asked: it left the item as it was. */
+const DECIDE_409 = [
+  'already_decided',
+  'hash_mismatch',
+  'not_pending',
+  'run_finished',
+  'run_cancelling',
+  'wrong_kind',
+  'approval_expired',
+] as const
+
 export const ROUTE_ERRORS = {
   createRun: {
     ...AUTH,
@@ -75,17 +86,18 @@ export const ROUTE_ERRORS = {
   decideApproval: {
     ...TOKEN_ONLY,
     ...BODY,
-    400: [...BODY_400, 'by_not_accepted'],
+    400: [...BODY_400, 'by_not_accepted', 'invalid_args', 'not_editable'],
     403: ['forbidden', 'slack_run'],
     404: [...GONE, 'call_not_found'],
-    409: [
-      'already_decided',
-      'approval_expired',
-      'hash_mismatch',
-      'not_pending',
-      'run_finished',
-      'run_cancelling',
-    ],
+    409: [...DECIDE_409],
+  },
+  answerQuestion: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: [...BODY_400, 'by_not_accepted', 'invalid_answer'],
+    403: ['forbidden', 'slack_run'],
+    404: [...GONE, 'call_not_found'],
+    409: [...DECIDE_409],
   },
   cancelRun: {
     ...TOKEN_ONLY,
