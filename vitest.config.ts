@@ -177,7 +177,6 @@ export default defineConfig({
         // A person in the loop (docs/human-in-the-loop.md): ask_person enabled beside http_post.
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
