@@ -125,6 +125,7 @@ export default defineConfig({
             'test/demo/**',
             'test/node/**',
             'test/mcp/**',
+            'test/mcp-oauth/**',
             'test/script/**',
             'test/slack-streaming/**',
             'test/agent-catalog/**',
@@ -163,7 +164,11 @@ export default defineConfig({
           cloudflareTest({
             wrangler,
             miniflare: {
-              bindings: { ...common, ...fakeProvider, ENABLED_AGENTS: 'triage,incident,ticket' },
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped',
+              },
             },
           }),
         ],
@@ -217,6 +222,51 @@ export default defineConfig({
           }),
         ],
         test: { testTimeout: 30_000, name: 'mcp', include: ['test/mcp/**/*.test.ts'] },
+      },
+      {
+        // MCP servers behind OAuth (docs/mcp.md#oauth): a small authorization server on
+        // auth.test (test/fakes/fake-oauth.ts) protecting SDK servers: one whose connection is
+        // each person's, one the deployment's, one reached with client credentials.
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                PUBLIC_URL: 'https://edgeloop.test',
+                MCP_TOKEN_KEY: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDE=',
+                MCP_SERVERS: JSON.stringify([
+                  {
+                    name: 'tracker',
+                    url: 'https://tracker.test/mcp',
+                    auth: 'oauth',
+                    owner: 'person',
+                    timeout_ms: 2_000,
+                  },
+                  {
+                    name: 'wiki',
+                    url: 'https://wiki.test/mcp',
+                    auth: 'oauth',
+                    owner: 'deployment',
+                    timeout_ms: 2_000,
+                  },
+                  {
+                    name: 'm2m',
+                    url: 'https://m2m.test/mcp',
+                    auth: 'client_credentials',
+                    client_id: 'edgeloop-m2m',
+                    client_secret_secret: 'M2M_CLIENT_SECRET',
+                    timeout_ms: 2_000,
+                  },
+                ]),
+                M2M_CLIENT_SECRET: 'm2m-client-secret-0123456789',
+              },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'mcp-oauth', include: ['test/mcp-oauth/**/*.test.ts'] },
       },
       {
         // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from

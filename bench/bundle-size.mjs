@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
+import { verdictLine } from './verdict.mjs'
 
 // The limit: the platform's own, 3 MiB gzip on the Workers Free plan (10 MiB on Paid;
 // developers.cloudflare.com/workers/platform/limits/#worker-size); a bigger Worker does not
@@ -53,14 +54,17 @@ export function benchBundle(root) {
       gzip += gzipSync(content, { level: 9 }).length
     }
     const kib = (n) => (n / 1024).toFixed(1)
-    const ok = gzip <= LIMIT_GZIP_KIB * 1024
     const meta = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8'))
     const mcp = mcpBytes(meta)
     const top = contributors(meta).slice(0, TOP)
     return [
       `bundle as deployed (wrangler deploy --dry-run --outdir: ${files.join(', ')})`,
       `  ${kib(bytes)} KiB minified, gzip ${kib(gzip)} KiB (${PLATFORM})`,
-      `${ok ? 'PASS' : 'FAIL'} bundle: gzip ${kib(gzip)} KiB as shipped (limit ${LIMIT_GZIP_KIB} KiB)`,
+      verdictLine(
+        { 'gzip bytes': gzip, 'MCP bytes': mcp },
+        () => gzip <= LIMIT_GZIP_KIB * 1024,
+        `bundle: gzip ${kib(gzip)} KiB as shipped, with MCP (the platform's limit ${LIMIT_GZIP_KIB} KiB)`,
+      ),
       `  of which the MCP client: ${kib(mcp)} KiB minified (the SDK and what only it needs, ` +
         "the cfworker validator, zod's classic API, src/mcp; not the parts of zod's core it " +
         'shares with us)',

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
+import { GUARDRAIL_POINTS } from '../kernel/guardrails/guardrail'
 import { ConversationViewSchema } from '../kernel/conversation-schema'
 import {
   ApprovalSchema,
@@ -13,6 +14,7 @@ import {
 import {
   RunAgentSchema,
   RunResultSchema,
+  TrippedGuardrailSchema,
   TraceCallSchema,
   TraceChildSchema,
   TraceStepSchema,
@@ -229,6 +231,18 @@ const call = { step: z.number(), callId: z.string(), tool: z.string() }
 const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.object({ seq: z.number(), runId: z.string(), type: z.literal(type), at: iso, data })
 
+/** What a guardrail event says: which guardrail, where, and why. */
+const guardrailEvent = z.object({
+  guardrail: z.string(),
+  point: z.enum(GUARDRAIL_POINTS),
+  reason: z.optional(z.string()),
+  /** The check threw, timed out or gave no verdict (its `onError` decided). */
+  error: z.optional(z.string()),
+  step: z.optional(z.number()),
+  tool: z.optional(z.string()),
+  callId: z.optional(z.string()),
+})
+
 /** One `data:` line of `GET /v1/runs/:id/events` (and a `callback_events: "all"` body). */
 export const RunEvent = z.discriminatedUnion('type', [
   /** The model is asked for step `step` (0-based). */
@@ -309,10 +323,16 @@ export const RunEvent = z.discriminatedUnion('type', [
       agent: RunAgent,
       stopReason,
       error: z.optional(z.string()),
+      /** A run a guardrail ended: which one, where and why. */
+      guardrail: z.optional(TrippedGuardrailSchema),
       stepCount: z.number(),
       usage: Usage,
     }),
   ),
+  /** A guardrail stopped the run (docs/guardrails.md); run_finished follows. */
+  event('guardrail_tripped', guardrailEvent),
+  /** A guardrail let a replacement through: redacted text, framed text, cleaned arguments. */
+  event('guardrail_rewrote', guardrailEvent),
 ])
 
 /** `GET /v1/runs/:id/observations/:handle`. */
@@ -403,6 +423,49 @@ export const Me = z.object({
         'Which runs the token reaches: "all", or "own" (only the runs it started, their follow-ups and children).',
       ),
     ),
+})
+
+/** An MCP connection as listed (docs/mcp.md#oauth): who granted what, never its tokens. */
+export const Connection = z.object({
+  server: z.string(),
+  /** `deployment`, or the person it is for: `token:<name>`, `slack:<user id>`. */
+  owner: z.string(),
+  /** Who granted it: `token:<name>`, `slack:<user id>`, or `client_credentials`. */
+  grantor: z.string(),
+  scopes: z.nullable(z.string()),
+  grantedAt: z.number(),
+  /** When the access token expires (it is refreshed then), if the server said. */
+  expiresAt: z.nullable(z.number()),
+})
+
+/** An MCP server that uses OAuth, as the console offers it (Connect). */
+export const OAuthServer = z.object({
+  name: z.string(),
+  auth: z.enum(['oauth', 'client_credentials']),
+  /** Whose connection runs use: one for the deployment, or each person's. */
+  owner: z.enum(['deployment', 'person']),
+})
+
+/** `GET /v1/connections`: the servers that use OAuth, and the connections granted. */
+export const ConnectionList = z.object({
+  servers: z.array(OAuthServer),
+  connections: z.array(Connection),
+})
+
+/** `POST /v1/connections/:server/link`: a single-use link that starts the grant. */
+export const ConnectLink = z.object({
+  server: z.string(),
+  owner: z.nullable(z.string()),
+  url: z.string(),
+  expiresAt: z.number(),
+})
+
+/** `DELETE /v1/connections/:server`: forgotten; `revoked` when its server accepted revocation. */
+export const ConnectionDeleted = z.object({
+  server: z.string(),
+  owner: z.string(),
+  deleted: z.literal(true),
+  revoked: z.boolean(),
 })
 
 /** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */

@@ -198,6 +198,7 @@ export interface RunResult {
     | 'model_error'
     | 'content_filter'
     | 'output_invalid'
+    | 'guardrail'
     | 'internal_error'
     | null
   error?: string
@@ -221,6 +222,27 @@ export interface RunResult {
     runId: string
     agent: string
     status: 'running' | 'succeeded' | 'failed'
+  }>
+  guardrail?: {
+    name: string
+    point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+    reason: string
+    tool?: string
+    callId?: string
+  }
+  guardrails?: Array<{
+    guardrail: string
+    point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+    verdict: 'pass' | 'tripwire' | 'rewrite'
+    reason: string | null
+    error: string | null
+    step: number | null
+    tool: string | null
+    callId: string | null
+    ms: number
+    promptTokens: number | null
+    completionTokens: number | null
+    costUsd: number | null
   }>
   steps: Array<{
     i: number
@@ -563,8 +585,16 @@ export type RunEvent =
         | 'model_error'
         | 'content_filter'
         | 'output_invalid'
+        | 'guardrail'
         | 'internal_error'
       error?: string
+      guardrail?: {
+        name: string
+        point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+        reason: string
+        tool?: string
+        callId?: string
+      }
       stepCount: number
       usage: {
         promptTokens: number
@@ -577,6 +607,36 @@ export type RunEvent =
         lostPromptTokens: number
         activeMs: number
       }
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'guardrail_tripped'
+    at: string
+    data: {
+      guardrail: string
+      point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+      reason?: string
+      error?: string
+      step?: number
+      tool?: string
+      callId?: string
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'guardrail_rewrote'
+    at: string
+    data: {
+      guardrail: string
+      point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+      reason?: string
+      error?: string
+      step?: number
+      tool?: string
+      callId?: string
     }
   }
 
@@ -797,4 +857,40 @@ export interface RunExport {
   trace: RunResult
   observations: StoredObservation[]
   events: RunEvent[]
+}
+
+export interface ConnectionList {
+  servers: Array<{
+    name: string
+    auth: 'oauth' | 'client_credentials'
+    owner: 'deployment' | 'person'
+  }>
+  connections: Array<{
+    server: string
+    owner: string
+    grantor: string
+    scopes: string | null
+    grantedAt: number
+    expiresAt: number | null
+  }>
+}
+
+export interface ConnectLinkRequest {
+  runId?: string
+  itemId?: string
+  scopes?: string
+}
+
+export interface ConnectLink {
+  server: string
+  owner: string | null
+  url: string
+  expiresAt: number
+}
+
+export interface ConnectionDeleted {
+  server: string
+  owner: string
+  deleted: true
+  revoked: boolean
 }

@@ -18,6 +18,8 @@ import type { McpServerConfig } from '../mcp/index'
 import { isMcpToolName } from '../mcp/index'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
 import { delegationProblems } from './delegates'
+import { guardrailProblems } from './guardrails'
+import type { AgentGuardrails } from '../kernel/guardrails/spec'
 
 /** An agent as this deployment runs it: every field resolved and within the settings. */
 export interface Agent {
@@ -42,6 +44,8 @@ export interface Agent {
   slackChannels: string[]
   /** The agents it may delegate to (each an `ask_<name>` tool); empty: none. */
   delegates: string[]
+  /** Its guardrails as the definition names them (checked); empty: none. */
+  guardrails: AgentGuardrails
 }
 
 /** One problem with one agent: which agent, which field, what is wrong. */
@@ -159,6 +163,10 @@ export function resolveAgents(
     problems.push({ agent: 'default', field: 'name', message: 'the catalog has no default agent' })
   }
   problems.push(...delegationProblems(agents, limits.enabledTools))
+  const judges = { allowlist: limits.model.allowlist, agents: agents.map((a) => a.name) }
+  for (const def of chosen) {
+    problems.push(...guardrailProblems(String(def.name), def.guardrails, judges))
+  }
   if (problems.length) throw new AgentConfigError(problems)
   return agents
 }
@@ -260,6 +268,7 @@ function resolveAgent(
     outputSchema,
     slackChannels: [...channels],
     delegates: delegates.map(String),
+    guardrails: def.guardrails ?? {},
   }
 }
 

@@ -38,6 +38,10 @@ export const CONSOLE_HTML = `<!doctype html>
         <button type="submit">Start</button>
       </form>
     </details>
+    <details id="connections-box" hidden>
+      <summary>Connections</summary>
+      <ol id="connections"></ol>
+    </details>
     <h2>Runs</h2>
     <nav id="filters">
       <button data-status="">all</button><button data-status="running">running</button><button data-status="awaiting_approval">awaiting approval</button><button data-status="succeeded">succeeded</button><button data-status="failed">failed</button>

@@ -1,3 +1,4 @@
+import { CONSOLE_CONNECTIONS } from './console-connections'
 import { CONSOLE_CONTROLS } from './console-controls'
 import { CONSOLE_EVENT_STREAM } from './console-event-stream'
 import { CONSOLE_LIST_STREAM } from './console-list-stream'
@@ -95,6 +96,7 @@ export const CONSOLE_SCRIPT =
       loadAgents()
       loadRuns(true)
       loadInbox()
+      loadConnections()
       watchList()
       var fromHash = /run=([\w]+)/.exec(location.hash)
       if (fromHash) openRun(fromHash[1])
@@ -203,6 +205,7 @@ export const CONSOLE_SCRIPT =
   CONSOLE_STEP_CHART +
   CONSOLE_CONTROLS +
   CONSOLE_START_FORM +
+  CONSOLE_CONNECTIONS +
   String.raw`
   start()
   setInterval(function () {

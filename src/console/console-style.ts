@@ -50,6 +50,8 @@ pre.observation.folded { max-height: 7.5em; overflow: hidden; -webkit-mask-image
 .answer { border: 2px solid #17803d; border-radius: 6px; padding: .5rem .75rem; white-space: pre-wrap; }
 .answer.writing { border-style: dashed; }
 .failure { border: 2px solid #b42318; border-radius: 6px; padding: .5rem .75rem; }
+.guardrail { font-size: .85rem; padding: .25rem .5rem; margin: .25rem 0; border-left: 3px solid #b54708; }
+.guardrail.tripwire { border-left-color: #b42318; font-weight: 600; }
 .hint { color: #667; }
 .family h3 { font-size: .95rem; margin: .75rem 0 .25rem; }
 ul.tree { list-style: none; margin: 0; padding: 0 0 0 .25rem; }

@@ -6,6 +6,7 @@ import { observationHandle } from './step-messages'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore } from './tool'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
+import { screen, stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { replaceCall, updateState } from './update-state'
 
 /**
@@ -17,7 +18,11 @@ export function request(call: Call) {
   return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
 }
 
-export function dispatchContext(state: RunState, call: Call, slice: Slice) {
+/**
+ * What dispatch needs for `call`; with `log`, the tool-output guardrails screen its observation
+ * and push their verdicts there (the caller records them: `guarded`).
+ */
+export function dispatchContext(state: RunState, call: Call, slice: Slice, log?: Screened[]) {
   const { deps } = slice
   return {
     registry: slice.registry,
@@ -30,7 +35,44 @@ export function dispatchContext(state: RunState, call: Call, slice: Slice) {
     now: slice.now,
     signal: deps.signal,
     redact: slice.redact,
+    screen: log ? observationScreen(state, call, slice, log) : undefined,
   }
+}
+
+/** The tool-output guardrails for `call`'s observation: a tripwire withholds it. */
+function observationScreen(state: RunState, call: Call, slice: Slice, log: Screened[]) {
+  const where = { step: state.steps.length - 1, tool: call.name, callId: call.id }
+  const seen = (s: Screened): string => {
+    log.push(s)
+    if (!s.tripped) return s.value as string
+    const why = s.tripped.reason ?? 'no reason given'
+    return `[Guardrail] the output of ${call.name} was withheld by guardrail "${s.tripped.guardrail}": ${why}`
+  }
+  return (text: string): SyncOrAsync<string> => {
+    const screened = screen('toolOutput', text, where, state, slice)
+    return isPromise(screened) ? screened.then(seen) : seen(screened)
+  }
+}
+
+/** A log for the tool-output guardrails, when the run has some. */
+export function toolOutputLog(slice: Slice): Screened[] | undefined {
+  return slice.guardrails.toolOutput.length ? [] : undefined
+}
+
+/**
+ * `change` with the tool-output guardrails' verdicts recorded; a tripwire ends the run with the
+ * observations recorded (the model never sees them: nothing runs after).
+ */
+export function guarded(change: Transition, log: Screened[] | undefined, slice: Slice): Transition {
+  if (!log?.length) return change
+  let next = withScreened(change.state, log)
+  const tripped = trippedOf(log)
+  if (tripped) {
+    next = stopTripped(next, tripped, slice)
+    change.event.stopReason = next.result!.stopReason
+  }
+  change.state = next
+  return change
 }
 
 /**
@@ -68,10 +110,13 @@ export function runCall(
   call: Call,
   slice: Slice,
 ): SyncOrAsync<Transition> {
-  const result = dispatch(request(call), dispatchContext(state, call, slice))
-  return isPromise(result)
-    ? result.then((r) => ranCall(state, stepIndex, call, slice, r))
-    : ranCall(state, stepIndex, call, slice, result)
+  const log = toolOutputLog(slice)
+  const result = dispatch(request(call), dispatchContext(state, call, slice, log))
+  const finish = (r: Dispatched): SyncOrAsync<Transition> => {
+    const ran = ranCall(state, stepIndex, call, slice, r)
+    return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
+  }
+  return isPromise(result) ? result.then(finish) : finish(result)
 }
 
 function ranCall(

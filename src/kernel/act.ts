@@ -8,7 +8,16 @@ import { type Call, type RunState } from './state'
 import { type SyncOrAsync } from './sync-or-async'
 import type { Tool } from './tool'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
-import { dispatchContext, finishCall, recorded, request, runCall, withAnswered } from './act-record'
+import {
+  dispatchContext,
+  finishCall,
+  guarded,
+  recorded,
+  request,
+  runCall,
+  toolOutputLog,
+  withAnswered,
+} from './act-record'
 import { actDelegated, cancelledChild, startParallelDelegates } from './delegate-calls'
 
 /**
@@ -85,8 +94,9 @@ async function runReadOnly(
   reads: Call[],
   slice: Slice,
 ): Promise<Transition> {
+  const log = toolOutputLog(slice)
   const results = await Promise.all(
-    reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice))),
+    reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice, log))),
   )
   const done = new Map<string, Call>()
   let bytes = 0
@@ -99,12 +109,13 @@ async function runReadOnly(
   })
   // The model's order stays: each call keeps its place in the step.
   const next = withAnswered(state, stepIndex, (c) => done.get(c.id) ?? c, ms, slice)
-  return transitionTo(next, 'run_calls', {
+  const change = transitionTo(next, 'run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),
     stopReason: next.result?.stopReason ?? null,
     bytes,
   })
+  return guarded(change, log, slice)
 }
 
 /** The observation of a call whose item was denied, declined, expired or cancelled. */

@@ -26,6 +26,11 @@ export interface DispatchContext {
   signal?: AbortSignal
   /** Takes secrets out of every observation before it is cut, stored or returned. */
   redact?: (text: string) => string
+  /**
+   * The tool-output guardrails: what the model sees of the (redacted) observation, before it is
+   * cut or stored (act-record.ts; docs/guardrails.md).
+   */
+  screen?: ((text: string) => SyncOrAsync<string>) | undefined
   /** Observations longer than this are truncated (and stored whole by handle). Default 2000. */
   maxObservationTokens?: number
   now?: () => number
@@ -97,6 +102,22 @@ function dispatched(
   // Whatever the tool said (its output, its error, an echo of a header it was sent) is redacted
   // here, once, so neither the stored whole nor the model's copy can hold a secret.
   if (ctx.redact) observed = { text: ctx.redact(observed.text), kind: observed.kind }
+  if (ctx.screen) {
+    const kind = observed.kind
+    const seen = ctx.screen(observed.text)
+    if (isPromise(seen)) return seen.then((text) => cut(call, { text, kind }, ms, ctx))
+    observed = { text: seen, kind }
+  }
+  return cut(call, observed, ms, ctx)
+}
+
+/** The observation cut to the run's limit; stored whole when it was cut. */
+function cut(
+  call: ToolCallRequest,
+  observed: Observed,
+  ms: number,
+  ctx: DispatchContext,
+): SyncOrAsync<Dispatched> {
   const result = observation(observed, ms, ctx)
   return result.truncated ? storeWhole(call, observed, result, ctx) : result
 }

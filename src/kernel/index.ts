@@ -162,3 +162,25 @@ export {
   type ToolShape,
   type ToolShapes,
 } from './parse/index'
+export {
+  GUARDRAIL_POINTS,
+  GuardrailRecordSchema,
+  type Guardrail,
+  type GuardrailContext,
+  type GuardrailPoint,
+  type GuardrailRecord,
+  type GuardrailVerdict,
+  type RunGuardrails,
+} from './guardrails/guardrail'
+export { judgedGuardrail, type JudgedGuardrailOptions } from './guardrails/judge'
+export { piiRedaction, redactPii } from './guardrails/pii'
+export { secretsGuardrail } from './guardrails/secrets'
+export {
+  promptInjection,
+  injectionFound,
+  type PromptInjectionOptions,
+} from './guardrails/prompt-injection'
+export { answerLength, type AnswerLengthOptions } from './guardrails/answer-length'
+export { topicAllowList, type TopicAllowListOptions } from './guardrails/topics'
+export type { AgentGuardrails, GuardrailSpec } from './guardrails/spec'
+export { createSplitRedactor } from '../security/redactor'

@@ -7,7 +7,9 @@ import { answeredCall } from './calls'
 import { updateState } from './update-state'
 import { type Call, type RunState } from './state'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
-import type { SyncOrAsync } from './sync-or-async'
+import { isPromise, type SyncOrAsync } from './sync-or-async'
+import { screenCalls } from './guardrails/tool-input'
+import { stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { checkCall, validateArgs } from './validate'
 import type { PersonRequest, Tool } from './tool'
 import { safeParse } from 'zod/v4/core'
@@ -28,6 +30,7 @@ export function reviewCalls(
   stepIndex: number,
   state: RunState,
   slice: Slice,
+  log: Screened[] = [],
 ): SyncOrAsync<Call[]> {
   const window = state.budget.loopGuardWindow
   // Calls the loop guard compares against: the last `window` steps', then this step's so far.
@@ -38,6 +41,15 @@ export function reviewCalls(
     }
   }
   const reviewed = calls.map((c) => (c.status === 'pending' ? review(c, seen, state, slice) : c))
+  if (!slice.guardrails.toolInput.length) return askIfNeeded(reviewed, state, slice)
+  // The tool-input guardrails see the calls before anyone is asked about them.
+  const screened = screenCalls(reviewed, stepIndex, state, slice, log)
+  return isPromise(screened)
+    ? screened.then((c) => askIfNeeded(c, state, slice))
+    : askIfNeeded(screened, state, slice)
+}
+
+function askIfNeeded(reviewed: Call[], state: RunState, slice: Slice): SyncOrAsync<Call[]> {
   // Asking (hashing the arguments, or the in-memory hook) is the one asynchronous part.
   const asks = reviewed.some((c) => c.status === 'awaiting_approval' && !c.approval)
   return asks ? ask(reviewed, state, slice) : reviewed
@@ -109,11 +121,15 @@ export function phaseAfterReview(calls: Call[]): 'act' | 'await_approval' {
 export async function reviewAgain(state: RunState, slice: Slice): Promise<Transition> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
-  const calls = await reviewCalls(current.calls, stepIndex, state, slice)
+  const log: Screened[] = []
+  const calls = await reviewCalls(current.calls, stepIndex, state, slice, log)
   const steps = state.steps.slice()
   steps[stepIndex] = { ...current, calls }
   let next = updateState(state, { steps, phase: phaseAfterReview(calls) })
-  if (calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
+  next = withScreened(next, log)
+  const tripped = trippedOf(log)
+  if (tripped) next = stopTripped(next, tripped, slice)
+  else if (calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
   const stopReason = next.result?.stopReason ?? null
   return transitionTo(next, 'review', { step: stepIndex, stopReason })
 }

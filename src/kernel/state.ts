@@ -7,6 +7,7 @@ import { KernelUsageError } from '../errors/kernel-usage-error'
 import { migrateRunState } from './migrate'
 import { NATIVE_TOOL_NAME_PATTERN } from './names'
 import type { Outcome } from './outcome'
+import { GuardrailRecordSchema } from './guardrails/guardrail'
 
 /**
  * The persisted shape of a run (docs/architecture.md, "The run as a step machine"): plain JSON,
@@ -295,6 +296,8 @@ export const RunStateSchema = z.object({
   agent: AgentSnapshotSchema,
   /** A child run: the run and call that started it; null for a run nobody delegated to. */
   parent: z._default(z.nullable(ParentRefSchema), null),
+  /** Every guardrail verdict, in order (docs/guardrails.md); absent in runs saved before them. */
+  guardrails: z._default(z.array(GuardrailRecordSchema), []),
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
@@ -355,6 +358,7 @@ export function createRunState(input: NewRunInput): RunState {
     conversation: input.conversation ?? null,
     agent: agentSnapshot(input.agent, { tools: input.tools, protocol: protocolSetting, policy }),
     parent: input.parent ?? null,
+    guardrails: [],
   }
 }
 

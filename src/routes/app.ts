@@ -15,6 +15,7 @@ import { agentsRoutes } from './api/agents'
 import { approvalsRoutes } from './api/run-list'
 import { runsRoutes } from './api/runs'
 import { readiness } from './readiness'
+import { connectionRoutes, oauthRoutes } from './connections/connections'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -50,6 +51,8 @@ app.route('/v1/approvals', approvalsRoutes)
 app.route('/v1/inbox', approvalsRoutes)
 app.route('/v1/me', meRoutes)
 app.route('/v1/agents', agentsRoutes)
+app.route('/v1/connections', connectionRoutes)
+app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 

@@ -68,6 +68,12 @@ export const LAYERS: Record<string, Layer> = {
     ],
     packages: [],
   },
+  // The eval runner (docs/evals.md): cases, expectations, reports, and replay through the
+  // kernel; it reaches the Worker only over HTTP, and its Node side is scripts/eval-main.ts.
+  evals: {
+    imports: ['agents', 'kernel', 'tools', 'security', 'validation', 'errors'],
+    packages: ['zod'],
+  },
   // agents/: one file per agent, the catalog; definitions are data (types of the kernel only).
   agents: { imports: ['kernel'], packages: ['zod'] },
   llm: { imports: ['kernel', 'security', 'validation', 'errors'], packages: ['openai', 'zod'] },
@@ -123,8 +129,10 @@ export const RUNS_FOLDERS: Record<string, readonly string[]> = {
   slack: ['outbox'],
   // Delivering: the dispatch over kinds, the callback, the family reports, the pump.
   delivery: ['outbox', 'index', 'otel', 'slack', 'events'],
+  // MCP connections (OAuth): their sealed store and a person's grant from link to callback.
+  connections: [],
   // Where every run begins (the API, a webhook, Slack, a delegated child): the rules of a start.
-  start: [],
+  start: ['connections'],
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */

@@ -107,6 +107,11 @@ export class FakeMcp {
   readonly gets: { lastEventId: string | null; at: number }[] = []
   /** What the client answered each `elicitation/create` with, in order. */
   readonly elicitAnswers: ElicitResult[] = []
+  /**
+   * Checks a request's credentials instead of the fixed token: null lets it in, a Response
+   * refuses it (test/fakes/fake-oauth.ts puts an OAuth resource server here).
+   */
+  authorize: ((req: Request) => Response | null) | undefined
   readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
 
   /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
@@ -127,7 +132,10 @@ export class FakeMcp {
         status: 401,
       })
     }
-    if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
+    if (this.authorize) {
+      const refused = this.authorize(req)
+      if (refused) return refused
+    } else if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
       return new Response('unauthorized', { status: 401 })
     }
     let method: string | undefined

@@ -1,6 +1,6 @@
 /**
  * A server's question during a call (`elicitation/create`): the sessions declare elicitation only
- * when someone answers (`new McpSessions({ ask })`), the question reaches the asker as the
+ * when someone answers (`new McpSessions(auth, { ask })`), the question reaches the asker as the
  * server put it, and the answer goes back checked, with the requested schema's defaults applied
  * (SEP-1034). The fake's `search_section` asks which section to search.
  */
@@ -54,7 +54,7 @@ describe('MCP elicitation', () => {
       asked.push(q)
       return { action: 'accept', content: { section: 'reference' } }
     }
-    const observation = await searchSection(new McpSessions({ ask }))
+    const observation = await searchSection(new McpSessions(undefined, { ask }))
     expect(asked).toEqual([
       {
         server: 'docs',
@@ -73,7 +73,7 @@ describe('MCP elicitation', () => {
     'sends a %s as it is, without content',
     async (action) => {
       const ask = async (): Promise<McpAnswer> => ({ action, content: { section: 'faq' } })
-      const observation = await searchSection(new McpSessions({ ask }))
+      const observation = await searchSection(new McpSessions(undefined, { ask }))
       expect(mcp.elicitAnswers).toEqual([{ action }])
       expect(observation).toContain(`not searched: ${action}`)
     },

@@ -2,7 +2,8 @@
  * The MCP conformance suite's client scenarios against the Worker as deployed, through the
  * suite's own CLI and our client command (mcp-conformance/run.ts), measured against the
  * baseline: a scenario that fails unlisted, or passes while listed, fails this test. Slow (each
- * scenario starts its own workerd, one after the other): about three minutes.
+ * scenario starts its own workerd, one after the other): about three and a half minutes on an
+ * idle machine, over ten on a loaded one, hence the half hour allowed.
  */
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
@@ -22,7 +23,7 @@ describe('MCP conformance suite, client scenarios', () => {
     }
   })
 
-  it('fails only the scenarios the baseline lists', { timeout: 600_000 }, async () => {
+  it('fails only the scenarios the baseline lists', { timeout: 1_800_000 }, async () => {
     const results = await runConformance()
     const disagreeing = results.filter((r) => !r.asExpected)
     expect(disagreeing.map((r) => `${r.scenario}: ${r.problems.join('; ')}`)).toEqual([])

@@ -129,3 +129,10 @@ export type CreateRunInput = z.input<typeof CreateRunBody>
 export type DecisionInput = z.input<typeof DecisionBody>
 export type AnswerInput = z.input<typeof AnswerBody>
 export type CancelInput = z.input<typeof CancelBody>
+
+/** `POST /v1/connections/:server/link`: the run and item waiting for it, and the scopes asked. */
+export const ConnectLinkBody = z.strictObject({
+  runId: z.optional(z.string().check(z.maxLength(200))),
+  itemId: z.optional(z.string().check(z.maxLength(200))),
+  scopes: z.optional(z.string().check(z.maxLength(1_000))),
+})

@@ -3,7 +3,7 @@
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
-  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503, string[]>
+  Record<400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 429 | 500 | 502 | 503, string[]>
 >
 
 const BODY_400 = [
@@ -55,6 +55,7 @@ export const ROUTE_ERRORS = {
       'cost_budget_unavailable',
       'metadata_too_large',
       'invalid_run_id',
+      'needs_person',
     ],
     // A webhook signature may start runs but not continue one (that needs runs:read).
     403: ['forbidden'],
@@ -121,6 +122,38 @@ export const ROUTE_ERRORS = {
     500: ['internal_error'],
   },
   listAgents: { ...TOKEN_ONLY, 503: ['misconfigured'] },
+  listConnections: TOKEN_ONLY,
+  createConnectLink: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: BODY_400,
+    404: ['not_found', 'connections_not_configured'],
+    409: ['not_oauth'],
+    503: ['misconfigured'],
+  },
+  deleteConnection: {
+    ...TOKEN_ONLY,
+    404: ['not_found', 'connections_not_configured'],
+    503: ['misconfigured'],
+  },
+  // A person's browser and the authorization server: no token; the link or state is the key.
+  followConnectLink: {
+    404: ['unknown_state', 'connections_not_configured'],
+    409: ['already_used', 'not_oauth'],
+    410: ['expired', 'server_removed'],
+    502: ['authorization_server_failed'],
+    503: ['misconfigured'],
+  },
+  oauthCallback: {
+    400: ['invalid_state', 'invalid_request', 'issuer_mismatch'],
+    403: ['state_mismatch', 'authorization_denied'],
+    404: ['unknown_state', 'connections_not_configured'],
+    409: ['already_used', 'not_oauth'],
+    410: ['expired', 'server_removed'],
+    502: ['authorization_server_failed'],
+    503: ['misconfigured'],
+  },
+  clientMetadata: { 404: ['not_found'] },
   getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
 } satisfies Record<string, ErrorCodes>
 

@@ -3,6 +3,7 @@ import { AGENT_NAME_PATTERN } from '../../config'
 import { RUN_STATUSES } from '../../api/enums'
 import { runCallbacks } from './openapi-callbacks'
 import { servicePaths } from './openapi-service'
+import { connectionPaths } from './openapi-connections'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import {
@@ -85,6 +86,7 @@ function buildDocument(): Record<string, unknown> {
       },
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
+      { name: 'connections', description: "MCP servers' OAuth connections, granted by a person" },
     ],
     components: openApiComponents(),
     security: bearer,
@@ -366,6 +368,7 @@ function buildDocument(): Record<string, unknown> {
           responses: { '200': ok('The token', 'Me'), ...errorResponses(ROUTE_ERRORS.whoAmI) },
         },
       },
+      ...connectionPaths,
       '/v1/agents': {
         get: {
           operationId: 'listAgents',
