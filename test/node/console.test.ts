@@ -405,6 +405,14 @@ describe.skipIf(!available)(title, () => {
     expect(await waiting.textContent()).toContain('rollback_deploy')
     expect(await wraps(page, '#inbox pre.args')).toBe(true)
     await expectFits(page)
+    // The token's name and scopes take one line, cut with an ellipsis, the whole in its title.
+    const who = page.locator('#who[data-token]')
+    await who.waitFor()
+    const line = await who.evaluate((el) =>
+      parseFloat(el.ownerDocument.defaultView!.getComputedStyle(el).lineHeight),
+    )
+    expect((await who.boundingBox())!.height).toBeLessThanOrEqual(line * 1.2)
+    expect(await who.getAttribute('title')).toBe(await who.textContent())
     mkdirSync(OUTPUT, { recursive: true })
     await page.screenshot({ path: join(OUTPUT, 'console-phone-list.png') })
 
