@@ -1,6 +1,8 @@
 /** One MCP tool as a kernel tool: its name, schema and policy, and a handler that calls it. */
 import * as z from 'zod/mini'
+import { personNeeded } from '../kernel/pending-items'
 import { defineTool, type Tool, type ToolContext } from '../kernel/tool'
+import { McpConnectionNeeded } from './oauth/connection-needed'
 import { callMcpTool, type ListedMcpTool, type McpCallResult } from './mcp-client'
 import { jsonSchemaParams } from './json-schema-params'
 import { stringifyJson } from '../validation/json-walk'
@@ -46,12 +48,20 @@ export function buildMcpTool(
   const override = server.overrides[listed.name]
   const { sideEffect } = mcpToolPolicy(listed.annotations, override)
   return defineMcpTool(server.name, listed, override, server.timeoutMs, async (args, ctx) => {
-    const result = await callMcpTool(
-      server,
-      { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
-      ctx.signal,
-      sessions,
-    )
+    let result: McpCallResult
+    try {
+      result = await callMcpTool(
+        server,
+        { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
+        ctx.signal,
+        sessions,
+      )
+    } catch (err) {
+      // The server refused for want of a grant (none, a failed refresh, more scope): the call
+      // was not taken, and waits on a `connect` item; once granted, it is sent again.
+      if (err instanceof McpConnectionNeeded && !ctx.person) return connectItem(err)
+      throw err
+    }
     const text = renderMcpResult(result)
     if (result.isError)
       throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
@@ -107,6 +117,27 @@ export function unavailableMcpTool(server: string, name: string, why: string): T
     returns: 'Always a tool error saying why the tool is unavailable.',
     handler: () => {
       throw new Error(message)
+    },
+  })
+}
+
+/** The `connect` item a call waits on (docs/mcp.md#oauth): what to connect, for whom, why. */
+function connectItem(err: McpConnectionNeeded) {
+  const forWhom = err.owner === 'deployment' ? 'the deployment' : err.owner
+  return personNeeded({
+    kind: 'connect',
+    message:
+      `Connect the ${err.server} MCP server for ${forWhom}` +
+      (err.scopes ? ` (scopes: ${err.scopes})` : '') +
+      (err.reason === 'refresh_failed' ? '; the last grant could not be refreshed' : ''),
+    details: {
+      server: err.server,
+      owner: err.owner,
+      scopes: err.scopes,
+      reason: err.reason,
+      // Who may grant: the person themself, or (the deployment's) a holder of approvals:write.
+      grantor: err.owner === 'deployment' ? 'approvals:write' : err.owner,
+      link: `/v1/connections/${err.server}/link`,
     },
   })
 }
