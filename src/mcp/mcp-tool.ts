@@ -3,7 +3,7 @@ import * as z from 'zod/mini'
 import { personNeeded } from '../kernel/pending-items'
 import { defineTool, type Tool, type ToolContext } from '../kernel/tool'
 import { McpConnectionNeeded } from './oauth/connection-needed'
-import { callMcpTool, type ListedMcpTool, type McpCallResult } from './mcp-client'
+import { callMcpTool, listMcpTools, type ListedMcpTool, type McpCallResult } from './mcp-client'
 import { jsonSchemaParams } from './json-schema-params'
 import { stringifyJson } from '../validation/json-walk'
 import { MCP_NAME_SEPARATOR, type McpServerConfig, type McpToolOverride } from './mcp-servers'
@@ -117,6 +117,52 @@ export function unavailableMcpTool(server: string, name: string, why: string): T
     returns: 'Always a tool error saying why the tool is unavailable.',
     handler: () => {
       throw new Error(message)
+    },
+  })
+}
+
+/**
+ * Stands in for a tool of a server that refused the run when it started for want of a connection
+ * (`auth: "oauth"`): a call waits on a `connect` item, then is sent. Treated as a side effect (its
+ * real policy was never listed), so it is approved first. `unavailable` (all of a server's tools)
+ * has no tool to send: once connected it says the tools come with the run's next turn.
+ */
+export function connectableMcpTool(
+  server: McpServerConfig,
+  tool: string,
+  sessions?: McpSessions,
+): Tool {
+  const name = mcpToolName(server.name, tool)
+  const all = tool === 'unavailable'
+  return defineTool({
+    name,
+    description: all
+      ? `The ${server.name} MCP server needs a connection before its tools can be used; call this to ask for it.`
+      : `The "${tool}" tool of the ${server.name} MCP server, which needs a connection first (asked for when called).`,
+    params: z.looseObject({}),
+    returns: all ? 'Whether the server is connected now.' : 'What the MCP tool answered.',
+    sideEffect: !all,
+    handler: async (args, ctx) => {
+      try {
+        if (all) {
+          const listed = await listMcpTools(server, ctx.signal, sessions)
+          return `the ${server.name} MCP server is connected; its tools (${listed.map((t) => t.name).join(', ')}) are offered from this conversation's next run (continue it)`
+        }
+        const result = await callMcpTool(
+          server,
+          { name: tool, args, idempotencyKey: ctx.idempotencyKey, sideEffect: true },
+          ctx.signal,
+          sessions,
+        )
+        const text = renderMcpResult(result)
+        if (result.isError) {
+          throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
+        }
+        return text
+      } catch (err) {
+        if (err instanceof McpConnectionNeeded && !ctx.person) return connectItem(err)
+        throw err
+      }
     },
   })
 }

@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
-import { decide, drainAlarms, getRun, getTrace, startRun } from '../service/harness'
+import { api, decide, drainAlarms, getRun, getTrace, startRun } from '../service/harness'
 import {
+  ALPHA,
   APPROVER,
   callback,
   connectionList,
@@ -17,6 +18,42 @@ import {
 } from './oauth-helpers'
 
 const { fakes, oauth } = useOAuthFakes()
+
+describe('a run whose person has not connected a per-person server', () => {
+  it('offers its tools; a call waits on a connect item for that person, then goes', async () => {
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'tracker__search', arguments: { query: 'bugs' } }]),
+      reply.text('Found.'),
+    )
+    const started = await api('/v1/runs', {
+      method: 'POST',
+      headers: { ...ALPHA, 'content-type': 'application/json' },
+      body: JSON.stringify({ task: 'Search', tools: ['tracker__search'] }),
+    })
+    const { id } = (await started.json()) as { id: string }
+    await drainAlarms(id)
+    // Its real policy was never listed: a side effect, approved first.
+    const asked = await getRun(id)
+    expect(asked.pendingApprovals).toEqual([
+      expect.objectContaining({ callId: 'c1', kind: 'approval' }),
+    ])
+    await decide(id, 'c1', { decision: 'approve', args_hash: asked.pendingApprovals[0]!.argsHash })
+    await drainAlarms(id)
+    const item = (await getRun(id)).pendingApprovals[0]
+    expect(item).toMatchObject({
+      kind: 'connect',
+      ask: { details: { server: 'tracker', owner: 'token:alpha', grantor: 'token:alpha' } },
+    })
+    const browser = await followLink(
+      await connectLink('tracker', ALPHA, { runId: id, itemId: 'c1' }),
+      oauth.auth,
+    )
+    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    await drainAlarms(id)
+    expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe('3 pages mention "bugs"')
+    expect(oauth.tracker.calls.map((c) => c.tool)).toEqual(['search'])
+  })
+})
 
 describe('a run whose connection is gone', () => {
   it('waits on a connect item; the grant at the callback resolves it and the call goes once', async () => {
