@@ -177,7 +177,7 @@ export default defineConfig({
               bindings: {
                 ...common,
                 ...fakeProvider,
-                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped',
+                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed',
               },
             },
           }),

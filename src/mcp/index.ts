@@ -16,6 +16,13 @@ export {
   type McpToolOverride,
 } from './mcp-servers'
 export { McpSessions, withMcpSessions } from './mcp-sessions'
+export {
+  checkAnswer,
+  withDefaults,
+  type McpAnswer,
+  type McpAsker,
+  type McpQuestion,
+} from './mcp-elicitation'
 export { connectionOwner, type McpSessionAuth } from './mcp-session'
 export {
   McpAccessRefused,

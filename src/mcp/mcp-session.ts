@@ -6,7 +6,9 @@
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
+import { checkAnswer, ELICITATION_CAPABILITY, questionOf, type McpAsker } from './mcp-elicitation'
 import { McpConnectionError } from './mcp-session-failure'
 import type { McpServerAuth, McpServerConfig } from './mcp-servers'
 import { McpAccessRefused, McpConnectionNeeded, McpOAuthError } from './oauth/connection-needed'
@@ -40,10 +42,14 @@ export interface McpSession {
 /** How long the end of a slice waits for a server to answer a session's DELETE. */
 const END_TIMEOUT_MS = 2_000
 
-/** Opens a session: the `initialize` request and the `initialized` notification. */
+/**
+ * Opens a session: the `initialize` request and the `initialized` notification. With `ask`, the
+ * session declares elicitation and a server's questions go to it (mcp-elicitation.ts).
+ */
 export async function openMcpSession(
   server: McpServerConfig,
   auth?: McpSessionAuth,
+  ask?: McpAsker,
 ): Promise<McpSession> {
   const authProvider = server.auth ? oauthProviderFor(server, auth) : undefined
   const endpoint = new URL(server.url).href
@@ -54,11 +60,10 @@ export async function openMcpSession(
       if (String(input instanceof Request ? input.url : input) !== endpoint) {
         return forAuth(input as string | URL, init)
       }
-      // The optional GET stream carries only messages the server starts (notifications,
-      // sampling), which a run never waits for; not opening it keeps no stream alive in the
-      // Durable Object. 405 is what the protocol defines for "no stream here".
-      if (init?.method === 'GET') return new Response(null, { status: 405 })
-      // Looked up at call time, so a test's outbound fake (and nothing else) answers.
+      // Every request to the endpoint goes out, the GET stream too: it carries what the server
+      // starts (a question to a person: elicitation) and resumes a response stream the server
+      // closed (with `Last-Event-ID`, after the `retry:` it asked for). The session's close
+      // ends it. Looked up at call time, so a test's outbound fake (and nothing else) answers.
       const res = await fetch(input, init).catch((err: unknown) => {
         // Our own close aborts requests still in flight: that is no failure of the server.
         if (init?.signal?.aborted) throw err
@@ -75,12 +80,37 @@ export async function openMcpSession(
   // The cfworker validator checks output schemas without code generation (Workers forbid eval).
   const client = new Client(
     { name: 'edgeloop', version: '0.1.0' },
-    { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    {
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+      capabilities: ask ? { elicitation: ELICITATION_CAPABILITY } : {},
+    },
   )
+  if (ask) {
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      const question = questionOf(server.name, request.params)
+      const checked = checkAnswer(question, await ask(question, extra.signal))
+      // The asker takes only checked answers; one that still fails is sent as no answer at all.
+      return checked.ok ? checked.answer : { action: 'cancel' }
+    })
+  }
   // Not a caller's signal: the session outlives the call that opened it (calls wait for it
-  // within their own timeouts). The SDK's timeout a little later, so this one speaks first.
-  const signal = AbortSignal.timeout(server.timeoutMs)
-  await client.connect(transport, { signal, timeout: server.timeoutMs + 1_000 })
+  // within their own timeouts). The SDK's timeout a little later, so this one speaks first. The
+  // timer is disarmed once the handshake is over: the SDK keeps listening to the signal, and a
+  // late abort would send `notifications/cancelled` for the answered `initialize` (which the
+  // spec forbids; servers answer 400).
+  const handshake = new AbortController()
+  const timer = setTimeout(
+    () => handshake.abort(new DOMException('initialize timed out', 'TimeoutError')),
+    server.timeoutMs,
+  )
+  try {
+    await client.connect(transport, {
+      signal: handshake.signal,
+      timeout: server.timeoutMs + 1_000,
+    })
+  } finally {
+    clearTimeout(timer)
+  }
   const abandon = () => client.close().catch(() => {})
   return {
     client,
