@@ -332,8 +332,14 @@ export async function resolveConnectItem<T extends Rpc.DurableObjectBranded | un
 ): Promise<boolean> {
   const stub = runStub(runs, pending.runId!)
   const view = await stub.get()
+  // Only the item that asked for this very connection: a grant of one person's connection
+  // resolves no item that waits for another's (or the deployment's).
   const item = view?.pendingApprovals.find(
-    (p) => p.callId === pending.itemId && p.kind === 'connect',
+    (p) =>
+      p.callId === pending.itemId &&
+      p.kind === 'connect' &&
+      p.ask?.details?.server === pending.server &&
+      p.ask?.details?.owner === pending.owner,
   )
   if (!item) return false
   const out = await stub.decide({
