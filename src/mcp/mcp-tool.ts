@@ -1,7 +1,9 @@
 /** One MCP tool as a kernel tool: its name, schema and policy, and a handler that calls it. */
 import * as z from 'zod/mini'
+import { personNeeded } from '../kernel/pending-items'
 import { defineTool, type Tool, type ToolContext } from '../kernel/tool'
-import { callMcpTool, type ListedMcpTool, type McpCallResult } from './mcp-client'
+import { McpConnectionNeeded } from './oauth/connection-needed'
+import { callMcpTool, listMcpTools, type ListedMcpTool, type McpCallResult } from './mcp-client'
 import { jsonSchemaParams } from './json-schema-params'
 import { stringifyJson } from '../validation/json-walk'
 import { MCP_NAME_SEPARATOR, type McpServerConfig, type McpToolOverride } from './mcp-servers'
@@ -46,12 +48,20 @@ export function buildMcpTool(
   const override = server.overrides[listed.name]
   const { sideEffect } = mcpToolPolicy(listed.annotations, override)
   return defineMcpTool(server.name, listed, override, server.timeoutMs, async (args, ctx) => {
-    const result = await callMcpTool(
-      server,
-      { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
-      ctx.signal,
-      sessions,
-    )
+    let result: McpCallResult
+    try {
+      result = await callMcpTool(
+        server,
+        { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
+        ctx.signal,
+        sessions,
+      )
+    } catch (err) {
+      // The server refused for want of a grant (none, a failed refresh, more scope): the call
+      // was not taken, and waits on a `connect` item; once granted, it is sent again.
+      if (err instanceof McpConnectionNeeded && !ctx.person) return connectItem(err)
+      throw err
+    }
     const text = renderMcpResult(result)
     if (result.isError)
       throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
@@ -107,6 +117,73 @@ export function unavailableMcpTool(server: string, name: string, why: string): T
     returns: 'Always a tool error saying why the tool is unavailable.',
     handler: () => {
       throw new Error(message)
+    },
+  })
+}
+
+/**
+ * Stands in for a tool of a server that refused the run when it started for want of a connection
+ * (`auth: "oauth"`): a call waits on a `connect` item, then is sent. Treated as a side effect (its
+ * real policy was never listed), so it is approved first. `unavailable` (all of a server's tools)
+ * has no tool to send: once connected it says the tools come with the run's next turn.
+ */
+export function connectableMcpTool(
+  server: McpServerConfig,
+  tool: string,
+  sessions?: McpSessions,
+): Tool {
+  const name = mcpToolName(server.name, tool)
+  const all = tool === 'unavailable'
+  return defineTool({
+    name,
+    description: all
+      ? `The ${server.name} MCP server needs a connection before its tools can be used; call this to ask for it.`
+      : `The "${tool}" tool of the ${server.name} MCP server, which needs a connection first (asked for when called).`,
+    params: z.looseObject({}),
+    returns: all ? 'Whether the server is connected now.' : 'What the MCP tool answered.',
+    sideEffect: !all,
+    handler: async (args, ctx) => {
+      try {
+        if (all) {
+          const listed = await listMcpTools(server, ctx.signal, sessions)
+          return `the ${server.name} MCP server is connected; its tools (${listed.map((t) => t.name).join(', ')}) are offered from this conversation's next run (continue it)`
+        }
+        const result = await callMcpTool(
+          server,
+          { name: tool, args, idempotencyKey: ctx.idempotencyKey, sideEffect: true },
+          ctx.signal,
+          sessions,
+        )
+        const text = renderMcpResult(result)
+        if (result.isError) {
+          throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
+        }
+        return text
+      } catch (err) {
+        if (err instanceof McpConnectionNeeded && !ctx.person) return connectItem(err)
+        throw err
+      }
+    },
+  })
+}
+
+/** The `connect` item a call waits on (docs/mcp.md#oauth): what to connect, for whom, why. */
+function connectItem(err: McpConnectionNeeded) {
+  const forWhom = err.owner === 'deployment' ? 'the deployment' : err.owner
+  return personNeeded({
+    kind: 'connect',
+    message:
+      `Connect the ${err.server} MCP server for ${forWhom}` +
+      (err.scopes ? ` (scopes: ${err.scopes})` : '') +
+      (err.reason === 'refresh_failed' ? '; the last grant could not be refreshed' : ''),
+    details: {
+      server: err.server,
+      owner: err.owner,
+      scopes: err.scopes,
+      reason: err.reason,
+      // Who may grant: the person themself, or (the deployment's) a holder of approvals:write.
+      grantor: err.owner === 'deployment' ? 'approvals:write' : err.owner,
+      link: `/v1/connections/${err.server}/link`,
     },
   })
 }

@@ -10,7 +10,13 @@ import { listMcpTools, type ListedMcpTool } from './mcp-client'
 import { MCP_NAME_SEPARATOR, type McpServerConfig } from './mcp-servers'
 import type { McpSessions } from './mcp-sessions'
 import { McpAccessRefused, McpConnectionNeeded } from './oauth/connection-needed'
-import { buildMcpTool, mcpToolName, removedMcpTool, unavailableMcpTool } from './mcp-tool'
+import {
+  buildMcpTool,
+  connectableMcpTool,
+  mcpToolName,
+  removedMcpTool,
+  unavailableMcpTool,
+} from './mcp-tool'
 
 /** One server's tools as the run saw them when it started. */
 export interface FrozenMcpServer {
@@ -233,6 +239,10 @@ export function mcpTools(
       }
     }
     for (const tool of record.unavailable ?? []) {
+      if (record.access === 'needs_connection' && server?.auth?.kind === 'oauth') {
+        add(connectableMcpTool(server, tool, sessions))
+        continue
+      }
       const why = record.access
         ? `refused this run when it started (${record.error})`
         : `could not be reached when this run started (${record.error})`

@@ -2,6 +2,7 @@ import { Hono } from 'hono/tiny'
 import type { Context } from 'hono'
 import { loadConfig, type EnvRecord, type ServiceConfig } from '../../config'
 import {
+  resolveConnectItem,
   clientMetadataDocument,
   completeConnect,
   connectionOwner,
@@ -125,6 +126,7 @@ oauthRoutes.get('/callback', async (c) => {
     ),
   )
   if (done instanceof Response) return done
+  if (done.runId && done.itemId) await resolveConnectItem(c.env.RUNS, done)
   c.header('Cache-Control', 'no-store')
   c.header('Set-Cookie', `${await cookieName(state)}=; Path=/; Secure; HttpOnly; Max-Age=0`)
   return c.html(connectedPage(done.server))

@@ -26,6 +26,7 @@ import { SealedBox } from '../../security/sealed-box'
 import { sha256Hex } from '../../security/sha256'
 import { toHex } from '../../security/hex'
 import type { EnvRecord } from '../../config'
+import { runStub } from '../types'
 import { ConnectionStore, type PendingAuthorization, type TakeRefusal } from './connection-store'
 
 export { clientMetadataDocument, connectionOwner, publicUrlOf } from '../../mcp/index'
@@ -318,4 +319,36 @@ function sameIssuer(a: string, b: string): boolean {
 
 function randomSecret(): string {
   return toHex(crypto.getRandomValues(new Uint8Array(32)))
+}
+
+/**
+ * The run's `connect` item that waited for this grant, resolved (approved, with what was
+ * connected), so the call is sent again. An item already decided, expired or gone is left as it
+ * is: the connection stays for the next call or run.
+ */
+export async function resolveConnectItem<T extends Rpc.DurableObjectBranded | undefined>(
+  runs: DurableObjectNamespace<T>,
+  pending: PendingAuthorization,
+): Promise<boolean> {
+  const stub = runStub(runs, pending.runId!)
+  const view = await stub.get()
+  // Only the item that asked for this very connection: a grant of one person's connection
+  // resolves no item that waits for another's (or the deployment's).
+  const item = view?.pendingApprovals.find(
+    (p) =>
+      p.callId === pending.itemId &&
+      p.kind === 'connect' &&
+      p.ask?.details?.server === pending.server &&
+      p.ask?.details?.owner === pending.owner,
+  )
+  if (!item) return false
+  const out = await stub.decide({
+    callId: item.callId,
+    decision: 'approve',
+    argsHash: item.argsHash,
+    by: pending.person,
+    kind: 'connect',
+    answer: { server: pending.server, owner: pending.owner },
+  })
+  return out.ok
 }
