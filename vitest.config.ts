@@ -1,4 +1,5 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin'
+import { generateKeyPairSync } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -45,6 +46,15 @@ const testAgentCatalog: Plugin = {
     )
   },
 }
+
+// The private-key JWT client of the mcp-oauth project: an ES256 key pair made per test run.
+const KEYED = (() => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  return {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicJwk: JSON.stringify(publicKey.export({ format: 'jwk' })),
+  }
+})()
 
 // Settings every test Worker gets. Hosts use the reserved .test TLD: the strict outbound fake
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
@@ -167,7 +177,7 @@ export default defineConfig({
               bindings: {
                 ...common,
                 ...fakeProvider,
-                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped',
+                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed',
               },
             },
           }),
@@ -260,8 +270,21 @@ export default defineConfig({
                     client_secret_secret: 'M2M_CLIENT_SECRET',
                     timeout_ms: 2_000,
                   },
+                  {
+                    name: 'keyed',
+                    url: 'https://keyed.test/mcp',
+                    auth: 'client_credentials',
+                    client_id: 'edgeloop-keyed',
+                    private_key_secret: 'KEYED_PRIVATE_KEY',
+                    private_key_alg: 'ES256',
+                    timeout_ms: 2_000,
+                  },
                 ]),
                 M2M_CLIENT_SECRET: 'm2m-client-secret-0123456789',
+                // A key made for this run of the tests; the fake authorization server checks
+                // the client's assertions with its public half (KEYED_PUBLIC_JWK).
+                KEYED_PRIVATE_KEY: KEYED.privateKey,
+                KEYED_PUBLIC_JWK: KEYED.publicJwk,
               },
             },
           }),

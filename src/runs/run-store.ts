@@ -131,7 +131,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     return exportRun({ view: this.#run.view(), state, storage, events, now: Date.now() })
   }
 
-  /** What a run continuing this one starts from (routes/continue-run.ts). */
+  /** What a run continuing this one starts from (runs/start/continuation.ts). */
   async followUp(): Promise<FollowUpAnswer> {
     const run = this.#run
     if (run.deleted || run.deleting) return { ok: false, code: 'deleted' }

@@ -10,6 +10,7 @@
  * Hostile modes for the bad-input tests: metadata naming another issuer, endpoints on another
  * origin, megabytes of metadata, a redirect loop.
  */
+import { importJWK, jwtVerify, type JWK } from 'jose'
 import { FakeMcp } from './fake-mcp'
 
 export const FAKE_AS_ORIGIN = 'https://auth.test'
@@ -46,6 +47,8 @@ export class FakeAuthServer {
   readonly #codes = new Map<string, Grant>()
   readonly tokens = new Map<string, IssuedToken>()
   readonly #refresh = new Map<string, IssuedToken & { token: string }>()
+  /** Pre-registered clients that prove themselves with a private-key JWT: id → public JWK. */
+  readonly publicKeys = new Map<string, JWK>()
   /** Pre-registered confidential clients (client credentials): id → secret. */
   readonly secrets = new Map<string, string>()
   /** Every form posted to /token, in order. */
@@ -173,6 +176,11 @@ export class FakeAuthServer {
       this.#refresh.delete(old.token)
       return this.#issue(old.clientId, old.resource, old.scope, true)
     }
+    if (form.grant_type === 'client_credentials' && form.client_assertion) {
+      const id = await this.#assertedClient(form)
+      if (!id) return oauthError(401, 'invalid_client')
+      return this.#issue(id, form.resource ?? null, form.scope ?? null, false)
+    }
     if (form.grant_type === 'client_credentials') {
       const basic = /^Basic (.+)$/.exec(req.headers.get('authorization') ?? '')?.[1]
       const [id, secret] = basic ? atob(basic).split(':').map(decodeURIComponent) : []
@@ -180,6 +188,27 @@ export class FakeAuthServer {
       return this.#issue(id, form.resource ?? null, form.scope ?? null, false)
     }
     return oauthError(400, 'unsupported_grant_type')
+  }
+
+  /** The client a private-key JWT assertion (RFC 7523) proves, or null. */
+  async #assertedClient(form: Record<string, string>): Promise<string | null> {
+    if (form.client_assertion_type !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer') {
+      return null
+    }
+    for (const [id, jwk] of this.publicKeys) {
+      try {
+        const key = await importJWK(jwk, 'ES256')
+        const { payload } = await jwtVerify(form.client_assertion!, key, {
+          issuer: id,
+          subject: id,
+          audience: [FAKE_AS_ORIGIN, `${FAKE_AS_ORIGIN}/token`],
+        })
+        if (payload.jti) return id
+      } catch {
+        // Not this client's key, or not a valid assertion.
+      }
+    }
+    return null
   }
 
   #issue(clientId: string, resource: string | null, scope: string | null, refresh: boolean) {

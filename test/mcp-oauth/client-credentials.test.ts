@@ -71,6 +71,25 @@ describe('a client-credentials MCP server', () => {
   })
 })
 
+describe('a client-credentials server with a private-key JWT client', () => {
+  it('proves the client with a signed assertion (ES256), not a secret', async () => {
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'keyed__search', arguments: { query: 'keys' } }]),
+      reply.text('Found.'),
+    )
+    const id = await startRun({ task: 'Search', tools: ['keyed__search'] })
+    await drainAlarms(id)
+    expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe('3 pages mention "keys"')
+    const [request] = oauth.auth.tokenRequests
+    expect(request).toMatchObject({
+      grant_type: 'client_credentials',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      resource: 'https://keyed.test/mcp',
+    })
+    expect(request).not.toHaveProperty('client_secret')
+  })
+})
+
 describe('a webhook run', () => {
   async function webhookStart(tools: string[]): Promise<Response> {
     const body = JSON.stringify({ task: 'Search', tools })

@@ -79,6 +79,7 @@ describe('a connect link', () => {
         { name: 'tracker', auth: 'oauth', owner: 'person' },
         { name: 'wiki', auth: 'oauth', owner: 'deployment' },
         { name: 'm2m', auth: 'client_credentials', owner: 'deployment' },
+        { name: 'keyed', auth: 'client_credentials', owner: 'deployment' },
       ],
       connections: [],
     })
@@ -107,24 +108,24 @@ describe('a callback that is refused stores nothing', () => {
 
   it.each([
     [
-      'someone else’s state (another browser)',
+      'someone else’s state (another browser): 403',
       (url: URL) => [url, undefined],
       403,
       'state_mismatch',
     ],
     [
-      'a made-up state',
+      'a made-up state: 404',
       (url: URL) => [withParam(url, 'state', 'f'.repeat(64)), 'x'],
       404,
       'unknown_state',
     ],
     [
-      'an issuer that differs (mix-up)',
+      'an issuer that differs (mix-up): 400',
       (url: URL) => [withParam(url, 'iss', 'https://evil.test'), null],
       400,
       'issuer_mismatch',
     ],
-  ] as const)('%s: %s %s', async (_name, tamper, status, code) => {
+  ] as const)('%s', async (_name, tamper, status, code) => {
     const browser = await followLink(await connectLink('wiki', APPROVER), oauth.auth)
     const [url, cookie] = tamper(browser.callback) as [URL, string | undefined | null]
     const res = await callback(url, cookie === null ? browser.cookie : cookie)

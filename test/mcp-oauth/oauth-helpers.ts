@@ -27,9 +27,14 @@ export function useOAuthFakes() {
     hosts: () => {
       const auth = new FakeAuthServer()
       auth.secrets.set('edgeloop-m2m', 'm2m-client-secret-0123456789')
+      auth.publicKeys.set(
+        'edgeloop-keyed',
+        JSON.parse((env as unknown as Record<string, string>).KEYED_PUBLIC_JWK!),
+      )
       const tracker = protectedMcp(auth, 'tracker.test')
       const wiki = protectedMcp(auth, 'wiki.test')
       const m2m = protectedMcp(auth, 'm2m.test')
+      const keyed = protectedMcp(auth, 'keyed.test')
       Object.assign(current, {
         auth,
         tracker: tracker.mcp,
@@ -42,6 +47,7 @@ export function useOAuthFakes() {
         'tracker.test': tracker.handler,
         'wiki.test': wiki.handler,
         'm2m.test': m2m.handler,
+        'keyed.test': keyed.handler,
       }
     },
   })
