@@ -176,6 +176,8 @@ function recordReply(
     elidedTokens: built.cut.tokens,
     toolSpecTokens: built.toolSpecTokens,
     lostModelCalls: record.attempt - 1,
+    responseModel: response.model || null,
+    responseId: response.id || null,
     ms: modelMs,
     modelMs,
     at: startedAt,
