@@ -29,5 +29,10 @@ export default defineEval({
       task: 'finish with {"severity": "sev3", "component": "docs site", "summary": "A typo on the pricing page; nothing is broken."}',
       expect: { outputMatches: { severity: 'sev3' }, maxSteps: 1 },
     },
+    {
+      name: 'refuses-a-ticket-outside-its-schema',
+      task: 'finish with {"severity": "urgent", "component": "checkout", "summary": "Payments are slow."}',
+      expect: { ok: false, stopReason: 'output_invalid' },
+    },
   ],
 })

@@ -36,7 +36,19 @@ export interface Decision {
   decision: 'approve' | 'deny'
   args_hash: string
   reason?: string
+  args?: Record<string, unknown>
 }
+
+export type Answer =
+  | {
+    question_hash: string
+    answer: unknown
+  }
+  | {
+    question_hash: string
+    decline: true
+    reason?: string
+  }
 
 export interface Cancel {
   reason?: string
@@ -108,6 +120,24 @@ export interface RunView {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   descendantApprovals: Array<{
     runId: string
@@ -120,6 +150,24 @@ export interface RunView {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   result: RunResult
   deliveries: Array<{
@@ -232,6 +280,43 @@ export interface RunResult {
         decidedBy: string | null
         decidedAt: string | null
         reason: string | null
+        kind: 'approval' | 'question' | 'connect'
+        ask:
+          | {
+            message: string
+            choices: string[] | null
+            schema: Record<string, unknown> | null
+            details: Record<string, unknown> | null
+          }
+          | null
+        answer: unknown
+        edit:
+          | {
+            originalArgs: Record<string, unknown>
+            originalHash: string
+            by: string
+            at: number
+          }
+          | null
+        editSchema: Record<string, unknown> | null
+      }
+      policy?: {
+        configured: 'run' | 'ask' | 'dry_run' | 'deny'
+        applied: 'run' | 'ask' | 'dry_run' | 'deny'
+        policy:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
+        shadow:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
       }
       argsError?: string
       fromText?: string
@@ -275,6 +360,9 @@ export interface DecisionResult {
   }
   decidedBy: string
   decision: string
+  kind?: 'approval' | 'question' | 'connect'
+  args?: Record<string, unknown>
+  argsHash?: string
   replayed?: true
 }
 
@@ -318,6 +406,24 @@ export interface ApprovalPage {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   nextCursor: string | null
 }
@@ -402,6 +508,13 @@ export type RunEvent =
       argsHash: string
       reason: string
       expiresAt: string
+      kind?: 'approval' | 'question' | 'connect'
+      ask?: {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
     }
   }
   | {
@@ -416,6 +529,8 @@ export type RunEvent =
       decision: 'approved' | 'denied'
       by: string
       reason?: string
+      kind?: 'approval' | 'question' | 'connect'
+      editedArgs?: Record<string, unknown>
     }
   }
   | {
@@ -557,6 +672,24 @@ export type RunListEvent =
       requestedBy: string
       requestedAt: string
       expiresAt: string
+      kind: 'approval' | 'question' | 'connect'
+      ask:
+        | {
+          message: string
+          choices: string[] | null
+          schema: Record<string, unknown> | null
+          details: Record<string, unknown> | null
+        }
+        | null
+      editSchema: Record<string, unknown> | null
+      actions: Array<
+        | 'approve'
+        | 'deny'
+        | 'edit'
+        | 'answer'
+        | 'decline'
+        | 'connect'>
+      href: string | null
     }>
   }
   | {
@@ -585,6 +718,24 @@ export interface RunApprovals {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   descendantApprovals: Array<{
     runId: string
@@ -597,6 +748,24 @@ export interface RunApprovals {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
 }
 
@@ -688,4 +857,40 @@ export interface RunExport {
   trace: RunResult
   observations: StoredObservation[]
   events: RunEvent[]
+}
+
+export interface ConnectionList {
+  servers: Array<{
+    name: string
+    auth: 'oauth' | 'client_credentials'
+    owner: 'deployment' | 'person'
+  }>
+  connections: Array<{
+    server: string
+    owner: string
+    grantor: string
+    scopes: string | null
+    grantedAt: number
+    expiresAt: number | null
+  }>
+}
+
+export interface ConnectLinkRequest {
+  runId?: string
+  itemId?: string
+  scopes?: string
+}
+
+export interface ConnectLink {
+  server: string
+  owner: string | null
+  url: string
+  expiresAt: number
+}
+
+export interface ConnectionDeleted {
+  server: string
+  owner: string
+  deleted: true
+  revoked: boolean
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { sameJson } from '../kernel/canonical'
 import type { ModelResponse, NativeToolCall } from '../kernel/model'
 import { parseRunState, type RunState } from '../kernel/state'
 import { FINAL_ANSWER_TOOL } from '../kernel/system-prompt'
@@ -134,12 +135,13 @@ function replyOf(state: RunState, step: RunState['steps'][number]): ModelRespons
       type: 'function',
       function: { name: c.name, arguments: c.rawArgs ?? JSON.stringify(c.args) },
     }))
-  // A structured answer sent through the finish tool leaves no call and no text behind.
+  // A structured answer sent through the finish tool leaves no call behind (the reply's text is
+  // its thought); one written as the reply's text is that text.
   if (
     step.kind === 'finish' &&
-    !step.text &&
     state.agent.output &&
-    state.result?.output !== undefined
+    state.result?.output !== undefined &&
+    !answersAsText(step.text, state.result.output)
   ) {
     toolCalls.push({
       id: `final_${step.i}`,
@@ -151,4 +153,14 @@ function replyOf(state: RunState, step: RunState['steps'][number]): ModelRespons
     })
   }
   return toolCalls.length ? { ...base, toolCalls } : base
+}
+
+/** Whether a reply's text is the structured answer itself (not a thought beside a finish call). */
+function answersAsText(text: string | null, output: unknown): boolean {
+  if (!text) return false
+  try {
+    return sameJson(JSON.parse(text), output)
+  } catch {
+    return false
+  }
 }

@@ -1,11 +1,13 @@
+import { canonicalJson } from './canonical'
 import { dispatch, type Dispatched } from './dispatch'
+import { requestItem, resolvedItem } from './pending-items'
 import { type Call, type RunState } from './state'
 import { observationHandle } from './step-messages'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore } from './tool'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
 import { screen, stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
-import { updateState } from './update-state'
+import { replaceCall, updateState } from './update-state'
 
 /**
  * Running one call through dispatch and recording what it gave: shared by the act phase and its
@@ -28,6 +30,7 @@ export function dispatchContext(state: RunState, call: Call, slice: Slice, log?:
     observations: new RunObservations(deps.observations, state),
     policy: state.policy,
     approved: call.approval?.decision === 'approved',
+    person: resolvedItem(call),
     maxObservationTokens: state.budget.maxObservationTokens,
     now: slice.now,
     signal: deps.signal,
@@ -109,9 +112,11 @@ export function runCall(
 ): SyncOrAsync<Transition> {
   const log = toolOutputLog(slice)
   const result = dispatch(request(call), dispatchContext(state, call, slice, log))
-  return isPromise(result)
-    ? result.then((r) => guarded(ranCall(state, stepIndex, call, slice, r), log, slice))
-    : guarded(ranCall(state, stepIndex, call, slice, result), log, slice)
+  const finish = (r: Dispatched): SyncOrAsync<Transition> => {
+    const ran = ranCall(state, stepIndex, call, slice, r)
+    return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
+  }
+  return isPromise(result) ? result.then(finish) : finish(result)
 }
 
 function ranCall(
@@ -120,9 +125,27 @@ function ranCall(
   call: Call,
   slice: Slice,
   result: Dispatched,
-): Transition {
+): SyncOrAsync<Transition> {
+  if (result.person) return waitForPerson(state, stepIndex, call, slice, result)
   const bytes = result.originalSize + result.observation.length
   return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
+}
+
+/**
+ * A handler said it needs a person (`personNeeded`): the call waits on a new item, and runs
+ * again once it is resolved (docs/human-in-the-loop.md#pending-items).
+ */
+async function waitForPerson(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  result: Dispatched,
+): Promise<Transition> {
+  const ttl = state.budget.approvalTtlSeconds
+  const waiting = await requestItem(call, slice.now(), ttl, result.person!)
+  const next = updateState(replaceCall(state, stepIndex, waiting), { phase: 'await_approval' })
+  return transitionTo(next, 'await', { step: stepIndex, tool: call.name, callId: call.id })
 }
 
 export function recorded(call: Call, result: Dispatched): Call {
@@ -130,13 +153,23 @@ export function recorded(call: Call, result: Dispatched): Call {
     ...call,
     status: 'done',
     kind: result.kind,
-    observation: result.observation,
+    observation: editNote(call) + result.observation,
     originalSize: result.originalSize,
     tokens: result.tokens,
     truncated: result.truncated,
     handle: result.handle,
     ms: result.ms,
   }
+}
+
+/** What the model is told first when a person changed the call's arguments before approving. */
+function editNote(call: Call): string {
+  const edit = call.approval?.edit
+  if (!edit) return ''
+  return (
+    `[Edited] ${edit.by} changed the arguments before approving; it ran with ${canonicalJson(call.args)} ` +
+    `instead of ${canonicalJson(edit.originalArgs)}.\n`
+  )
 }
 
 /** Records a finished call; the step completes with its last call. */

@@ -118,17 +118,38 @@ async function runReadOnly(
   return guarded(change, log, slice)
 }
 
+/** The observation of a call whose item was denied, declined, expired or cancelled. */
 function deniedCall(call: Call): Call {
   const a = call.approval
+  const by = a?.decidedBy ?? 'the approver'
+  const words = a?.reason && !CLOSING_REASONS.has(a.reason) ? ` ("${a.reason}")` : ''
+  if (a?.kind === 'question') {
+    const why =
+      a.reason === 'expired'
+        ? 'nobody answered before the question expired'
+        : a.reason === 'cancelled'
+          ? 'the run was cancelled'
+          : `${by} declined to answer${words}`
+    return answeredCall(
+      call,
+      'denied',
+      `[NoAnswer] The question was not answered: ${why}. Go on without the answer, or finish and say what you needed.`,
+    )
+  }
   const why =
     a?.reason === 'expired'
-      ? 'the approval request expired with no decision'
+      ? `the ${a.kind === 'connect' ? 'connection request' : 'approval request'} expired with no decision`
       : a?.reason === 'cancelled'
         ? 'the run was cancelled'
-        : `it was denied by ${a?.decidedBy ?? 'the approver'}${a?.reason ? ` ("${a.reason}")` : ''}`
+        : a?.kind === 'connect'
+          ? `the account was not connected: ${by} declined${words}`
+          : `it was denied by ${by}${a?.reason ? ` ("${a.reason}")` : ''}`
   const observation = `[ToolError] ${call.name} was not run: ${why}. Use read-only tools instead, or ask the user for permission.`
   return answeredCall(call, 'denied', observation)
 }
+
+/** Reasons the system or a person's plain decline give, which the observation words itself. */
+const CLOSING_REASONS = new Set(['expired', 'cancelled', 'declined'])
 
 /**
  * Closes the calls a cancelled run leaves `started` (the crash test found them left

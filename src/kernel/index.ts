@@ -58,6 +58,7 @@ export {
   type DecideOutcome,
   type DecideRefusal,
   type Decision,
+  DECIDE_REFUSALS,
 } from './approvals'
 export {
   CONFIRM_MODES,
@@ -69,6 +70,20 @@ export {
   type ConfirmVerdict,
 } from './confirm'
 export { argsHash, canonicalJson, sameJson } from './canonical'
+
+// Pending items: what a call waits for from a person (approval, question, connect)
+export { itemHash, personNeeded, type PersonNeeded } from './pending-items'
+export { answerProblems, checkEditedArgs, type ArgsRefusal } from './person-input'
+export {
+  PENDING_KINDS,
+  type ArgsEdit,
+  type PendingItem,
+  type PendingKind,
+  type PersonAsk,
+} from './state'
+export type { CodePolicy, PersonRequest, PolicyContext, PolicyVerdict, ResolvedItem } from './tool'
+export { decidePolicy } from './code-policy'
+export type { CallPolicy, PolicyVerdictRecord } from './state'
 
 // Budgets
 export {

@@ -1,4 +1,6 @@
-import { decideByHook, requestApproval } from './approvals'
+import { decideByHook } from './approvals'
+import { decidePolicy } from './code-policy'
+import { requestItem } from './pending-items'
 import { sameJson } from './canonical'
 import { verdictFor } from './confirm'
 import { answeredCall } from './calls'
@@ -9,6 +11,9 @@ import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { screenCalls } from './guardrails/tool-input'
 import { stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { checkCall, validateArgs } from './validate'
+import type { PersonRequest, Tool } from './tool'
+import { safeParse } from 'zod/v4/core'
+import { describeThrown } from './describe-thrown'
 
 /**
  * The review (docs/architecture.md): the first look at a new step's calls, all at once. In
@@ -50,19 +55,58 @@ function askIfNeeded(reviewed: Call[], state: RunState, slice: Slice): SyncOrAsy
   return asks ? ask(reviewed, state, slice) : reviewed
 }
 
-/** Asks about each reviewed call that awaits a decision and has not been asked yet. */
+/**
+ * Asks about each reviewed call that awaits a decision and has not been asked yet: what the
+ * tool needs from a person (`Tool.person`: a question, a connection) first, else the approval
+ * its policy asks for. In memory (`react()`) the confirm hook decides approvals; nothing answers
+ * a question there, so the run waits.
+ */
 async function ask(reviewed: Call[], state: RunState, slice: Slice): Promise<Call[]> {
   const now = slice.now()
+  const ttl = state.budget.approvalTtlSeconds
   for (let k = 0; k < reviewed.length; k++) {
     const call = reviewed[k]!
     if (call.status !== 'awaiting_approval' || call.approval) continue
     const hook = slice.deps.confirm
     const tool = slice.registry.get(call.name)!
-    reviewed[k] = hook
-      ? await decideByHook(call, tool, hook, now)
-      : await requestApproval(call, now, state.budget.approvalTtlSeconds)
+    const request = tool.person ? await personRequest(tool, call, state) : null
+    if (typeof request === 'string')
+      reviewed[k] = answeredCall(call, 'tool_error', slice.redact(request))
+    else if (request) reviewed[k] = await requestItem(call, now, ttl, request)
+    else if (!policyAsks(tool, state, call)) reviewed[k] = { ...call, status: 'ready' }
+    else if (hook) reviewed[k] = await decideByHook(call, tool, hook, now)
+    else reviewed[k] = await requestItem(call, now, ttl, null, editSchemaOf(tool, slice))
   }
   return reviewed
+}
+
+/** The JSON Schema an approver edits the arguments with; null when the tool forbids edits. */
+function editSchemaOf(tool: Tool, slice: Slice): Record<string, unknown> | null {
+  return tool.editable === false ? null : slice.registry.jsonSchema(tool.name)
+}
+
+/** The call needs an approval: what its tool's code policy applied, else the confirm policy. */
+function policyAsks(tool: Tool, state: RunState, call: Call): boolean {
+  if (call.policy) return call.policy.applied === 'ask'
+  return tool.sideEffect && verdictFor(state.policy, tool) === 'ask'
+}
+
+/**
+ * What the tool asks a person for this call, or null; a `person` that throws gives the text of
+ * the call's `[ToolError]` instead.
+ */
+async function personRequest(
+  tool: Tool,
+  call: Call,
+  state: RunState,
+): Promise<PersonRequest | string | null> {
+  const valid = safeParse(tool.params, call.args)
+  const args = valid.success ? valid.data : call.args
+  try {
+    return (await tool.person!(args as never, { runId: state.id, callId: call.id })) ?? null
+  } catch (err) {
+    return `[ToolError] ${tool.name} was not run: it could not say what it needs from a person (${describeThrown(err)})`
+  }
 }
 
 /** The phase after review: waiting for a person when any call awaits a decision, else act. */
@@ -102,7 +146,8 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   }
   seen.push(call)
   const tool = slice.registry.get(call.name)
-  const asks = !!tool?.sideEffect && verdictFor(state.policy, tool) === 'ask'
+  const coded = !!tool && (!!tool.policy || !!tool.shadowPolicy)
+  const asks = !!tool && (policyAsks(tool, state, call) || !!tool.person || coded)
   // Nothing to look at before dispatch (which validates again, as the security boundary).
   if (!tool || (!asks && !tool.check)) return { ...call, status: 'ready' }
   const valid = validateArgs(call, slice.registry)
@@ -110,6 +155,20 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   if (!valid.ok) return { ...call, status: 'ready' }
   const problem = checkCall(tool, valid.args, { runId: state.id, callId: call.id })
   if (problem) return answeredCall(call, 'tool_error', slice.redact(`[ToolError] ${problem}`))
-  if (!asks) return { ...call, status: 'ready' }
+  if (coded) {
+    const ctx = { runId: state.id, callId: call.id, agent: state.agent.name }
+    const decided = decidePolicy(state.policy, tool, valid.args, ctx)
+    call = { ...call, policy: decided.record }
+    if (decided.record?.applied === 'deny' && decided.record.configured !== 'deny') {
+      return answeredCall(call, 'denied', slice.redact(policyDenial(call)))
+    }
+  }
+  if (!policyAsks(tool, state, call) && !tool.person) return { ...call, status: 'ready' }
   return { ...call, status: 'awaiting_approval' }
+}
+
+/** The observation of a call the tool's own policy refused. */
+function policyDenial(call: Call): string {
+  const reason = call.policy?.policy?.reason
+  return `[ToolError] ${call.name} was not run: its policy denied it${reason ? ` (${reason})` : ''}. Use read-only tools instead, or ask the user for permission.`
 }

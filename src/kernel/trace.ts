@@ -69,6 +69,8 @@ export const TraceCallSchema = z.object(
     status: 'present',
     kind: 'optional',
     approval: 'optional',
+    /** What the tool's code policies said, and what applied. */
+    policy: 'optional',
     argsError: 'optional',
     /** The call was written as text in a native reply, in this format family. */
     fromText: 'optional',
@@ -211,6 +213,7 @@ export function toRunResult(state: RunState): RunResult {
         status: c.status,
         ...(c.kind ? { kind: c.kind } : {}),
         ...(c.approval ? { approval: c.approval } : {}),
+        ...(c.policy ? { policy: c.policy } : {}),
         ...(c.argsError ? { argsError: c.argsError } : {}),
         ...(c.fromText ? { fromText: c.fromText } : {}),
       })),

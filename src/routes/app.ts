@@ -15,6 +15,7 @@ import { agentsRoutes } from './api/agents'
 import { approvalsRoutes } from './api/run-list'
 import { runsRoutes } from './api/runs'
 import { readiness } from './readiness'
+import { connectionRoutes, oauthRoutes } from './connections/connections'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -28,11 +29,12 @@ app.use('*', async (c, next) => {
   if (path.length > 1 && path.endsWith('/')) return c.notFound()
   // A path a route names literally takes only that route's methods: DELETE /v1/runs/stream is a
   // 405, not a run named "stream".
-  if (app.routes.some((r) => r.path === path && r.method !== 'ALL')) {
-    const allow = allowedMethods(app.routes, path)
-    if (!allow.includes(c.req.method)) return methodNotAllowed(c, path, allow)
-  }
-  await next()
+  const allow = app.routes.some((r) => r.path === path && r.method !== 'ALL')
+    ? allowedMethods(app.routes, path)
+    : null
+  // That refusal is an API answer too: it gets the no-store below.
+  if (allow && !allow.includes(c.req.method)) c.res = methodNotAllowed(c, path, allow)
+  else await next()
   // API answers are one token's view of runs, traces and observations: no browser or proxy may
   // keep them. A route that says how it may be cached (the event stream) keeps its own rule.
   if (path.startsWith('/v1/') && !c.res.headers.has('Cache-Control')) {
@@ -46,8 +48,12 @@ app.get('/readyz', readiness)
 app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin) as object))
 app.route('/v1/runs', runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
+// Every kind of pending item, not only approvals: the same list under the name it has now.
+app.route('/v1/inbox', approvalsRoutes)
 app.route('/v1/me', meRoutes)
 app.route('/v1/agents', agentsRoutes)
+app.route('/v1/connections', connectionRoutes)
+app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 
@@ -57,13 +63,6 @@ app.notFound((c) => {
   if (allow.length) return methodNotAllowed(c, path, allow)
   return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
 })
-
-/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
-export const START_REFUSAL_STATUS = {
-  invalid: 400,
-  not_found: 404,
-  conflict: 409,
-} as const satisfies Record<StartRefusal, number>
 
 function methodNotAllowed(c: Context<AppEnv>, path: string, allow: string[]) {
   c.header('Allow', allow.join(', '))
@@ -77,6 +76,13 @@ function methodNotAllowed(c: Context<AppEnv>, path: string, allow: string[]) {
     405,
   )
 }
+
+/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
+export const START_REFUSAL_STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<StartRefusal, number>
 
 app.onError((err, c) => {
   if (err instanceof StartError) {

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config'
 import type { EnvVars } from '../env-vars'
+import { EdgeloopError } from '../errors/edgeloop-error'
 import { findCall } from '../kernel/calls'
 import {
   carveBudget,
@@ -14,7 +15,7 @@ import type { RunStorage } from './storage'
 import { childTrace } from './otel/otel-ids'
 import { inheritedOwner } from './run-owner'
 import { runStub, type RunInfo, type SlackCards } from './types'
-import { startRun, StartError } from './start'
+import { startRun, StartError, type StartEnv } from './start'
 
 /**
  * A run's children (docs/agents.md#delegation): each delegated call starts one child run in an
@@ -37,6 +38,9 @@ export async function childRunId(parentId: string, callId: string): Promise<stri
 
 type RunsEnv = EnvVars & { RUNS?: DurableObjectNamespace }
 
+// The same env object, not a copy: the deployment's settings are read once per env (loadConfig).
+const hasRuns = (env: RunsEnv): env is StartEnv => env.RUNS !== undefined
+
 /** The kernel's `Deps.children` for one run. */
 export function childRuns(
   env: RunsEnv,
@@ -58,32 +62,31 @@ export function childRuns(
       if (!agent) return { ok: false, error: notOffered(spec.agent) }
       const carved = carveBudget(parent, agent.budget)
       if (!carved.ok) return carved
-      if (!env.RUNS) return { ok: false, error: 'the Worker has no RUNS binding' }
+      if (!hasRuns(env)) return { ok: false, error: 'the Worker has no RUNS binding' }
       const id = await childRunId(parent.id, call.id)
       const child = { runId: id, agent: agent.name }
       const slackCards = slackCardsFor(info, slackThread(), parent.agent.name)
       try {
         // Everything else of the start is every run's (runs/start/).
-        await startRun(
-          { ...env, RUNS: env.RUNS },
-          {
-            task: typeof call.args.task === 'string' ? call.args.task : '',
-            agent: agent.name,
-            // The child acts for whoever asked the parent, and belongs to the parent's owner.
-            requestedBy: info?.requestedBy ?? 'api',
-            // One trace for the whole delegation: the child's spans under the call that asked.
-            trace: childTrace(parent.id, info?.trace, call.id),
-            owner: info ? inheritedOwner(info).owner : null,
-            delegation: {
-              id,
-              parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },
-              budget: carved.budget,
-              ...(slackCards ? { slackCards } : {}),
-            },
+        await startRun(env, {
+          task: typeof call.args.task === 'string' ? call.args.task : '',
+          agent: agent.name,
+          // The child acts for whoever asked the parent, and belongs to the parent's owner.
+          requestedBy: info?.requestedBy ?? 'api',
+          // One trace for the whole delegation: the child's spans under the call that asked.
+          trace: childTrace(parent.id, info?.trace, call.id),
+          owner: info ? inheritedOwner(info).owner : null,
+          delegation: {
+            id,
+            parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },
+            budget: carved.budget,
+            ...(slackCards ? { slackCards } : {}),
           },
-        )
+        })
       } catch (err) {
         if (err instanceof StartError) return { ok: false, error: refusalOf(err, id, agent.name) }
+        // Ours (a setting gone bad) is not a lost call: the slice fails as before the start.
+        if (err instanceof EdgeloopError) throw err
         // A call that failed on the way may still have created the child (only its answer was
         // lost), which then runs and reports: the run waits for it like any child, and the poll
         // finds it, or finds that it was never created.

@@ -47,6 +47,16 @@ export function redactAcrossLines(text: string): string {
   return split(text)
 }
 
+/**
+ * Learns secrets that are not settings: the OAuth tokens of an MCP connection, as they are read
+ * or stored (runs/connections), so a server that echoes one shows `[redacted]`.
+ */
+export function learnSecrets(values: readonly (string | undefined)[]): void {
+  const before = known.size
+  for (const v of values) if (v && v.length >= MIN_SECRET_LENGTH) known.add(v)
+  if (known.size !== before) current = createRedactor(known)
+}
+
 /** `text` with every known secret and token-shaped string replaced by `[redacted]`. */
 export function redact(text: string): string {
   return current(text)

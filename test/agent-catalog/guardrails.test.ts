@@ -323,6 +323,31 @@ describe('a model-judged topic allow-list', () => {
   })
 })
 
+describe('a check judged by another agent', () => {
+  it("uses that agent's model and instructions, then the check's", async () => {
+    fakes.ai.enqueue(
+      reply.text('Get lost.'),
+      reply.text('```json\n{"verdict":"tripwire","reason":"the answer is rude"}\n```'),
+    )
+    const id = await startRun({ task: 'Where is my order?', agent: 'reviewed' })
+    await drainAlarms(id)
+    const judge = fakes.ai.bodies[1]!
+    expect(judge.model).toBe('gpt-test')
+    expect(judge.messages[0]!.content).toMatch(
+      /^You turn a request into a ticket: a title and a priority\.\n\nTrip answers that are rude\.\n\nYou are a guardrail\./,
+    )
+    expect(judge.messages[1]!.content).toContain('<<<\nGet lost.\n>>>')
+    const trace = await getTrace(id)
+    expect(trace).toMatchObject({
+      ok: false,
+      answer: '',
+      stopReason: 'guardrail',
+      guardrail: { name: 'tone', point: 'output', reason: 'the answer is rude' },
+    })
+    expect(trace.usage.modelCalls).toBe(2)
+  })
+})
+
 describe('a guardrail naming an unknown judge', () => {
   it('is a /readyz problem naming the agent', async () => {
     const res = await fetchWith({ ENABLED_AGENTS: 'bad-judge' }, '/readyz', { headers: AUTH })

@@ -124,6 +124,19 @@ export const scoped = defineAgent({
   },
 })
 
+/** Its answer judged by another agent of the deployment (`ticket`: its model and instructions). */
+export const reviewed = defineAgent({
+  name: 'reviewed',
+  description: 'Test agent: its answers are judged by the ticket agent.',
+  instructions: 'You answer briefly.',
+  tools: [],
+  guardrails: {
+    output: [
+      { name: 'tone', judge: { agent: 'ticket', instructions: 'Trip answers that are rude.' } },
+    ],
+  },
+})
+
 /** A judge naming an agent the deployment does not have: a configuration problem when offered. */
 export const badJudge = defineAgent({
   name: 'bad-judge',
@@ -132,4 +145,4 @@ export const badJudge = defineAgent({
   guardrails: { output: [{ name: 'policy', judge: { agent: 'nobody', instructions: 'Judge.' } }] },
 })
 
-export const TEST_AGENTS = [incident, ticket, clash, byName, guarded, scoped, badJudge]
+export const TEST_AGENTS = [incident, ticket, clash, byName, guarded, scoped, reviewed, badJudge]

@@ -129,8 +129,10 @@ export const RUNS_FOLDERS: Record<string, readonly string[]> = {
   slack: ['outbox'],
   // Delivering: the dispatch over kinds, the callback, the family reports, the pump.
   delivery: ['outbox', 'index', 'otel', 'slack', 'events'],
+  // MCP connections (OAuth): their sealed store and a person's grant from link to callback.
+  connections: [],
   // Where every run begins (the API, a webhook, Slack, a delegated child): the rules of a start.
-  start: [],
+  start: ['connections'],
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */

@@ -39,10 +39,12 @@ describe('one place where a run starts', () => {
   it('leaves routes/ no start of its own: they call startRun of src/runs/start', () => {
     expect(filesWith(/\bstartRun\(/, 'src/routes/')).toEqual([
       'src/routes/api/runs.ts',
-      'src/routes/slack/slack-messages.ts',
       'src/routes/slack/slack.ts',
     ])
-    // A delegated call, beside them.
-    expect(filesWith(/\bstartRun\(/, 'src/runs/')).toEqual(['src/runs/child-runs.ts'])
+    // A delegated call, and a Slack message once its conversation is known.
+    expect(filesWith(/\bstartRun\(/, 'src/runs/')).toEqual([
+      'src/runs/child-runs.ts',
+      'src/runs/start/slack-ask.ts',
+    ])
   })
 })

@@ -244,7 +244,13 @@ describe('GET /v1/approvals', () => {
       requestedBy: 'api',
       requestedAt: pendingB.requestedAt,
       expiresAt: pendingB.expiresAt,
+      kind: 'approval',
+      ask: null,
+      editSchema: pendingB.editSchema,
+      actions: ['approve', 'deny', 'edit'],
+      href: `/v1/runs/${b}/approvals/call_post_2`,
     })
+    expect(pendingB.editSchema).toMatchObject({ required: ['url', 'body'] })
 
     fakes.ai.enqueue(reply.text('Not posted.'))
     await decide(b, pendingB.callId, { decision: 'deny', args_hash: pendingB.argsHash })

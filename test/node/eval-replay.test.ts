@@ -53,6 +53,7 @@ let runtime: WorkerRuntime
 let storage: Awaited<ReturnType<typeof tempStorage>>
 let exported: unknown
 let exportedText: unknown
+let exportedStructured: unknown
 
 async function api(path: string, init: RequestInit = {}): Promise<Response> {
   return runtime.fetch(path, {
@@ -118,6 +119,19 @@ beforeAll(async () => {
   ).json()) as { id: string }
   expect((await settle(text.id)).status).toBe('succeeded')
   exportedText = await (await api(`/v1/runs/${text.id}/export`)).json()
+  // A structured answer (the triage agent's ticket), sent through the finish tool.
+  const ticket = (await (
+    await api('/v1/runs', {
+      method: 'POST',
+      body: JSON.stringify({
+        task: 'finish with {"severity": "sev3", "component": "docs", "summary": "A typo."}',
+        agent: 'triage',
+        model: 'script',
+      }),
+    })
+  ).json()) as { id: string }
+  expect((await settle(ticket.id)).status).toBe('succeeded')
+  exportedStructured = await (await api(`/v1/runs/${ticket.id}/export`)).json()
 }, 120_000)
 
 afterAll(async () => {
@@ -207,6 +221,15 @@ describe('replaying a recorded run', () => {
     } finally {
       broken.textParser = false
     }
+  })
+
+  it('a structured answer sent through the finish tool replays as the same output', async () => {
+    const rec = recordingFromExport(exportedStructured)
+    expect(rec.result.output).toEqual({ severity: 'sev3', component: 'docs', summary: 'A typo.' })
+    expect(rec.steps[0]!.reply.toolCalls?.map((c) => c.function.name)).toEqual(['final_answer'])
+    const out = await replay(rec)
+    expect(diffReplay(rec, out)).toEqual([])
+    expect(out.state.result?.output).toEqual(rec.result.output)
   })
 
   it('re-model: a different model, fed the recorded results, diverges at its first decision', async () => {

@@ -4,12 +4,12 @@ import type { AppEnv, Principal } from '../app-env'
 import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
 import { parseJsonBody, refuseDeepJson } from '../body'
-import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
+import { AnswerBody, CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
+import { decideItem } from './decide-item'
 import { startRun } from '../../runs/start'
 import { streamEvents } from './events'
 import { streamRunList } from './run-list-stream'
 import { listRunsHandler } from './run-list'
-import { loadConfig } from '../../config'
 import { runNotFound } from './run-not-found'
 import { ownerFor, reachableRun } from './run-access'
 import { parseTraceparent } from '../../runs/otel/otel-ids'
@@ -137,42 +137,37 @@ runsRoutes.get('/:id/approvals', async (c) => {
 })
 
 runsRoutes.post('/:id/approvals/:callId', async (c) => {
-  const id = c.req.param('id')
-  const callId = c.req.param('callId')
   const body = parseJsonBody(
     decisionAliases(c.var.rawBody),
     DecisionBody,
     c.req.header('Content-Type') ?? null,
   )
-  const stub = await reachableRun(c, id)
-  const view = await stub.get()
-  if (!view) throw await runNotFound(stub, id)
-  // Slack-started runs are decided in Slack by SLACK_APPROVERS, so a token cannot go around
-  // the approver list, unless the deployment says tokens may decide them too.
-  if (view.requestedBy.startsWith('slack:') && !loadConfig(c.env).security.apiApprovesSlackRuns) {
-    throw new ApiError(
-      403,
-      'slack_run',
-      `run ${id} was started from Slack, so its approvals are decided in Slack by SLACK_APPROVERS; ` +
-        'set API_APPROVES_SLACK_RUNS=true to let tokens with approvals:write decide them too',
-    )
+  if (body.args && body.decision !== 'approve') {
+    throw new ApiError(400, 'invalid_request', 'args may only come with "decision": "approve"')
   }
-  // The decider is the authenticated token, never a name the caller writes in the body.
-  const out = await stub.decide({
-    callId,
+  return decideItem(c, c.req.param('id'), {
+    callId: c.req.param('callId'),
+    kind: 'approval',
     decision: body.decision,
     argsHash: body.args_hash,
-    by: c.var.principal,
     ...(body.reason ? { reason: body.reason } : {}),
+    ...(body.args ? { args: body.args } : {}),
   })
-  if (out.ok) return c.json(out)
-  const status = out.code === 'no_run' || out.code === 'not_found' ? 404 : 409
-  const code =
-    out.code === 'no_run' ? 'run_not_found' : out.code === 'not_found' ? 'call_not_found' : out.code
-  throw new ApiError(status, code, out.message, {
-    ...(out.decidedBy ? { decidedBy: out.decidedBy } : {}),
-    ...(out.decision ? { decision: out.decision } : {}),
-    ...(out.expiredAt ? { expiredAt: new Date(out.expiredAt).toISOString() } : {}),
+})
+
+runsRoutes.post('/:id/questions/:callId', async (c) => {
+  const body = parseJsonBody(
+    decisionAliases(c.var.rawBody),
+    AnswerBody,
+    c.req.header('Content-Type') ?? null,
+  )
+  const declined = 'decline' in body
+  return decideItem(c, c.req.param('id'), {
+    callId: c.req.param('callId'),
+    kind: 'question',
+    decision: declined ? 'deny' : 'approve',
+    argsHash: body.question_hash,
+    ...(declined ? (body.reason ? { reason: body.reason } : {}) : { answer: body.answer }),
   })
 })
 

@@ -20,6 +20,14 @@ export const runId = {
   description: 'The run id (`run_` and 32 hex digits).',
   schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
 }
+/** A call id, which names the pending item of that call. */
+export const callIdParam = {
+  name: 'callId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+}
+
 export const cursor = {
   name: 'cursor',
   in: 'query',

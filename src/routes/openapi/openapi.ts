@@ -3,11 +3,13 @@ import { AGENT_NAME_PATTERN } from '../../config'
 import { RUN_STATUSES } from '../../api/enums'
 import { runCallbacks } from './openapi-callbacks'
 import { servicePaths } from './openapi-service'
+import { connectionPaths } from './openapi-connections'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import {
   afterSeq,
   bearer,
+  callIdParam,
   consoleFile,
   cursor,
   idempotencyKey,
@@ -34,6 +36,38 @@ export function openApiDocument(origin: string): unknown {
   return { ...cached, servers: [{ url: origin, description: 'This deployment' }] }
 }
 
+/**
+ * The inbox: `/v1/approvals` and `/v1/inbox` are the same list of every kind of pending item
+ * (docs/human-in-the-loop.md#the-inbox).
+ */
+function inboxOperation(operationId: 'listApprovals' | 'listInbox') {
+  return {
+    operationId,
+    summary:
+      operationId === 'listInbox'
+        ? 'Every pending item (approvals, questions, connections) across runs, newest first'
+        : 'Pending items across runs, newest first (the inbox under its first name)',
+    description:
+      'Each item names its `kind`, what it asks (`ask`), its `actions` and the `href` they are posted to; approvals that may be edited carry their `editSchema`. Expired items are left out.',
+    tags: ['approvals'],
+    security: bearer,
+    parameters: [
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: ['pending'], default: 'pending' },
+      },
+      limit,
+      cursor,
+    ],
+    responses: {
+      '200': ok('A page of pending items', 'ApprovalPage'),
+      ...errorResponses(ROUTE_ERRORS.listApprovals),
+    },
+  }
+}
+
 function buildDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -46,9 +80,13 @@ function buildDocument(): Record<string, unknown> {
     tags: [
       { name: 'runs', description: 'Start, follow and steer runs' },
       { name: 'agents', description: 'The agents runs may name' },
-      { name: 'approvals', description: 'Human approval of side effects' },
+      {
+        name: 'approvals',
+        description: 'A person in the loop: approvals (edited or not), questions, the inbox',
+      },
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
+      { name: 'connections', description: "MCP servers' OAuth connections, granted by a person" },
     ],
     components: openApiComponents(),
     security: bearer,
@@ -274,17 +312,33 @@ function buildDocument(): Record<string, unknown> {
       '/v1/runs/{id}/approvals/{callId}': {
         post: {
           operationId: 'decideApproval',
-          summary: 'Approve or deny a pending side-effecting call',
+          summary:
+            'Approve (as asked, or with edited `args`) or deny a pending side-effecting call',
+          description:
+            "With `args` the call runs with those arguments instead: checked strictly against the tool's schema (a failure is 400 invalid_args naming the fields, the approval still pending), hashed again, recorded beside the original with the decider; a tool with `editable: false` refuses them (400 not_editable). A pending item of another kind is 409 wrong_kind.",
           tags: ['approvals'],
           security: bearer,
-          parameters: [
-            runId,
-            { name: 'callId', in: 'path', required: true, schema: { type: 'string' } },
-          ],
+          parameters: [runId, callIdParam],
           requestBody: { required: true, ...json('Decision') },
           responses: {
             '200': ok('Decision recorded', 'DecisionResult'),
             ...errorResponses(ROUTE_ERRORS.decideApproval),
+          },
+        },
+      },
+      '/v1/runs/{id}/questions/{callId}': {
+        post: {
+          operationId: 'answerQuestion',
+          summary: 'Answer or decline a question the run asks a person',
+          description:
+            "The answer is checked against the question's choices or JSON Schema (400 invalid_answer, the question still pending); the first answer wins. `question_hash` is the item's `argsHash`.",
+          tags: ['approvals'],
+          security: bearer,
+          parameters: [runId, callIdParam],
+          requestBody: { required: true, ...json('Answer') },
+          responses: {
+            '200': ok('Answer recorded', 'DecisionResult'),
+            ...errorResponses(ROUTE_ERRORS.answerQuestion),
           },
         },
       },
@@ -302,28 +356,8 @@ function buildDocument(): Record<string, unknown> {
           },
         },
       },
-      '/v1/approvals': {
-        get: {
-          operationId: 'listApprovals',
-          summary: 'Pending approvals across runs, newest first',
-          tags: ['approvals'],
-          security: bearer,
-          parameters: [
-            {
-              name: 'status',
-              in: 'query',
-              required: false,
-              schema: { type: 'string', enum: ['pending'], default: 'pending' },
-            },
-            limit,
-            cursor,
-          ],
-          responses: {
-            '200': ok('A page of pending approvals', 'ApprovalPage'),
-            ...errorResponses(ROUTE_ERRORS.listApprovals),
-          },
-        },
-      },
+      '/v1/approvals': { get: inboxOperation('listApprovals') },
+      '/v1/inbox': { get: inboxOperation('listInbox') },
       '/v1/me': {
         get: {
           operationId: 'whoAmI',
@@ -334,6 +368,7 @@ function buildDocument(): Record<string, unknown> {
           responses: { '200': ok('The token', 'Me'), ...errorResponses(ROUTE_ERRORS.whoAmI) },
         },
       },
+      ...connectionPaths,
       '/v1/agents': {
         get: {
           operationId: 'listAgents',

@@ -6,9 +6,9 @@ import { verifySlackRequest } from '../../slack/verify'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
 import { readRawBody } from '../body'
-import { answerSlackAsk } from './slack-messages'
 import { slackInteraction } from './slack-interactions'
-import { slackAgent, startRun, StartError } from '../../runs/start'
+import { answerSlackAsk, slackAgent, startRun, StartError } from '../../runs/start'
+import { postEphemeralNote } from './slack-ephemeral'
 import { loadConfig } from '../../config'
 
 /**
@@ -80,7 +80,7 @@ slackRoutes.post('/events', async (c) => {
   const { event } = body
   const thread = event.thread_ts && event.thread_ts !== event.ts ? event.thread_ts : undefined
   // Slack retries (X-Slack-Retry-Num) carry the same event_id: the same run id, never a second run.
-  const outcome = await answerSlackAsk(c, {
+  const ask = {
     eventId: body.eventId,
     ...(body.teamId ? { teamId: body.teamId } : {}),
     user: event.user,
@@ -90,7 +90,10 @@ slackRoutes.post('/events', async (c) => {
     ...(thread ? { thread } : {}),
     im: body.kind === 'message' && event.channel_type === 'im',
     mention: body.kind === 'app_mention',
-  }).catch((err) => {
+  }
+  const tell = (text: string) =>
+    postEphemeralNote(c, { channel: ask.channel, user: ask.user, threadTs: ask.thread, text })
+  const outcome = await answerSlackAsk(c.env, ask, tell).catch((err: unknown) => {
     // A bad request from Slack's side must still be acknowledged, or Slack retries it.
     if (refused(err)) {
       logEvent(c.env, 'slack_event_rejected', { eventId: body.eventId, code: err.code }, 'warn')

@@ -124,15 +124,25 @@ function callEvents(old: Step | undefined, step: Step, events: NewRunEvent[]): v
           argsHash: call.approval!.hash,
           reason: step.thought.slice(0, EVENT_THOUGHT_CHARS),
           expiresAt: new Date(call.approval!.expiresAt).toISOString(),
+          // An approval's event keeps the shape it had before other kinds.
+          ...(call.approval!.kind !== 'approval' ? { kind: call.approval!.kind } : {}),
+          ...(call.approval!.ask ? { ask: call.approval!.ask } : {}),
         },
       })
     }
     const decision = call.approval?.decision
     if (decision && !was?.approval?.decision) {
-      const { decidedBy, reason } = call.approval!
+      const { decidedBy, reason, kind, edit } = call.approval!
       events.push({
         type: 'approval_decided',
-        data: { ...ids, decision, by: decidedBy ?? 'unknown', ...(reason ? { reason } : {}) },
+        data: {
+          ...ids,
+          decision,
+          by: decidedBy ?? 'unknown',
+          ...(reason ? { reason } : {}),
+          ...(kind !== 'approval' ? { kind } : {}),
+          ...(edit ? { editedArgs: call.args } : {}),
+        },
       })
     }
     if (call.child && !was?.child) {

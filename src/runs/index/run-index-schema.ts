@@ -51,6 +51,9 @@ const ADDED_COLUMNS: [table: string, column: string, ddl: string, fill?: string]
     'ALTER TABLE pending_approvals ADD COLUMN owner TEXT',
     `UPDATE pending_approvals SET owner = ${OWNER_FROM_REQUESTER_SQL} WHERE owner IS NULL`,
   ],
+  // A pending item's kind, what it asks and its edit schema (docs/human-in-the-loop.md); NULL
+  // in rows written when approvals were the only kind.
+  ['pending_approvals', 'item', 'ALTER TABLE pending_approvals ADD COLUMN item TEXT'],
   // The run that delegated this one (docs/agents.md#delegation); NULL for every other run.
   ['runs', 'parent_run_id', 'ALTER TABLE runs ADD COLUMN parent_run_id TEXT'],
 ]

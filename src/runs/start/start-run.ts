@@ -12,6 +12,7 @@ import { continuationOf } from './continuation'
 import { runAgent } from './run-agent'
 import { idFromKey, newRunId } from './run-id'
 import { StartError } from './start-error'
+import { personOf, personServersWithoutPerson } from '../connections/connections'
 
 /** What a start needs of the Worker: the deployment's settings and the runs' objects. */
 export type StartEnv<T extends Rpc.DurableObjectBranded | undefined = undefined> = EnvVars & {
@@ -94,6 +95,7 @@ export async function startRun<T extends Rpc.DurableObjectBranded | undefined>(
     ...(req.confirm ? { confirm: req.confirm } : {}),
   })
   const { tools, mcpTools, agent } = chosen
+  refuseUnownedConnections(config.mcpServers, mcpTools, req)
   const budget = req.delegation?.budget ?? chosen.budget
   checkAsk(env, config, req)
   const model = req.model ?? agent.model ?? undefined
@@ -224,4 +226,24 @@ function historyLimit(budget: Budget): number {
   const limit = budget.maxHistoryTokens ?? DEFAULT_HISTORY_TOKENS
   const context = budget.maxContextTokens
   return context === undefined ? limit : Math.max(MIN_HISTORY_TOKENS, Math.min(limit, context / 2))
+}
+
+/**
+ * A run that may use a per-person MCP server needs a person behind it to grant the connection: a
+ * webhook's run could only wait for a grant nobody may give, so it is refused at once.
+ */
+function refuseUnownedConnections(
+  servers: ServiceConfig['mcpServers'],
+  mcpTools: readonly string[],
+  req: StartRequest,
+): void {
+  const person = personOf({ owner: req.owner, requestedBy: req.requestedBy })
+  const unowned = personServersWithoutPerson(servers, mcpTools, person)
+  if (!unowned.length) return
+  throw new StartError(
+    'invalid',
+    'needs_person',
+    `the MCP server${unowned.length > 1 ? 's' : ''} ${unowned.join(', ')} connect per person (owner "person"), and no person is behind this run (${req.requestedBy}); start it with an API token or from Slack, or leave out ${unowned.map((s) => `${s}__*`).join(', ')}`,
+    { servers: unowned },
+  )
 }

@@ -1,12 +1,13 @@
-import type { Context } from 'hono'
 import { loadConfig } from '../../config'
-import { logEvent } from '../../runs/log'
-import { slackThreadStub, type SlackThreadApi } from '../../runs/slack-thread'
-import { runStub, type RunView } from '../../runs/types'
+import type { EnvVars } from '../../env-vars'
 import { stripMention } from '../../slack/payloads'
-import type { AppEnv } from '../app-env'
-import { postEphemeralNote } from './slack-ephemeral'
-import { idFromKey, slackAgent, startRun, StartError } from '../../runs/start'
+import { logEvent } from '../log'
+import { slackThreadStub, type SlackThread, type SlackThreadApi } from '../slack-thread'
+import { runStub, type RunView } from '../types'
+import { idFromKey } from './run-id'
+import { slackAgent } from './slack-agent'
+import { StartError } from './start-error'
+import { startRun, type StartEnv } from './start-run'
 
 /**
  * A person asking the app something in Slack (docs/architecture.md#slack): a mention in a
@@ -36,9 +37,22 @@ export type SlackAskOutcome =
   | { busy: string }
   | { deleted: string }
 
-// A note to one person must never hold Slack's 3 s acknowledgement.
+/** What a Slack ask needs of the Worker: a start's, and the Slack places' objects. */
+export type SlackAskEnv<T extends Rpc.DurableObjectBranded | undefined = undefined> =
+  StartEnv<T> & { SLACK_THREADS: DurableObjectNamespace<SlackThread> }
 
-export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise<SlackAskOutcome> {
+/** A private note to the person who asked, in the place they asked (routes/slack/ posts it). */
+export type TellAsker = (text: string) => Promise<void>
+
+/**
+ * Starts the run a Slack message asks for, or continues its conversation's, or says (`tell`) why
+ * not: the conversation's previous run is still working, or was deleted.
+ */
+export async function answerSlackAsk<T extends Rpc.DurableObjectBranded | undefined>(
+  env: SlackAskEnv<T>,
+  ask: SlackAsk,
+  tell: TellAsker,
+): Promise<SlackAskOutcome> {
   const task = stripMention(ask.text).trim()
   if (!task) return { ignored: ask.mention ? 'empty mention' : 'empty message' }
   const now = Date.now()
@@ -47,7 +61,7 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
   // The run answers in the message's thread, or starts one under the message.
   const threadTs = ask.thread ?? ask.ts
   const where = { ...(ask.teamId ? { teamId: ask.teamId } : {}), channel: ask.channel }
-  const threads = c.env.SLACK_THREADS
+  const threads = env.SLACK_THREADS
   const own = slackThreadStub(threads, { ...where, thread: threadTs })
   const dm = ask.im ? slackThreadStub(threads, where) : undefined
   // Where the conversation is looked up: the thread, or a DM's top level.
@@ -56,10 +70,10 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
   const claim = await place.claim(runId, now, !ask.mention && !ask.im)
   if (!claim.claimed) return { ignored: 'not a thread of an edgeloop run' }
   let previous = claim.previous
-  const windowMs = loadConfig(c.env).slack.dmConversationMinutes * 60_000
+  const windowMs = loadConfig(env).slack.dmConversationMinutes * 60_000
   if (previous && place === dm && now - previous.at > windowMs) previous = null
 
-  const stub = previous && !previous.deleted ? runStub(c.env.RUNS, previous.runId) : undefined
+  const stub = previous && !previous.deleted ? runStub(env.RUNS, previous.runId) : undefined
   const view = stub ? await stub.get() : null
   // A run claimed here but not served by its object is still starting, or was deleted (a
   // deletion whose removal of this link has not been delivered yet). A thread is told it was
@@ -67,15 +81,21 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
   if (previous && !view && (previous.deleted || (await stub!.deletion()))) {
     if (place !== dm) {
       await place.release(runId)
-      await noteDeleted(c, ask, previous.runId, 'Mention me in a new message to start over.')
+      await noteDeleted(
+        env,
+        tell,
+        ask,
+        previous.runId,
+        'Mention me in a new message to start over.',
+      )
       return { deleted: previous.runId }
     }
-    await noteDeleted(c, ask, previous.runId, 'This message starts a new conversation.')
+    await noteDeleted(env, tell, ask, previous.runId, 'This message starts a new conversation.')
     previous = null
   }
   if (previous && view?.phase !== 'done') {
     await place.release(runId)
-    await noteBusy(c, ask, previous.runId, view)
+    await noteBusy(env, tell, ask, previous.runId, view)
     return { busy: previous.runId }
   }
   // Replies in the new run's thread continue it; the DM remembers its latest run.
@@ -84,11 +104,11 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
 
   try {
     const previousAgent = previous ? view?.agent.name : undefined
-    const asked = slackAgent(loadConfig(c.env), task, {
+    const asked = slackAgent(loadConfig(env), task, {
       channel: ask.channel,
       ...(previousAgent ? { previousAgent } : {}),
     })
-    const { created, view: started } = await startRun(c.env, {
+    const { created, view: started } = await startRun(env, {
       task: asked.task,
       ...(asked.agent ? { agent: asked.agent } : {}),
       requestedBy: `slack:${ask.user}`,
@@ -102,7 +122,7 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
     // No run was started: the place must not name it, or every later message would wait on it.
     await releaseAll([place, own, dm], runId)
     if (err instanceof StartError && err.code === 'run_not_finished' && previous) {
-      await noteBusy(c, ask, previous.runId, undefined)
+      await noteBusy(env, tell, ask, previous.runId, undefined)
       return { busy: previous.runId }
     }
     throw err
@@ -110,12 +130,18 @@ export async function answerSlackAsk(c: Context<AppEnv>, ask: SlackAsk): Promise
 }
 
 /** The conversation's previous run was deleted: its history is gone, so nothing continues it. */
-async function noteDeleted(c: Context<AppEnv>, ask: SlackAsk, previousRunId: string, next: string) {
+async function noteDeleted(
+  env: EnvVars,
+  tell: TellAsker,
+  ask: SlackAsk,
+  previousRunId: string,
+  next: string,
+) {
   const text =
     `The previous request in this conversation (run \`${previousRunId}\`) was deleted, so it ` +
     `cannot be continued. ${next}`
-  logEvent(c.env, 'slack_conversation_deleted', { previousRunId, eventId: ask.eventId })
-  await postEphemeralNote(c, { channel: ask.channel, user: ask.user, threadTs: ask.thread, text })
+  logEvent(env, 'slack_conversation_deleted', { previousRunId, eventId: ask.eventId })
+  await tell(text)
 }
 
 async function releaseAll(stubs: (SlackThreadApi | undefined)[], runId: string): Promise<void> {
@@ -127,7 +153,8 @@ async function releaseAll(stubs: (SlackThreadApi | undefined)[], runId: string):
  * an answer the person has not seen yet); they are told, privately, to send it again after.
  */
 async function noteBusy(
-  c: Context<AppEnv>,
+  env: EnvVars,
+  tell: TellAsker,
   ask: SlackAsk,
   previousRunId: string,
   view: RunView | null | undefined,
@@ -137,6 +164,6 @@ async function noteBusy(
   const text =
     `The previous request in this conversation (run \`${previousRunId}\`) ${doing}. ` +
     'Send your message again once it has answered.'
-  logEvent(c.env, 'slack_conversation_busy', { previousRunId, eventId: ask.eventId })
-  await postEphemeralNote(c, { channel: ask.channel, user: ask.user, threadTs: ask.thread, text })
+  logEvent(env, 'slack_conversation_busy', { previousRunId, eventId: ask.eventId })
+  await tell(text)
 }
