@@ -4,7 +4,7 @@
  * API, which the card says.
  */
 import * as z from 'zod/mini'
-import { escapeMrkdwn, slackDate, SLACK_TEXT_LIMIT, truncateText } from './mrkdwn'
+import { escapeMrkdwn, slackDate, SLACK_TEXT_LIMIT, truncateText, userRef } from './mrkdwn'
 import type { Block, SlackMessage } from './approval-message'
 import { BUTTON_VALUE_LIMIT } from './approval-message'
 import type { Parsed } from './payloads'
@@ -110,5 +110,31 @@ function button(
     style,
     action_id: actionId,
     value: json,
+  }
+}
+
+/** The message that replaces a question card once it is answered, declined or expired. */
+export function questionDecidedBlocks(input: {
+  question: string
+  outcome: 'answered' | 'declined' | 'expired'
+  by?: string
+  at: number
+  answer?: unknown
+}): SlackMessage {
+  const who = input.by ? ` by ${userRef(input.by)}` : ''
+  const answer =
+    typeof input.answer === 'string' ? input.answer : JSON.stringify(input.answer ?? null)
+  const headline = {
+    answered: `:white_check_mark: Answered${who}: ${truncateText(escapeMrkdwn(answer), 500).text}`,
+    declined: `:no_entry: Declined${who}`,
+    expired: `:hourglass: Expired — nobody answered (${slackDate(input.at)})`,
+  }[input.outcome]
+  const question = truncateText(escapeMrkdwn(input.question), SLACK_TEXT_LIMIT - 10).text
+  return {
+    text: headline,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: headline } },
+      { type: 'section', text: { type: 'mrkdwn', text: `*${question}*` } },
+    ],
   }
 }

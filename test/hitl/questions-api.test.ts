@@ -80,6 +80,10 @@ describe('ask_person: a run waits on a question item', () => {
       observation: 'api answered: eu-west',
       approval: { kind: 'question', answer: 'eu-west', decidedBy: 'api' },
     })
+    // The same answer sent again (a lost response) is the one recorded; another answer is refused.
+    const replay = await answer(id, { question_hash: item.argsHash, answer: 'eu-west' })
+    expect(replay.status).toBe(200)
+    expect(await replay.json()).toMatchObject({ replayed: true, kind: 'question' })
     const again = await answer(id, { question_hash: item.argsHash, answer: 'us-east' })
     expect(again.status).toBe(409)
     expect(await again.json()).toMatchObject({

@@ -66,6 +66,10 @@ describe('a question in Slack', () => {
       observation: `${APPROVER} answered: eu-west`,
       approval: { kind: 'question', answer: 'eu-west', decidedBy: APPROVER },
     })
+    // The card's buttons are replaced by what was answered, and by whom.
+    const replaced = world.messages(CHANNEL).find((m) => m.ts === card.ts)!
+    expect(buttonsOf(replaced)).toEqual([])
+    expect(replaced.text).toBe(`:white_check_mark: Answered by <@${APPROVER}>: eu-west`)
   })
 
   it('someone who is not an approver answers nothing and is told why', async () => {

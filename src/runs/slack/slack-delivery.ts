@@ -1,6 +1,6 @@
 import { loadConfig } from '../../config/index'
 import { DeliveryError } from '../../errors/delivery-error'
-import { questionBlocks } from '../../slack/question-message'
+import { questionBlocks, questionDecidedBlocks } from '../../slack/question-message'
 import {
   approvalBlocks,
   decisionBlocks,
@@ -195,14 +195,23 @@ async function decision(
   if (!found || !approval?.decision)
     throw new DeliveryError(`call ${callId} is not decided`, { retryable: false })
   const expired = approval.reason === 'expired'
-  const blocks = decisionBlocks({
-    tool: found.call.name,
-    args: found.call.args,
-    outcome: expired ? 'expired' : approval.decision,
-    at: approval.decidedAt ?? ctx.now,
-    ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
-    ...(!expired && approval.reason ? { reason: approval.reason } : {}),
-  })
+  const blocks =
+    approval.kind === 'question'
+      ? questionDecidedBlocks({
+          question: approval.ask?.message ?? '',
+          outcome: expired ? 'expired' : approval.decision === 'approved' ? 'answered' : 'declined',
+          at: approval.decidedAt ?? ctx.now,
+          ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
+          ...(approval.decision === 'approved' ? { answer: approval.answer } : {}),
+        })
+      : decisionBlocks({
+          tool: found.call.name,
+          args: found.call.args,
+          outcome: expired ? 'expired' : approval.decision,
+          at: approval.decidedAt ?? ctx.now,
+          ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
+          ...(!expired && approval.reason ? { reason: approval.reason } : {}),
+        })
   await client.update({ channel: message.channel ?? channel, ts, ...blocks })
   return { ts }
 }
