@@ -54,10 +54,15 @@ export interface RunListOptions {
 /** A run-list stream event with its id, which `after` takes to resume there. */
 export type RunListChange = RunListEvent & { eventId: string }
 
-/** A live piece of the reply to step `step` (docs/streaming.md); not a stored event. */
+/**
+ * A live piece of the reply to step `step` (docs/streaming.md); not a stored event. Text of a
+ * lower `attempt` for the same step belongs to a call whose answer was lost: drop it.
+ */
 export interface LiveDelta {
   type: 'answer_delta' | 'thought_delta'
   step: number
+  /** Which model call for the step: 1, then one more for each call whose answer was lost. */
+  attempt: number
   delta: string
 }
 
@@ -206,8 +211,8 @@ export class EdgeloopClient {
       for await (const frame of sseFrames(res.body!)) {
         // Live pieces have no id: they never move the resume point.
         if (frame.event === 'answer_delta' || frame.event === 'thought_delta') {
-          const { step, delta } = JSON.parse(frame.data) as { step: number; delta: string }
-          options.onDelta?.({ type: frame.event, step, delta })
+          const { step, attempt, delta } = JSON.parse(frame.data) as Omit<LiveDelta, 'type'>
+          options.onDelta?.({ type: frame.event, step, attempt, delta })
           continue
         }
         const event = JSON.parse(frame.data) as RunEvent

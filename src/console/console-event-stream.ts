@@ -13,6 +13,8 @@ export const CONSOLE_EVENT_STREAM = String.raw`
     var headers = after ? { 'Last-Event-ID': String(after) } : {}
     api('/v1/runs/' + id + '/events', { headers: headers, signal: signal }).then(function (res) {
       var finished = false
+      // Live text is never replayed: what was written while no connection was open is missing.
+      onEvent('stream_opened', {}, null)
       return readFrames(res, signal, function (frame) {
         if (frame.seq !== null) after = frame.seq
         if (frame.name === 'run_finished') finished = true

@@ -188,6 +188,7 @@ export const CONSOLE_SCRIPT =
   // An event of a run the console follows: the events of one moment are one read of the run.
   function onRunEvent(id, name, data) {
     if (name === 'answer_delta' || name === 'thought_delta') return onDelta(id, name, data)
+    if (name === 'stream_opened') return dropLive(id)
     if (id === selected) document.body.dataset.lastEvent = name
     var entry = due[id] || (due[id] = { at: null, timer: null })
     if (data && data.at) entry.at = data.at

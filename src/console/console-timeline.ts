@@ -147,7 +147,10 @@ export const CONSOLE_TIMELINE = String.raw`
   // A streamed piece of the open run's next reply (thought or answer).
   function onDelta(runId, name, data) {
     if (runId !== selected || typeof data.delta !== 'string' || typeof data.step !== 'number') return
-    if (!live || live.runId !== runId || live.step !== data.step) live = { runId: runId, step: data.step, thought: '', answer: '' }
+    // Text of another call for the step (a lower attempt: one whose answer a crash lost) is dropped.
+    var attempt = typeof data.attempt === 'number' ? data.attempt : 1
+    if (live && live.runId === runId && live.step === data.step && attempt < live.attempt) return
+    if (!live || live.runId !== runId || live.step !== data.step || live.attempt !== attempt) live = { runId: runId, step: data.step, attempt: attempt, thought: '', answer: '' }
     if (name === 'answer_delta') live.answer += data.delta
     else live.thought += data.delta
     var box = document.querySelector('#run-panel [data-testid=live]')
@@ -159,6 +162,15 @@ export const CONSOLE_TIMELINE = String.raw`
       if (end) end.before(fresh)
       else $('run-panel').append(fresh)
     }
+  }
+
+  // Live text with a gap in it (a new connection: pieces are never replayed) is dropped; the
+  // stored reply, or the next call's pieces, take its place.
+  function dropLive(runId) {
+    if (!live || live.runId !== runId) return
+    live = null
+    var box = document.querySelector('#run-panel [data-testid=live]')
+    if (box) box.remove()
   }
 
   // The reply being written, until the step it belongs to is recorded.

@@ -56,6 +56,8 @@ export interface ModelResponse {
   usage?: ModelUsage
   /** The model name that answered, when known. */
   model?: string
+  /** The provider's id of this response (`chatcmpl-…`), when it gave one. */
+  id?: string
 }
 
 export interface Model {

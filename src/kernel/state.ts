@@ -214,6 +214,10 @@ export const StepSchema = z.object({
   elidedTokens: z._default(z.number(), 0),
   /** Estimated tokens of the tool specs offered in this step's request. */
   toolSpecTokens: z._default(z.number(), 0),
+  /** The model name the provider said answered this step's call; null: it named none. */
+  responseModel: z._default(z.nullable(z.string()), null),
+  /** The provider's id of the response (`chatcmpl-…`); null: it gave none. */
+  responseId: z._default(z.nullable(z.string()), null),
   /** Model call time plus tool time of this step. */
   ms: z.number(),
   modelMs: z.number(),

@@ -64,7 +64,9 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
   const watch = slice.guardrails.output.length ? undefined : slice.deps.onModelText
   // Each live delta is redacted on its own: a secret split across two deltas is not caught here
   // (the recorded reply is redacted whole).
-  if (watch) request.onText = (delta) => watch(record.step, protocol, slice.redact(delta))
+  if (watch) {
+    request.onText = (delta) => watch(record.step, protocol, slice.redact(delta), record.attempt)
+  }
   const startedAt = slice.now()
   let response: ModelResponse
   try {
@@ -176,6 +178,8 @@ function recordReply(
     elidedTokens: built.cut.tokens,
     toolSpecTokens: built.toolSpecTokens,
     lostModelCalls: record.attempt - 1,
+    responseModel: response.model || null,
+    responseId: response.id || null,
     ms: modelMs,
     modelMs,
     at: startedAt,

@@ -32,9 +32,11 @@ export interface Deps {
   redact?: (text: string) => string
   /**
    * Told the text of the reply to step `step` as a streaming model writes it (a live view only:
-   * nothing of it is recorded until the whole reply is in).
+   * nothing of it is recorded until the whole reply is in). `attempt` names the model call of
+   * that step it belongs to (`ModelCall.attempt`): a call made again after one whose answer was
+   * lost has a higher one, so a watcher can drop the lost call's text.
    */
-  onModelText?: (step: number, protocol: Protocol, delta: string) => void
+  onModelText?: (step: number, protocol: Protocol, delta: string, attempt: number) => void
   /**
    * Where delegated calls start their child runs and learn their ends (a run store). Without
    * it a delegated call is a `[ToolError]`.

@@ -292,6 +292,7 @@ export class OpenAIModel implements Model {
       finishReason: FINISH_REASONS[choice.finish_reason ?? ''] ?? 'stop',
       model: completion.model,
     }
+    if (completion.id) response.id = completion.id
     if (toolCalls.length) response.toolCalls = toolCalls
     if (completion.usage) {
       response.usage = {

@@ -12,6 +12,7 @@ import { noUsage, type RunState } from '../kernel/state'
 import { sha256Hex } from '../security/sha256'
 import type { ApiRunResult } from './api-result'
 import type { RunStorage } from './storage'
+import { childTrace } from './otel/otel-ids'
 import { inheritedOwner } from './run-owner'
 import { runStub, type RunInfo, type SlackCards } from './types'
 import { startRun, StartError, type StartEnv } from './start'
@@ -72,6 +73,8 @@ export function childRuns(
           agent: agent.name,
           // The child acts for whoever asked the parent, and belongs to the parent's owner.
           requestedBy: info?.requestedBy ?? 'api',
+          // One trace for the whole delegation: the child's spans under the call that asked.
+          trace: childTrace(parent.id, info?.trace, call.id),
           owner: info ? inheritedOwner(info).owner : null,
           delegation: {
             id,

@@ -116,10 +116,10 @@ export class SliceRunner {
       const deps: Deps = {
         ...this.#dependencies(state),
         signal: this.#abort.signal,
-        onModelText: (step, protocol, delta) => {
+        onModelText: (step, protocol, delta, attempt) => {
           this.record.deltas.push(
             protocol === 'native' ? 'answer_delta' : 'thought_delta',
-            step,
+            { step, attempt },
             delta,
           )
           if (protocol === 'native') this.#streamAnswer(step, delta)

@@ -64,6 +64,11 @@ export type SlackCards = SlackOrigin & { parentAgent: string }
 export interface RunTrace {
   traceId: string
   parentSpanId?: string
+  /**
+   * The trace is shared with other runs (a caller's, a parent's): the run's span ids are made
+   * from its id too, so two runs in one trace never collide. Absent in runs from before.
+   */
+  shared?: true
 }
 
 /** Stored beside the state: who asked and where to report. */

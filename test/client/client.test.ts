@@ -125,6 +125,7 @@ describe('EdgeloopClient', () => {
     expect(seen).toEqual(['1:step_started', '2:model_replied', '3:run_finished'])
     expect(deltas.length).toBeGreaterThan(0)
     expect(deltas.every((d) => d.type === 'answer_delta' && d.step === 0)).toBe(true)
+    expect(deltas.every((d) => d.attempt === 1)).toBe(true)
     expect(deltas.map((d) => d.delta).join('')).toBe('Six times seven is 42.')
   })
 

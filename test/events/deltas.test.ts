@@ -40,6 +40,8 @@ describe('live delta events', () => {
 
     expect(joined(live)).toEqual({ 'answer_delta:0': 'Compute first.', 'answer_delta:1': answer })
     for (const d of live.deltas) expect(d.fields).toEqual(['event', 'data'])
+    // Each names the model call it comes from: the step's first, as no answer was lost.
+    for (const d of live.deltas) expect(d.data.attempt).toBe(1)
     // Each step's pieces come before the stored reply of that step.
     for (const d of live.deltas) {
       const replied = stored.findIndex(

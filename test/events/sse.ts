@@ -4,7 +4,7 @@ import type { RunEvent } from '../../src/runs/events/events'
 /** A live delta frame (`answer_delta` / `thought_delta`): no `id`, never stored. */
 export interface DeltaFrame {
   event: string
-  data: { step: number; delta: string }
+  data: { step: number; attempt: number; delta: string }
   /** How many stored events had arrived before it. */
   after: number
   /** The frame's field lines as sent, e.g. to check there is no `id:`. */

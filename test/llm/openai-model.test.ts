@@ -145,6 +145,7 @@ describe('response mapping', () => {
       finishReason: 'tool_calls',
       usage: { promptTokens: 120, completionTokens: 30 },
       model: 'gpt-test',
+      id: expect.stringMatching(/^chatcmpl-fake-\d+$/),
     })
   })
 

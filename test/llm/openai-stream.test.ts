@@ -35,7 +35,13 @@ async function bothWays(make: () => FakeReply): Promise<[ModelResponse, ModelRes
   const streamed = await wire
     .model({ stream: 'on' })
     .complete(request({ onText: (d) => deltas.push(d) }))
-  return [whole, streamed, deltas]
+  // Each answer carries the provider's id of its own completion (the first chunk's, streamed).
+  expect(whole.id).toMatch(/^chatcmpl-fake-\d+$/)
+  expect(streamed.id).toMatch(/^chatcmpl-fake-\d+$/)
+  expect(streamed.id).not.toBe(whole.id)
+  const { id: _whole, ...wholeRest } = whole
+  const { id: _streamed, ...streamedRest } = streamed
+  return [wholeRest, streamedRest, deltas]
 }
 
 describe('streamed model calls', () => {

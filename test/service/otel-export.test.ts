@@ -36,6 +36,7 @@ afterEach(() => {
   for (const name of [...Object.keys(SETTINGS), 'OTEL_CAPTURE_CONTENT']) delete vars[name]
 })
 
+const TICKET = { severity: 'sev1', component: 'checkout', summary: 'Checkout fails for everyone.' }
 const byName = (spans: DecodedSpan[], name: string) => spans.filter((s) => s.name === name)
 
 /** A run that asks to post, is approved, and answers: two steps, one tool call, two slices. */
@@ -75,6 +76,7 @@ describe('trace export', () => {
     expect(root!.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': 'default',
+      'gen_ai.provider.name': 'openai',
       'gen_ai.request.model': 'gpt-test',
       'gen_ai.conversation.id': id,
       'edgeloop.run.id': id,
@@ -91,9 +93,14 @@ describe('trace export', () => {
       expect(chat.parentSpanId).toBe(root!.spanId)
       expect(chat.kind).toBe(3)
       expect(chat.attributes['gen_ai.operation.name']).toBe('chat')
+      expect(chat.attributes['gen_ai.provider.name']).toBe('openai')
+      // What the provider said of its answer: the model that gave it and the response's id.
+      expect(chat.attributes['gen_ai.response.model']).toBe('gpt-test')
+      expect(chat.attributes['gen_ai.response.id']).toMatch(/^chatcmpl-fake-\d+$/)
       expect(chat.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0)
       expect(typeof chat.attributes['gen_ai.usage.output_tokens']).toBe('number')
     }
+    expect(new Set(chats.map((c) => c.attributes['gen_ai.response.id'])).size).toBe(2)
     expect(chats.map((c) => c.attributes['gen_ai.response.finish_reasons'])).toEqual([
       ['tool_calls'],
       ['stop'],
@@ -158,19 +165,59 @@ describe('trace export', () => {
     expect(otlp.violations).toEqual([])
   })
 
-  it('joins the caller trace given as traceparent on POST /v1/runs', async () => {
-    fakes.ai.enqueue(reply.text('Done.'))
-    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
-    const res = await postJson(
-      '/v1/runs',
-      { task: 'Answer', tools: ['calculator'] },
-      { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+  it('a delegated child run is in its parent trace, under the execute_tool span that asked', async () => {
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'call_t', name: 'ask_triage', arguments: { task: 'Triage it' } }]),
     )
-    const { id } = (await res.json()) as { id: string }
-    await drainAlarms(id)
+    const parent = await startRun({ agent: 'lead', task: 'Checkout is down, triage it' })
+    await drainAlarms(parent)
+    const child = (await getRun(parent)).children[0]!.runId
+    fakes.ai.enqueue(reply.toolCalls([{ name: 'final_answer', arguments: { answer: TICKET } }]))
+    await drainAlarms(child)
+    fakes.ai.enqueue(reply.text('Triaged.'))
+    await drainAlarms(parent)
+    expect((await getRun(parent)).status).toBe('succeeded')
+    expect(otlp.violations).toEqual([])
+
+    const spans = otlp.accepted()
+    // One trace: the parent's, whatever run a span is of.
+    expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([parent.slice(4)]))
+    const [lead] = byName(spans, 'invoke_agent lead')
+    const [triage] = byName(spans, 'invoke_agent triage')
+    const [ask] = byName(spans, 'execute_tool ask_triage')
+    expect(lead!.parentSpanId).toBeUndefined()
+    expect(ask!.parentSpanId).toBe(lead!.spanId)
+    expect(ask!.attributes['edgeloop.child_run.id']).toBe(child)
+    expect(triage!.parentSpanId).toBe(ask!.spanId)
+    expect(triage!.attributes['edgeloop.run.id']).toBe(child)
+    // The child's own spans hang from its root, and no id of one run is another's.
+    const childChats = spans.filter(
+      (s) => s.name.startsWith('chat ') && s.parentSpanId === triage!.spanId,
+    )
+    expect(childChats).toHaveLength(1)
+    const ids = new Set(spans.map((s) => s.spanId))
+    expect(ids.size).toBe(spans.length)
+    for (const s of spans) if (s.parentSpanId) expect(ids).toContain(s.parentSpanId)
+  })
+
+  it('joins the caller trace given as traceparent on POST /v1/runs', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+    // Two runs started in one caller span: both join it, and their span ids never collide.
+    for (const task of ['Answer', 'Answer again']) {
+      fakes.ai.enqueue(reply.text('Done.'))
+      const res = await postJson(
+        '/v1/runs',
+        { task, tools: ['calculator'] },
+        { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      )
+      const { id } = (await res.json()) as { id: string }
+      await drainAlarms(id)
+    }
     const spans = otlp.accepted()
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([traceId]))
-    expect(byName(spans, 'invoke_agent default')[0]!.parentSpanId).toBe('00f067aa0ba902b7')
+    const roots = byName(spans, 'invoke_agent default')
+    expect(roots.map((r) => r.parentSpanId)).toEqual(['00f067aa0ba902b7', '00f067aa0ba902b7'])
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length)
   })
 
   it('an invalid traceparent is ignored: the run has a trace of its own', async () => {

@@ -18,7 +18,10 @@ import { framed } from '../fakes/scripted-model'
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { reply } from '../fakes/fake-openai'
+import { readSse } from '../events/sse'
 import {
+  api,
+  AUTH,
   decide,
   drainAlarms,
   runAlarm,
@@ -220,6 +223,36 @@ describe.each<Kill>(['evict', 'abort'])('killed by %s', (how) => {
     expect(result.steps.map((s) => s.lostModelCalls)).toEqual([0, 0, 1])
     expect(fakes.receiver.executions()).toBe(1)
     expect(fakes.ai.violations).toEqual([])
+  })
+
+  it('during a streamed model call: its live text is attempt 1, the call made again streams as attempt 2', async () => {
+    fakes.ai.enqueue(reply.text('Words nobody stores.'), reply.text('Words that are kept.'))
+    const id = await startRun({ task: 'Say it', tools: ['calculator'] })
+    const events = () => api(`/v1/runs/${id}/events`, { headers: AUTH })
+    const first = readSse(await events())
+    await first.until((e) => e.length === 1)
+    const before = await snapshotAt(id, saved.modelCallStarted(0))
+    await drainAlarms(id) // the model streams its whole reply; then the object "dies" before recording it
+    await first.toEnd()
+    await before.restore()
+    // The events written with the lost reply go too (the snapshot keeps the state's rows only).
+    await runInDurableObject(stubOf(id), (_instance, state) => {
+      state.storage.sql.exec('DELETE FROM event WHERE seq > 1')
+    })
+    await kill(id, how)
+    const again = readSse(await events())
+    await again.until((e) => e.length === 1)
+    await drainAlarms(id)
+    await again.toEnd()
+    expect(await getTrace(id)).toMatchObject({ ok: true, answer: 'Words that are kept.' })
+    // The lost call's pieces say attempt 1; the call made again for the same step says 2.
+    const text = (deltas: typeof first.deltas) => deltas.map((d) => d.data.delta).join('')
+    expect(first.deltas.map((d) => [d.data.step, d.data.attempt])).toContainEqual([0, 1])
+    expect(first.deltas.every((d) => d.data.attempt === 1)).toBe(true)
+    expect(text(first.deltas)).toBe('Words nobody stores.')
+    expect(again.deltas.length).toBeGreaterThan(0)
+    expect(again.deltas.every((d) => d.data.step === 0 && d.data.attempt === 2)).toBe(true)
+    expect(text(again.deltas)).toBe('Words that are kept.')
   })
 
   it('between started and the result of http_post (idempotent): retries with the same key', async () => {

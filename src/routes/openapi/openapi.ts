@@ -250,7 +250,7 @@ function buildDocument(): Record<string, unknown> {
           operationId: 'streamEvents',
           summary: 'The run events as Server-Sent Events',
           description:
-            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. While the model writes, live frames without `id:`, `event: answer_delta` or `event: thought_delta` with `data: {"step": <number>, "delta": "<text>"}`, never stored or replayed. ' +
+            'Frames `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`; a `: heartbeat` comment every 15 s; closes after `run_finished`. While the model writes, live frames without `id:`, `event: answer_delta` or `event: thought_delta` with `data: {"step": <number>, "attempt": <number>, "delta": "<text>"}`, never stored or replayed; `attempt` names the model call of the step (one more for each call whose answer a crash lost): drop text of a lower attempt, and a step\'s live text once its `model_replied` or `run_finished` arrives or the connection is opened again (docs/streaming.md). ' +
             'A reader more than EVENT_STREAM_QUEUE_KB behind gets a last frame `event: stream_closed` (no `id`; `data` is `{reason: "slow_reader", lastEventId, message}`) and the stream closes: reconnect with `Last-Event-ID` to resume. ' +
             'Beyond EVENT_STREAMS_PER_RUN streams on the run or EVENT_STREAMS_PER_TOKEN of one token the answer is 429 with `Retry-After`.',
           tags: ['runs'],

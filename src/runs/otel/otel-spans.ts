@@ -4,7 +4,8 @@ import type { GuardrailRecord } from '../../kernel/guardrails/guardrail'
 import { trippedGuardrail } from '../../kernel/trace'
 import type { OtelConfig } from '../../config/otel'
 import type { EventLog } from '../events/event-log'
-import { spanIdOf, traceOf } from './otel-ids'
+import { DEMO_MODEL, SCRIPT_MODEL } from '../../llm/create-model'
+import { spanIdOf, toolSpanKey, traceOf } from './otel-ids'
 import { SPAN_KIND, type AttributeValue, type SpanInput } from './otlp-json'
 import type { RunInfo } from '../types'
 
@@ -23,7 +24,10 @@ interface SpanHead {
   traceId: string
   parentSpanId: string | undefined
   root: string
+  /** The id of a span of this run (`chat:0`, `tool:call_1` …). */
+  spanId: (what: string) => string
   model: string
+  provider: string
   content: boolean
 }
 
@@ -36,12 +40,16 @@ interface SpanHead {
  */
 export function batchSpans(batch: string, ctx: BatchInput): SpanInput[] {
   const { state, info } = ctx
-  const { traceId, parentSpanId } = traceOf(state.id, info.trace)
+  const trace = traceOf(state.id, info.trace)
+  const spanId = (what: string) => spanIdOf(state.id, trace, what)
   const head: SpanHead = {
-    traceId,
-    parentSpanId,
-    root: spanIdOf(traceId, 'run'),
+    traceId: trace.traceId,
+    parentSpanId: trace.parentSpanId,
+    root: spanId('run'),
+    spanId,
     model: info.model ?? state.agent.model ?? state.model ?? ctx.defaultModel ?? 'unknown',
+    // Who answered is decided as the run's model was made (llm/create-model.ts): its model name.
+    provider: providerOf(info.model ?? ctx.defaultModel),
     content: ctx.config.captureContent,
   }
   if (batch === 'run') return [runSpan(head, state, ctx.slices)]
@@ -65,7 +73,7 @@ function runSpan(head: SpanHead, state: RunState, slices: number[]): SpanInput {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': state.agent.name,
       'gen_ai.agent.version': state.agent.version,
-      'gen_ai.provider.name': 'openai',
+      'gen_ai.provider.name': head.provider,
       'gen_ai.request.model': model,
       'gen_ai.conversation.id': state.conversation?.id ?? state.id,
       'gen_ai.usage.input_tokens': state.usage.promptTokens,
@@ -127,7 +135,7 @@ function stepSpans(head: SpanHead, step: Step, events: EventLog | undefined): Sp
   const spans: SpanInput[] = [
     {
       traceId,
-      spanId: spanIdOf(traceId, `chat:${step.i}`),
+      spanId: head.spanId(`chat:${step.i}`),
       parentSpanId: root,
       name: `chat ${model}`,
       kind: SPAN_KIND.client,
@@ -135,8 +143,10 @@ function stepSpans(head: SpanHead, step: Step, events: EventLog | undefined): Sp
       endMs: chatEnd,
       attributes: {
         'gen_ai.operation.name': 'chat',
-        'gen_ai.provider.name': 'openai',
+        'gen_ai.provider.name': head.provider,
         'gen_ai.request.model': model,
+        'gen_ai.response.model': step.responseModel,
+        'gen_ai.response.id': step.responseId,
         'gen_ai.response.finish_reasons': [step.finishReason],
         'gen_ai.usage.input_tokens': step.promptTokens,
         'gen_ai.usage.output_tokens': step.completionTokens,
@@ -150,20 +160,20 @@ function stepSpans(head: SpanHead, step: Step, events: EventLog | undefined): Sp
     },
   ]
   for (const call of step.calls) {
-    if (call.approval) spans.push(approvalSpan(traceId, root, call))
+    if (call.approval) spans.push(approvalSpan(head, call))
     const end = times.get(call.id) ?? chatEnd + (call.ms ?? 0)
-    spans.push(toolSpan(traceId, root, call, end - (call.ms ?? 0), end, content))
+    spans.push(toolSpan(head, call, end - (call.ms ?? 0), end))
   }
   return spans
 }
 
 /** The time a person took to decide on a call. */
-function approvalSpan(traceId: string, parent: string, call: Call): SpanInput {
+function approvalSpan(head: SpanHead, call: Call): SpanInput {
   const approval = call.approval!
   return {
-    traceId,
-    spanId: spanIdOf(traceId, `approval:${call.id}`),
-    parentSpanId: parent,
+    traceId: head.traceId,
+    spanId: head.spanId(`approval:${call.id}`),
+    parentSpanId: head.root,
     name: `await_approval ${call.name}`,
     kind: SPAN_KIND.internal,
     startMs: approval.requestedAt,
@@ -178,14 +188,11 @@ function approvalSpan(traceId: string, parent: string, call: Call): SpanInput {
   }
 }
 
-function toolSpan(
-  traceId: string,
-  parent: string,
-  call: Call,
-  startMs: number,
-  endMs: number,
-  content: boolean,
-): SpanInput {
+/**
+ * A tool call's span. A delegated call's is the parent of its child run's `invoke_agent` span
+ * (the child joins this trace, see runs/child-runs.ts), and names the child run.
+ */
+function toolSpan(head: SpanHead, call: Call, startMs: number, endMs: number): SpanInput {
   const outcome = call.kind ?? (call.status === 'done' ? 'ok' : call.status)
   const failed = outcome !== 'ok' && outcome !== 'dry_run'
   const attributes: Record<string, AttributeValue> = {
@@ -196,8 +203,9 @@ function toolSpan(
     'edgeloop.tool.outcome': outcome,
     'edgeloop.tool.truncated': call.truncated,
     'edgeloop.tool.attempts': call.attempts,
+    'edgeloop.child_run.id': call.child?.runId,
     ...(failed ? { 'error.type': outcome } : {}),
-    ...(content
+    ...(head.content
       ? {
           'gen_ai.tool.call.arguments': redact(JSON.stringify(call.args)),
           'gen_ai.tool.call.result': redact(call.observation ?? ''),
@@ -205,9 +213,9 @@ function toolSpan(
       : {}),
   }
   return {
-    traceId,
-    spanId: spanIdOf(traceId, `tool:${call.id}`),
-    parentSpanId: parent,
+    traceId: head.traceId,
+    spanId: head.spanId(toolSpanKey(call.id)),
+    parentSpanId: head.root,
     name: `execute_tool ${call.name}`,
     kind: SPAN_KIND.internal,
     startMs,
@@ -247,4 +255,15 @@ function replyMessages(step: Step): string {
   ]
   const message = { role: 'assistant', parts, finish_reason: step.finishReason }
   return redact(JSON.stringify([message]))
+}
+
+/**
+ * `gen_ai.provider.name` of a run's model: the local models are edgeloop's own scripted ones
+ * (a custom value, as the conventions allow); every other model is an OpenAI-compatible provider.
+ */
+function providerOf(setting: string | undefined): string {
+  const model = setting?.trim()
+  if (model === DEMO_MODEL) return 'edgeloop.demo'
+  if (model === SCRIPT_MODEL) return 'edgeloop.script'
+  return 'openai'
 }
