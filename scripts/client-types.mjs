@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { importTs } from '../bench/import-ts.mjs'
 import { openApiTypes } from './openapi-types.mjs'
 
-const { openApiDocument } = await importTs('../src/routes/openapi.ts')
+const { openApiDocument } = await importTs('../src/routes/openapi/openapi.ts')
 // Through JSON, exactly as the route sends it.
 const doc = JSON.parse(JSON.stringify(openApiDocument('http://127.0.0.1:8787')))
 const out = join(import.meta.dirname, '..', 'src', 'client', 'api-types.ts')

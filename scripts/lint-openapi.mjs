@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { importTs } from '../bench/import-ts.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const { openApiDocument } = await importTs('../src/routes/openapi.ts')
+const { openApiDocument } = await importTs('../src/routes/openapi/openapi.ts')
 const dir = mkdtempSync(join(tmpdir(), 'edgeloop-openapi-'))
 try {
   writeFileSync(

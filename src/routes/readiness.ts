@@ -4,7 +4,7 @@ import { coalescedMcpWarnings } from '../runs/readiness-checks'
 import { redact } from '../security/redact'
 import type { AppEnv } from './app-env'
 import { errorBody } from './api-error'
-import { requireAuth } from './auth'
+import { requireAuth } from './api/auth'
 
 /**
  * `GET /readyz` and `GET /healthz?deep=1` (docs/operations.md#readiness). Without credentials:

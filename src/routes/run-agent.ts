@@ -10,7 +10,7 @@ import type { Budget } from '../kernel/budget'
 import { narrowPolicy, type ConfirmPolicy } from '../kernel/confirm'
 import { outputSchemaProblems } from '../validation/output-schema'
 import { ApiError } from './api-error'
-import { findAgent } from './agents'
+import { findAgent } from './api/agents'
 
 export interface AgentAsk {
   agent?: string

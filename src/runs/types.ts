@@ -142,7 +142,7 @@ export type FollowUpAnswer =
   | { ok: false; code: 'deleted' }
   | { ok: false; code: 'run_not_finished'; status: RunStatus }
 
-/** What `owner` answers (routes/run-access.ts). */
+/** What `owner` answers (routes/api/run-access.ts). */
 export type OwnerAnswer =
   { run: 'live'; owner: RunOwner } | { run: 'deleted'; by: string } | { run: 'none' }
 

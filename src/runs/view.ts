@@ -37,7 +37,7 @@ export function toRunView(
       requestedAt: new Date(requestedAt).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
     })),
-    // Filled in by the route, which asks the children (routes/run-family.ts).
+    // Filled in by the route, which asks the children (routes/api/run-family.ts).
     descendantApprovals: [],
     result: toApiResult(state, skippedTools),
     // Delivered event callbacks (`callback_events: "all"`) would grow the view with every event;

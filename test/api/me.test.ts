@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import * as z from 'zod/mini'
-import { ROUTE_ERRORS } from '../../src/routes/openapi-errors'
+import { ROUTE_ERRORS } from '../../src/routes/openapi/openapi-errors'
 import { Me } from '../../src/api/response-schemas'
 import { api, AUTH, hmacHex, useServiceFakes, WEBHOOK_SECRET } from '../service/harness'
 import { fetchWith } from '../service/worker-with'

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import * as z from 'zod/mini'
-import { ROUTE_ERRORS } from '../../src/routes/openapi-errors'
+import { ROUTE_ERRORS } from '../../src/routes/openapi/openapi-errors'
 import { app } from '../../src/routes/app'
 import {
   ApprovalPage,
@@ -70,7 +70,7 @@ const codesOf = (op: Operation) =>
     )
 
 // Every module of the HTTP layer, as text, to find the codes it throws.
-const routeSources = import.meta.glob(['/src/routes/*.ts', '!/src/routes/slack*.ts'], {
+const routeSources = import.meta.glob(['/src/routes/**/*.ts', '!/src/routes/slack/**'], {
   query: '?raw',
   import: 'default',
   eager: true,

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import {
+  folderOrderViolations,
   folderViolations,
   importCycles,
   importEdges,
   layerViolations,
   parseImports,
+  type FolderRules,
   type Layer,
 } from './import-graph'
 
@@ -92,6 +94,17 @@ export const LAYERS: Record<string, Layer> = {
 }
 
 /**
+ * Walls inside a layer (docs/architecture.md#layers): routes/ holds no business rule, so runs/
+ * (where a run starts, src/runs/start/) never reaches into it; the Slack routes and the API routes
+ * share only the HTTP plumbing at the top of routes/, never each other's handlers.
+ */
+export const FOLDERS: FolderRules = {
+  'src/runs': ['src/routes'],
+  'src/routes/slack': ['src/routes/api', 'src/routes/openapi'],
+  'src/routes/api': ['src/routes/slack', 'src/routes/openapi'],
+}
+
+/**
  * The sub-folders of src/runs/ and the ones each may import, bottom up (docs/architecture.md#layers):
  * a sub-folder imports only folders below it. The files at the top of runs/ (the objects and
  * what ties a run together) may import any of them, and any of them a top file, as long as no
@@ -109,6 +122,8 @@ export const RUNS_FOLDERS: Record<string, readonly string[]> = {
   slack: ['outbox'],
   // Delivering: the dispatch over kinds, the callback, the family reports, the pump.
   delivery: ['outbox', 'index', 'otel', 'slack', 'events'],
+  // The one way a run begins (API, webhook, continue, Slack, a delegated child).
+  start: [],
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */
@@ -149,8 +164,16 @@ describe('the import graph of src/ and tools/', () => {
     expect(layerViolations(sources, LAYERS, groupOf)).toEqual([])
   })
 
+  it('keeps the walls inside a layer: runs/ apart from routes/, Slack routes apart from API ones', () => {
+    expect(folderViolations(sources, FOLDERS)).toEqual([])
+    // The walls stand around folders that exist.
+    for (const folder of Object.keys(FOLDERS)) {
+      expect(Object.keys(sources).some((path) => path.startsWith(`${folder}/`))).toBe(true)
+    }
+  })
+
   it('points every import between the parts of src/runs/ down, without cycles', () => {
-    expect(folderViolations(sources, 'src/runs', RUNS_FOLDERS)).toEqual([])
+    expect(folderOrderViolations(sources, 'src/runs', RUNS_FOLDERS)).toEqual([])
   })
 
   it('has a layer map without cycles of its own', () => {
@@ -178,14 +201,14 @@ describe('the import-graph checker', () => {
       'src/runs/extra/x.ts': '',
     }
     const order = { index: [], outbox: [], slack: ['outbox'], delivery: ['outbox', 'slack'] }
-    expect(folderViolations(runs, 'src/runs', order)).toEqual([
+    expect(folderOrderViolations(runs, 'src/runs', order)).toEqual([
       'src/runs/extra/ has no place in the folder order; add it',
       'src/runs/slack/post.ts:1 imports src/runs/delivery/deliver.ts: src/runs/slack/ may not ' +
         'import src/runs/delivery/ (src/runs/slack/ may import outbox)',
       'src/runs/index/ → src/runs/view.ts → src/runs/index/',
     ])
     const fixed = { ...runs, 'src/runs/slack/post.ts': '', 'src/runs/index/row.ts': '' }
-    expect(folderViolations(fixed, 'src/runs', { ...order, extra: [] })).toEqual([])
+    expect(folderOrderViolations(fixed, 'src/runs', { ...order, extra: [] })).toEqual([])
   })
 
   it('reads single-line, multi-line, type-only, re-export, side-effect and dynamic imports', () => {
@@ -263,6 +286,23 @@ describe('the import-graph checker', () => {
     expect(layerViolations(bad, LAYERS, groupOf)).toEqual([
       'src/helpers/misc.ts is in no layer ("helpers"); add it to LAYERS',
       "src/kernel/a.ts:1 imports './b', which is no file in the graph",
+    ])
+  })
+
+  it('names an import through a wall inside a layer', () => {
+    const walled = {
+      'src/routes/slack/slack.ts':
+        "import { startRun } from '../api/runs'\nimport { body } from '../body'",
+      'src/routes/api/runs.ts': "import { body } from '../body'",
+      'src/routes/body.ts': '',
+      'src/runs/start/start-run.ts': "import { ApiError } from '../../routes/api-error'",
+      'src/routes/api-error.ts': '',
+    }
+    expect(folderViolations(walled, FOLDERS)).toEqual([
+      'src/routes/slack/slack.ts:1 imports src/routes/api/runs.ts: src/routes/slack/ may not ' +
+        'import src/routes/api/ (src/routes/slack/ may not import src/routes/api/, src/routes/openapi/)',
+      'src/runs/start/start-run.ts:1 imports src/routes/api-error.ts: src/runs/ may not import ' +
+        'src/routes/ (src/runs/ may not import src/routes/)',
     ])
   })
 

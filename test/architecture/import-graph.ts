@@ -130,6 +130,36 @@ export function layerViolations(
   return problems
 }
 
+/** Folders a folder's files may not import from, though both are in one layer. */
+export type FolderRules = Readonly<Record<string, readonly string[]>>
+
+const within = (path: string, folder: string) => path.startsWith(`${folder}/`)
+
+/**
+ * Every import that crosses a wall inside a layer: a file under a folder of `rules` importing a
+ * file under one of the folders that folder may not reach.
+ */
+export function folderViolations(
+  sources: Readonly<Record<string, string>>,
+  rules: FolderRules,
+): string[] {
+  const problems: string[] = []
+  for (const edge of importEdges(sources)) {
+    if (!edge.to) continue
+    for (const [folder, walled] of Object.entries(rules)) {
+      if (!within(edge.from, folder)) continue
+      const hit = walled.find((w) => within(edge.to!, w))
+      if (hit) {
+        problems.push(
+          `${edge.from}:${edge.line} imports ${edge.to}: ${folder}/ may not import ${hit}/ ` +
+            `(${folder}/ may not import ${walled.join('/, ')}/)`,
+        )
+      }
+    }
+  }
+  return problems
+}
+
 /** Every import cycle between files, as `a.ts → b.ts → a.ts` (Tarjan's strongly connected sets). */
 export function importCycles(sources: Readonly<Record<string, string>>): string[] {
   const next = new Map<string, Set<string>>()
@@ -144,7 +174,7 @@ export function importCycles(sources: Readonly<Record<string, string>>): string[
  * for it (below it), every sub-folder is listed, and no parts import each other in a cycle (a
  * sub-folder and a top file included).
  */
-export function folderViolations(
+export function folderOrderViolations(
   sources: Readonly<Record<string, string>>,
   root: string,
   folders: Readonly<Record<string, readonly string[]>>,

@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
-import { STREAM_RETRY_AFTER_SECONDS } from '../runs/events/event-stream'
-import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
+import { STREAM_RETRY_AFTER_SECONDS } from '../../runs/events/event-stream'
+import type { AppEnv } from '../app-env'
+import { ApiError } from '../api-error'
 
 /**
  * A stream refused by a limit: `429 too_many_streams` with Retry-After (docs/limits.md);

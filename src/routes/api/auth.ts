@@ -1,11 +1,11 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { type EnvRecord } from '../config'
-import { apiTokensFromEnv } from '../config/security'
-import { findToken, type Scope } from '../security/api-tokens'
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignedBody } from '../security/hmac'
-import type { AppEnv, Principal } from './app-env'
-import { ApiError } from './api-error'
-import { readRawBody } from './body'
+import { type EnvRecord } from '../../config'
+import { apiTokensFromEnv } from '../../config/security'
+import { findToken, type Scope } from '../../security/api-tokens'
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignedBody } from '../../security/hmac'
+import type { AppEnv, Principal } from '../app-env'
+import { ApiError } from '../api-error'
+import { readRawBody } from '../body'
 
 /**
  * API authentication: `Authorization: Bearer <token>` checked against API_TOKENS (named, scoped,

@@ -1,14 +1,14 @@
 import type { Context } from 'hono'
-import { loadConfig } from '../config'
-import { logEvent } from '../runs/log'
-import { slackThreadStub, type SlackThreadApi } from '../runs/slack-thread'
-import { runStub, type RunView } from '../runs/types'
-import { stripMention } from '../slack/payloads'
-import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
+import { loadConfig } from '../../config'
+import { logEvent } from '../../runs/log'
+import { slackThreadStub, type SlackThreadApi } from '../../runs/slack-thread'
+import { runStub, type RunView } from '../../runs/types'
+import { stripMention } from '../../slack/payloads'
+import type { AppEnv } from '../app-env'
+import { ApiError } from '../api-error'
 import { postEphemeralNote } from './slack-ephemeral'
-import { idFromKey, startRun } from './start-run'
-import { slackAgent } from './slack-agent'
+import { idFromKey, startRun } from '../start-run'
+import { slackAgent } from '../slack-agent'
 
 /**
  * A person asking the app something in Slack (docs/architecture.md#slack): a mention in a

@@ -1,5 +1,5 @@
-import type { RunStoreApi } from '../runs/types'
-import { ApiError } from './api-error'
+import type { RunStoreApi } from '../../runs/types'
+import { ApiError } from '../api-error'
 
 /**
  * The 404 for a run its object does not serve: `run_deleted` (with when) for a deleted run, so

@@ -5,14 +5,14 @@ import {
   listPendingApprovals,
   listRuns,
   type Page,
-} from '../runs/index/run-index'
-import { RUN_STATUSES, type RunStatus } from '../api/enums'
-import type { AppEnv, Principal } from './app-env'
+} from '../../runs/index/run-index'
+import { RUN_STATUSES, type RunStatus } from '../../api/enums'
+import type { AppEnv, Principal } from '../app-env'
 import { onlyOwnedBy } from './run-access'
-import { ApiError } from './api-error'
+import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
 import { RUN_ID_PATTERN } from './schemas'
-import { AGENT_NAME_PATTERN } from '../config'
+import { AGENT_NAME_PATTERN } from '../../config'
 
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100

@@ -19,8 +19,8 @@ import {
   RunResult,
   RunView,
   StoredObservation,
-} from '../api/response-schemas'
-import { CancelBody, CreateRunBody, DecisionBody } from './schemas'
+} from '../../api/response-schemas'
+import { CancelBody, CreateRunBody, DecisionBody } from '../api/schemas'
 import { schema } from './openapi-parts'
 
 /**

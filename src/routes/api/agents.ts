@@ -1,9 +1,9 @@
 import { Hono } from 'hono/tiny'
-import { allToolsOf, loadConfig, type Agent, type ServiceConfig } from '../config'
-import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
+import { allToolsOf, loadConfig, type Agent, type ServiceConfig } from '../../config'
+import type { AppEnv } from '../app-env'
+import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
-import type { AgentBody, AgentItemBody } from '../api/response-schemas'
+import type { AgentBody, AgentItemBody } from '../../api/response-schemas'
 
 /** `GET /v1/agents` and `GET /v1/agents/:name`: the agents runs may name (scope runs:read). */
 export const agentsRoutes = new Hono<AppEnv>()

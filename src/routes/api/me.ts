@@ -1,9 +1,9 @@
 import { Hono } from 'hono/tiny'
-import { SCOPES } from '../security/api-tokens'
-import type { AppEnv } from './app-env'
-import { ApiError } from './api-error'
+import { SCOPES } from '../../security/api-tokens'
+import type { AppEnv } from '../app-env'
+import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
-import type { MeBody } from '../api/response-schemas'
+import type { MeBody } from '../../api/response-schemas'
 
 /**
  * `GET /v1/me`: the bearer token's name and scopes, so a client (the console) offers only what

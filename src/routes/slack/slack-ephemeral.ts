@@ -1,8 +1,8 @@
 import type { Context } from 'hono'
-import { loadConfig } from '../config'
-import { logEvent } from '../runs/log'
-import { SlackClient } from '../slack/web-api'
-import type { AppEnv } from './app-env'
+import { loadConfig } from '../../config'
+import { logEvent } from '../../runs/log'
+import { SlackClient } from '../../slack/web-api'
+import type { AppEnv } from '../app-env'
 
 // An ephemeral note is a courtesy; the answer Slack waits for must stay well inside its 3 s.
 const EPHEMERAL_TIMEOUT_MS = 1_500

@@ -1,15 +1,15 @@
 import * as z from 'zod/mini'
-import { DECISION_REQUESTS } from '../kernel/approvals'
-import { BudgetOverrides } from '../kernel/budget'
-import { CONFIRM_MODES } from '../kernel/confirm'
-import { TOOL_NAME_PATTERN } from '../kernel/names'
-import { PROTOCOL_SETTINGS } from '../kernel/state'
-import { CALLBACK_EVENTS } from '../api/enums'
-import { SHA256_HEX_PATTERN } from '../validation/patterns'
+import { DECISION_REQUESTS } from '../../kernel/approvals'
+import { BudgetOverrides } from '../../kernel/budget'
+import { CONFIRM_MODES } from '../../kernel/confirm'
+import { TOOL_NAME_PATTERN } from '../../kernel/names'
+import { PROTOCOL_SETTINGS } from '../../kernel/state'
+import { CALLBACK_EVENTS } from '../../api/enums'
+import { SHA256_HEX_PATTERN } from '../../validation/patterns'
 
 /** Request schemas of the HTTP API: they validate requests and make /openapi.json. */
 
-export { RUN_ID_PATTERN } from '../kernel/names'
+export { RUN_ID_PATTERN } from '../../kernel/names'
 
 /** Characters of a request's own instructions at most. */
 export const MAX_REQUEST_INSTRUCTIONS = 20_000

@@ -1,5 +1,5 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
-import { RUN_ID_PATTERN } from '../kernel/names'
+import { RUN_ID_PATTERN } from '../../kernel/names'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 
 /** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */

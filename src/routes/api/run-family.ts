@@ -1,5 +1,5 @@
-import type { Env } from '../env'
-import { runStub, type RunView } from '../runs/types'
+import type { Env } from '../../env'
+import { runStub, type RunView } from '../../runs/types'
 
 /** How many levels of children a view asks at most (MAX_DELEGATION_DEPTH is at most 10). */
 const MAX_LEVELS = 10

@@ -1,8 +1,8 @@
 import type { Context } from 'hono'
-import { runStub, type RunStoreApi } from '../runs/types'
-import type { RunOwner } from '../runs/run-owner'
-import type { AppEnv, Principal } from './app-env'
-import { ApiError } from './api-error'
+import { runStub, type RunStoreApi } from '../../runs/types'
+import type { RunOwner } from '../../runs/run-owner'
+import type { AppEnv, Principal } from '../app-env'
+import { ApiError } from '../api-error'
 import { RUN_ID_PATTERN } from './schemas'
 
 /**

@@ -1,4 +1,4 @@
-import { MAX_DELIVERY_ATTEMPTS } from '../runs/outbox/outbox'
+import { MAX_DELIVERY_ATTEMPTS } from '../../runs/outbox/outbox'
 import { ref } from './openapi-parts'
 
 /** POST /v1/runs `callbacks`: what a run's callback_url receives and how its answer is read. */
