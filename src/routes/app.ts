@@ -11,7 +11,7 @@ import { consoleRoutes } from './console'
 import { meRoutes } from './api/me'
 import { agentsRoutes } from './api/agents'
 import { approvalsRoutes } from './api/run-list'
-import { runsRoutes } from './api/runs'
+import { runsDocs, runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
@@ -35,8 +35,10 @@ app.get('/healthz', (c) =>
   c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
 )
 app.get('/readyz', readiness)
-app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin) as object))
-app.route('/v1/runs', runsRoutes)
+app.get('/openapi.json', (c) =>
+  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs]) as object),
+)
+app.route(runsDocs.base, runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
 app.route('/v1/me', meRoutes)
 app.route('/v1/agents', agentsRoutes)

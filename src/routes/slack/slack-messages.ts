@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import { loadConfig } from '../../config'
 import { logEvent } from '../../runs/log'
-import { slackThreadStub, type SlackThreadApi } from '../../runs/slack-thread'
+import { slackThreadStub, type SlackThreadApi } from '../../runs/slack-place'
 import { runStub, type RunView } from '../../runs/types'
 import { stripMention } from '../../slack/payloads'
 import type { AppEnv } from '../app-env'
