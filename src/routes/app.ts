@@ -8,9 +8,9 @@ import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi/openapi'
 import { consoleRoutes } from './console'
-import { meRoutes } from './api/me'
-import { agentsRoutes } from './api/agents'
-import { approvalsRoutes } from './api/run-list'
+import { meDocs, meRoutes } from './api/me'
+import { agentsDocs, agentsRoutes } from './api/agents'
+import { approvalsDocs, approvalsRoutes } from './api/run-list'
 import { runsDocs, runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 
@@ -36,12 +36,19 @@ app.get('/healthz', (c) =>
 )
 app.get('/readyz', readiness)
 app.get('/openapi.json', (c) =>
-  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs]) as object),
+  c.json(
+    openApiDocument(new URL(c.req.url).origin, [
+      runsDocs,
+      approvalsDocs,
+      meDocs,
+      agentsDocs,
+    ]) as object,
+  ),
 )
 app.route(runsDocs.base, runsRoutes)
-app.route('/v1/approvals', approvalsRoutes)
-app.route('/v1/me', meRoutes)
-app.route('/v1/agents', agentsRoutes)
+app.route(approvalsDocs.base, approvalsRoutes)
+app.route(meDocs.base, meRoutes)
+app.route(agentsDocs.base, agentsRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 

@@ -1,10 +1,8 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
-import { AGENT_NAME_PATTERN } from '../../config'
 import { servicePaths } from './openapi-service'
 import { openApiComponents } from './openapi-components'
-import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
-import { bearer, consoleFile, cursor, limit, ok, slackOperation } from './openapi-parts'
+import { bearer, consoleFile, slackOperation } from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
 
@@ -59,73 +57,8 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       ),
       '/console/console.css': consoleFile('consoleStyle', "The console's style sheet", 'text/css'),
       '/console/favicon.svg': consoleFile('consoleIcon', "The console's icon", 'image/svg+xml'),
-      // Declared with their handlers (routes/api/runs.ts).
+      // Declared with their handlers (routes/api/).
       ...generatedPaths(declared),
-      '/v1/approvals': {
-        get: {
-          operationId: 'listApprovals',
-          summary: 'Pending approvals across runs, newest first',
-          tags: ['approvals'],
-          security: bearer,
-          parameters: [
-            {
-              name: 'status',
-              in: 'query',
-              required: false,
-              schema: { type: 'string', enum: ['pending'], default: 'pending' },
-            },
-            limit,
-            cursor,
-          ],
-          responses: {
-            '200': ok('A page of pending approvals', 'ApprovalPage'),
-            ...errorResponses(ROUTE_ERRORS.listApprovals),
-          },
-        },
-      },
-      '/v1/me': {
-        get: {
-          operationId: 'whoAmI',
-          summary:
-            "The token's name, scopes and which runs it reaches (any valid token; no scope needed)",
-          tags: ['service'],
-          security: bearer,
-          responses: { '200': ok('The token', 'Me'), ...errorResponses(ROUTE_ERRORS.whoAmI) },
-        },
-      },
-      '/v1/agents': {
-        get: {
-          operationId: 'listAgents',
-          summary: 'The agents runs may name: tools, model, protocol, output schema',
-          tags: ['agents'],
-          security: bearer,
-          responses: {
-            '200': ok('The agents', 'AgentList'),
-            ...errorResponses(ROUTE_ERRORS.listAgents),
-          },
-        },
-      },
-      '/v1/agents/{name}': {
-        get: {
-          operationId: 'getAgent',
-          summary: 'One agent, with its instructions',
-          tags: ['agents'],
-          security: bearer,
-          parameters: [
-            {
-              name: 'name',
-              in: 'path',
-              required: true,
-              description: "The agent's name.",
-              schema: { type: 'string', pattern: AGENT_NAME_PATTERN.source },
-            },
-          ],
-          responses: {
-            '200': ok('The agent', 'Agent'),
-            ...errorResponses(ROUTE_ERRORS.getAgent),
-          },
-        },
-      },
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
       '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
       '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),

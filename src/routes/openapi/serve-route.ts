@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, type RouteConfig } from '@asteasolutions/zod-to-openapi'
-import type { Handler, Hono } from 'hono'
+import type { Handler, Hono, MiddlewareHandler } from 'hono'
 import { mergePath } from 'hono/utils/url'
 import type { AppEnv } from '../app-env'
 
@@ -24,14 +24,14 @@ export class DeclaredRoutes {
 
   constructor(readonly base: string) {}
 
-  /** Serves `route` on `app` (mounted at `base`) with `handler`, and declares it. */
+  /** Serves `route` on `app` (mounted at `base`) with its middleware and handler; declares it. */
   serve<P extends string>(
     app: Hono<AppEnv>,
     route: RouteConfig & { path: P },
-    handler: Handler<AppEnv, RoutingPath<P>>,
+    ...handlers: [...MiddlewareHandler<AppEnv, RoutingPath<P>>[], Handler<AppEnv, RoutingPath<P>>]
   ): void {
     this.registry.registerPath({ ...route, path: mergePath(this.base, route.path) })
     const path = route.path.replaceAll(/\{([^}]+)\}/g, ':$1') as RoutingPath<P>
-    app.on(route.method.toUpperCase(), path, handler)
+    app.on(route.method.toUpperCase(), path, ...(handlers as [Handler<AppEnv, RoutingPath<P>>]))
   }
 }
