@@ -1,4 +1,5 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin'
+import { generateKeyPairSync } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,22 +22,9 @@ const sdkWithoutSourceMaps: Plugin = {
   },
 }
 
-// The Worker as shipped (docs/development.md#the-build): the vitest plugin runs neither
-// wrangler.toml's [build] nor its [alias], so the build runs here (the console's files, which
-// [assets] serves; the `openai` package and the MCP SDK's HTTP transport with stand-ins for what
-// edgeloop never calls), and this plugin resolves them, and zod's classic API for the MCP SDK,
-// as [alias] does.
-const { slimOpenAI, slimMcpTransport } = await build()
-const ALIASES: Record<string, string> = {
-  openai: slimOpenAI,
-  '@modelcontextprotocol/sdk/client/streamableHttp.js': slimMcpTransport,
-  'zod/v4': join(ROOT, 'src/mcp/zod-classic-for-sdk.ts'),
-}
-const asShipped: Plugin = {
-  name: 'as-shipped',
-  enforce: 'pre',
-  resolveId: (id) => ALIASES[id] ?? null,
-}
+// The console's files, which [assets] serves (docs/development.md#the-build): the vitest plugin
+// does not run wrangler.toml's [build], so the build runs here.
+await build()
 
 // The `agent-catalog` project's Worker is built with test/agent-catalog/test-agents.ts appended to
 // agents/catalog.ts: the shipped agents plus test agents (Slack channels, side effects), made with
@@ -58,6 +46,15 @@ const testAgentCatalog: Plugin = {
     )
   },
 }
+
+// The private-key JWT client of the mcp-oauth project: an ES256 key pair made per test run.
+const KEYED = (() => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  return {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicJwk: JSON.stringify(publicKey.export({ format: 'jwk' })),
+  }
+})()
 
 // Settings every test Worker gets. Hosts use the reserved .test TLD: the strict outbound fake
 // (test/fakes/outbound.ts) answers them, and nothing can reach a real host.
@@ -123,7 +120,6 @@ export default defineConfig({
         // The service wired to a fake OpenAI-compatible provider.
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -139,9 +135,11 @@ export default defineConfig({
             'test/demo/**',
             'test/node/**',
             'test/mcp/**',
+            'test/mcp-oauth/**',
             'test/script/**',
             'test/slack-streaming/**',
             'test/agent-catalog/**',
+            'test/hitl/**',
           ],
         },
       },
@@ -149,7 +147,6 @@ export default defineConfig({
         // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -173,12 +170,15 @@ export default defineConfig({
         // channel rules are in the catalog but not offered unless a test enables them.
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           testAgentCatalog,
           cloudflareTest({
             wrangler,
             miniflare: {
-              bindings: { ...common, ...fakeProvider, ENABLED_AGENTS: 'triage,incident,ticket' },
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed',
+              },
             },
           }),
         ],
@@ -189,11 +189,27 @@ export default defineConfig({
         },
       },
       {
+        // A person in the loop (docs/human-in-the-loop.md): ask_person enabled beside http_post.
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                ENABLED_TOOLS: 'calculator,http_post,ask_person',
+              },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'hitl', include: ['test/hitl/**/*.test.ts'] },
+      },
+      {
         // MCP servers as tool sources: a real SDK server (test/fakes/fake-mcp.ts) on mcp.test,
         // and one that is down.
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {
@@ -218,11 +234,68 @@ export default defineConfig({
         test: { testTimeout: 30_000, name: 'mcp', include: ['test/mcp/**/*.test.ts'] },
       },
       {
+        // MCP servers behind OAuth (docs/mcp.md#oauth): a small authorization server on
+        // auth.test (test/fakes/fake-oauth.ts) protecting SDK servers: one whose connection is
+        // each person's, one the deployment's, one reached with client credentials.
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                ...fakeProvider,
+                PUBLIC_URL: 'https://edgeloop.test',
+                MCP_TOKEN_KEY: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDE=',
+                MCP_SERVERS: JSON.stringify([
+                  {
+                    name: 'tracker',
+                    url: 'https://tracker.test/mcp',
+                    auth: 'oauth',
+                    owner: 'person',
+                    timeout_ms: 2_000,
+                  },
+                  {
+                    name: 'wiki',
+                    url: 'https://wiki.test/mcp',
+                    auth: 'oauth',
+                    owner: 'deployment',
+                    timeout_ms: 2_000,
+                  },
+                  {
+                    name: 'm2m',
+                    url: 'https://m2m.test/mcp',
+                    auth: 'client_credentials',
+                    client_id: 'edgeloop-m2m',
+                    client_secret_secret: 'M2M_CLIENT_SECRET',
+                    timeout_ms: 2_000,
+                  },
+                  {
+                    name: 'keyed',
+                    url: 'https://keyed.test/mcp',
+                    auth: 'client_credentials',
+                    client_id: 'edgeloop-keyed',
+                    private_key_secret: 'KEYED_PRIVATE_KEY',
+                    private_key_alg: 'ES256',
+                    timeout_ms: 2_000,
+                  },
+                ]),
+                M2M_CLIENT_SECRET: 'm2m-client-secret-0123456789',
+                // A key made for this run of the tests; the fake authorization server checks
+                // the client's assertions with its public half (KEYED_PUBLIC_JWK).
+                KEYED_PRIVATE_KEY: KEYED.privateKey,
+                KEYED_PUBLIC_JWK: KEYED.publicJwk,
+              },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'mcp-oauth', include: ['test/mcp-oauth/**/*.test.ts'] },
+      },
+      {
         // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from
         // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             // Empty wins over values a developer may have in .dev.vars.
@@ -244,7 +317,6 @@ export default defineConfig({
         // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
         plugins: [
           sdkWithoutSourceMaps,
-          asShipped,
           cloudflareTest({
             wrangler,
             miniflare: {

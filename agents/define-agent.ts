@@ -1,5 +1,6 @@
 import type { BudgetOverrides } from '../src/kernel/budget'
 import type { ConfirmPolicy } from '../src/kernel/confirm'
+import type { AgentGuardrails } from '../src/kernel/guardrails/spec'
 
 /**
  * An agent (docs/agents.md): what a run is for. Instructions, the tools it may use, its model,
@@ -35,6 +36,12 @@ export interface AgentDefinition {
    * name, `ask_<name>({ task })`, and each call is a child run of that agent. No cycles.
    */
   delegates?: readonly string[]
+  /**
+   * Checks on the task (`input`), each call's arguments (`toolInput`), each observation
+   * (`toolOutput`) and the final answer (`output`): shipped ones by name, functions, or
+   * model-judged checks (docs/guardrails.md).
+   */
+  guardrails?: AgentGuardrails
   /** Slack channel ids where mentions and slash commands go to this agent. */
   slack?: { channels: readonly string[] }
 }

@@ -1,5 +1,6 @@
 export { AGENT_CATALOG } from './catalog'
 export { defineAgent, type AgentDefinition } from './define-agent'
+export { defineEval, type EvalCase, type EvalDefinition } from './define-eval'
 export { defaultAgent } from './default'
 export { oncall } from './oncall'
 export { triage } from './triage'

@@ -4,6 +4,7 @@
  * provider bills) and the largest single request, as the kernel recorded them in the trace.
  */
 import * as z from 'zod/mini'
+import { verdictLine } from './verdict.mjs'
 import {
   createRunState,
   defineTool,
@@ -116,14 +117,20 @@ export async function benchContext(): Promise<string> {
         `${protocol.padEnd(9)} ${String(cap ?? 'none').padEnd(8)} ${f.stopReason.padEnd(13)} ${String(f.steps).padStart(5)}  ${String(f.cumulative).padStart(24)}  ${String(f.largest).padStart(15)}`,
       )
       if (cap) {
-        const ok = f.stopReason === 'finish' && f.largest <= cap
         verdicts.push(
-          `${ok ? 'PASS' : 'FAIL'} ${protocol} with cap ${cap}: ${f.stopReason}, largest request ${f.largest} tokens (goal: finish, every request ≤ ${cap})`,
+          verdictLine(
+            { steps: f.steps, 'largest request tokens': f.largest },
+            () => f.stopReason === 'finish' && f.largest <= cap,
+            `${protocol} with cap ${cap}: ${f.stopReason} after ${f.steps} steps, largest request ${f.largest} tokens (goal: finish, every request ≤ ${cap})`,
+          ),
         )
       } else {
-        const ok = f.stopReason === 'token_budget'
         verdicts.push(
-          `${ok ? 'PASS' : 'FAIL'} ${protocol} without a cap: ${f.stopReason} (goal: token_budget, the prompt grows until the budget ends it)`,
+          verdictLine(
+            { steps: f.steps, 'cumulative prompt tokens': f.cumulative },
+            () => f.stopReason === 'token_budget',
+            `${protocol} without a cap: ${f.stopReason} after ${f.steps} steps, ${f.cumulative} prompt tokens (goal: token_budget, the prompt grows until the budget ends it)`,
+          ),
         )
       }
     }

@@ -12,19 +12,34 @@ export async function importTs(tsPath) {
   try {
     const entry = fileURLToPath(new URL(tsPath, import.meta.url))
     const outfile = join(dir, `${basename(entry, '.ts')}.mjs`)
-    await build({
-      entryPoints: [entry],
-      outfile,
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      logLevel: 'warning',
-      // As wrangler.toml's Text rule: an agent's Markdown instructions are their text.
-      loader: { '.md': 'text' },
-    })
+    await bundleTs(entry, outfile)
     return await import(pathToFileURL(outfile).href)
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
+}
+
+/**
+ * Bundles the TypeScript module `entry` into the ES module `outfile` for Node. `requireShim`:
+ * give the bundle a `require` (for packages that `require` Node built-ins from ES modules).
+ */
+export async function bundleTs(entry, outfile, { requireShim = false } = {}) {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    // As wrangler.toml's Text rule: an agent's Markdown instructions are their text.
+    loader: { '.md': 'text' },
+    ...(requireShim
+      ? {
+          banner: {
+            js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+          },
+        }
+      : {}),
+  })
 }

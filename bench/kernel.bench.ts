@@ -7,6 +7,7 @@ import * as z from 'zod/mini'
 import * as thisKernel from '../src/kernel/index'
 import type { Model, ModelRequest, ModelResponse, Protocol } from '../src/kernel/index'
 import { benchParse } from './parse.bench'
+import { verdictLine } from './verdict.mjs'
 
 const SIZES = [20, 100] as const
 const OBSERVATION = 'x'.repeat(1024)
@@ -189,6 +190,16 @@ const kernelLoop =
     if (variant === 'agent' && result.output === undefined) throw new Error('no structured answer')
     return out.bytes
   }
+
+/**
+ * One plain native run of `steps` steps (the 1 KiB observation each) through this tree's kernel
+ * and the bench's scripted model: what bench/peer/kernel-vs-ai-sdk.ts sets beside the AI SDK.
+ */
+export async function kernelNativeRun(steps: number): Promise<void> {
+  const model = new BenchModel('native', steps)
+  await kernelLoop('native', 'plain')(model, steps)
+  if (model.seen.length !== steps) throw new Error(`kernel: ${model.seen.length} of ${steps} steps`)
+}
 
 /** The agent's part of a prototype's system prompt: its instructions, and the schema for agents. */
 const prototypeInstructions = (variant: Variant) =>
@@ -518,10 +529,16 @@ export async function benchKernel(
         )
         const ratio = kStep / pStep
         verdicts.push(
-          `${kStep <= GOAL_US_PER_STEP ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel ${kStep.toFixed(1)} µs/step (goal ≤ ${GOAL_US_PER_STEP} µs)`,
-        )
-        verdicts.push(
-          `${ratio <= goal ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel ${ratio.toFixed(2)}x its prototype per step (goal ≤ ${goal}x)`,
+          verdictLine(
+            { 'kernel µs/step': kStep },
+            () => kStep <= GOAL_US_PER_STEP,
+            `${label} ${steps} steps: kernel ${kStep.toFixed(1)} µs/step (goal ≤ ${GOAL_US_PER_STEP} µs)`,
+          ),
+          verdictLine(
+            { 'kernel µs/step': kStep, 'prototype µs/step': pStep },
+            () => ratio <= goal,
+            `${label} ${steps} steps: kernel ${ratio.toFixed(2)}x its prototype per step (goal ≤ ${goal}x)`,
+          ),
         )
         if (found.previous && extras.previous) {
           const prevStep = found.previous.cpuUs / steps
@@ -530,7 +547,11 @@ export async function benchKernel(
             `${''.padEnd(12)} ${''.padStart(5)}  previous${fmt(prevStep)}   (${extras.previous.label})`,
           )
           verdicts.push(
-            `${r <= GOAL_PREVIOUS ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel ${r.toFixed(2)}x the previous release's per step, warm (goal ≤ ${GOAL_PREVIOUS}x)`,
+            verdictLine(
+              { 'kernel µs/step': kStep, 'previous µs/step': prevStep },
+              () => r <= GOAL_PREVIOUS,
+              `${label} ${steps} steps: kernel ${r.toFixed(2)}x the previous release's per step, warm (goal ≤ ${GOAL_PREVIOUS}x)`,
+            ),
           )
         }
         if (extras.cold) {
@@ -541,7 +562,11 @@ export async function benchKernel(
             `${label.padEnd(12)} ${String(steps).padStart(5)}  ${fmt(kCold.us)} ${fmt(kStep)} ${fmt(r, 2)}x ${fmt(pCold.us)} ${fmt(kCold.us / pCold.us, 2)}x ${fmt(kCold.firstRunMs)} ${fmt(kCold.mainUs)}`,
           )
           verdicts.push(
-            `${r <= GOAL_COLD ? 'PASS' : 'FAIL'} ${label} ${steps} steps: kernel cold ${kCold.us.toFixed(1)} µs/step, ${r.toFixed(2)}x warm (goal ≤ ${GOAL_COLD}x)`,
+            verdictLine(
+              { 'cold µs/step': kCold.us, 'warm µs/step': kStep },
+              () => r <= GOAL_COLD,
+              `${label} ${steps} steps: kernel cold ${kCold.us.toFixed(1)} µs/step, ${r.toFixed(2)}x warm (goal ≤ ${GOAL_COLD}x)`,
+            ),
           )
           if (found.previous && extras.previous) {
             // The previous release measured the same way: how far its cold figure was from its warm one.
@@ -555,7 +580,14 @@ export async function benchKernel(
       }
       const growth = perKiB[1]! / perKiB[0]!
       verdicts.push(
-        `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} ${label}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
+        verdictLine(
+          {
+            [`µs/KiB at ${SIZES[0]} steps`]: perKiB[0],
+            [`µs/KiB at ${SIZES[1]} steps`]: perKiB[1],
+          },
+          () => growth <= GOAL_GROWTH,
+          `${label}: µs/KiB at ${SIZES[1]} steps is ${growth.toFixed(2)}x the ${SIZES[0]}-step figure (goal ≤ ${GOAL_GROWTH}x)`,
+        ),
       )
     }
   }

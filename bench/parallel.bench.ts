@@ -4,6 +4,7 @@
  * they ran at once (~300 ms) or one after another (~900 ms).
  */
 import * as z from 'zod/mini'
+import { verdictLine } from './verdict.mjs'
 import {
   createRunState,
   defineTool,
@@ -77,6 +78,10 @@ export async function benchParallel(): Promise<string> {
   return [
     `parallel read-only calls: ${CALLS} tools of ${TOOL_MS} ms each in one native turn (median of 3 runs)`,
     `  wall ${median.toFixed(0)} ms (one after another would be ${CALLS * TOOL_MS} ms)`,
-    `${median <= GOAL_MS ? 'PASS' : 'FAIL'} parallel: ${median.toFixed(0)} ms for the turn (goal ≤ ${GOAL_MS} ms)`,
+    verdictLine(
+      { 'turn ms': median },
+      () => median <= GOAL_MS,
+      `parallel: ${median.toFixed(0)} ms for the turn (goal ≤ ${GOAL_MS} ms)`,
+    ),
   ].join('\n')
 }

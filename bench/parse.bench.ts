@@ -4,6 +4,7 @@
  * time per byte at both sizes. Printed by `npm run bench -- kernel`.
  */
 import { parseOutput } from '../src/kernel/index'
+import { verdictLine } from './verdict.mjs'
 
 const SIZES_KIB = [10, 100] as const
 const REPEAT = 5
@@ -91,9 +92,21 @@ export async function benchParse(): Promise<{ lines: string[]; verdicts: string[
   return {
     lines,
     verdicts: [
-      `${worst.ns <= GOAL_ADVERSARIAL_NS_PER_BYTE ? 'PASS' : 'FAIL'} parse: the worst adversarial reply (${worst.name}) costs ${worst.ns.toFixed(1)} ns/byte (goal ≤ ${GOAL_ADVERSARIAL_NS_PER_BYTE})`,
-      `${growth <= GOAL_GROWTH ? 'PASS' : 'FAIL'} parse: ns/byte at 100 KiB is ${growth.toFixed(2)}x the 10 KiB figure (goal ≤ ${GOAL_GROWTH}x, linear)`,
-      `${us100 / 1000 <= GOAL_100K_MS ? 'PASS' : 'FAIL'} parse: a 100 KiB reply takes ${(us100 / 1000).toFixed(2)} ms CPU (goal ≤ ${GOAL_100K_MS} ms)`,
+      verdictLine(
+        { 'worst ns/byte': worst.ns },
+        () => worst.ns <= GOAL_ADVERSARIAL_NS_PER_BYTE,
+        `parse: the worst adversarial reply (${worst.name}) costs ${worst.ns.toFixed(1)} ns/byte (goal ≤ ${GOAL_ADVERSARIAL_NS_PER_BYTE})`,
+      ),
+      verdictLine(
+        { 'ns/byte at 10 KiB': perByte[0], 'ns/byte at 100 KiB': perByte[1] },
+        () => growth <= GOAL_GROWTH,
+        `parse: ns/byte at 100 KiB is ${growth.toFixed(2)}x the 10 KiB figure (goal ≤ ${GOAL_GROWTH}x, linear)`,
+      ),
+      verdictLine(
+        { 'µs per 100 KiB parse': us100 },
+        () => us100 / 1000 <= GOAL_100K_MS,
+        `parse: a 100 KiB reply takes ${(us100 / 1000).toFixed(2)} ms CPU (goal ≤ ${GOAL_100K_MS} ms)`,
+      ),
     ],
   }
 }

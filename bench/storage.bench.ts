@@ -13,6 +13,7 @@ import {
 import type { ModelRequest, ModelResponse } from '../src/kernel/model'
 import { RunStorage } from '../src/runs/storage'
 import * as z from 'zod/mini'
+import { judge } from './verdict.mjs'
 
 class CountingSql {
   bytes = 0
@@ -98,6 +99,15 @@ export async function bytesPerStep(
   return { perStep, stepSize }
 }
 
+/** `met`, `NOT met`, or no measurement when a step wrote nothing (the counter is broken). */
+function storageVerdict(perStep: number[], allowance: number, diff: number): string {
+  const word = judge(
+    { 'step 10 bytes': perStep[9], 'step 100 bytes': perStep[99], 'step 100 size': allowance },
+    () => diff <= allowance,
+  )
+  return word === 'PASS' ? 'met' : word === 'FAIL' ? 'NOT met' : word
+}
+
 export async function benchStorage(): Promise<string> {
   const { perStep, stepSize } = await bytesPerStep(100)
   const at = (i: number) =>
@@ -108,6 +118,6 @@ export async function benchStorage(): Promise<string> {
     'storage: bytes written per step (state row + the step row, across its transitions)',
     `  step 10:  ${at(10)}`,
     `  step 100: ${at(100)}`,
-    `  difference ${diff} bytes; goal: within the step's own content (${allowance} bytes): ${diff <= allowance ? 'met' : 'NOT met'}`,
+    `  difference ${diff} bytes; goal: within the step's own content (${allowance} bytes): ${storageVerdict(perStep, allowance, diff)}`,
   ].join('\n')
 }

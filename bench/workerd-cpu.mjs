@@ -30,6 +30,21 @@ export function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }
 
+/**
+ * The least CPU time `cpuMs(pid)` can tell from none, in ms: a nanosecond where the kernel keeps
+ * schedstat, else a 10 ms tick. A figure per request over a batch of n is this divided by n.
+ */
+export function cpuResolutionMs(pid) {
+  try {
+    const tid = readdirSync(`/proc/${pid}/task`)[0]
+    if (Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) > 0)
+      return 1e-6
+  } catch {
+    // no schedstat
+  }
+  return 10
+}
+
 /** The middle value (the upper one of an even count). */
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -63,9 +78,11 @@ export const CALLBACK_HOST = 'receiver.test'
 /**
  * The deployed bundle in one workerd under Miniflare (test/node/worker-runtime.ts), configured
  * for a fake OpenAI-compatible model at MODEL_HOST, calculator and http_post, callbacks to
- * CALLBACK_HOST, token `bench-token`; `bindings` adds or overrides. `stop()` ends it.
+ * CALLBACK_HOST, token `bench-token`; `bindings` adds or overrides; `worker` runs another build
+ * (a WorkerBuild: the peer, or the bundle with its SQL counted). `stop()` ends it; `storage` is
+ * the folder of its Durable Objects' databases.
  */
-export async function startBenchWorker(outbound, bindings = {}) {
+export async function startBenchWorker(outbound, bindings = {}, { worker } = {}) {
   const { WorkerRuntime, bundleWorker, tempStorage } =
     await import('../test/node/worker-runtime.ts')
   const storage = await tempStorage()
@@ -74,7 +91,7 @@ export async function startBenchWorker(outbound, bindings = {}) {
   // 0.4–0.6 ms of process CPU a request here), which the Worker's CPU does not hold in a
   // deployment (`run_worker_first`: the platform invokes the Worker itself).
   const rt = await WorkerRuntime.start({
-    worker: { ...(await bundleWorker()), assets: undefined },
+    worker: worker ?? { ...(await bundleWorker()), assets: undefined },
     storage: storage.path,
     outbound,
     bindings: {
@@ -93,9 +110,37 @@ export async function startBenchWorker(outbound, bindings = {}) {
   })
   return {
     rt,
+    storage: storage.path,
     stop: async () => {
       await rt.stop()
       await storage.remove()
+    },
+  }
+}
+
+/**
+ * The runs' callbacks (`x-edgeloop-run-id`, the result as the body): `finished(id)` is the
+ * callback body of run `id` (one that came before it was asked for is kept), `receive` takes a
+ * callback request and answers it.
+ */
+export function callbackReceiver() {
+  const waiting = new Map()
+  const results = new Map()
+  return {
+    finished: (id) => {
+      const done = results.get(id)
+      if (done) return done
+      const next = new Promise((resolve) => waiting.set(id, resolve))
+      results.set(id, next)
+      return next
+    },
+    receive: (request, body) => {
+      const id = request.headers.get('x-edgeloop-run-id')
+      const result = JSON.parse(body)
+      if (waiting.has(id)) waiting.get(id)(result)
+      else results.set(id, Promise.resolve(result))
+      waiting.delete(id)
+      return new Response(null, { status: 204 })
     },
   }
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { readySeconds, ReadinessTimeout } from './verdict.mjs'
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -49,7 +50,8 @@ export async function startWranglerDev(root, vars, { timeoutMs = 60_000, config 
     child.kill('SIGTERM')
     rmSync(persist, { recursive: true, force: true })
   }
-  const deadline = Date.now() + timeoutMs
+  const seconds = readySeconds(timeoutMs / 1000)
+  const deadline = Date.now() + seconds * 1000
   while (Date.now() < deadline) {
     try {
       const res = await fetch(`${baseUrl}/healthz`)
@@ -61,7 +63,18 @@ export async function startWranglerDev(root, vars, { timeoutMs = 60_000, config 
     await new Promise((r) => setTimeout(r, 250))
   }
   stop()
-  throw new Error(`wrangler dev did not become ready on ${baseUrl}: ${stderr}`)
+  // One line: what was awaited, and the last thing wrangler said.
+  const said = stderr.trim().split('\n').at(-1) || 'nothing on stderr'
+  if (child.exitCode !== null) {
+    throw new ReadinessTimeout(
+      `wrangler dev exited with ${child.exitCode} before it was ready: ${said}`,
+      0,
+    )
+  }
+  throw new ReadinessTimeout(
+    `wrangler dev to answer ${baseUrl}/healthz (it said: ${said})`,
+    seconds,
+  )
 }
 
 /** Median and 99th percentile of a list of milliseconds. */

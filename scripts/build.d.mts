@@ -1,2 +1,4 @@
-/** Builds the slim `openai` module, the slim MCP transport and the console's assets. */
-export function build(): Promise<{ slimOpenAI: string; slimMcpTransport: string; assets: string }>
+/** Builds the console's assets. */
+export function build(): Promise<{ assets: string }>
+/** One line a file the build wrote under `dir`, with sizes, after a summary line. */
+export function describeAssets(dir: string): string[]

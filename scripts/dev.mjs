@@ -2,7 +2,10 @@
 // `npm start`: the service on wrangler dev (local Durable Object storage in .wrangler/), with the
 // offline demo model while .dev.vars says MODEL=demo (as .dev.vars.example does).
 //   PORT=9000 npm start   or   npm start -- --port 9000   (default 8787; 127.0.0.1 only)
+//   INSPECTOR_PORT=9230 npm start   or   npm start -- --inspector-port 9230   (the debugger's port)
 // Other arguments after `--` go to wrangler dev as they are. An edit of .dev.vars restarts it.
+// wrangler dev runs in a process group of its own (with the workerd it starts): a restart and a
+// stop end the whole group, so nothing it started outlives `npm start`.
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, readFileSync, watchFile } from 'node:fs'
 import { createServer } from 'node:net'
@@ -64,6 +67,9 @@ function devEnv(env) {
 
 const args = process.argv.slice(2)
 const port = takePort(args)
+if (process.env.INSPECTOR_PORT && !args.some((a) => a.startsWith('--inspector-port'))) {
+  args.push('--inspector-port', process.env.INSPECTOR_PORT)
+}
 try {
   await probe(port)
 } catch (err) {
@@ -99,14 +105,38 @@ function startWrangler() {
       '--show-interactive-dev-session=false',
       ...args,
     ],
-    { cwd: root, stdio: 'inherit', env: devEnv(process.env) },
+    { cwd: root, stdio: 'inherit', env: devEnv(process.env), detached: true },
   )
-  child.on('exit', (code) => {
+  const group = child
+  group.on('exit', async (code) => {
+    // wrangler is gone; whatever it started in its group (workerd) goes with it.
+    signalGroup(group, 'SIGKILL')
     if (!restarting) process.exit(code ?? 0)
     restarting = false
+    await portFree()
     startWrangler()
   })
   void announce(child)
+}
+
+/** Sends `sig` to wrangler dev's whole process group (wrangler, workerd); gone already is fine. */
+function signalGroup(running, sig) {
+  try {
+    process.kill(-running.pid, sig)
+  } catch (err) {
+    if (err.code !== 'ESRCH') throw err
+  }
+}
+
+/** Waits (at most 10 s) until the port can be bound again, for the next wrangler dev. */
+async function portFree() {
+  for (let i = 0; i < 100; i++) {
+    try {
+      return await probe(port)
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
 }
 
 // Say where it serves only once it answers there: that URL, not the one asked for, is the truth.
@@ -129,12 +159,15 @@ async function announce(running) {
   }
 }
 
-for (const sig of ['SIGINT', 'SIGTERM']) {
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
     restarting = false
-    child.kill(sig)
+    signalGroup(child, sig)
+    // wrangler ends workerd and exits; one that does not within 5 s is ended.
+    setTimeout(() => signalGroup(child, 'SIGKILL'), 5_000).unref()
   })
 }
+process.on('exit', () => signalGroup(child, 'SIGKILL'))
 startWrangler()
 
 // wrangler dev reloads the code when it changes, but reads .dev.vars only when it starts: an
@@ -146,5 +179,5 @@ watchFile(vars, { interval: 500 }, () => {
   seen = now
   console.log('\nedgeloop: .dev.vars changed; restarting wrangler dev to read it\n')
   restarting = true
-  child.kill('SIGTERM')
+  signalGroup(child, 'SIGTERM')
 })

@@ -11,6 +11,10 @@ export interface EnvVars {
   OPENAI_API_KEY?: string
   SLACK_SIGNING_SECRET?: string
   SLACK_BOT_TOKEN?: string
+  /** AES-256 key (base64 of 32 bytes) sealing MCP connections' OAuth tokens at rest. */
+  MCP_TOKEN_KEY?: string
+  /** The key before the last rotation: still opens what it sealed (docs/mcp.md). */
+  MCP_TOKEN_KEY_PREVIOUS?: string
   // Vars (wrangler.toml [vars])
   OPENAI_BASE_URL?: string
   MODEL?: string
@@ -30,6 +34,8 @@ export interface EnvVars {
   HTTP_POST_IDEMPOTENT?: string
   /** JSON array of MCP servers; each may name a secret (token_secret) read by that name. */
   MCP_SERVERS?: string
+  /** The Worker's public https origin: the OAuth callback and client metadata URLs. */
+  PUBLIC_URL?: string
   MAX_STEPS?: string
   MAX_SECONDS?: string
   MAX_PROMPT_TOKENS?: string

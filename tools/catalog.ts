@@ -1,6 +1,7 @@
 import type { Tool } from '../src/kernel/tool'
 import { ConfigError } from '../src/errors/config-error'
 import { readSettings, splitList, type EnvRecord } from '../src/settings/setting'
+import { askPerson } from './ask-person'
 import { calculator } from './calculator'
 import type { CatalogEntry } from './configured-tool'
 import { queryMetrics, readRepoFile, rollbackDeploy, searchLogs } from './demo'
@@ -16,6 +17,7 @@ export const CATALOG: readonly CatalogEntry[] = [
   searchLogs,
   readRepoFile,
   rollbackDeploy,
+  askPerson,
 ]
 
 /** Every tool name `buildToolset` knows. */

@@ -1,10 +1,20 @@
 import * as z from 'zod/mini'
 import { STOP_REASONS } from '../kernel/budget'
+import { GUARDRAIL_POINTS } from '../kernel/guardrails/guardrail'
 import { ConversationViewSchema } from '../kernel/conversation-schema'
-import { ApprovalSchema, DECISIONS, OBSERVATION_KINDS, PHASES, STEP_KINDS } from '../kernel/state'
+import {
+  ApprovalSchema,
+  DECISIONS,
+  OBSERVATION_KINDS,
+  PENDING_KINDS,
+  PersonAskSchema,
+  PHASES,
+  STEP_KINDS,
+} from '../kernel/state'
 import {
   RunAgentSchema,
   RunResultSchema,
+  TrippedGuardrailSchema,
   TraceCallSchema,
   TraceChildSchema,
   TraceStepSchema,
@@ -73,6 +83,13 @@ export const RunResult = z.extend(RunResultSchema, {
 /** A child run of a delegated call (docs/agents.md#delegation): the view shows its own status. */
 export const ChildRun = z.extend(TraceChildSchema, { status: runStatus })
 
+/** What a person may do with a pending item, by kind (docs/human-in-the-loop.md#the-inbox). */
+export const ITEM_ACTIONS = ['approve', 'deny', 'edit', 'answer', 'decline', 'connect'] as const
+
+/**
+ * A pending item: an approval (`argsHash` binds the decision to the arguments), a question
+ * (`argsHash` is its hash, sent back as `question_hash`) or a connection to make.
+ */
 export const PendingApproval = z.object({
   callId: z.string(),
   tool: z.string(),
@@ -82,6 +99,14 @@ export const PendingApproval = z.object({
   requestedBy: z.string(),
   requestedAt: iso,
   expiresAt: iso,
+  kind: z.enum(PENDING_KINDS),
+  /** What a question or connect item asks; null for an approval. */
+  ask: z.nullable(PersonAskSchema),
+  /** An approval whose arguments may be edited: their JSON Schema; else null. */
+  editSchema: z.nullable(json),
+  /** What may be done with it; each is a POST to `href` (a connect item: `ask.details.url`). */
+  actions: z.array(z.enum(ITEM_ACTIONS)),
+  href: z.nullable(z.string()),
 })
 
 /** A pending approval of a run's child (or its child's child): decided on that run. */
@@ -147,6 +172,11 @@ export const DecisionResult = z.object({
   call: z.object({ id: z.string(), name: z.string(), status: z.string() }),
   decidedBy: z.string(),
   decision: z.string(),
+  /** The kind of pending item decided, when not an approval: `question` or `connect`. */
+  kind: z.optional(z.enum(PENDING_KINDS)),
+  /** Approved with edited arguments: the arguments the call runs with, and their hash. */
+  args: z.optional(json),
+  argsHash: z.optional(z.string()),
   /** The same decision by the same decider, sent again: the one recorded, nothing changed. */
   replayed: z.optional(z.literal(true)),
 })
@@ -201,6 +231,18 @@ const call = { step: z.number(), callId: z.string(), tool: z.string() }
 const event = <T extends string, D extends z.ZodMiniType>(type: T, data: D) =>
   z.object({ seq: z.number(), runId: z.string(), type: z.literal(type), at: iso, data })
 
+/** What a guardrail event says: which guardrail, where, and why. */
+const guardrailEvent = z.object({
+  guardrail: z.string(),
+  point: z.enum(GUARDRAIL_POINTS),
+  reason: z.optional(z.string()),
+  /** The check threw, timed out or gave no verdict (its `onError` decided). */
+  error: z.optional(z.string()),
+  step: z.optional(z.number()),
+  tool: z.optional(z.string()),
+  callId: z.optional(z.string()),
+})
+
 /** One `data:` line of `GET /v1/runs/:id/events` (and a `callback_events: "all"` body). */
 export const RunEvent = z.discriminatedUnion('type', [
   /** The model is asked for step `step` (0-based). */
@@ -237,9 +279,20 @@ export const RunEvent = z.discriminatedUnion('type', [
       ms: z.number(),
     }),
   ),
+  /** A call waits for a person: an approval, a question or a connection (`kind`). */
   event(
     'approval_requested',
-    z.object({ ...call, args: json, argsHash: z.string(), reason: z.string(), expiresAt: iso }),
+    z.object({
+      ...call,
+      args: json,
+      argsHash: z.string(),
+      reason: z.string(),
+      expiresAt: iso,
+      /** Absent for an approval. */
+      kind: z.optional(z.enum(PENDING_KINDS)),
+      /** What a question or connect item asks. */
+      ask: z.optional(PersonAskSchema),
+    }),
   ),
   event(
     'approval_decided',
@@ -248,6 +301,9 @@ export const RunEvent = z.discriminatedUnion('type', [
       decision,
       by: z.string(),
       reason: z.optional(z.string()),
+      kind: z.optional(z.enum(PENDING_KINDS)),
+      /** Approved with edited arguments: those the call runs with. */
+      editedArgs: z.optional(json),
     }),
   ),
   /** A delegated call started its child run. */
@@ -267,10 +323,16 @@ export const RunEvent = z.discriminatedUnion('type', [
       agent: RunAgent,
       stopReason,
       error: z.optional(z.string()),
+      /** A run a guardrail ended: which one, where and why. */
+      guardrail: z.optional(TrippedGuardrailSchema),
       stepCount: z.number(),
       usage: Usage,
     }),
   ),
+  /** A guardrail stopped the run (docs/guardrails.md); run_finished follows. */
+  event('guardrail_tripped', guardrailEvent),
+  /** A guardrail let a replacement through: redacted text, framed text, cleaned arguments. */
+  event('guardrail_rewrote', guardrailEvent),
 ])
 
 /** `GET /v1/runs/:id/observations/:handle`. */
@@ -361,6 +423,49 @@ export const Me = z.object({
         'Which runs the token reaches: "all", or "own" (only the runs it started, their follow-ups and children).',
       ),
     ),
+})
+
+/** An MCP connection as listed (docs/mcp.md#oauth): who granted what, never its tokens. */
+export const Connection = z.object({
+  server: z.string(),
+  /** `deployment`, or the person it is for: `token:<name>`, `slack:<user id>`. */
+  owner: z.string(),
+  /** Who granted it: `token:<name>`, `slack:<user id>`, or `client_credentials`. */
+  grantor: z.string(),
+  scopes: z.nullable(z.string()),
+  grantedAt: z.number(),
+  /** When the access token expires (it is refreshed then), if the server said. */
+  expiresAt: z.nullable(z.number()),
+})
+
+/** An MCP server that uses OAuth, as the console offers it (Connect). */
+export const OAuthServer = z.object({
+  name: z.string(),
+  auth: z.enum(['oauth', 'client_credentials']),
+  /** Whose connection runs use: one for the deployment, or each person's. */
+  owner: z.enum(['deployment', 'person']),
+})
+
+/** `GET /v1/connections`: the servers that use OAuth, and the connections granted. */
+export const ConnectionList = z.object({
+  servers: z.array(OAuthServer),
+  connections: z.array(Connection),
+})
+
+/** `POST /v1/connections/:server/link`: a single-use link that starts the grant. */
+export const ConnectLink = z.object({
+  server: z.string(),
+  owner: z.nullable(z.string()),
+  url: z.string(),
+  expiresAt: z.number(),
+})
+
+/** `DELETE /v1/connections/:server`: forgotten; `revoked` when its server accepted revocation. */
+export const ConnectionDeleted = z.object({
+  server: z.string(),
+  owner: z.string(),
+  deleted: z.literal(true),
+  revoked: z.boolean(),
 })
 
 /** `DELETE /v1/runs/:id`: gone now, or as soon as the slice in flight stops (reads are 404 already). */

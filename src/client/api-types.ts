@@ -36,7 +36,19 @@ export interface Decision {
   decision: 'approve' | 'deny'
   args_hash: string
   reason?: string
+  args?: Record<string, unknown>
 }
+
+export type Answer =
+  | {
+    question_hash: string
+    answer: unknown
+  }
+  | {
+    question_hash: string
+    decline: true
+    reason?: string
+  }
 
 export interface Cancel {
   reason?: string
@@ -108,6 +120,24 @@ export interface RunView {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   descendantApprovals: Array<{
     runId: string
@@ -120,6 +150,24 @@ export interface RunView {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   result: RunResult
   deliveries: Array<{
@@ -150,6 +198,7 @@ export interface RunResult {
     | 'model_error'
     | 'content_filter'
     | 'output_invalid'
+    | 'guardrail'
     | 'internal_error'
     | null
   error?: string
@@ -173,6 +222,27 @@ export interface RunResult {
     runId: string
     agent: string
     status: 'running' | 'succeeded' | 'failed'
+  }>
+  guardrail?: {
+    name: string
+    point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+    reason: string
+    tool?: string
+    callId?: string
+  }
+  guardrails?: Array<{
+    guardrail: string
+    point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+    verdict: 'pass' | 'tripwire' | 'rewrite'
+    reason: string | null
+    error: string | null
+    step: number | null
+    tool: string | null
+    callId: string | null
+    ms: number
+    promptTokens: number | null
+    completionTokens: number | null
+    costUsd: number | null
   }>
   steps: Array<{
     i: number
@@ -210,6 +280,43 @@ export interface RunResult {
         decidedBy: string | null
         decidedAt: string | null
         reason: string | null
+        kind: 'approval' | 'question' | 'connect'
+        ask:
+          | {
+            message: string
+            choices: string[] | null
+            schema: Record<string, unknown> | null
+            details: Record<string, unknown> | null
+          }
+          | null
+        answer: unknown
+        edit:
+          | {
+            originalArgs: Record<string, unknown>
+            originalHash: string
+            by: string
+            at: number
+          }
+          | null
+        editSchema: Record<string, unknown> | null
+      }
+      policy?: {
+        configured: 'run' | 'ask' | 'dry_run' | 'deny'
+        applied: 'run' | 'ask' | 'dry_run' | 'deny'
+        policy:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
+        shadow:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
       }
       argsError?: string
       fromText?: string
@@ -253,6 +360,9 @@ export interface DecisionResult {
   }
   decidedBy: string
   decision: string
+  kind?: 'approval' | 'question' | 'connect'
+  args?: Record<string, unknown>
+  argsHash?: string
   replayed?: true
 }
 
@@ -296,6 +406,24 @@ export interface ApprovalPage {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   nextCursor: string | null
 }
@@ -380,6 +508,13 @@ export type RunEvent =
       argsHash: string
       reason: string
       expiresAt: string
+      kind?: 'approval' | 'question' | 'connect'
+      ask?: {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
     }
   }
   | {
@@ -394,6 +529,8 @@ export type RunEvent =
       decision: 'approved' | 'denied'
       by: string
       reason?: string
+      kind?: 'approval' | 'question' | 'connect'
+      editedArgs?: Record<string, unknown>
     }
   }
   | {
@@ -448,8 +585,16 @@ export type RunEvent =
         | 'model_error'
         | 'content_filter'
         | 'output_invalid'
+        | 'guardrail'
         | 'internal_error'
       error?: string
+      guardrail?: {
+        name: string
+        point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+        reason: string
+        tool?: string
+        callId?: string
+      }
       stepCount: number
       usage: {
         promptTokens: number
@@ -462,6 +607,36 @@ export type RunEvent =
         lostPromptTokens: number
         activeMs: number
       }
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'guardrail_tripped'
+    at: string
+    data: {
+      guardrail: string
+      point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+      reason?: string
+      error?: string
+      step?: number
+      tool?: string
+      callId?: string
+    }
+  }
+  | {
+    seq: number
+    runId: string
+    type: 'guardrail_rewrote'
+    at: string
+    data: {
+      guardrail: string
+      point: 'input' | 'toolInput' | 'toolOutput' | 'output'
+      reason?: string
+      error?: string
+      step?: number
+      tool?: string
+      callId?: string
     }
   }
 
@@ -497,6 +672,24 @@ export type RunListEvent =
       requestedBy: string
       requestedAt: string
       expiresAt: string
+      kind: 'approval' | 'question' | 'connect'
+      ask:
+        | {
+          message: string
+          choices: string[] | null
+          schema: Record<string, unknown> | null
+          details: Record<string, unknown> | null
+        }
+        | null
+      editSchema: Record<string, unknown> | null
+      actions: Array<
+        | 'approve'
+        | 'deny'
+        | 'edit'
+        | 'answer'
+        | 'decline'
+        | 'connect'>
+      href: string | null
     }>
   }
   | {
@@ -525,6 +718,24 @@ export interface RunApprovals {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
   descendantApprovals: Array<{
     runId: string
@@ -537,6 +748,24 @@ export interface RunApprovals {
     requestedBy: string
     requestedAt: string
     expiresAt: string
+    kind: 'approval' | 'question' | 'connect'
+    ask:
+      | {
+        message: string
+        choices: string[] | null
+        schema: Record<string, unknown> | null
+        details: Record<string, unknown> | null
+      }
+      | null
+    editSchema: Record<string, unknown> | null
+    actions: Array<
+      | 'approve'
+      | 'deny'
+      | 'edit'
+      | 'answer'
+      | 'decline'
+      | 'connect'>
+    href: string | null
   }>
 }
 
@@ -628,4 +857,40 @@ export interface RunExport {
   trace: RunResult
   observations: StoredObservation[]
   events: RunEvent[]
+}
+
+export interface ConnectionList {
+  servers: Array<{
+    name: string
+    auth: 'oauth' | 'client_credentials'
+    owner: 'deployment' | 'person'
+  }>
+  connections: Array<{
+    server: string
+    owner: string
+    grantor: string
+    scopes: string | null
+    grantedAt: number
+    expiresAt: number | null
+  }>
+}
+
+export interface ConnectLinkRequest {
+  runId?: string
+  itemId?: string
+  scopes?: string
+}
+
+export interface ConnectLink {
+  server: string
+  owner: string | null
+  url: string
+  expiresAt: number
+}
+
+export interface ConnectionDeleted {
+  server: string
+  owner: string
+  deleted: true
+  revoked: boolean
 }

@@ -18,6 +18,8 @@ import type { McpServerConfig } from '../mcp/index'
 import { isMcpToolName } from '../mcp/index'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
 import { delegationProblems } from './delegates'
+import { guardrailProblems } from './guardrails'
+import type { AgentGuardrails } from '../kernel/guardrails/spec'
 
 /** An agent as this deployment runs it: every field resolved and within the settings. */
 export interface Agent {
@@ -42,6 +44,8 @@ export interface Agent {
   slackChannels: string[]
   /** The agents it may delegate to (each an `ask_<name>` tool); empty: none. */
   delegates: string[]
+  /** Its guardrails as the definition names them (checked); empty: none. */
+  guardrails: AgentGuardrails
 }
 
 /** One problem with one agent: which agent, which field, what is wrong. */
@@ -61,6 +65,31 @@ export class AgentConfigError extends ConfigError {
       problems.map((p) => `agent "${p.agent}" ${p.field}: ${p.message}`).join('; '),
     )
   }
+}
+
+/**
+ * The catalog's agents a deployment does not offer although ENABLED_AGENTS leaves them to it (it
+ * is unset), each with why: an agent pinned to the offline demo's model runs only with MODEL=demo.
+ * For /readyz's warnings: such an agent is missing from GET /v1/agents with no error.
+ */
+export function agentsLeftOut(
+  /** ENABLED_AGENTS is set: the deployment chose its agents itself, nothing is left out. */
+  chosen: boolean,
+  offered: readonly Agent[],
+  model: string,
+  catalog: readonly Readonly<AgentDefinition>[] = AGENT_CATALOG,
+): { agent: string; reason: string }[] {
+  if (chosen) return []
+  const names = new Set(offered.map((a) => a.name))
+  return catalog
+    .filter((a) => !names.has(a.name))
+    .map((a) => ({
+      agent: a.name,
+      reason:
+        a.model === DEMO_MODEL
+          ? `its model is "${DEMO_MODEL}" (the offline demo), offered only with MODEL=demo (MODEL is "${model}")`
+          : 'it is not offered by this deployment',
+    }))
 }
 
 /** The file an agent's problem is fixed in. */
@@ -134,6 +163,10 @@ export function resolveAgents(
     problems.push({ agent: 'default', field: 'name', message: 'the catalog has no default agent' })
   }
   problems.push(...delegationProblems(agents, limits.enabledTools))
+  const judges = { allowlist: limits.model.allowlist, agents: agents.map((a) => a.name) }
+  for (const def of chosen) {
+    problems.push(...guardrailProblems(String(def.name), def.guardrails, judges))
+  }
   if (problems.length) throw new AgentConfigError(problems)
   return agents
 }
@@ -235,6 +268,7 @@ function resolveAgent(
     outputSchema,
     slackChannels: [...channels],
     delegates: delegates.map(String),
+    guardrails: def.guardrails ?? {},
   }
 }
 

@@ -4,7 +4,7 @@ import type { Tool } from '../kernel/tool'
 import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
 import { parseApprovers } from '../slack/approvers'
 import { buildToolset } from '../../tools/catalog'
-import { readMcpServers, type McpServerConfig } from '../mcp/index'
+import { checkMcpOAuthSettings, readMcpServers, type McpServerConfig } from '../mcp/index'
 import type { EnvVars } from '../env-vars'
 import { ConfigError } from '../errors/config-error'
 import { modelConfigFromEnv, requireModelKey } from './model'
@@ -143,6 +143,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
   requireModelKey(model)
   requireLongSecrets(env)
   const mcpServers = readMcpServers(env)
+  checkMcpOAuthSettings(env, mcpServers)
   const enabledTools = tools.map((t) => t.name)
   // Last: an agent is checked against every other setting, once they are all valid.
   const agents = resolveAgents(s.ENABLED_AGENTS, {

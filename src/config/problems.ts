@@ -8,7 +8,7 @@ import { DEMO_MODEL, NO_KEY, SCRIPT_MODEL } from '../llm/create-model'
 import { ConfigError } from '../errors/config-error'
 import type { EnvRecord } from '../settings/setting'
 import { DEMO_TOOLS, parseConfig, type ServiceConfig } from './load-config'
-import { AgentConfigError, agentVariable } from './agents'
+import { AgentConfigError, agentsLeftOut, agentVariable } from './agents'
 
 export interface ConfigProblem {
   variable: string
@@ -86,6 +86,10 @@ function warningsFor(config: ServiceConfig, env: EnvRecord): string[] {
     if (env.CONFIRM_ALLOWLIST.trim()) {
       warnings.push(`CONFIRM_ALLOWLIST is ignored under CONFIRM_POLICY=${config.policy.mode}`)
     }
+  }
+  const chosen = String(env.ENABLED_AGENTS ?? '').trim() !== ''
+  for (const { agent, reason } of agentsLeftOut(chosen, config.agents, config.model.model)) {
+    warnings.push(`agent "${agent}" is not offered (GET /v1/agents leaves it out): ${reason}`)
   }
   if (!config.security.apiTokens.length && !env.WEBHOOK_SECRET) {
     warnings.push('no API_TOKENS, API_TOKEN or WEBHOOK_SECRET: nobody can use /v1')

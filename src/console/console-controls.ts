@@ -16,6 +16,8 @@ export const CONSOLE_CONTROLS = String.raw`
         return json('/v1/me').then(function (answer) {
           me = answer
           who.textContent = answer.name + ' · ' + (answer.scopes.join(', ') || 'no scopes')
+          // On a phone the line is cut with an ellipsis; the whole of it stays a tap away.
+          who.title = who.textContent
           who.dataset.token = answer.name
         })
       },

@@ -23,7 +23,7 @@ export const CONSOLE_HTML = `<!doctype html>
 </form>
 <main id="app" hidden>
   <section id="runs-panel">
-    <h2 id="inbox-title">Waiting for approval<span id="inbox-count"></span></h2>
+    <h2 id="inbox-title">Waiting for a person<span id="inbox-count"></span></h2>
     <ol id="inbox"></ol>
     <details id="start-box" hidden>
       <summary>Start a run</summary>
@@ -37,6 +37,10 @@ export const CONSOLE_HTML = `<!doctype html>
         </span>
         <button type="submit">Start</button>
       </form>
+    </details>
+    <details id="connections-box" hidden>
+      <summary>Connections</summary>
+      <ol id="connections"></ol>
     </details>
     <h2>Runs</h2>
     <nav id="filters">

@@ -196,12 +196,14 @@ export const CONSOLE_RUN_LIST = String.raw`
 
   function inboxRow(a) {
     var run = list.viewed[a.runId] || list.runs.filter(function (r) { return r.id === a.runId })[0]
-    return el('li', { 'data-run': a.runId, 'data-call': a.callId, onclick: function () { openRun(a.runId) } },
-      el('strong', { text: a.tool }),
+    var kind = a.kind && a.kind !== 'approval' ? a.kind : null
+    return el('li', { 'data-run': a.runId, 'data-call': a.callId, 'data-kind': a.kind || 'approval', onclick: function () { openRun(a.runId) } },
+      el('strong', { text: (kind ? kind + ': ' : '') + a.tool }),
       run ? el('div', { class: 'meta', text: 'for: ' + run.task }) : null,
       el('pre', { class: 'args', text: JSON.stringify(a.args, null, 2) }),
       a.reason ? el('div', { class: 'reason', text: a.reason }) : null,
-      el('div', { class: 'meta', text: a.runId + ' · ' + a.requestedBy + ' · expires ' + new Date(a.expiresAt).toLocaleString() }))
+      el('div', { class: 'meta', text: a.runId + ' · ' + a.requestedBy + ' · expires ' + new Date(a.expiresAt).toLocaleString() }),
+      inboxActions(a))
   }
 
   // A run that is gone (deleted): out of the list, the inbox and the streams.

@@ -1,7 +1,9 @@
+import { CONSOLE_CONNECTIONS } from './console-connections'
 import { CONSOLE_CONTROLS } from './console-controls'
 import { CONSOLE_EVENT_STREAM } from './console-event-stream'
 import { CONSOLE_LIST_STREAM } from './console-list-stream'
 import { CONSOLE_FAMILY } from './console-family'
+import { CONSOLE_INBOX_ACTIONS } from './console-inbox-actions'
 import { CONSOLE_RUN_LIST } from './console-run-list'
 import { CONSOLE_START_FORM } from './console-start-form'
 import { CONSOLE_STEP_CHART } from './console-step-chart'
@@ -95,6 +97,7 @@ export const CONSOLE_SCRIPT =
       loadAgents()
       loadRuns(true)
       loadInbox()
+      loadConnections()
       watchList()
       var fromHash = /run=([\w]+)/.exec(location.hash)
       if (fromHash) openRun(fromHash[1])
@@ -202,7 +205,9 @@ export const CONSOLE_SCRIPT =
   CONSOLE_FAMILY +
   CONSOLE_STEP_CHART +
   CONSOLE_CONTROLS +
+  CONSOLE_INBOX_ACTIONS +
   CONSOLE_START_FORM +
+  CONSOLE_CONNECTIONS +
   String.raw`
   start()
   setInterval(function () {

@@ -21,9 +21,14 @@ ol { list-style: none; margin: 0; padding: 0; }
 #inbox li strong { display: block; }
 #inbox .reason { color: #445; font-size: .85rem; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
 #inbox + details, #runs-panel details { margin: .75rem 0; }
+#inbox .inbox-actions { margin: .35rem 0; cursor: default; display: flex; flex-wrap: wrap; gap: .35rem; align-items: center; }
+#inbox .inbox-actions .question { flex-basis: 100%; font-weight: 600; }
+#inbox .inbox-actions input, #inbox .inbox-actions textarea { font: inherit; flex: 1 1 12rem; min-width: 0; max-width: 100%; }
+#inbox .edit-form { display: grid; gap: .25rem; width: 100%; }
+#inbox .edit-form input, #inbox .edit-form textarea { font: inherit; width: 100%; box-sizing: border-box; }
 #filters { display: flex; flex-wrap: wrap; gap: .25rem; margin-bottom: .4rem; }
 #filters button.active { background: #1d2330; color: #fff; }
-#agent-filter { margin-bottom: .4rem; max-width: 100%; }
+#agent-filter { margin-bottom: .4rem; width: 100%; max-width: 100%; }
 #start { display: grid; gap: .35rem; margin-top: .4rem; }
 #start textarea, #start select { font: inherit; width: 100%; max-width: 100%; }
 summary { cursor: pointer; font-weight: 600; }
@@ -50,6 +55,8 @@ pre.observation.folded { max-height: 7.5em; overflow: hidden; -webkit-mask-image
 .answer { border: 2px solid #17803d; border-radius: 6px; padding: .5rem .75rem; white-space: pre-wrap; }
 .answer.writing { border-style: dashed; }
 .failure { border: 2px solid #b42318; border-radius: 6px; padding: .5rem .75rem; }
+.guardrail { font-size: .85rem; padding: .25rem .5rem; margin: .25rem 0; border-left: 3px solid #b54708; }
+.guardrail.tripwire { border-left-color: #b42318; font-weight: 600; }
 .hint { color: #667; }
 .family h3 { font-size: .95rem; margin: .75rem 0 .25rem; }
 ul.tree { list-style: none; margin: 0; padding: 0 0 0 .25rem; }
@@ -70,6 +77,7 @@ button.link { border: none; padding: 0; color: #2456b3; text-decoration: underli
 #error { position: fixed; bottom: 1rem; right: 1rem; left: auto; max-width: calc(100vw - 2rem); background: #b42318; color: #fff; padding: .5rem 1rem; border-radius: 4px; }
 code { font-size: .8rem; overflow-wrap: anywhere; word-break: break-all; }
 @media (max-width: 700px) {
+  #who { flex-basis: 100%; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
   main { grid-template-columns: minmax(0, 1fr); gap: .5rem; padding: .5rem; }
   section { padding: .6rem .7rem; }
   main.run-open #run-panel { order: -1; }

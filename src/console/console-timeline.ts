@@ -42,6 +42,7 @@ export const CONSOLE_TIMELINE = String.raw`
     if (tree) panel.append(tree)
     var chart = stepChart(r.steps)
     if (chart) panel.append(chart)
+    guardrailNotes(r, null).forEach(function (note) { panel.append(note) })
     r.steps.forEach(function (step) { panel.append(renderStep(view, step)) })
     var writing = liveBox(view)
     if (writing) panel.append(writing)
@@ -63,7 +64,21 @@ export const CONSOLE_TIMELINE = String.raw`
       step.thought ? el('div', { class: 'thought', text: step.thought }) : null,
       step.formatError ? el('pre', { text: step.formatError }) : null)
     step.calls.forEach(function (call) { box.append(renderCall(view, step, call)) })
+    guardrailNotes(view.result, step.i).forEach(function (note) { box.append(note) })
     return box
+  }
+
+  // The guardrails that tripped or rewrote at step i (null: on the task), one line each; a pass
+  // is in the trace but not on the timeline (docs/guardrails.md).
+  function guardrailNotes(r, i) {
+    return (r.guardrails || []).filter(function (g) {
+      return g.verdict !== 'pass' && (g.step === undefined ? null : g.step) === i
+    }).map(function (g) {
+      var what = g.verdict === 'tripwire' ? 'tripped' : 'rewrote'
+      var where = g.point + (g.tool ? ' of ' + g.tool : '')
+      return el('div', { class: 'guardrail ' + g.verdict, 'data-testid': 'guardrail',
+        text: 'guardrail ' + g.guardrail + ' ' + what + ' ' + where + (g.reason ? ': ' + g.reason : '') })
+    })
   }
 
   function renderCall(view, step, call) {

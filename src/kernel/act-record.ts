@@ -1,10 +1,13 @@
+import { canonicalJson } from './canonical'
 import { dispatch, type Dispatched } from './dispatch'
+import { requestItem, resolvedItem } from './pending-items'
 import { type Call, type RunState } from './state'
 import { observationHandle } from './step-messages'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import type { ObservationStore } from './tool'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
-import { updateState } from './update-state'
+import { screen, stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
+import { replaceCall, updateState } from './update-state'
 
 /**
  * Running one call through dispatch and recording what it gave: shared by the act phase and its
@@ -15,7 +18,11 @@ export function request(call: Call) {
   return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
 }
 
-export function dispatchContext(state: RunState, call: Call, slice: Slice) {
+/**
+ * What dispatch needs for `call`; with `log`, the tool-output guardrails screen its observation
+ * and push their verdicts there (the caller records them: `guarded`).
+ */
+export function dispatchContext(state: RunState, call: Call, slice: Slice, log?: Screened[]) {
   const { deps } = slice
   return {
     registry: slice.registry,
@@ -23,11 +30,49 @@ export function dispatchContext(state: RunState, call: Call, slice: Slice) {
     observations: new RunObservations(deps.observations, state),
     policy: state.policy,
     approved: call.approval?.decision === 'approved',
+    person: resolvedItem(call),
     maxObservationTokens: state.budget.maxObservationTokens,
     now: slice.now,
     signal: deps.signal,
     redact: slice.redact,
+    screen: log ? observationScreen(state, call, slice, log) : undefined,
   }
+}
+
+/** The tool-output guardrails for `call`'s observation: a tripwire withholds it. */
+function observationScreen(state: RunState, call: Call, slice: Slice, log: Screened[]) {
+  const where = { step: state.steps.length - 1, tool: call.name, callId: call.id }
+  const seen = (s: Screened): string => {
+    log.push(s)
+    if (!s.tripped) return s.value as string
+    const why = s.tripped.reason ?? 'no reason given'
+    return `[Guardrail] the output of ${call.name} was withheld by guardrail "${s.tripped.guardrail}": ${why}`
+  }
+  return (text: string): SyncOrAsync<string> => {
+    const screened = screen('toolOutput', text, where, state, slice)
+    return isPromise(screened) ? screened.then(seen) : seen(screened)
+  }
+}
+
+/** A log for the tool-output guardrails, when the run has some. */
+export function toolOutputLog(slice: Slice): Screened[] | undefined {
+  return slice.guardrails.toolOutput.length ? [] : undefined
+}
+
+/**
+ * `change` with the tool-output guardrails' verdicts recorded; a tripwire ends the run with the
+ * observations recorded (the model never sees them: nothing runs after).
+ */
+export function guarded(change: Transition, log: Screened[] | undefined, slice: Slice): Transition {
+  if (!log?.length) return change
+  let next = withScreened(change.state, log)
+  const tripped = trippedOf(log)
+  if (tripped) {
+    next = stopTripped(next, tripped, slice)
+    change.event.stopReason = next.result!.stopReason
+  }
+  change.state = next
+  return change
 }
 
 /**
@@ -65,10 +110,13 @@ export function runCall(
   call: Call,
   slice: Slice,
 ): SyncOrAsync<Transition> {
-  const result = dispatch(request(call), dispatchContext(state, call, slice))
-  return isPromise(result)
-    ? result.then((r) => ranCall(state, stepIndex, call, slice, r))
-    : ranCall(state, stepIndex, call, slice, result)
+  const log = toolOutputLog(slice)
+  const result = dispatch(request(call), dispatchContext(state, call, slice, log))
+  const finish = (r: Dispatched): SyncOrAsync<Transition> => {
+    const ran = ranCall(state, stepIndex, call, slice, r)
+    return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
+  }
+  return isPromise(result) ? result.then(finish) : finish(result)
 }
 
 function ranCall(
@@ -77,9 +125,27 @@ function ranCall(
   call: Call,
   slice: Slice,
   result: Dispatched,
-): Transition {
+): SyncOrAsync<Transition> {
+  if (result.person) return waitForPerson(state, stepIndex, call, slice, result)
   const bytes = result.originalSize + result.observation.length
   return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
+}
+
+/**
+ * A handler said it needs a person (`personNeeded`): the call waits on a new item, and runs
+ * again once it is resolved (docs/human-in-the-loop.md#pending-items).
+ */
+async function waitForPerson(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  result: Dispatched,
+): Promise<Transition> {
+  const ttl = state.budget.approvalTtlSeconds
+  const waiting = await requestItem(call, slice.now(), ttl, result.person!)
+  const next = updateState(replaceCall(state, stepIndex, waiting), { phase: 'await_approval' })
+  return transitionTo(next, 'await', { step: stepIndex, tool: call.name, callId: call.id })
 }
 
 export function recorded(call: Call, result: Dispatched): Call {
@@ -87,13 +153,23 @@ export function recorded(call: Call, result: Dispatched): Call {
     ...call,
     status: 'done',
     kind: result.kind,
-    observation: result.observation,
+    observation: editNote(call) + result.observation,
     originalSize: result.originalSize,
     tokens: result.tokens,
     truncated: result.truncated,
     handle: result.handle,
     ms: result.ms,
   }
+}
+
+/** What the model is told first when a person changed the call's arguments before approving. */
+function editNote(call: Call): string {
+  const edit = call.approval?.edit
+  if (!edit) return ''
+  return (
+    `[Edited] ${edit.by} changed the arguments before approving; it ran with ${canonicalJson(call.args)} ` +
+    `instead of ${canonicalJson(edit.originalArgs)}.\n`
+  )
 }
 
 /** Records a finished call; the step completes with its last call. */

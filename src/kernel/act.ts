@@ -8,7 +8,16 @@ import { type Call, type RunState } from './state'
 import { type SyncOrAsync } from './sync-or-async'
 import type { Tool } from './tool'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
-import { dispatchContext, finishCall, recorded, request, runCall, withAnswered } from './act-record'
+import {
+  dispatchContext,
+  finishCall,
+  guarded,
+  recorded,
+  request,
+  runCall,
+  toolOutputLog,
+  withAnswered,
+} from './act-record'
 import { actDelegated, cancelledChild, startParallelDelegates } from './delegate-calls'
 
 /**
@@ -85,8 +94,9 @@ async function runReadOnly(
   reads: Call[],
   slice: Slice,
 ): Promise<Transition> {
+  const log = toolOutputLog(slice)
   const results = await Promise.all(
-    reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice))),
+    reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice, log))),
   )
   const done = new Map<string, Call>()
   let bytes = 0
@@ -99,25 +109,47 @@ async function runReadOnly(
   })
   // The model's order stays: each call keeps its place in the step.
   const next = withAnswered(state, stepIndex, (c) => done.get(c.id) ?? c, ms, slice)
-  return transitionTo(next, 'run_calls', {
+  const change = transitionTo(next, 'run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),
     stopReason: next.result?.stopReason ?? null,
     bytes,
   })
+  return guarded(change, log, slice)
 }
 
+/** The observation of a call whose item was denied, declined, expired or cancelled. */
 function deniedCall(call: Call): Call {
   const a = call.approval
+  const by = a?.decidedBy ?? 'the approver'
+  const words = a?.reason && !CLOSING_REASONS.has(a.reason) ? ` ("${a.reason}")` : ''
+  if (a?.kind === 'question') {
+    const why =
+      a.reason === 'expired'
+        ? 'nobody answered before the question expired'
+        : a.reason === 'cancelled'
+          ? 'the run was cancelled'
+          : `${by} declined to answer${words}`
+    return answeredCall(
+      call,
+      'denied',
+      `[NoAnswer] The question was not answered: ${why}. Go on without the answer, or finish and say what you needed.`,
+    )
+  }
   const why =
     a?.reason === 'expired'
-      ? 'the approval request expired with no decision'
+      ? `the ${a.kind === 'connect' ? 'connection request' : 'approval request'} expired with no decision`
       : a?.reason === 'cancelled'
         ? 'the run was cancelled'
-        : `it was denied by ${a?.decidedBy ?? 'the approver'}${a?.reason ? ` ("${a.reason}")` : ''}`
+        : a?.kind === 'connect'
+          ? `the account was not connected: ${by} declined${words}`
+          : `it was denied by ${by}${a?.reason ? ` ("${a.reason}")` : ''}`
   const observation = `[ToolError] ${call.name} was not run: ${why}. Use read-only tools instead, or ask the user for permission.`
   return answeredCall(call, 'denied', observation)
 }
+
+/** Reasons the system or a person's plain decline give, which the observation words itself. */
+const CLOSING_REASONS = new Set(['expired', 'cancelled', 'declined'])
 
 /**
  * Closes the calls a cancelled run leaves `started` (the crash test found them left

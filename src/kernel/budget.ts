@@ -14,6 +14,8 @@ export const STOP_REASONS = [
   'content_filter',
   // The final answer did not match the run's output schema, in too many steps in a row.
   'output_invalid',
+  // A guardrail tripped (docs/guardrails.md): the task, a call, an observation or the answer.
+  'guardrail',
   // The service could not advance the run (storage failure, a tool set no longer buildable).
   'internal_error',
 ] as const

@@ -28,6 +28,7 @@ export function newCall(id: string, name: string, args: Record<string, unknown>)
     ms: null,
     attempts: 0,
     child: null,
+    policy: null,
   }
 }
 

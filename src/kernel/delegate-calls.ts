@@ -1,4 +1,11 @@
-import { dispatchContext, finishCall, recorded, request } from './act-record'
+import {
+  dispatchContext,
+  finishCall,
+  guarded,
+  recorded,
+  request,
+  toolOutputLog,
+} from './act-record'
 import { answeredCall } from './calls'
 import { childObservation, waitingOnChild, withChildUsage, type ChildOutcome } from './delegation'
 import { dispatch } from './dispatch'
@@ -125,7 +132,12 @@ function recordChild(
     // Text that starts with [ToolError] is a failed call (dispatch.ts).
     handler: () => (seen.ok ? seen.text : `[ToolError] ${call.name}: ${seen.error}`),
   }
-  const ctx = { ...dispatchContext(state, call, slice), registry: new ToolRegistry([answering]) }
+  // A child's answer is an observation like any other: the tool-output guardrails see it.
+  const log = toolOutputLog(slice)
+  const ctx = {
+    ...dispatchContext(state, call, slice, log),
+    registry: new ToolRegistry([answering]),
+  }
   const result = dispatch(request(call), ctx)
   const done = (r: Awaited<typeof result>): Transition => {
     const bytes = r.originalSize + r.observation.length
@@ -133,7 +145,7 @@ function recordChild(
     // A state finishCall just made: nobody else holds it.
     change.state.usage = withChildUsage(change.state, outcome)
     change.state.activeMs += outcome.activeMs
-    return change
+    return guarded(change, log, slice)
   }
   return isPromise(result) ? result.then(done) : done(result)
 }

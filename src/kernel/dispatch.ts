@@ -3,7 +3,8 @@ import { canonicalJson } from './canonical'
 import { verdictFor, type ConfirmHook, type ConfirmPolicy } from './confirm'
 import { describeThrown } from './describe-thrown'
 import type { ToolRegistry } from './registry'
-import type { ObservationStore, Tool, ToolContext } from './tool'
+import { personRequestOf } from './pending-items'
+import type { ObservationStore, PersonRequest, ResolvedItem, Tool, ToolContext } from './tool'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { approxTokens, truncateObservation } from './tokens'
 import { checkCall, validateArgs, type ToolCallRequest } from './validate'
@@ -19,10 +20,17 @@ export interface DispatchContext {
   confirm?: ConfirmHook
   /** A person approved exactly this call (the step machine checked the argument hash). */
   approved?: boolean
+  /** The question or connection a person resolved for this call (the handler's `person`). */
+  person?: ResolvedItem | null
   /** Run-level cancellation; each tool also gets its own timeout. */
   signal?: AbortSignal
   /** Takes secrets out of every observation before it is cut, stored or returned. */
   redact?: (text: string) => string
+  /**
+   * The tool-output guardrails: what the model sees of the (redacted) observation, before it is
+   * cut or stored (act-record.ts; docs/guardrails.md).
+   */
+  screen?: ((text: string) => SyncOrAsync<string>) | undefined
   /** Observations longer than this are truncated (and stored whole by handle). Default 2000. */
   maxObservationTokens?: number
   now?: () => number
@@ -42,11 +50,16 @@ export interface Dispatched {
   /** Set when the whole observation was stored for `read_observation`. */
   handle: string | null
   ms: number
+  /**
+   * The handler returned `personNeeded(…)`: the call waits for a person instead of being
+   * answered (the step machine makes the item; `observation` is empty).
+   */
+  person?: PersonRequest
 }
 
 const DEFAULT_MAX_OBSERVATION_TOKENS = 2000
 
-type Observed = { text: string; kind: DispatchKind }
+type Observed = { text: string; kind: DispatchKind; person?: PersonRequest }
 
 /**
  * Runs one tool call and returns what the model should see: the security boundary. Permission
@@ -83,9 +96,28 @@ function dispatched(
   ctx: DispatchContext,
 ): SyncOrAsync<Dispatched> {
   const ms = Math.max(0, (ctx.now ?? Date.now)() - started)
+  if (observed.person) {
+    return { ...observation({ text: '', kind: 'ok' }, ms, ctx), person: observed.person }
+  }
   // Whatever the tool said (its output, its error, an echo of a header it was sent) is redacted
   // here, once, so neither the stored whole nor the model's copy can hold a secret.
   if (ctx.redact) observed = { text: ctx.redact(observed.text), kind: observed.kind }
+  if (ctx.screen) {
+    const kind = observed.kind
+    const seen = ctx.screen(observed.text)
+    if (isPromise(seen)) return seen.then((text) => cut(call, { text, kind }, ms, ctx))
+    observed = { text: seen, kind }
+  }
+  return cut(call, observed, ms, ctx)
+}
+
+/** The observation cut to the run's limit; stored whole when it was cut. */
+function cut(
+  call: ToolCallRequest,
+  observed: Observed,
+  ms: number,
+  ctx: DispatchContext,
+): SyncOrAsync<Dispatched> {
   const result = observation(observed, ms, ctx)
   return result.truncated ? storeWhole(call, observed, result, ctx) : result
 }
@@ -147,6 +179,7 @@ function invoke(
     ctx.observations,
     ctx.maxObservationTokens ?? DEFAULT_MAX_OBSERVATION_TOKENS,
     ctx.signal,
+    ctx.person ?? null,
   )
   let pending: unknown
   try {
@@ -211,6 +244,7 @@ class CallContext implements ToolContext {
     readonly observations: ObservationStore,
     readonly maxObservationTokens: number,
     runSignal: AbortSignal | undefined,
+    readonly person: ResolvedItem | null,
   ) {
     this.idempotencyKey = `${runId}:${callId}`
     this.#runSignal = runSignal
@@ -232,6 +266,8 @@ class CallContext implements ToolContext {
 }
 
 function rendered(tool: Tool, result: unknown): Observed {
+  const person = personRequestOf(result)
+  if (person) return { text: '', kind: 'ok', person }
   try {
     const text = render(result)
     // A tool that reports failure the seed's way, as text starting with `[ToolError]`, failed:

@@ -58,6 +58,7 @@ export {
   type DecideOutcome,
   type DecideRefusal,
   type Decision,
+  DECIDE_REFUSALS,
 } from './approvals'
 export {
   CONFIRM_MODES,
@@ -69,6 +70,20 @@ export {
   type ConfirmVerdict,
 } from './confirm'
 export { argsHash, canonicalJson, sameJson } from './canonical'
+
+// Pending items: what a call waits for from a person (approval, question, connect)
+export { itemHash, personNeeded, type PersonNeeded } from './pending-items'
+export { answerProblems, checkEditedArgs, type ArgsRefusal } from './person-input'
+export {
+  PENDING_KINDS,
+  type ArgsEdit,
+  type PendingItem,
+  type PendingKind,
+  type PersonAsk,
+} from './state'
+export type { CodePolicy, PersonRequest, PolicyContext, PolicyVerdict, ResolvedItem } from './tool'
+export { decidePolicy } from './code-policy'
+export type { CallPolicy, PolicyVerdictRecord } from './state'
 
 // Budgets
 export {
@@ -147,3 +162,25 @@ export {
   type ToolShape,
   type ToolShapes,
 } from './parse/index'
+export {
+  GUARDRAIL_POINTS,
+  GuardrailRecordSchema,
+  type Guardrail,
+  type GuardrailContext,
+  type GuardrailPoint,
+  type GuardrailRecord,
+  type GuardrailVerdict,
+  type RunGuardrails,
+} from './guardrails/guardrail'
+export { judgedGuardrail, type JudgedGuardrailOptions } from './guardrails/judge'
+export { piiRedaction, redactPii } from './guardrails/pii'
+export { secretsGuardrail } from './guardrails/secrets'
+export {
+  promptInjection,
+  injectionFound,
+  type PromptInjectionOptions,
+} from './guardrails/prompt-injection'
+export { answerLength, type AnswerLengthOptions } from './guardrails/answer-length'
+export { topicAllowList, type TopicAllowListOptions } from './guardrails/topics'
+export type { AgentGuardrails, GuardrailSpec } from './guardrails/spec'
+export { createSplitRedactor } from '../security/redactor'

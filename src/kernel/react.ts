@@ -12,6 +12,7 @@ import { MemoryObservationStore } from './read-observation'
 import { ToolRegistry } from './registry'
 import { createRunState, PROTOCOL_SETTINGS, type RunState } from './state'
 import type { Tool } from './tool'
+import type { RunGuardrails } from './guardrails/guardrail'
 import { toRunResult, type RunResult } from './trace'
 import type { Deps, Pricing } from './transition'
 
@@ -43,6 +44,12 @@ export interface ReactOptions {
    * e.g. `createRedactor([process.env.MY_API_KEY])`.
    */
   redact?: (text: string) => string
+  /**
+   * Checks on the task, each call's arguments, each observation and the final answer
+   * (docs/guardrails.md): `piiRedaction()`, `promptInjection()`, `judgedGuardrail({ … })` or
+   * functions of your own.
+   */
+  guardrails?: Partial<RunGuardrails>
   /** Called after every transition (for logs or checkpoints). */
   onState?: (state: RunState) => void
 }
@@ -89,6 +96,7 @@ export async function react(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.pricing ? { pricing: options.pricing } : {}),
     ...(options.redact ? { redact: options.redact } : {}),
+    ...(options.guardrails ? { guardrails: options.guardrails } : {}),
   }
   const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
   const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))

@@ -1,12 +1,19 @@
-import { decideByHook, requestApproval } from './approvals'
+import { decideByHook } from './approvals'
+import { decidePolicy } from './code-policy'
+import { requestItem } from './pending-items'
 import { sameJson } from './canonical'
 import { verdictFor } from './confirm'
 import { answeredCall } from './calls'
 import { updateState } from './update-state'
 import { type Call, type RunState } from './state'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
-import type { SyncOrAsync } from './sync-or-async'
+import { isPromise, type SyncOrAsync } from './sync-or-async'
+import { screenCalls } from './guardrails/tool-input'
+import { stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { checkCall, validateArgs } from './validate'
+import type { PersonRequest, Tool } from './tool'
+import { safeParse } from 'zod/v4/core'
+import { describeThrown } from './describe-thrown'
 
 /**
  * The review (docs/architecture.md): the first look at a new step's calls, all at once. In
@@ -23,6 +30,7 @@ export function reviewCalls(
   stepIndex: number,
   state: RunState,
   slice: Slice,
+  log: Screened[] = [],
 ): SyncOrAsync<Call[]> {
   const window = state.budget.loopGuardWindow
   // Calls the loop guard compares against: the last `window` steps', then this step's so far.
@@ -33,24 +41,72 @@ export function reviewCalls(
     }
   }
   const reviewed = calls.map((c) => (c.status === 'pending' ? review(c, seen, state, slice) : c))
+  if (!slice.guardrails.toolInput.length) return askIfNeeded(reviewed, state, slice)
+  // The tool-input guardrails see the calls before anyone is asked about them.
+  const screened = screenCalls(reviewed, stepIndex, state, slice, log)
+  return isPromise(screened)
+    ? screened.then((c) => askIfNeeded(c, state, slice))
+    : askIfNeeded(screened, state, slice)
+}
+
+function askIfNeeded(reviewed: Call[], state: RunState, slice: Slice): SyncOrAsync<Call[]> {
   // Asking (hashing the arguments, or the in-memory hook) is the one asynchronous part.
   const asks = reviewed.some((c) => c.status === 'awaiting_approval' && !c.approval)
   return asks ? ask(reviewed, state, slice) : reviewed
 }
 
-/** Asks about each reviewed call that awaits a decision and has not been asked yet. */
+/**
+ * Asks about each reviewed call that awaits a decision and has not been asked yet: what the
+ * tool needs from a person (`Tool.person`: a question, a connection) first, else the approval
+ * its policy asks for. In memory (`react()`) the confirm hook decides approvals; nothing answers
+ * a question there, so the run waits.
+ */
 async function ask(reviewed: Call[], state: RunState, slice: Slice): Promise<Call[]> {
   const now = slice.now()
+  const ttl = state.budget.approvalTtlSeconds
   for (let k = 0; k < reviewed.length; k++) {
     const call = reviewed[k]!
     if (call.status !== 'awaiting_approval' || call.approval) continue
     const hook = slice.deps.confirm
     const tool = slice.registry.get(call.name)!
-    reviewed[k] = hook
-      ? await decideByHook(call, tool, hook, now)
-      : await requestApproval(call, now, state.budget.approvalTtlSeconds)
+    const request = tool.person ? await personRequest(tool, call, state) : null
+    if (typeof request === 'string')
+      reviewed[k] = answeredCall(call, 'tool_error', slice.redact(request))
+    else if (request) reviewed[k] = await requestItem(call, now, ttl, request)
+    else if (!policyAsks(tool, state, call)) reviewed[k] = { ...call, status: 'ready' }
+    else if (hook) reviewed[k] = await decideByHook(call, tool, hook, now)
+    else reviewed[k] = await requestItem(call, now, ttl, null, editSchemaOf(tool, slice))
   }
   return reviewed
+}
+
+/** The JSON Schema an approver edits the arguments with; null when the tool forbids edits. */
+function editSchemaOf(tool: Tool, slice: Slice): Record<string, unknown> | null {
+  return tool.editable === false ? null : slice.registry.jsonSchema(tool.name)
+}
+
+/** The call needs an approval: what its tool's code policy applied, else the confirm policy. */
+function policyAsks(tool: Tool, state: RunState, call: Call): boolean {
+  if (call.policy) return call.policy.applied === 'ask'
+  return tool.sideEffect && verdictFor(state.policy, tool) === 'ask'
+}
+
+/**
+ * What the tool asks a person for this call, or null; a `person` that throws gives the text of
+ * the call's `[ToolError]` instead.
+ */
+async function personRequest(
+  tool: Tool,
+  call: Call,
+  state: RunState,
+): Promise<PersonRequest | string | null> {
+  const valid = safeParse(tool.params, call.args)
+  const args = valid.success ? valid.data : call.args
+  try {
+    return (await tool.person!(args as never, { runId: state.id, callId: call.id })) ?? null
+  } catch (err) {
+    return `[ToolError] ${tool.name} was not run: it could not say what it needs from a person (${describeThrown(err)})`
+  }
 }
 
 /** The phase after review: waiting for a person when any call awaits a decision, else act. */
@@ -65,11 +121,15 @@ export function phaseAfterReview(calls: Call[]): 'act' | 'await_approval' {
 export async function reviewAgain(state: RunState, slice: Slice): Promise<Transition> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
-  const calls = await reviewCalls(current.calls, stepIndex, state, slice)
+  const log: Screened[] = []
+  const calls = await reviewCalls(current.calls, stepIndex, state, slice, log)
   const steps = state.steps.slice()
   steps[stepIndex] = { ...current, calls }
   let next = updateState(state, { steps, phase: phaseAfterReview(calls) })
-  if (calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
+  next = withScreened(next, log)
+  const tripped = trippedOf(log)
+  if (tripped) next = stopTripped(next, tripped, slice)
+  else if (calls.every((c) => c.status === 'done')) next = completeStep(next, slice)
   const stopReason = next.result?.stopReason ?? null
   return transitionTo(next, 'review', { step: stepIndex, stopReason })
 }
@@ -86,7 +146,8 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   }
   seen.push(call)
   const tool = slice.registry.get(call.name)
-  const asks = !!tool?.sideEffect && verdictFor(state.policy, tool) === 'ask'
+  const coded = !!tool && (!!tool.policy || !!tool.shadowPolicy)
+  const asks = !!tool && (policyAsks(tool, state, call) || !!tool.person || coded)
   // Nothing to look at before dispatch (which validates again, as the security boundary).
   if (!tool || (!asks && !tool.check)) return { ...call, status: 'ready' }
   const valid = validateArgs(call, slice.registry)
@@ -94,6 +155,20 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   if (!valid.ok) return { ...call, status: 'ready' }
   const problem = checkCall(tool, valid.args, { runId: state.id, callId: call.id })
   if (problem) return answeredCall(call, 'tool_error', slice.redact(`[ToolError] ${problem}`))
-  if (!asks) return { ...call, status: 'ready' }
+  if (coded) {
+    const ctx = { runId: state.id, callId: call.id, agent: state.agent.name }
+    const decided = decidePolicy(state.policy, tool, valid.args, ctx)
+    call = { ...call, policy: decided.record }
+    if (decided.record?.applied === 'deny' && decided.record.configured !== 'deny') {
+      return answeredCall(call, 'denied', slice.redact(policyDenial(call)))
+    }
+  }
+  if (!policyAsks(tool, state, call) && !tool.person) return { ...call, status: 'ready' }
   return { ...call, status: 'awaiting_approval' }
+}
+
+/** The observation of a call the tool's own policy refused. */
+function policyDenial(call: Call): string {
+  const reason = call.policy?.policy?.reason
+  return `[ToolError] ${call.name} was not run: its policy denied it${reason ? ` (${reason})` : ''}. Use read-only tools instead, or ask the user for permission.`
 }

@@ -7,6 +7,7 @@ import { KernelUsageError } from '../errors/kernel-usage-error'
 import { migrateRunState } from './migrate'
 import { NATIVE_TOOL_NAME_PATTERN } from './names'
 import type { Outcome } from './outcome'
+import { GuardrailRecordSchema } from './guardrails/guardrail'
 
 /**
  * The persisted shape of a run (docs/architecture.md, "The run as a step machine"): plain JSON,
@@ -50,18 +51,90 @@ export const OBSERVATION_KINDS = [
   'outcome_unknown',
 ] as const
 
+/**
+ * What a pending item asks a person for (docs/human-in-the-loop.md): to approve a call, to answer
+ * a question, or to connect an account the call needs.
+ */
+export const PENDING_KINDS = ['approval', 'question', 'connect'] as const
+export type PendingKind = (typeof PENDING_KINDS)[number]
+
+/** What a `question` or `connect` item shows the person; null on an approval (the call is it). */
+export const PersonAskSchema = z.object({
+  /** The question, or what to connect and why. */
+  message: z.string(),
+  /** A question's choices: the answer is one of them. */
+  choices: z.nullable(z.array(z.string())),
+  /** A question's JSON Schema: the answer must match it. */
+  schema: z.nullable(z.record(z.string(), z.unknown())),
+  /** Anything the code that made the item shows or needs back (a connect item's server, URL). */
+  details: z.nullable(z.record(z.string(), z.unknown())),
+})
+export type PersonAsk = z.infer<typeof PersonAskSchema>
+
+/** Arguments a person changed before approving: the call runs with the edited ones. */
+export const ArgsEditSchema = z.object({
+  originalArgs: z.record(z.string(), z.unknown()),
+  originalHash: z.string(),
+  by: z.string(),
+  at: z.number(),
+})
+export type ArgsEdit = z.infer<typeof ArgsEditSchema>
+
+/**
+ * A pending item: a call waiting for a person (docs/human-in-the-loop.md#pending-items). Stored
+ * on the call as `approval`, the key it had when approvals were the only kind; the keys added
+ * since default, so a state saved before them reads as an approval.
+ */
 export const ApprovalSchema = z.object({
-  /** SHA-256 of the canonical `{ name, args }`: a decision binds to these exact arguments. */
+  /**
+   * SHA-256 of the canonical `{ name, args }` (approval, question: the question is in the
+   * arguments) or of `{ name, args, ask }` (connect): a decision binds to exactly what was asked.
+   */
   hash: z.string(),
   requestedAt: z.number(),
   expiresAt: z.number(),
   decision: z.nullable(z.enum(DECISIONS)),
   decidedBy: z.nullable(z.string()),
   decidedAt: z.nullable(z.number()),
-  /** `expired`, `cancelled`, or the decider's words. */
+  /** `expired`, `cancelled`, `declined`, or the decider's words. */
   reason: z.nullable(z.string()),
+  kind: z._default(z.enum(PENDING_KINDS), 'approval'),
+  ask: z._default(z.nullable(PersonAskSchema), null),
+  /** A question's answer, or what a connect item was resolved with; null until then. */
+  answer: z._default(z.unknown(), null),
+  /** Set when the approver changed the arguments (the call's `args` are the edited ones). */
+  edit: z._default(z.nullable(ArgsEditSchema), null),
+  /**
+   * An approval whose arguments the approver may change: the tool's JSON Schema of them, which
+   * a form is built from; null when the tool forbids edits (`editable: false`) or for another kind.
+   */
+  editSchema: z._default(z.nullable(z.record(z.string(), z.unknown())), null),
 })
 export type Approval = z.infer<typeof ApprovalSchema>
+/** The same record under the name the lifecycle goes by. */
+export type PendingItem = Approval
+
+/** What one code policy said about a call. */
+export const PolicyVerdictRecordSchema = z.object({
+  verdict: z.enum(['allow', 'ask', 'deny']),
+  reason: z.nullable(z.string()),
+  /** Why the policy's answer could not be used (it threw): the call was asked about instead. */
+  error: z.nullable(z.string()),
+})
+export type PolicyVerdictRecord = z.infer<typeof PolicyVerdictRecordSchema>
+
+/** How a call's tool policies decided it (docs/human-in-the-loop.md#policies-as-code). */
+export const CallPolicySchema = z.object({
+  /** What the confirm policy alone said. */
+  configured: z.enum(['run', 'ask', 'dry_run', 'deny']),
+  /** What applied: the stricter of the confirm policy and the tool's policy. */
+  applied: z.enum(['run', 'ask', 'dry_run', 'deny']),
+  /** The tool's policy; null when it has only a shadow policy. */
+  policy: z.nullable(PolicyVerdictRecordSchema),
+  /** The candidate policy in shadow mode: what it would have said, never applied. */
+  shadow: z.nullable(PolicyVerdictRecordSchema),
+})
+export type CallPolicy = z.infer<typeof CallPolicySchema>
 
 /** The child run a delegated call started (docs/agents.md#delegation). */
 export const ChildRefSchema = z.object({
@@ -110,6 +183,8 @@ export const CallSchema = z.object({
   attempts: z.number(),
   /** A delegated call: the child run it started; null for every other call. */
   child: z._default(z.nullable(ChildRefSchema), null),
+  /** What the tool's code policies said; null for a tool without any. */
+  policy: z._default(z.nullable(CallPolicySchema), null),
 })
 export type Call = z.infer<typeof CallSchema>
 
@@ -221,6 +296,8 @@ export const RunStateSchema = z.object({
   agent: AgentSnapshotSchema,
   /** A child run: the run and call that started it; null for a run nobody delegated to. */
   parent: z._default(z.nullable(ParentRefSchema), null),
+  /** Every guardrail verdict, in order (docs/guardrails.md); absent in runs saved before them. */
+  guardrails: z._default(z.array(GuardrailRecordSchema), []),
 })
 export type RunState = z.infer<typeof RunStateSchema>
 export type Phase = RunState['phase']
@@ -281,6 +358,7 @@ export function createRunState(input: NewRunInput): RunState {
     conversation: input.conversation ?? null,
     agent: agentSnapshot(input.agent, { tools: input.tools, protocol: protocolSetting, policy }),
     parent: input.parent ?? null,
+    guardrails: [],
   }
 }
 

@@ -19,6 +19,8 @@ import {
 } from './state'
 import { isPromise, type SyncOrAsync } from './sync-or-async'
 import { approxTokens } from './tokens'
+import { needsInputScreen, screenAnswer, screenInput } from './guardrails/checkpoints'
+import { stopTripped, trippedOf, withScreened, type Screened } from './guardrails/screen'
 import { stepCost, toolCallBytes, toolCallTokens } from './reply-cost'
 import {
   cancelMessage,
@@ -44,6 +46,7 @@ import {
 export function think(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const record = state.modelCall
   if (record && slice.startedModelCalls.has(record.step)) return callModel(state, record, slice)
+  if (needsInputScreen(state, slice)) return screenInput(state, slice)
   return startModelCall(state, slice)
 }
 
@@ -56,7 +59,9 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
     : { protocol, messages, timeoutMs: remainingMs }
   if (temperature !== undefined) request.temperature = temperature
   if (slice.deps.signal) request.signal = slice.deps.signal
-  const watch = slice.deps.onModelText
+  // An answer the output guardrails have not seen is not streamed: a live delta cannot be taken
+  // back once a rewrite or a tripwire says it should not have gone out.
+  const watch = slice.guardrails.output.length ? undefined : slice.deps.onModelText
   // Each live delta is redacted on its own: a secret split across two deltas is not caught here
   // (the recorded reply is redacted whole).
   if (watch) request.onText = (delta) => watch(record.step, protocol, slice.redact(delta))
@@ -222,6 +227,14 @@ function recordReply(
   if (reading.kind === 'finish') {
     const step = stepOf(base, 'finish', reading.thought, [], reading.answer)
     const finished = withStep(state, reply, step)
+    if (slice.guardrails.output.length) {
+      return screenAnswer(
+        finished,
+        { answer: reading.answer, output: reading.output ?? null },
+        slice,
+        thought,
+      )
+    }
     return thought(stop(finished, 'finish', slice, null, reading.answer, reading.output ?? null))
   }
   // The calls' names for the event; one call (the usual step) needs no array and no join.
@@ -237,19 +250,21 @@ function recordReply(
   // calls pending: the next transition reviews them, and a lasting fault ends the run with the
   // step and its usage in the trace.
   let calls: SyncOrAsync<Call[]>
+  // The tool-input guardrails' verdicts (none without such guardrails: no array is made).
+  const log: Screened[] | undefined = slice.guardrails.toolInput.length ? [] : undefined
   try {
-    calls = reviewCalls(reading.calls, base.i, state, slice)
+    calls = reviewCalls(reading.calls, base.i, state, slice, log)
   } catch {
     return unreviewed(acted, reading.calls)
   }
   // Callbacks only when review waited: a step whose review asked nobody makes no closure.
   if (isPromise(calls)) {
     return calls.then(
-      (c) => reviewed(acted, c),
+      (c) => reviewed(acted, c, log),
       () => unreviewed(acted, reading.calls),
     )
   }
-  return reviewed(acted, calls)
+  return reviewed(acted, calls, log)
 }
 
 /** The think transition that recorded `base` (its event names the step and its tokens). */
@@ -282,8 +297,16 @@ function acting(a: Acted, calls: Call[], phase: Phase): RunState {
 }
 
 /** The step recorded with its calls reviewed: done at once when review answered all of them. */
-function reviewed(a: Acted, calls: Call[]): Transition {
-  const next = acting(a, calls, phaseAfterReview(calls))
+function reviewed(a: Acted, calls: Call[], log?: Screened[]): Transition {
+  let next = acting(a, calls, phaseAfterReview(calls))
+  if (log?.length) {
+    next = withScreened(next, log)
+    const tripped = trippedOf(log)
+    if (tripped) {
+      const ended = stopTripped(next, tripped, a.slice)
+      return thoughtOf(ended, a.base, a.bytes, a.tool)
+    }
+  }
   const done = calls.every((c) => c.status === 'done')
   return thoughtOf(done ? completeStep(next, a.slice) : next, a.base, a.bytes, a.tool)
 }

@@ -20,7 +20,56 @@ export interface ToolContext {
   observations: ObservationStore
   /** Observations longer than this many tokens are truncated: size results to fit. */
   maxObservationTokens: number
+  /**
+   * The question or connection the call waited for, once a person resolved it (the answer, who
+   * gave it); null when the call waited for nothing but an approval.
+   */
+  person: ResolvedItem | null
 }
+
+/**
+ * What a tool asks a person for (docs/human-in-the-loop.md#pending-items): the kind of pending
+ * item its call waits on, and what the item shows.
+ */
+export interface PersonRequest {
+  kind: 'question' | 'connect'
+  /** The question, or what to connect and why. */
+  message: string
+  /** A question's choices: the answer must be one of them. */
+  choices?: string[]
+  /** A question's JSON Schema: the answer must match it. */
+  schema?: Record<string, unknown>
+  /** What the code that asked shows or needs back (a connect item's server, its URL). */
+  details?: Record<string, unknown>
+}
+
+/** What a tool handler sees of the item its call waited for, once a person resolved it. */
+export interface ResolvedItem {
+  kind: 'approval' | 'question' | 'connect'
+  /** The answer to a question, or what a connect item was resolved with. */
+  answer: unknown
+  by: string
+}
+
+/** What a code policy decides for one call (docs/human-in-the-loop.md#policies-as-code). */
+export type PolicyVerdict = 'allow' | 'ask' | 'deny'
+
+/** What a code policy sees besides the arguments. */
+export interface PolicyContext {
+  runId: string
+  callId: string
+  /** The run's agent. */
+  agent: string
+}
+
+/**
+ * A policy written as code: a verdict, or a verdict with the reason the trace records. It runs
+ * at review, synchronously; one that throws (or answers anything else) asks a person.
+ */
+export type CodePolicy<A = never> = (
+  args: A,
+  ctx: PolicyContext,
+) => PolicyVerdict | { verdict: PolicyVerdict; reason?: string }
 
 /** What a delegate tool says about its agent (kernel/delegation.ts). */
 export interface DelegateSpec {
@@ -73,6 +122,25 @@ export interface ToolDefinition<P extends ParamsSchema = ParamsSchema> {
    * is asked to approve it.
    */
   check?: (args: zc.output<P>, ctx: CheckContext) => string | undefined
+  /**
+   * What a call needs from a person before it runs (a question to answer, an account to
+   * connect), or null: asked at review, after `check`; the call waits on a pending item of that
+   * kind (docs/human-in-the-loop.md#pending-items). A handler that finds out only when it runs
+   * returns `personNeeded(…)` instead.
+   */
+  person?: (
+    args: zc.output<P>,
+    ctx: CheckContext,
+  ) => PersonRequest | null | Promise<PersonRequest | null>
+  /** False: an approver may not change the arguments before approving (default true). */
+  editable?: boolean
+  /**
+   * Decides per call whether it runs, waits for a person or is refused, within the confirm
+   * policy (never wider: `allow` under `ask` still asks). Recorded on the call with its reason.
+   */
+  policy?: CodePolicy<zc.output<P>>
+  /** A candidate policy, asked and recorded beside the one that decides, never applied. */
+  shadowPolicy?: CodePolicy<zc.output<P>>
   handler: (args: zc.output<P>, ctx: ToolContext) => unknown | Promise<unknown>
 }
 
@@ -106,6 +174,14 @@ export function defineTool<P extends ParamsSchema>(def: ToolDefinition<P>): Tool
   }
   if (def.check !== undefined && typeof def.check !== 'function') {
     throw new TypeError(`defineTool(${def.name}): check must be a function when given`)
+  }
+  for (const key of ['policy', 'shadowPolicy'] as const) {
+    if (def[key] !== undefined && typeof def[key] !== 'function') {
+      throw new TypeError(`defineTool(${def.name}): ${key} must be a function when given`)
+    }
+  }
+  if (def.person !== undefined && typeof def.person !== 'function') {
+    throw new TypeError(`defineTool(${def.name}): person must be a function when given`)
   }
   if (typeof def.handler !== 'function') {
     throw new TypeError(`defineTool(${def.name}): handler must be a function`)

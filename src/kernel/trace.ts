@@ -2,6 +2,7 @@ import * as z from 'zod/mini'
 import { STOP_REASONS } from './budget'
 import { conversationView } from './conversation'
 import { ConversationViewSchema } from './conversation-schema'
+import { GUARDRAIL_POINTS, GuardrailRecordSchema } from './guardrails/guardrail'
 import { CallSchema, PHASES, PROTOCOLS, StepSchema, type RunState } from './state'
 
 /**
@@ -68,6 +69,8 @@ export const TraceCallSchema = z.object(
     status: 'present',
     kind: 'optional',
     approval: 'optional',
+    /** What the tool's code policies said, and what applied. */
+    policy: 'optional',
     argsError: 'optional',
     /** The call was written as text in a native reply, in this format family. */
     fromText: 'optional',
@@ -132,6 +135,20 @@ export const TraceChildSchema = z.object({
 })
 export type TraceChild = z.infer<typeof TraceChildSchema>
 
+/** A guardrail's verdict in the trace (docs/guardrails.md#the-trace). */
+export const TraceGuardrailSchema = z.omit(GuardrailRecordSchema, { at: true })
+export type TraceGuardrail = z.infer<typeof TraceGuardrailSchema>
+
+/** The guardrail that ended a run: which, where (and for a call, which), why. */
+export const TrippedGuardrailSchema = z.object({
+  name: z.string(),
+  point: z.enum(GUARDRAIL_POINTS),
+  reason: z.string(),
+  tool: z.optional(z.string()),
+  callId: z.optional(z.string()),
+})
+export type TrippedGuardrail = z.infer<typeof TrippedGuardrailSchema>
+
 /** The serializable trace of a run: did it succeed, why it stopped, every step. JSON. */
 export const RunResultSchema = z.object({
   id: z.string(),
@@ -153,6 +170,10 @@ export const RunResultSchema = z.object({
   parentRunId: z.optional(z.string()),
   /** The child runs its delegated calls started (present only when there are some). */
   children: z.optional(z.array(TraceChildSchema)),
+  /** A run a guardrail ended (stopReason `guardrail`): which one, where and why. */
+  guardrail: z.optional(TrippedGuardrailSchema),
+  /** Every guardrail verdict, in order (present only when a guardrail ran). */
+  guardrails: z.optional(z.array(TraceGuardrailSchema)),
   steps: z.array(TraceStepSchema),
   usage: TraceUsageSchema,
 })
@@ -175,6 +196,7 @@ export function toRunResult(state: RunState): RunResult {
     conversation: conversationView(state),
     ...(state.parent ? { parentRunId: state.parent.runId } : {}),
     ...family(state),
+    ...guardrailsOf(state),
     steps: state.steps.map((s) => ({
       i: s.i,
       kind: s.kind,
@@ -191,6 +213,7 @@ export function toRunResult(state: RunState): RunResult {
         status: c.status,
         ...(c.kind ? { kind: c.kind } : {}),
         ...(c.approval ? { approval: c.approval } : {}),
+        ...(c.policy ? { policy: c.policy } : {}),
         ...(c.argsError ? { argsError: c.argsError } : {}),
         ...(c.fromText ? { fromText: c.fromText } : {}),
       })),
@@ -227,6 +250,32 @@ export function childrenOf(state: RunState): TraceChild[] {
 function family(state: RunState): { children?: TraceChild[] } {
   const children = childrenOf(state)
   return children.length ? { children } : {}
+}
+
+/** The tripwire that ended the run, if one did. */
+export function trippedGuardrail(state: RunState): TrippedGuardrail | null {
+  if (state.result?.stopReason !== 'guardrail') return null
+  const r = state.guardrails.findLast((g) => g.verdict === 'tripwire')
+  if (!r) return null
+  return {
+    name: r.guardrail,
+    point: r.point,
+    reason: r.reason ?? '',
+    ...(r.tool ? { tool: r.tool } : {}),
+    ...(r.callId ? { callId: r.callId } : {}),
+  }
+}
+
+function guardrailsOf(state: RunState): {
+  guardrail?: TrippedGuardrail
+  guardrails?: TraceGuardrail[]
+} {
+  if (!state.guardrails.length) return {}
+  const tripped = trippedGuardrail(state)
+  return {
+    ...(tripped ? { guardrail: tripped } : {}),
+    guardrails: state.guardrails.map(({ at: _at, ...record }) => record),
+  }
 }
 
 /** What a run has used so far, as the trace and the run_finished event report it. */

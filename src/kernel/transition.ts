@@ -9,6 +9,7 @@ import { copyState, updateState } from './update-state'
 import { type Phase, type RunState } from './state'
 import type { ObservationStore } from './tool'
 import type { ChildRuns } from './delegation'
+import { runGuardrails, type RunGuardrails } from './guardrails/guardrail'
 
 /** What the kernel needs from outside to advance a run: it does no I/O of its own. */
 export interface Deps {
@@ -39,6 +40,11 @@ export interface Deps {
    * it a delegated call is a `[ToolError]`.
    */
   children?: ChildRuns
+  /**
+   * The run's guardrails by point (docs/guardrails.md): the kernel runs them on the task, each
+   * call's arguments, each observation and the final answer.
+   */
+  guardrails?: Partial<RunGuardrails>
 }
 
 export interface Pricing {
@@ -66,11 +72,14 @@ export class Slice {
   readonly startedModelCalls = new Set<number>()
   /** The run's call ids, for naming new calls uniquely. */
   readonly callIds = new CallIds()
+  /** `deps.guardrails` with every point present. */
+  readonly guardrails: RunGuardrails
 
   constructor(readonly deps: Deps) {
     this.registry = deps.registry.forRun()
     this.now = deps.now ?? Date.now
     this.redact = deps.redact ?? unchanged
+    this.guardrails = runGuardrails(deps.guardrails)
   }
 }
 
@@ -102,6 +111,8 @@ export type Action =
   | 'await'
   /** Pending approvals expired (and count as denied). */
   | 'expire'
+  /** The task's input guardrails ran (before the first model call). */
+  | 'guardrail'
   /** The run ended (see `stopReason`). */
   | 'stop'
   /** Nothing to do: the run has ended. */

@@ -35,6 +35,7 @@ export function copyState(state: RunState): RunState {
     conversation: state.conversation,
     agent: state.agent,
     parent: state.parent,
+    guardrails: state.guardrails,
   }
 }
 

@@ -9,6 +9,7 @@
  * (without it, the run ends with the last call's observation). Both protocols are spoken.
  */
 import { ModelError } from '../errors/model-error'
+import { FINAL_ANSWER_TOOL } from '../kernel/system-prompt'
 import { unframeObservation } from '../kernel/tool-output'
 import type { ChatMessage, ModelRequest, ModelResponse } from '../kernel/model'
 import { ScriptedModel } from './scripted-model'
@@ -69,9 +70,12 @@ function scriptTurn(request: ModelRequest): ModelResponse | undefined {
   const turn = later.filter((m) => m.role === 'assistant').length
   const step = steps[turn]
   if (step?.kind === 'call') return callReply(step, turn, request.protocol)
-  if (step?.kind === 'finish') return finishReply(step.answer, turn, request.protocol)
+  // A finish the run did not take (an answer that fails the output schema) is given again, as a
+  // model sure of its answer would, until the run ends `output_invalid`.
+  const finish = steps.find((s) => s.kind === 'finish')
+  if (finish && turn >= steps.length - 1) return finishReply(finish.answer, turn, request)
   // Ran out of steps without a finish: end with what the last call observed.
-  if (turn === steps.length) return finishReply(lastObservation(later), turn, request.protocol)
+  if (turn === steps.length) return finishReply(lastObservation(later), turn, request)
   return undefined
 }
 
@@ -97,10 +101,35 @@ function callReply(
   }
 }
 
-function finishReply(answer: string, turn: number, protocol: ModelRequest['protocol']) {
+function finishReply(answer: string, turn: number, request: ModelRequest): ModelResponse {
   const text = answer || '(the script gave no answer)'
-  if (protocol === 'native') return reply(text, 'stop')
-  return reply(`Thought: step ${turn + 1} of the script: finish.\nFinal Answer: ${text}`, 'stop')
+  if (request.protocol === 'text') {
+    return reply(`Thought: step ${turn + 1} of the script: finish.\nFinal Answer: ${text}`, 'stop')
+  }
+  // A run that asks for a structured answer offers the finish tool: the answer goes through it,
+  // as JSON when it reads as JSON (`finish with {"severity": "high"}`).
+  if (!request.tools?.some((t) => t.function.name === FINAL_ANSWER_TOOL)) return reply(text, 'stop')
+  return {
+    ...reply(`Step ${turn + 1} of the script: finish.`, 'tool_calls'),
+    toolCalls: [
+      {
+        id: `call_script_${turn + 1}`,
+        type: 'function',
+        function: {
+          name: FINAL_ANSWER_TOOL,
+          arguments: JSON.stringify({ answer: jsonOrText(text) }),
+        },
+      },
+    ],
+  }
+}
+
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
 }
 
 function reply(text: string, finishReason: ModelResponse['finishReason']): ModelResponse {

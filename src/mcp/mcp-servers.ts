@@ -1,7 +1,10 @@
 /**
  * `MCP_SERVERS`: the MCP servers whose tools runs may use, as a JSON array of
- * `{ name, url, token_secret?, tools?, timeout_ms?, overrides? }`. Checked when the configuration
- * loads; a bad entry is a 503 naming MCP_SERVERS, the entry and what is wrong with it.
+ * `{ name, url, token_secret? | auth?, tools?, timeout_ms?, overrides? }`. Checked when the
+ * configuration loads; a bad entry is a 503 naming MCP_SERVERS, the entry and what is wrong with
+ * it. `auth` (docs/mcp.md#oauth) is OAuth: `"oauth"` (a person grants a connection) or
+ * `"client_credentials"` (the deployment's own client), with the client's secrets named, never
+ * given.
  */
 import * as z from 'zod/mini'
 import { safeParse } from 'zod/v4/core'
@@ -20,11 +23,41 @@ export interface McpToolOverride {
   idempotent?: false
 }
 
+/** Who owns a server's OAuth connection: one for the deployment, or one per person. */
+export type McpConnectionOwner = 'deployment' | 'person'
+
+/**
+ * How edgeloop authenticates to a server with OAuth (docs/mcp.md#oauth). The secrets' values are
+ * not enumerable, so logging the config never shows them.
+ */
+export type McpServerAuth =
+  | {
+      kind: 'oauth'
+      /** Whose grant a run uses: the deployment's one, or the person's behind the run. */
+      owner: McpConnectionOwner
+      /** A client registered with the authorization server beforehand (else CIMD or DCR). */
+      clientId?: string
+      /** Asked for when neither the server's challenge nor its metadata names scopes. */
+      scopes?: string
+      readonly clientSecret?: string
+    }
+  | {
+      kind: 'client_credentials'
+      clientId: string
+      scopes?: string
+      /** RS256/ES256 for a private key; absent with a client secret. */
+      keyAlg?: 'RS256' | 'ES256'
+      readonly clientSecret?: string
+      readonly privateKey?: string
+    }
+
 export interface McpServerConfig {
   name: string
   url: string
   /** The name of the secret whose value is sent as `Authorization: Bearer …`. */
   tokenSecret?: string
+  /** OAuth instead of a fixed token. */
+  auth?: McpServerAuth
   /** Offer only these of the server's tools (its own names, without the prefix). */
   tools?: string[]
   timeoutMs: number
@@ -35,6 +68,14 @@ export interface McpServerConfig {
 
 const OVERRIDE_ONLY_STRICTER =
   'an override can only make a tool stricter: {"sideEffect": true} and/or {"idempotent": false}'
+
+const SECRET_NAME = /^[A-Z_][A-Z0-9_]*$/
+const secretName = (field: string) =>
+  z.optional(
+    z
+      .string()
+      .check(z.regex(SECRET_NAME, `${field} must name a secret, e.g. "LINEAR_CLIENT_SECRET"`)),
+  )
 
 const entrySchema = z.strictObject({
   name: z
@@ -59,6 +100,24 @@ const entrySchema = z.strictObject({
   ),
   tools: z.optional(
     z.array(z.string().check(z.minLength(1)), 'tools must be an array of tool names'),
+  ),
+  auth: z.optional(
+    z.enum(['oauth', 'client_credentials'], 'auth must be "oauth" or "client_credentials"'),
+  ),
+  owner: z.optional(z.enum(['deployment', 'person'], 'owner must be "deployment" or "person"')),
+  client_id: z.optional(z.string().check(z.minLength(1), z.maxLength(2_000))),
+  client_secret_secret: secretName('client_secret_secret'),
+  private_key_secret: secretName('private_key_secret'),
+  private_key_alg: z.optional(z.enum(['RS256', 'ES256'], 'private_key_alg must be RS256 or ES256')),
+  scopes: z.optional(
+    z
+      .string()
+      .check(
+        z.regex(
+          /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/,
+          'scopes must be OAuth scopes separated by single spaces',
+        ),
+      ),
   ),
   timeout_ms: z.optional(
     z
@@ -112,6 +171,8 @@ export const MCP_SERVERS = parsedBy((raw) => {
     }
     const e = parsed.data
     if (seen.has(e.name)) throw new Error(`${label}: the name "${e.name}" is used twice`)
+    const authProblem = authEntryProblem(e)
+    if (authProblem) throw new Error(`${label}: ${authProblem}`)
     seen.add(e.name)
     return e
   })
@@ -128,6 +189,7 @@ export function readMcpServers(env: EnvRecord): McpServerConfig[] {
       timeoutMs: e.timeout_ms ?? DEFAULT_MCP_TIMEOUT_MS,
       overrides: (e.overrides ?? {}) as Record<string, McpToolOverride>,
     }
+    if (e.auth) server.auth = readAuth(env, e)
     if (e.token_secret) {
       const token = env[e.token_secret]
       if (typeof token !== 'string' || token.trim() === '') {
@@ -143,6 +205,70 @@ export function readMcpServers(env: EnvRecord): McpServerConfig[] {
   })
 }
 
+type Entry = z.infer<typeof entrySchema>
+
+/** What is wrong with an entry's OAuth fields taken together; undefined when nothing. */
+function authEntryProblem(e: Entry): string | undefined {
+  const oauthOnly = ['owner', 'client_id', 'client_secret_secret', 'private_key_secret', 'scopes']
+  if (!e.auth) {
+    const stray = oauthOnly.filter((k) => e[k as keyof Entry] !== undefined)
+    if (stray.length) return `${stray.join(', ')} need auth ("oauth" or "client_credentials")`
+    return undefined
+  }
+  if (e.token_secret) return 'token_secret and auth exclude each other: a server takes one'
+  if (e.auth === 'oauth') {
+    if (e.private_key_secret) return 'private_key_secret is for auth "client_credentials"'
+    if (e.client_secret_secret && !e.client_id) return 'client_secret_secret needs client_id'
+    return undefined
+  }
+  if (e.owner === 'person') {
+    return 'auth "client_credentials" is the deployment\'s own client: owner must be "deployment"'
+  }
+  if (!e.client_id) return 'auth "client_credentials" needs client_id'
+  if (!!e.client_secret_secret === !!e.private_key_secret) {
+    return 'auth "client_credentials" needs one of client_secret_secret and private_key_secret'
+  }
+  if (e.private_key_alg && !e.private_key_secret) return 'private_key_alg needs private_key_secret'
+  return undefined
+}
+
+/** The entry's OAuth settings with its secrets read (not enumerable). */
+function readAuth(env: EnvRecord, e: Entry): McpServerAuth {
+  const secret = (name: string | undefined) => (name ? secretValue(env, e.name, name) : undefined)
+  const auth: McpServerAuth =
+    e.auth === 'oauth'
+      ? {
+          kind: 'oauth',
+          owner: e.owner ?? 'deployment',
+          ...(e.client_id ? { clientId: e.client_id } : {}),
+          ...(e.scopes ? { scopes: e.scopes } : {}),
+        }
+      : {
+          kind: 'client_credentials',
+          clientId: e.client_id!,
+          ...(e.scopes ? { scopes: e.scopes } : {}),
+          ...(e.private_key_secret ? { keyAlg: e.private_key_alg ?? 'RS256' } : {}),
+        }
+  const hidden = { enumerable: false } as const
+  const clientSecret = secret(e.client_secret_secret)
+  if (clientSecret) Object.defineProperty(auth, 'clientSecret', { ...hidden, value: clientSecret })
+  const privateKey = secret(e.private_key_secret)
+  if (privateKey) Object.defineProperty(auth, 'privateKey', { ...hidden, value: privateKey })
+  return auth
+}
+
+function secretValue(env: EnvRecord, server: string, name: string): string {
+  const value = env[name]
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigError(
+      name,
+      `MCP_SERVERS server "${server}" names the secret ${name}, which is not set; ` +
+        `set it with \`wrangler secret put ${name}\` (or in .dev.vars)`,
+    )
+  }
+  return value.trim()
+}
+
 function isNamed(entry: unknown): entry is { name: string } {
   return typeof (entry as { name?: unknown } | null)?.name === 'string'
 }
@@ -156,7 +282,7 @@ function describeIssue(issue: {
   if (issue.code === 'unrecognized_keys') {
     const keys = `unknown key${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.join(', ')}`
     if (issue.path.length) return `${issue.path.join('.')}: ${keys}; ${OVERRIDE_ONLY_STRICTER}`
-    return `${keys}; allowed: name, url, token_secret, tools, timeout_ms, overrides`
+    return `${keys}; allowed: name, url, token_secret, auth, owner, client_id, client_secret_secret, private_key_secret, private_key_alg, scopes, tools, timeout_ms, overrides`
   }
   if (issue.path[0] === 'overrides' && issue.path.length >= 2) {
     return `overrides.${String(issue.path[1])}: ${issue.message}`

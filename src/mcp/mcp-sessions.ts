@@ -4,7 +4,8 @@
  * ended when the slice ends. None outlives its slice: a run's next slice may be hours later, in
  * another isolate, and a session's requests belong to the invocation that made them.
  */
-import { openMcpSession, type McpSession } from './mcp-session'
+import type { McpAsker } from './mcp-elicitation'
+import { openMcpSession, type McpSession, type McpSessionAuth } from './mcp-session'
 import type { McpServerConfig } from './mcp-servers'
 
 interface Entry {
@@ -13,15 +14,34 @@ interface Entry {
 }
 
 export class McpSessions {
+  /** Who answers the servers' questions; without it the sessions declare no elicitation. */
+  readonly #ask: McpAsker | undefined
   readonly #byServer = new Map<string, Entry>()
+  readonly #auth: () => Promise<McpSessionAuth | undefined>
   /** Dropped sessions the server may still hold: ended with the slice's. */
   #broken = new Set<McpSession>()
+
+  /**
+   * `auth`: where OAuth connections live and whose they are (servers with `auth` need it), or
+   * how to find out when a session first needs it. `ask`: who answers the servers' questions.
+   */
+  constructor(
+    auth?: McpSessionAuth | (() => Promise<McpSessionAuth | undefined>),
+    options: { ask?: McpAsker } = {},
+  ) {
+    this.#auth = typeof auth === 'function' ? auth : () => Promise.resolve(auth)
+    this.#ask = options.ask
+  }
 
   /** The server's session in this slice, opened (the initialize handshake) on first use. */
   session(server: McpServerConfig): Promise<McpSession> {
     const known = this.#byServer.get(server.name)
     if (known) return known.opening
-    const entry: Entry = { opening: openMcpSession(server) }
+    const entry: Entry = {
+      opening: server.auth
+        ? this.#auth().then((auth) => openMcpSession(server, auth, this.#ask))
+        : openMcpSession(server, undefined, this.#ask),
+    }
     this.#byServer.set(server.name, entry)
     entry.opening.then(
       (session) => (entry.session = session),

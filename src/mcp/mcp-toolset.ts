@@ -9,6 +9,7 @@ import type { Tool } from '../kernel/tool'
 import { listMcpTools, type ListedMcpTool } from './mcp-client'
 import { MCP_NAME_SEPARATOR, type McpServerConfig } from './mcp-servers'
 import type { McpSessions } from './mcp-sessions'
+import { McpAccessRefused, McpConnectionNeeded } from './oauth/connection-needed'
 import { buildMcpTool, mcpToolName, removedMcpTool, unavailableMcpTool } from './mcp-tool'
 
 /** One server's tools as the run saw them when it started. */
@@ -18,6 +19,11 @@ export interface FrozenMcpServer {
   tools: ListedMcpTool[]
   /** Why the server could not be asked; then `unavailable` names the tools that say so. */
   error?: string
+  /**
+   * The server answered, and refused: it needs a connection (HTTP 401, no grant) or a scope
+   * (HTTP 403). Absent when it could not be reached at all.
+   */
+  access?: 'needs_connection' | 'forbidden'
   /** The server's own names of the stand-ins for a server that could not be asked. */
   unavailable?: string[]
   /** Asked for by name, but not in the server's list: they answer with an error. */
@@ -107,6 +113,7 @@ async function listSelected(
           server: server.name,
           tools: [],
           error: describeFailure(err, server),
+          ...accessOf(err),
           unavailable,
           ...some({ skipped }),
         }
@@ -226,7 +233,9 @@ export function mcpTools(
       }
     }
     for (const tool of record.unavailable ?? []) {
-      const why = `could not be reached when this run started (${record.error})`
+      const why = record.access
+        ? `refused this run when it started (${record.error})`
+        : `could not be reached when this run started (${record.error})`
       add(unavailableMcpTool(record.server, name(tool), why))
     }
     for (const tool of record.missing ?? []) {
@@ -249,7 +258,30 @@ function some<T extends Record<string, string[]>>(lists: T): Partial<T> {
   return Object.fromEntries(Object.entries(lists).filter(([, v]) => v.length)) as Partial<T>
 }
 
+/** Whether a failure was a refusal (401, 403) rather than no answer. */
+function accessOf(err: unknown): Pick<FrozenMcpServer, 'access'> {
+  if (err instanceof McpConnectionNeeded) {
+    return { access: err.reason === 'insufficient_scope' ? 'forbidden' : 'needs_connection' }
+  }
+  if (err instanceof McpAccessRefused) {
+    return { access: err.status === 403 ? 'forbidden' : 'needs_connection' }
+  }
+  // The SDK's OAuthError: the authorization server refused (a client, a grant).
+  if (oauthErrorCode(err)) return { access: 'needs_connection' }
+  return {}
+}
+
+function oauthErrorCode(err: unknown): string | undefined {
+  const code = (err as { errorCode?: unknown } | null)?.errorCode
+  return typeof code === 'string' ? code : undefined
+}
+
 function describeFailure(err: unknown, server: McpServerConfig): string {
+  const oauth = oauthErrorCode(err)
+  if (oauth) {
+    const detail = (err as Error).message
+    return `its authorization server answered ${oauth}${detail && detail !== oauth ? ` (${detail})` : ''}`
+  }
   const e = err as Error & { code?: unknown }
   if (e?.name === 'TimeoutError') return `no answer from ${server.url} within ${server.timeoutMs}ms`
   // The SDK's transport errors carry the HTTP status as `code`.

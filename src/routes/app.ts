@@ -1,7 +1,9 @@
+import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
 import { ConfigError } from '../errors/config-error'
 import { logEvent } from '../runs/log'
 import { registerSecrets } from '../security/redact'
+import { StartError, type StartRefusal } from '../runs/start'
 import { slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
@@ -10,9 +12,10 @@ import { openApiDocument } from './openapi/openapi'
 import { consoleRoutes } from './console'
 import { meDocs, meRoutes } from './api/me'
 import { agentsDocs, agentsRoutes } from './api/agents'
-import { approvalsDocs, approvalsRoutes } from './api/run-list'
+import { approvalsRoutes } from './api/run-list'
 import { runsDocs, runsRoutes } from './api/runs'
 import { readiness } from './readiness'
+import { connectionRoutes, oauthRoutes } from './connections/connections'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -24,7 +27,14 @@ app.use('*', async (c, next) => {
   registerSecrets(c.env)
   const path = c.req.path
   if (path.length > 1 && path.endsWith('/')) return c.notFound()
-  await next()
+  // A path a route names literally takes only that route's methods: DELETE /v1/runs/stream is a
+  // 405, not a run named "stream".
+  const allow = app.routes.some((r) => r.path === path && r.method !== 'ALL')
+    ? allowedMethods(app.routes, path)
+    : null
+  // That refusal is an API answer too: it gets the no-store below.
+  if (allow && !allow.includes(c.req.method)) c.res = methodNotAllowed(c, path, allow)
+  else await next()
   // API answers are one token's view of runs, traces and observations: no browser or proxy may
   // keep them. A route that says how it may be cached (the event stream) keeps its own rule.
   if (path.startsWith('/v1/') && !c.res.headers.has('Cache-Control')) {
@@ -36,41 +46,50 @@ app.get('/healthz', (c) =>
 )
 app.get('/readyz', readiness)
 app.get('/openapi.json', (c) =>
-  c.json(
-    openApiDocument(new URL(c.req.url).origin, [
-      runsDocs,
-      approvalsDocs,
-      meDocs,
-      agentsDocs,
-    ]) as object,
-  ),
+  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs]) as object),
 )
 app.route(runsDocs.base, runsRoutes)
-app.route(approvalsDocs.base, approvalsRoutes)
+app.route('/v1/approvals', approvalsRoutes)
+// Every kind of pending item, not only approvals: the same list under the name it has now.
+app.route('/v1/inbox', approvalsRoutes)
 app.route(meDocs.base, meRoutes)
 app.route(agentsDocs.base, agentsRoutes)
+app.route('/v1/connections', connectionRoutes)
+app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname
   const allow = allowedMethods(app.routes, path)
-  if (allow.length) {
-    c.header('Allow', allow.join(', '))
-    return c.json(
-      new ApiError(
-        405,
-        'method_not_allowed',
-        `${path} does not answer ${c.req.method}; use ${allow.join(', ')}`,
-        { allow },
-      ).toJSON(),
-      405,
-    )
-  }
+  if (allow.length) return methodNotAllowed(c, path, allow)
   return c.json(new ApiError(404, 'not_found', `no route ${c.req.method} ${path}`).toJSON(), 404)
 })
 
+function methodNotAllowed(c: Context<AppEnv>, path: string, allow: string[]) {
+  c.header('Allow', allow.join(', '))
+  return c.json(
+    new ApiError(
+      405,
+      'method_not_allowed',
+      `${path} does not answer ${c.req.method}; use ${allow.join(', ')}`,
+      { allow },
+    ).toJSON(),
+    405,
+  )
+}
+
+/** A refused start as HTTP answers it (docs/http-api.md); its body is the refusal's code. */
+export const START_REFUSAL_STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<StartRefusal, number>
+
 app.onError((err, c) => {
+  if (err instanceof StartError) {
+    return c.json(errorBody(err.code, err.message, err.details), START_REFUSAL_STATUS[err.refusal])
+  }
   if (err instanceof ApiError) {
     if (err.code === 'client_disconnected') {
       logEvent(c.env, 'client_disconnected', { method: c.req.method, path: c.req.path }, 'warn')

@@ -8,11 +8,16 @@ interface RouteEntry {
   path: string
 }
 
-/** The methods `path` answers to (HEAD wherever GET is), or an empty list if none. */
+/**
+ * The methods `path` answers to (HEAD wherever GET is), or an empty list if none. A path some
+ * route names literally (`/v1/runs/stream`) answers only that route's methods, never those of a
+ * route whose parameter would also match it (`DELETE /v1/runs/:id`).
+ */
 export function allowedMethods(routes: readonly RouteEntry[], path: string): string[] {
   const methods = new Set<string>()
-  for (const route of routes) {
-    if (route.method === 'ALL' || route.path.includes('*')) continue
+  const usable = routes.filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
+  const literal = usable.filter((r) => r.path === path)
+  for (const route of literal.length ? literal : usable) {
     if (patternOf(route.path).test(path)) methods.add(route.method)
   }
   if (methods.has('GET')) methods.add('HEAD')

@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { configReport, loadConfig, type EnvRecord } from '../config'
 import { coalescedMcpWarnings } from '../runs/readiness-checks'
+import { sessionAuthOf } from '../runs/connections/connections'
 import { redact } from '../security/redact'
 import type { AppEnv } from './app-env'
 import { errorBody } from './api-error'
@@ -38,16 +39,20 @@ function readinessSummary(c: Context<AppEnv>) {
   )
 }
 
+/** The MCP servers asked as runs would ask them: the deployment's OAuth connections included. */
+async function mcpWarnings(c: Context<AppEnv>): Promise<string[]> {
+  const config = loadConfig(c.env)
+  const auth = await sessionAuthOf(c.env, config.mcpServers, null)
+  return coalescedMcpWarnings(String(c.env.MCP_SERVERS ?? ''), config, Date.now(), auth)
+}
+
 async function readinessReport(c: Context<AppEnv>) {
   const env = c.env as unknown as EnvRecord
   const report = configReport(env)
   const { problems } = report
   const warnings = problems.length
     ? report.warnings
-    : [
-        ...report.warnings,
-        ...(await coalescedMcpWarnings(String(env.MCP_SERVERS ?? ''), loadConfig(c.env))),
-      ]
+    : [...report.warnings, ...(await mcpWarnings(c))]
   const clean = (text: string) => redact(text)
   if (!problems.length)
     return c.json({ ok: true, service: 'edgeloop', warnings: warnings.map(clean) })

@@ -1,5 +1,6 @@
-import { agentTools, DEMO_MODEL, loadConfig, splitTools } from '../config'
+import { loadConfig } from '../config'
 import type { EnvVars } from '../env-vars'
+import { EdgeloopError } from '../errors/edgeloop-error'
 import { findCall } from '../kernel/calls'
 import {
   carveBudget,
@@ -13,6 +14,7 @@ import type { ApiRunResult } from './api-result'
 import type { RunStorage } from './storage'
 import { inheritedOwner } from './run-owner'
 import { runStub, type RunInfo, type SlackCards } from './types'
+import { startRun, StartError, type StartEnv } from './start'
 
 /**
  * A run's children (docs/agents.md#delegation): each delegated call starts one child run in an
@@ -35,6 +37,9 @@ export async function childRunId(parentId: string, callId: string): Promise<stri
 
 type RunsEnv = EnvVars & { RUNS?: DurableObjectNamespace }
 
+// The same env object, not a copy: the deployment's settings are read once per env (loadConfig).
+const hasRuns = (env: RunsEnv): env is StartEnv => env.RUNS !== undefined
+
 /** The kernel's `Deps.children` for one run. */
 export function childRuns(
   env: RunsEnv,
@@ -53,48 +58,36 @@ export function childRuns(
         }
       }
       const agent = config.agents.find((a) => a.name === spec.agent)
-      if (!agent) {
-        return { ok: false, error: `agent "${spec.agent}" is not offered by this deployment` }
-      }
+      if (!agent) return { ok: false, error: notOffered(spec.agent) }
       const carved = carveBudget(parent, agent.budget)
       if (!carved.ok) return carved
-      if (!env.RUNS) return { ok: false, error: 'the Worker has no RUNS binding' }
-      const { own, builtIn } = agentTools(config, agent)
-      const { tools, mcpTools } = splitTools(own, builtIn)
-      const model = agent.model ?? undefined
+      if (!hasRuns(env)) return { ok: false, error: 'the Worker has no RUNS binding' }
       const id = await childRunId(parent.id, call.id)
       const child = { runId: id, agent: agent.name }
-      const answer = await runStub(env.RUNS, id)
-        .start({
-          id,
+      const slackCards = slackCardsFor(info, slackThread(), parent.agent.name)
+      try {
+        // Everything else of the start is every run's (runs/start/).
+        await startRun(env, {
           task: typeof call.args.task === 'string' ? call.args.task : '',
-          tools,
-          ...(mcpTools.length ? { mcpTools } : {}),
-          budget: carved.budget,
-          protocol:
-            (model ?? config.model.model) === DEMO_MODEL
-              ? 'native'
-              : (agent.protocol ?? config.model.protocol),
-          policy: agent.policy,
-          agent: {
-            name: agent.name,
-            instructions: agent.instructions || null,
-            output: agent.outputSchema,
-            model: agent.model,
-            temperature: agent.temperature,
-          },
+          agent: agent.name,
           // The child acts for whoever asked the parent, and belongs to the parent's owner.
           requestedBy: info?.requestedBy ?? 'api',
           owner: info ? inheritedOwner(info).owner : null,
-          ...(model ? { model } : {}),
-          ...slackCardsFor(info, slackThread(), parent.agent.name),
-          parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },
+          delegation: {
+            id,
+            parent: { runId: parent.id, callId: call.id, agent: parent.agent.name, depth },
+            budget: carved.budget,
+            ...(slackCards ? { slackCards } : {}),
+          },
         })
+      } catch (err) {
+        if (err instanceof StartError) return { ok: false, error: refusalOf(err, id, agent.name) }
+        // Ours (a setting gone bad) is not a lost call: the slice fails as before the start.
+        if (err instanceof EdgeloopError) throw err
         // A call that failed on the way may still have created the child (only its answer was
         // lost), which then runs and reports: the run waits for it like any child, and the poll
         // finds it, or finds that it was never created.
-        .catch(() => ({ deleted: false }))
-      if (answer.deleted) return { ok: false, error: `child run ${id} was deleted` }
+      }
       return { ok: true, child }
     },
     outcome(call) {
@@ -111,12 +104,21 @@ function slackCardsFor(
   info: RunInfo | undefined,
   thread: string | undefined,
   parentAgent: string,
-): { slackCards?: SlackCards } {
+): SlackCards | undefined {
   const origin = info?.slack ?? info?.slackCards
-  if (!origin) return {}
+  if (!origin) return undefined
   const { parentAgent: _grandparent, ...place } = { parentAgent, ...origin }
   const threadTs = origin.threadTs ?? thread
-  return { slackCards: { ...place, ...(threadTs ? { threadTs } : {}), parentAgent } }
+  return { ...place, ...(threadTs ? { threadTs } : {}), parentAgent }
+}
+
+const notOffered = (agent: string) => `agent "${agent}" is not offered by this deployment`
+
+/** A refused start as the parent's model reads it (the observation of its delegated call). */
+function refusalOf(err: StartError, id: string, agent: string): string {
+  if (err.code === 'run_deleted') return `child run ${id} was deleted`
+  if (err.code === 'agent_not_found') return notOffered(agent)
+  return err.message
 }
 
 /** What a finished child's trace gives its parent. */

@@ -12,13 +12,14 @@ import type { Tool } from '../kernel/tool'
 import { KNOWN_TOOLS } from '../../tools/catalog'
 import {
   allToolsOf,
+  connectionOwner,
   freezeMcpTools,
+  McpSessions,
   frozenToolNames,
   mcpTools,
-  withMcpSessions,
   type FrozenMcpServer,
   type McpServerConfig,
-  type McpSessions,
+  type McpSessionAuth,
 } from '../mcp/index'
 import { redactJson } from '../security/redact'
 import type { SkippedTool } from './api-result'
@@ -108,9 +109,7 @@ export function skippedMcpTools(storage: RunStorage): SkippedTool[] {
   const frozen = storage.getValue<FrozenMcpServer[]>(KEY)
   if (!frozen) return []
   return frozen.flatMap((f) => [
-    ...(f.error !== undefined
-      ? [{ tool: allToolsOf(f.server), reason: unreachable(f.server, f.error) }]
-      : []),
+    ...(f.error !== undefined ? [{ tool: allToolsOf(f.server), reason: unreachable(f) }] : []),
     ...(f.skipped ?? []).map(splitSkipped),
   ])
 }
@@ -120,22 +119,35 @@ export function skippedMcpTools(storage: RunStorage): SkippedTool[] {
  * most READINESS_WAIT_MS each, in sessions ended at once) and what a run starting now would
  * leave out is said: a server that cannot be reached, a tool listed twice, a taken name.
  */
-export async function mcpReadinessWarnings(config: ServiceConfig): Promise<string[]> {
-  const servers = config.mcpServers
+export async function mcpReadinessWarnings(
+  config: ServiceConfig,
+  auth?: McpSessionAuth,
+): Promise<string[]> {
+  // A per-person server answers per person: there is no one connection to check here.
+  const servers = config.mcpServers.filter((s) => connectionOwner(s, null) !== null)
   if (!servers.length) return []
   const everything = servers.map((s) => allToolsOf(s.name))
   const limits = { reserved: reservedToolNames(config), maxWaitMs: READINESS_WAIT_MS }
-  const frozen = await withMcpSessions(undefined, (sessions) =>
-    freezeMcpTools(servers, everything, 'auto', sessions, limits),
-  )
+  const sessions = new McpSessions(auth)
+  let frozen: FrozenMcpServer[]
+  try {
+    frozen = await freezeMcpTools(servers, everything, 'auto', sessions, limits)
+  } finally {
+    await sessions.close()
+  }
   return frozen.flatMap((f) => [
-    ...(f.error !== undefined ? [`MCP_SERVERS: ${unreachable(f.server, f.error)}`] : []),
+    ...(f.error !== undefined ? [`MCP_SERVERS: ${unreachable(f)}`] : []),
     ...(f.skipped ?? []).map((s) => `MCP_SERVERS: ${s}: left out of runs`),
   ])
 }
 
-function unreachable(server: string, error: string): string {
-  return `the ${server} MCP server could not be reached (${error}); runs go on without its tools`
+/** Why a server's tools are not in a run: it refused (needs a connection, a scope), or no answer. */
+function unreachable(f: FrozenMcpServer): string {
+  if (f.access === 'needs_connection') {
+    return `the ${f.server} MCP server needs a connection (${f.error})`
+  }
+  if (f.access === 'forbidden') return `the ${f.server} MCP server is forbidden (${f.error})`
+  return `the ${f.server} MCP server could not be reached (${f.error}); runs go on without its tools`
 }
 
 /** A recorded `<tool>: <reason>` (tool names never hold ": "). */

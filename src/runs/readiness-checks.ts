@@ -5,6 +5,7 @@
  * (docs/operations.md#readiness).
  */
 import type { ServiceConfig } from '../config'
+import type { McpSessionAuth } from '../mcp/index'
 import { mcpReadinessWarnings } from './mcp-tools'
 
 /** How long one deep check's result answers every later caller. */
@@ -24,11 +25,12 @@ export function coalescedMcpWarnings(
   mcpServersSetting: string,
   config: ServiceConfig,
   now: number = Date.now(),
+  auth?: McpSessionAuth,
 ): Promise<string[]> {
   for (const [key, check] of checks) if (now - check.at >= DEEP_CHECK_REUSE_MS) checks.delete(key)
   const recent = checks.get(mcpServersSetting)
   if (recent) return recent.warnings
-  const warnings = mcpReadinessWarnings(config)
+  const warnings = mcpReadinessWarnings(config, auth)
   checks.set(mcpServersSetting, { at: now, warnings })
   // A failed check is not reused: the next caller asks again.
   warnings.catch(() => checks.delete(mcpServersSetting))

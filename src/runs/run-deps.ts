@@ -9,6 +9,7 @@ import { childRuns } from './child-runs'
 import type { McpSessions } from '../mcp/index'
 import { reservedToolNames, runMcpTools } from './mcp-tools'
 import { redactorFor } from '../security/redact'
+import { guardrailsOfRun } from './run-guardrails'
 import type { RunStorage } from './storage'
 import type { RunInfo } from './types'
 
@@ -45,6 +46,7 @@ export function runDependencies(
     ),
     redact: redactorFor(env),
     children: childRuns(env, storage, info, slackThread),
+    guardrails: guardrailsOfRun(state.agent.name, config),
     ...(p !== undefined || c !== undefined
       ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
       : {}),

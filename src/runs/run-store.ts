@@ -8,6 +8,7 @@ import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
 import { retentionMsOrNone } from '../config/retention'
 import { observationForConversation } from './conversation-observations'
+import { checkPersonInput } from './person-input-check'
 import { OutboxPump } from './delivery/outbox-pump'
 import type { StreamRequest, Subscription } from './events'
 import type { RunListHub } from './index/run-list-hub'
@@ -58,7 +59,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     registerSecrets(env)
     this.#run = new RunRecord(ctx.storage, env)
     this.#pump = new OutboxPump(this.#run.outbox, () => this.#deliveryContext())
-    this.#slice = new SliceRunner(env, this.#run, (entry) => this.#pump.deliverOne(entry))
+    this.#slice = new SliceRunner(
+      () => this.env,
+      this.#run,
+      (entry) => this.#pump.deliverOne(entry),
+    )
   }
 
   /** Creates the run (idempotent: the same id returns the existing run) and arms the alarm. */
@@ -126,7 +131,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     return exportRun({ view: this.#run.view(), state, storage, events, now: Date.now() })
   }
 
-  /** What a run continuing this one starts from (routes/continue-run.ts). */
+  /** What a run continuing this one starts from (runs/start/continuation.ts). */
   async followUp(): Promise<FollowUpAnswer> {
     const run = this.#run
     if (run.deleted || run.deleting) return { ok: false, code: 'deleted' }
@@ -158,7 +163,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     return observationForConversation(state, this.#run.storage, handle, conversationId)
   }
 
-  /** Approve or deny one pending call. The first decision wins; later ones learn who decided. */
+  /**
+   * Decides one pending item (docs/human-in-the-loop.md): approve or deny an approval (with
+   * edited arguments, checked and hashed first), answer or decline a question, resolve a
+   * connection. The first decision wins; later ones learn who decided.
+   */
   async decide(input: DecideRequest): Promise<DecideResponse> {
     const state = this.#run.live
     if (!state) return { ok: false, code: 'no_run', message: 'no such run' }
@@ -169,8 +178,20 @@ export class RunStore extends DurableObject<RunStoreEnv> {
         message: `run ${state.id} is being cancelled; its pending calls will not run`,
       }
     }
+    const { args: _args, ...plain } = input
+    // Refusals that need no look at what was sent come first (a stale hash, a decided item).
+    const first = decideApproval(state, { ...plain, now: Date.now() })
+    if (!first.ok) return first
+    if (first.replayed) return decisionAnswer(first.call, true)
+    const checked = await checkPersonInput(state, input, () => this.#slice.registry(state))
+    if (!checked.ok) return checked
     const now = Date.now()
-    const out = decideApproval(state, { ...input, now })
+    // Read again: another decision may have landed while the edited arguments were hashed.
+    const out = decideApproval(this.#run.live!, {
+      ...plain,
+      ...(checked.edit ? { edit: checked.edit } : {}),
+      now,
+    })
     if (!out.ok) return out
     if (out.replayed) return decisionAnswer(out.call, true)
     // Synchronous from here to the write: no other request can interleave (one decision wins).
@@ -179,7 +200,9 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       runId: state.id,
       callId: input.callId,
       tool: out.call.name,
+      kind: out.call.approval!.kind,
       decision: out.call.approval?.decision,
+      edited: !!out.call.approval!.edit,
       by: input.by,
     })
     await this.ctx.storage.setAlarm(now)
@@ -330,6 +353,9 @@ function decisionAnswer(call: Call, replayed: boolean): DecideResponse {
     call: { id: call.id, name: call.name, status: call.status },
     decidedBy: call.approval!.decidedBy!,
     decision: call.approval!.decision!,
+    // An approval's answer keeps the shape it had before other kinds.
+    ...(call.approval!.kind !== 'approval' ? { kind: call.approval!.kind } : {}),
+    ...(call.approval!.edit ? { args: call.args, argsHash: call.approval!.hash } : {}),
     ...(replayed ? { replayed: true as const } : {}),
   }
 }

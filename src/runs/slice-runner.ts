@@ -1,8 +1,11 @@
 import { runSlice } from '../kernel/machine'
 import type { RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
+import type { ToolRegistry } from '../kernel/registry'
 import type { EnvVars } from '../env-vars'
 import { McpSessions } from '../mcp/index'
+import { loadConfig } from '../config'
+import { personOf, sessionAuthOf, type ConnectionsEnv } from './connections/connections'
 import { internalFailure } from './internal-failure'
 import { logEvent } from './log'
 import { reservedToolNames, withRunMcpTools } from './mcp-tools'
@@ -23,7 +26,13 @@ export class SliceRunner {
   /** Slack progress, the answer stream and the thread status, sent while a slice runs. */
   readonly #slack: SlackPumps
   /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
-  readonly #mcpSessions = new McpSessions()
+  readonly #mcpSessions = new McpSessions(() =>
+    sessionAuthOf(
+      this.env as ConnectionsEnv,
+      loadConfig(this.env).mcpServers,
+      this.record.info ? personOf(this.record.info) : null,
+    ),
+  )
   /** The native reply being written, streamed into the run's Slack thread. */
   #liveAnswer: LiveAnswer | undefined
   #running = false
@@ -37,11 +46,16 @@ export class SliceRunner {
   #notBefore: number | undefined
 
   constructor(
-    private readonly env: EnvVars,
+    // The object's settings as they are at each slice (read anew: the object's own `env`).
+    private readonly settings: () => EnvVars,
     private readonly record: RunRecord,
     deliver: (entry: OutboxEntry) => Promise<void>,
   ) {
     this.#slack = new SlackPumps(record.outbox, deliver)
+  }
+
+  private get env(): EnvVars {
+    return this.settings()
   }
 
   /** A slice is running now. */
@@ -150,6 +164,11 @@ export class SliceRunner {
     if (!this.#liveAnswer.text.trim() && !this.record.outbox.get(STREAM_ID)) return
     queueStreamText(this.record.outbox, Date.now())
     this.#slack.pokeStream()
+  }
+
+  /** The run's tools, as its slices see them (an approver's edit is checked against them). */
+  registry(state: RunState): ToolRegistry {
+    return this.#dependencies(state).registry
   }
 
   #dependencies(state: RunState): Deps {

@@ -42,11 +42,11 @@ export interface StartInput {
   slack?: SlackOrigin
   /** Hash of what was asked; a reused idempotency key with a different request is refused. */
   requestHash?: string
-  /** The conversation this run continues, its history already fitted (routes/continue-run.ts). */
+  /** The conversation this run continues, its history already fitted (runs/start/continuation.ts). */
   conversation?: Conversation
   /** The caller's trace (`traceparent`), which the run's spans join. */
   trace?: RunTrace
-  /** The agent the run copies (routes/start-run.ts resolved and checked it). */
+  /** The agent the run copies (runs/start/ resolved and checked it). */
   agent?: AgentInput
   /** A child run: the run and call that started it (runs/child-runs.ts). */
   parent?: ParentRef
@@ -93,15 +93,23 @@ export type PendingApprovalView = PendingApprovalBody
 /** `GET /v1/runs/:id`: the run as the API shows it. */
 export type RunView = RunViewBody
 
-/** A decision as the RunStore takes it: the kernel's, stamped with the time by the RunStore. */
-export type DecideRequest = Omit<DecideInput, 'now'>
+/**
+ * A decision as the RunStore takes it: the kernel's, stamped with the time by the RunStore;
+ * edited arguments (`args`) come unchecked, and the RunStore checks and hashes them.
+ */
+export type DecideRequest = Omit<DecideInput, 'now' | 'edit'> & { args?: Record<string, unknown> }
 
-/** The decision recorded, or why not: the kernel's refusals, no such run, or a cancel under way. */
+/**
+ * The decision recorded, or why not: the kernel's refusals, no such run, a cancel under way, or
+ * edited arguments or an answer that do not fit (with the fields and problems).
+ */
 export type DecideResponse =
   | DecisionResultBody
   | (Omit<DecideRefusal, 'code'> & {
       ok: false
-      code: DecideRefusal['code'] | 'no_run' | 'run_cancelling'
+      code: DecideRefusal['code'] | 'no_run' | 'run_cancelling' | 'invalid_args' | 'invalid_answer'
+      problems?: string[]
+      fields?: string[]
     })
 
 /**

@@ -5,6 +5,7 @@ import type { DeliveryBody } from '../api/response-schemas'
 import { toApiResult, type SkippedTool } from './api-result'
 import { pendingApprovalsOf } from './index/run-index-entry'
 import type { OutboxEntry } from './outbox/outbox'
+import { itemActions } from './pending-item-actions'
 import { statusOf } from './run-status'
 import type { RunInfo, RunView } from './types'
 
@@ -36,6 +37,7 @@ export function toRunView(
       requestedBy: info.requestedBy,
       requestedAt: new Date(requestedAt).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
+      ...itemActions(state.id, a.callId, a),
     })),
     // Filled in by the route, which asks the children (routes/api/run-family.ts).
     descendantApprovals: [],

@@ -7,7 +7,7 @@
  * The kernel gets a `Redactor` through its deps; the service's logs, outbox errors and blocked
  * records use `redact`, the same function.
  */
-import { createRedactor, MIN_SECRET_LENGTH, type Redactor } from './redactor'
+import { createRedactor, createSplitRedactor, MIN_SECRET_LENGTH, type Redactor } from './redactor'
 import { secretValues } from './secret-values'
 
 export { createRedactor, MIN_SECRET_LENGTH, REDACTED, type Redactor } from './redactor'
@@ -21,6 +21,7 @@ export function shortSecrets(env: object): string[] {
 
 let known = new Set<string>()
 let current: Redactor = createRedactor([])
+let split: Redactor | undefined
 const registered = new WeakSet<object>()
 
 /**
@@ -32,6 +33,27 @@ export function registerSecrets(env: object): void {
   registered.add(env)
   const before = known.size
   known = new Set([...known, ...secretValues(env as Record<string, unknown>).map((s) => s.value)])
+  if (known.size === before) return
+  current = createRedactor(known)
+  split = undefined
+}
+
+/**
+ * `redact`, and each known secret found even when split by whitespace or line breaks (made on
+ * first use: only the `secrets` guardrail needs it).
+ */
+export function redactAcrossLines(text: string): string {
+  split ??= createSplitRedactor(known)
+  return split(text)
+}
+
+/**
+ * Learns secrets that are not settings: the OAuth tokens of an MCP connection, as they are read
+ * or stored (runs/connections), so a server that echoes one shows `[redacted]`.
+ */
+export function learnSecrets(values: readonly (string | undefined)[]): void {
+  const before = known.size
+  for (const v of values) if (v && v.length >= MIN_SECRET_LENGTH) known.add(v)
   if (known.size !== before) current = createRedactor(known)
 }
 

@@ -51,3 +51,24 @@ export function createRedactor(secrets: Iterable<string>): Redactor {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
+
+/**
+ * A redactor that also finds each secret split by whitespace or escaped line breaks (`\n` in
+ * JSON) between any two of its characters: an answer that wraps a key over lines, or spaces it
+ * out, still gives it up. For text about to leave the service (the `secrets` guardrail,
+ * docs/guardrails.md), on top of `createRedactor`'s forms.
+ */
+export function createSplitRedactor(secrets: Iterable<string>): Redactor {
+  const whole = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH)
+  const plain = createRedactor(whole)
+  if (!whole.length) return plain
+  const gap = String.raw`(?:\s|\\[nrt])*`
+  const split = new RegExp(
+    whole
+      .sort((a, b) => b.length - a.length)
+      .map((secret) => [...secret].map(escapeRegExp).join(gap))
+      .join('|'),
+    'g',
+  )
+  return (text) => plain(text).replace(split, REDACTED)
+}

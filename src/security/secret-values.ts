@@ -22,6 +22,8 @@ const NAMED = [
   'OPENAI_API_KEY',
   'SLACK_SIGNING_SECRET',
   'SLACK_BOT_TOKEN',
+  'MCP_TOKEN_KEY',
+  'MCP_TOKEN_KEY_PREVIOUS',
 ]
 /** Any other setting named like a secret (a one-file tool's key, an MCP token named so). */
 const SECRET_LIKE_NAME = /(TOKEN|SECRET|PASSWORD|API_KEY)$/
@@ -56,7 +58,10 @@ function setting(env: Env, name: string): SecretValue[] {
   return trimmed && !NOT_SECRETS.has(trimmed) ? [{ setting: name, value: trimmed }] : []
 }
 
-/** The settings MCP_SERVERS names as `token_secret`, read loosely (whatever else is wrong). */
+/**
+ * The settings MCP_SERVERS names as secrets (`token_secret`, `client_secret_secret`,
+ * `private_key_secret`), read loosely (whatever else is wrong).
+ */
 function mcpTokenSecrets(env: Env): string[] {
   const raw = env.MCP_SERVERS
   if (typeof raw !== 'string') return []
@@ -67,10 +72,13 @@ function mcpTokenSecrets(env: Env): string[] {
     return []
   }
   if (!Array.isArray(list)) return []
-  return list.flatMap((entry: unknown) => {
-    const name = (entry as { token_secret?: unknown } | null)?.token_secret
-    return typeof name === 'string' ? [name] : []
-  })
+  const fields = ['token_secret', 'client_secret_secret', 'private_key_secret']
+  return list.flatMap((entry: unknown) =>
+    fields.flatMap((field) => {
+      const name = (entry as Record<string, unknown> | null)?.[field]
+      return typeof name === 'string' ? [name] : []
+    }),
+  )
 }
 
 /**

@@ -166,6 +166,9 @@ export function parseEventBody(rawBody: string): Parsed<SlackEventBody> {
   const botUser = envelope.value.authorizations?.find((a) => a.is_bot)?.user_id
   if (event.user === undefined) return ignore(`${event.type} without a user`)
   if (botUser && event.user === botUser) return ignore(`${event.type} from this app's bot user`)
+  // A thread is the conversation of one workspace: a message that names none cannot be matched
+  // to the thread it replies in, so it neither continues nor starts anything.
+  if (!teamId) return ignore(`${event.type} without team_id`)
   if (event.type === 'app_mention') {
     const mention = validate('Slack app_mention event', AppMentionEventSchema, event)
     if (!mention.ok) return mention

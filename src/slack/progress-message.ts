@@ -4,8 +4,13 @@
  */
 import { escapeMrkdwn, truncateText } from './mrkdwn'
 
-/** What a run is doing, as its thread shows it. Steps count from 1. */
-export type RunProgress =
+/**
+ * What a run is doing, as its thread shows it. Steps count from 1. `rewrote`: the guardrails
+ * that let a replacement through so far, as `name (point)`.
+ */
+export type RunProgress = ProgressOf & { rewrote?: string[] }
+
+type ProgressOf =
   | { doing: 'thinking'; step: number }
   | { doing: 'calling'; step: number; calls: ProgressCall[] }
   | { doing: 'waiting_for_approval'; step: number; calls: ProgressCall[] }
@@ -16,6 +21,8 @@ export type RunProgress =
       steps: number
       tokens: number
       costUsd?: number
+      /** The guardrail that stopped the run (docs/guardrails.md). */
+      guardrail?: { name: string; point: string; reason: string }
     }
 
 export interface ProgressCall {
@@ -48,6 +55,13 @@ export function progressText(input: {
 
 /** `step 3 · search_logs(service=gateway) …`, `waiting for approval`, `done in 5 steps · …`. */
 export function statusLine(progress: RunProgress): string {
+  const rewrote = progress.rewrote?.length
+    ? ` · guardrail rewrote: ${escapeMrkdwn(progress.rewrote.join(', '))}`
+    : ''
+  return doingLine(progress) + rewrote
+}
+
+function doingLine(progress: RunProgress): string {
   switch (progress.doing) {
     case 'thinking':
       return `step ${progress.step} · thinking …`
@@ -59,9 +73,12 @@ export function statusLine(progress: RunProgress): string {
       const steps = `${progress.steps} step${progress.steps === 1 ? '' : 's'}`
       const figures = [`${groupDigits(progress.tokens)} tokens`]
       if (progress.costUsd !== undefined) figures.push(dollars(progress.costUsd))
+      const g = progress.guardrail
       const what = progress.ok
         ? `done in ${steps}`
-        : `stopped (${progress.stopReason}) after ${steps}`
+        : g
+          ? `stopped by guardrail ${g.name} at ${g.point} after ${steps}: ${shortLine(g.reason)}`
+          : `stopped (${progress.stopReason}) after ${steps}`
       return [what, ...figures].join(' · ')
     }
   }
@@ -81,6 +98,12 @@ function argList(args: Record<string, unknown>): string {
       return `${key}=${shown.length > ARG_VALUE_LIMIT ? shown.slice(0, ARG_VALUE_LIMIT) + '…' : shown}`
     })
     .join(', ')
+}
+
+/** A reason on one short escaped line. */
+function shortLine(text: string): string {
+  const cut = truncateText(escapeMrkdwn(text.replace(/\s+/g, ' ')), ARG_VALUE_LIMIT * 3)
+  return cut.truncated ? `${cut.text}…` : cut.text
 }
 
 /** 2310 → `2,310` (no Intl: the same in every runtime). */

@@ -2,7 +2,8 @@
  * The agents the `agent-catalog` test project adds to the shipped catalog (vitest.config.ts
  * appends them to agents/catalog.ts for that project's Worker): agents made with the real
  * `defineAgent` that no shipped agent is — Slack channels, a side-effecting tool, an output
- * schema, and two that break the channel rules (offered only when a test enables them).
+ * schema, guardrails at every point and a model-judged one, and three that break the rules (two
+ * the channel rules, one a guardrail's; offered only when a test enables them).
  */
 import * as z from 'zod/mini'
 import { defineAgent } from '../../agents/define-agent'
@@ -42,4 +43,106 @@ export const byName = defineAgent({
   slack: { channels: ['#incidents'] },
 })
 
-export const TEST_AGENTS = [incident, ticket, clash, byName]
+const pass = { verdict: 'pass' } as const
+const trip = (reason: string) => ({ verdict: 'tripwire', reason }) as const
+
+/** A guardrail at every point (docs/guardrails.md): functions of its own and shipped ones. */
+export const guarded = defineAgent({
+  name: 'guarded',
+  description: 'Test agent: guardrails on its task, calls, observations and answer.',
+  instructions: 'You look things up and record them.',
+  tools: ['http_get', 'http_post', 'calculator'],
+  guardrails: {
+    input: [
+      {
+        name: 'no_drop',
+        check: (task) =>
+          String(task).includes('DROP TABLE') ? trip('the task asks to drop a table') : pass,
+      },
+      'pii',
+      {
+        name: 'broken',
+        check: (task) => {
+          if (String(task).includes('BREAK')) throw new Error('the checker is down')
+          return pass
+        },
+      },
+      {
+        name: 'lenient',
+        onError: 'pass',
+        check: async (task) => {
+          if (String(task).includes('LENIENT')) throw new Error('the lenient checker failed')
+          return pass
+        },
+      },
+    ],
+    toolInput: [
+      {
+        name: 'no_admin',
+        check: (args) =>
+          JSON.stringify(args).includes('/admin') ? trip('admin URLs are off limits') : pass,
+      },
+      {
+        name: 'strip_token',
+        check: async (args) => {
+          const { token, ...rest } = args as Record<string, unknown>
+          return token === undefined
+            ? pass
+            : { verdict: 'rewrite', value: rest, reason: 'tokens are not sent to tools' }
+        },
+      },
+    ],
+    toolOutput: [
+      'pii',
+      'prompt_injection',
+      {
+        name: 'no_internal',
+        check: (text) =>
+          String(text).includes('INTERNAL-ONLY') ? trip('the page is internal-only') : pass,
+      },
+    ],
+    output: [
+      'secrets',
+      'pii',
+      {
+        name: 'no_forbidden',
+        check: (answer) =>
+          String(answer).includes('FORBIDDEN') ? trip('the answer names a forbidden word') : pass,
+      },
+    ],
+  },
+})
+
+/** A model-judged allow-list of topics on the task (its judge: gpt-test-large). */
+export const scoped = defineAgent({
+  name: 'scoped',
+  description: 'Test agent: answers billing questions only.',
+  instructions: 'You answer billing questions.',
+  tools: ['calculator'],
+  guardrails: {
+    input: [{ use: 'topics', topics: ['billing', 'invoices'], model: 'gpt-test-large' }],
+  },
+})
+
+/** Its answer judged by another agent of the deployment (`ticket`: its model and instructions). */
+export const reviewed = defineAgent({
+  name: 'reviewed',
+  description: 'Test agent: its answers are judged by the ticket agent.',
+  instructions: 'You answer briefly.',
+  tools: [],
+  guardrails: {
+    output: [
+      { name: 'tone', judge: { agent: 'ticket', instructions: 'Trip answers that are rude.' } },
+    ],
+  },
+})
+
+/** A judge naming an agent the deployment does not have: a configuration problem when offered. */
+export const badJudge = defineAgent({
+  name: 'bad-judge',
+  description: 'Test agent: its guardrail names an unknown judge.',
+  instructions: '',
+  guardrails: { output: [{ name: 'policy', judge: { agent: 'nobody', instructions: 'Judge.' } }] },
+})
+
+export const TEST_AGENTS = [incident, ticket, clash, byName, guarded, scoped, reviewed, badJudge]

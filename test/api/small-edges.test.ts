@@ -113,3 +113,17 @@ describe('Last-Event-ID as documented', () => {
     expect(over.status).toBe(400)
   })
 })
+
+describe('a path named literally is not a parameter of another route', () => {
+  it.each(['DELETE', 'POST', 'PUT'])(
+    '%s /v1/runs/stream → 405 with Allow: GET, HEAD (not a run named "stream")',
+    async (method) => {
+      const res = await api('/v1/runs/stream', { method, headers: AUTH })
+      expect(res.status).toBe(405)
+      expect(res.headers.get('Allow')).toBe('GET, HEAD')
+      expect(await res.json()).toMatchObject({
+        error: { code: 'method_not_allowed', details: { allow: ['GET', 'HEAD'] } },
+      })
+    },
+  )
+})

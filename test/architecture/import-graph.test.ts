@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
-  folderOrderViolations,
   folderViolations,
+  wallViolations,
   importCycles,
   importEdges,
   layerViolations,
@@ -44,6 +44,7 @@ export const LAYERS: Record<string, Layer> = {
       'tools',
       'slack',
       'security',
+      'validation',
       'errors',
       'env-vars',
     ],
@@ -66,6 +67,12 @@ export const LAYERS: Record<string, Layer> = {
       'env-vars',
     ],
     packages: [],
+  },
+  // The eval runner (docs/evals.md): cases, expectations, reports, and replay through the
+  // kernel; it reaches the Worker only over HTTP, and its Node side is scripts/eval-main.ts.
+  evals: {
+    imports: ['agents', 'kernel', 'tools', 'security', 'validation', 'errors'],
+    packages: ['zod'],
   },
   // agents/: one file per agent, the catalog; definitions are data (types of the kernel only).
   agents: { imports: ['kernel'], packages: ['zod'] },
@@ -124,8 +131,10 @@ export const RUNS_FOLDERS: Record<string, readonly string[]> = {
   slack: ['outbox'],
   // Delivering: the dispatch over kinds, the callback, the family reports, the pump.
   delivery: ['outbox', 'index', 'otel', 'slack', 'events'],
-  // The one way a run begins (API, webhook, continue, Slack, a delegated child).
-  start: [],
+  // MCP connections (OAuth): their sealed store and a person's grant from link to callback.
+  connections: [],
+  // Where every run begins (the API, a webhook, Slack, a delegated child): the rules of a start.
+  start: ['connections'],
 }
 
 /** `src/kernel/act.ts` → `kernel`, `src/config.ts` → `config`, `tools/demo/x.ts` → `tools`. */
@@ -167,7 +176,7 @@ describe('the import graph of src/ and tools/', () => {
   })
 
   it('keeps the walls inside a layer: runs/ apart from routes/, Slack routes apart from API ones', () => {
-    expect(folderViolations(sources, FOLDERS)).toEqual([])
+    expect(wallViolations(sources, FOLDERS)).toEqual([])
     // The walls stand around folders that exist.
     for (const folder of Object.keys(FOLDERS)) {
       expect(Object.keys(sources).some((path) => path.startsWith(`${folder}/`))).toBe(true)
@@ -175,7 +184,7 @@ describe('the import graph of src/ and tools/', () => {
   })
 
   it('points every import between the parts of src/runs/ down, without cycles', () => {
-    expect(folderOrderViolations(sources, 'src/runs', RUNS_FOLDERS)).toEqual([])
+    expect(folderViolations(sources, 'src/runs', RUNS_FOLDERS)).toEqual([])
   })
 
   it('has a layer map without cycles of its own', () => {
@@ -203,14 +212,14 @@ describe('the import-graph checker', () => {
       'src/runs/extra/x.ts': '',
     }
     const order = { index: [], outbox: [], slack: ['outbox'], delivery: ['outbox', 'slack'] }
-    expect(folderOrderViolations(runs, 'src/runs', order)).toEqual([
+    expect(folderViolations(runs, 'src/runs', order)).toEqual([
       'src/runs/extra/ has no place in the folder order; add it',
       'src/runs/slack/post.ts:1 imports src/runs/delivery/deliver.ts: src/runs/slack/ may not ' +
         'import src/runs/delivery/ (src/runs/slack/ may import outbox)',
       'src/runs/index/ → src/runs/view.ts → src/runs/index/',
     ])
     const fixed = { ...runs, 'src/runs/slack/post.ts': '', 'src/runs/index/row.ts': '' }
-    expect(folderOrderViolations(fixed, 'src/runs', { ...order, extra: [] })).toEqual([])
+    expect(folderViolations(fixed, 'src/runs', { ...order, extra: [] })).toEqual([])
   })
 
   it('reads single-line, multi-line, type-only, re-export, side-effect and dynamic imports', () => {
@@ -300,7 +309,7 @@ describe('the import-graph checker', () => {
       'src/runs/start/start-run.ts': "import { ApiError } from '../../routes/api-error'",
       'src/routes/api-error.ts': '',
     }
-    expect(folderViolations(walled, FOLDERS)).toEqual([
+    expect(wallViolations(walled, FOLDERS)).toEqual([
       'src/routes/slack/slack.ts:1 imports src/routes/api/runs.ts: src/routes/slack/ may not ' +
         'import src/routes/api/ (src/routes/slack/ may not import src/routes/api/, src/routes/openapi/)',
       'src/runs/start/start-run.ts:1 imports src/routes/api-error.ts: src/runs/ may not import ' +

@@ -139,7 +139,7 @@ const within = (path: string, folder: string) => path.startsWith(`${folder}/`)
  * Every import that crosses a wall inside a layer: a file under a folder of `rules` importing a
  * file under one of the folders that folder may not reach.
  */
-export function folderViolations(
+export function wallViolations(
   sources: Readonly<Record<string, string>>,
   rules: FolderRules,
 ): string[] {
@@ -174,7 +174,7 @@ export function importCycles(sources: Readonly<Record<string, string>>): string[
  * for it (below it), every sub-folder is listed, and no parts import each other in a cycle (a
  * sub-folder and a top file included).
  */
-export function folderOrderViolations(
+export function folderViolations(
   sources: Readonly<Record<string, string>>,
   root: string,
   folders: Readonly<Record<string, readonly string[]>>,

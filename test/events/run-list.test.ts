@@ -152,6 +152,8 @@ describe('GET /v1/runs', () => {
     ['limit', '?limit=101', 'invalid_query'],
     ['limit', '?limit=abc', 'invalid_query'],
     ['cursor', '?cursor=not-a-cursor', 'invalid_cursor'],
+    // Decodes to a cursor's shape, but padded base64 is not what the server writes (base64url).
+    ['cursor', `?cursor=${encodeURIComponent(btoa(JSON.stringify([1, 'x'])))}`, 'invalid_cursor'],
   ])('a bad %s is a 400 (%s)', async (_name, query, code) => {
     const res = await api(`/v1/runs${query}`, { headers: AUTH })
     expect(res.status).toBe(400)
@@ -242,7 +244,13 @@ describe('GET /v1/approvals', () => {
       requestedBy: 'api',
       requestedAt: pendingB.requestedAt,
       expiresAt: pendingB.expiresAt,
+      kind: 'approval',
+      ask: null,
+      editSchema: pendingB.editSchema,
+      actions: ['approve', 'deny', 'edit'],
+      href: `/v1/runs/${b}/approvals/call_post_2`,
     })
+    expect(pendingB.editSchema).toMatchObject({ required: ['url', 'body'] })
 
     fakes.ai.enqueue(reply.text('Not posted.'))
     await decide(b, pendingB.callId, { decision: 'deny', args_hash: pendingB.argsHash })

@@ -7,7 +7,14 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
+import {
+  ElicitResultSchema,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod'
 import type { FakeHandler } from './outbound'
 
@@ -18,6 +25,17 @@ export interface McpCall {
   tool: string
   args: Record<string, unknown>
   idempotencyKey: unknown
+}
+
+/** What `search_section` asks for: a section (an enum with a default) and a page limit. */
+export const SECTION_SCHEMA: ElicitRequestFormParams['requestedSchema'] = {
+  type: 'object',
+  properties: {
+    section: { type: 'string', enum: ['guides', 'reference', 'faq'], default: 'guides' },
+    limit: { type: 'integer', minimum: 1, maximum: 50, default: 10 },
+    note: { type: 'string' },
+  },
+  required: ['section'],
 }
 
 export class FakeMcp {
@@ -37,6 +55,8 @@ export class FakeMcp {
   initializes = 0
   /** How many sessions a client ended with DELETE. */
   ended = 0
+  /** Every answer the server refused, as `<JSON-RPC method or HTTP method> <status>`. */
+  readonly refusals: string[] = []
   /** Every JSON-RPC method posted, `tools/call` as `tools/call <tool>`, also those answered 404. */
   readonly methods: string[] = []
   /**
@@ -67,6 +87,31 @@ export class FakeMcp {
   echoesToken = false
   /** When true, every request is refused with a careless 401 whose body echoes the header. */
   refusesEchoing = false
+  /**
+   * When true, every answer comes as an SSE stream (not JSON), as servers that send requests
+   * during a call answer, and the server lists `search_section`, which asks the person which
+   * section to search (elicitation). Set before the run starts.
+   */
+  streams = false
+  /**
+   * Tools whose call's response stream the server closes after its priming event, before it
+   * answers (set before the run starts: answers then come as SSE streams the server can resume,
+   * with `retry:` of `retryMs`). The answer waits in the server's event store until the client
+   * resumes with a GET carrying `Last-Event-ID`.
+   */
+  readonly closeStreamOf = new Set<string>()
+  retryMs = 300
+  /** When each such stream was closed (`performance.now()`). */
+  readonly streamsClosedAt: number[] = []
+  /** Every GET: its `Last-Event-ID` (null for the session's own stream) and when it came. */
+  readonly gets: { lastEventId: string | null; at: number }[] = []
+  /** What the client answered each `elicitation/create` with, in order. */
+  readonly elicitAnswers: ElicitResult[] = []
+  /**
+   * Checks a request's credentials instead of the fixed token: null lets it in, a Response
+   * refuses it (test/fakes/fake-oauth.ts puts an OAuth resource server here).
+   */
+  authorize: ((req: Request) => Response | null) | undefined
   readonly #sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
 
   /** Sessions the server holds now (not yet ended by DELETE or forgotten). */
@@ -87,10 +132,16 @@ export class FakeMcp {
         status: 401,
       })
     }
-    if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
+    if (this.authorize) {
+      const refused = this.authorize(req)
+      if (refused) return refused
+    } else if (req.headers.get('authorization') !== `Bearer ${FAKE_MCP_TOKEN}`) {
       return new Response('unauthorized', { status: 401 })
     }
     let method: string | undefined
+    if (req.method === 'GET') {
+      this.gets.push({ lastEventId: req.headers.get('last-event-id'), at: performance.now() })
+    }
     if (req.method === 'POST') {
       const body = (await req.clone().json()) as { method?: string; params?: { name?: string } }
       method = body.method === 'tools/call' ? `tools/call ${body.params?.name}` : body.method
@@ -99,6 +150,7 @@ export class FakeMcp {
       if (body.method === 'initialize') this.initializes++
     }
     let res = await this.#answer(req, method)
+    if (res.status >= 400) this.refusals.push(`${method ?? req.method} ${res.status}`)
     if (method === 'tools/list' && res.ok && (this.listAlso.length || this.listAlsoJson.length)) {
       res = await this.#listAlso(res)
     }
@@ -147,7 +199,10 @@ export class FakeMcp {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: sessionId,
-        enableJsonResponse: true,
+        enableJsonResponse: !this.streams && !this.closeStreamOf.size,
+        ...(this.closeStreamOf.size
+          ? { eventStore: new OrderedEventStore(), retryInterval: this.retryMs }
+          : {}),
         onsessioninitialized: (id) => void this.#sessions.set(id, transport),
         onsessionclosed: (id) => {
           if (this.#sessions.delete(id)) this.ended++
@@ -162,13 +217,19 @@ export class FakeMcp {
       { name: 'fake-docs', version: '1.0.0' },
       { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
     )
-    const record = (tool: string, args: Record<string, unknown>, meta: unknown) => {
-      this.calls.push({
-        tool,
-        args,
-        idempotencyKey: (meta as Record<string, unknown> | undefined)?.idempotencyKey,
-      })
+    const record = async (
+      tool: string,
+      args: Record<string, unknown>,
+      extra: { _meta?: Record<string, unknown>; closeSSEStream?: () => void },
+    ) => {
+      this.calls.push({ tool, args, idempotencyKey: extra._meta?.idempotencyKey })
       if (this.hanging.has(tool)) return new Promise<never>(() => {})
+      if (this.closeStreamOf.has(tool) && extra.closeSSEStream) {
+        extra.closeSSEStream()
+        this.streamsClosedAt.push(performance.now())
+        // The answer comes after the close, so only a resumed stream carries it.
+        await new Promise((r) => setTimeout(r, 20))
+      }
       return undefined
     }
     server.registerTool(
@@ -179,7 +240,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: true },
       },
       async ({ query }, extra) => {
-        await record('search', { query }, extra._meta)
+        await record('search', { query }, extra)
         const text =
           query === 'everything' ? 'lorem ipsum dolor '.repeat(2000) : `3 pages mention "${query}"`
         return { content: [{ type: 'text', text }] }
@@ -193,7 +254,7 @@ export class FakeMcp {
         annotations: { destructiveHint: true },
       },
       async ({ page }, extra) => {
-        await record('delete_page', { page }, extra._meta)
+        await record('delete_page', { page }, extra)
         return { content: [{ type: 'text', text: `deleted ${page}` }] }
       },
     )
@@ -205,7 +266,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
       },
       async ({ page, text }, extra) => {
-        await record('upsert_page', { page, text }, extra._meta)
+        await record('upsert_page', { page, text }, extra)
         return {
           content: [],
           structuredContent: { page, bytes: text.length, saved: true },
@@ -216,7 +277,7 @@ export class FakeMcp {
       'archive_page',
       { description: 'Move a page to the archive.', inputSchema: { page: z.string() } },
       async ({ page }, extra) => {
-        await record('archive_page', { page }, extra._meta)
+        await record('archive_page', { page }, extra)
         return { content: [{ type: 'text', text: `archived ${page}` }] }
       },
     )
@@ -228,7 +289,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: true },
       },
       async (_args, extra) => {
-        await record('reindex', {}, extra._meta)
+        await record('reindex', {}, extra)
         return {
           isError: true,
           content: [{ type: 'text', text: 'the index is locked by another rebuild' }],
@@ -243,7 +304,7 @@ export class FakeMcp {
         annotations: { readOnlyHint: true },
       },
       async (_args, extra) => {
-        await record('list_pages', {}, extra._meta)
+        await record('list_pages', {}, extra)
         return { content: [{ type: 'text', text: 'intro, setup, faq' }] }
       },
     )
@@ -253,6 +314,37 @@ export class FakeMcp {
       { description: 'Export every page.', annotations: { readOnlyHint: true } },
       async () => ({ content: [{ type: 'text', text: 'exported' }] }),
     )
+    if (this.streams) {
+      // Asks the person during the call (elicitation/create, form mode) and answers with what
+      // came; listed only when answers are streams, which a request during a call needs.
+      server.registerTool(
+        'search_section',
+        {
+          description: 'Search one section of the docs; asks which.',
+          inputSchema: { query: z.string() },
+          annotations: { readOnlyHint: true },
+        },
+        async ({ query }, extra) => {
+          await record('search_section', { query }, extra)
+          const answer = await extra.sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                message: `Which section should "${query}" be searched in?`,
+                requestedSchema: SECTION_SCHEMA,
+              },
+            },
+            ElicitResultSchema,
+          )
+          this.elicitAnswers.push(answer)
+          const text =
+            answer.action === 'accept'
+              ? `searched ${JSON.stringify(answer.content)} for "${query}"`
+              : `not searched: ${answer.action}`
+          return { content: [{ type: 'text', text }] }
+        },
+      )
+    }
     if (this.echoesToken) {
       server.registerTool(
         'whoami',
@@ -262,7 +354,7 @@ export class FakeMcp {
           annotations: { readOnlyHint: true },
         },
         async ({ fail, long }, extra) => {
-          await record('whoami', { fail, long }, extra._meta)
+          await record('whoami', { fail, long }, extra)
           const sent = this.authorizations.at(-1)
           if (fail) {
             return { isError: true, content: [{ type: 'text', text: `${sent} may not do that` }] }
@@ -281,7 +373,7 @@ export class FakeMcp {
           annotations: { readOnlyHint: true, destructiveHint: true },
         },
         async (_args, extra) => {
-          await record('purge', {}, extra._meta)
+          await record('purge', {}, extra)
           return { content: [{ type: 'text', text: 'purged' }] }
         },
       )
@@ -294,6 +386,38 @@ export class FakeMcp {
       )
     }
     return server
+  }
+}
+
+/**
+ * The events of a session's streams, in the order they were stored, for `Last-Event-ID` replays.
+ * (The SDK's example store orders by `Date.now()` and a random suffix: under workerd's clock,
+ * which stands still while code runs, a stream's events can then replay out of order.)
+ */
+class OrderedEventStore implements EventStore {
+  readonly #events: { id: string; streamId: string; message: JSONRPCMessage }[] = []
+
+  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const id = `${streamId}:${this.#events.length + 1}`
+    this.#events.push({ id, streamId, message })
+    return id
+  }
+
+  async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return this.#events.find((e) => e.id === eventId)?.streamId
+  }
+
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<string> {
+    const at = this.#events.findIndex((e) => e.id === lastEventId)
+    if (at < 0) return ''
+    const { streamId } = this.#events[at]!
+    for (const e of this.#events.slice(at + 1)) {
+      if (e.streamId === streamId) await send(e.id, e.message)
+    }
+    return streamId
   }
 }
 

@@ -388,11 +388,14 @@ export function eventCallbackBody(input: {
   thread_ts?: string
   event_id?: string
   bot_id?: string
+  /** The envelope's workspace (default T0001); null leaves it out. */
+  team_id?: string | null
 }): string {
   const ts = input.ts ?? '1700000100.000200'
+  const team = input.team_id === undefined ? 'T0001' : input.team_id
   return JSON.stringify({
     token: 'XXYYZZ',
-    team_id: 'T0001',
+    ...(team === null ? {} : { team_id: team }),
     api_app_id: 'A123456',
     event: {
       type: 'app_mention',
@@ -425,11 +428,14 @@ export function messageEventBody(input: {
   event_id?: string
   /** Extra event fields (subtype, bot_id, message, previous_message, hidden…). */
   extra?: Record<string, unknown>
+  /** The envelope's workspace (default T0001); null leaves it out. */
+  team_id?: string | null
 }): string {
   const ts = input.ts ?? '1700000100.000300'
+  const team = input.team_id === undefined ? 'T0001' : input.team_id
   return JSON.stringify({
     token: 'XXYYZZ',
-    team_id: 'T0001',
+    ...(team === null ? {} : { team_id: team }),
     api_app_id: 'A123456',
     event: {
       type: 'message',

@@ -48,4 +48,25 @@ describe('MCP tools in react()', () => {
     expect(result).toMatchObject({ ok: true, answer: 'Found them.' })
     expect([mcp.initializes, mcp.ended, mcp.openSessions]).toEqual([4, 4, 0])
   })
+
+  // The spec forbids cancelling `initialize`; servers answer such a notification with 400.
+  it('end a session that outlived timeout_ms with its DELETE alone, never cancelling its answered initialize', async () => {
+    const docs = servers().find((s) => s.name === 'docs')!
+    const frozen = await freezeMcpTools(servers(), ['docs__search'], 'native')
+    mcp.methods.length = 0
+    const ended = mcp.ended // the listing's own session
+    const model = new ScriptedModel([
+      nativeCalls([nativeCall('docs__search', { query: 'rollback' }, 'c1')]),
+      textFinish('Found it.'),
+    ])
+    await withMcpSessions(undefined, async (sessions) => {
+      const result = await react('Search', mcpTools(frozen, servers(), sessions).tools, { model })
+      expect(result).toMatchObject({ ok: true, answer: 'Found it.' })
+      // The slice goes on past the server's timeout before its sessions end.
+      await new Promise((r) => setTimeout(r, docs.timeoutMs + 300))
+    })
+    expect(mcp.methods).toEqual(['initialize', 'notifications/initialized', 'tools/call search'])
+    expect(mcp.refusals).toEqual([])
+    expect([mcp.ended - ended, mcp.openSessions]).toEqual([1, 0])
+  })
 })

@@ -3,6 +3,17 @@ import { benchContext } from '../../bench/context.bench'
 import { benchKernel } from '../../bench/kernel.bench'
 import { benchParallel } from '../../bench/parallel.bench'
 import { benchStorage } from '../../bench/storage.bench'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import {
+  judge,
+  missedGoal,
+  ReadinessTimeout,
+  unmeasured,
+  verdictLine,
+  waitReady,
+  within,
+} from '../../bench/verdict.mjs'
 import { classify, KINDS, stackKind } from '../../bench/workerd-perf.mjs'
 
 /**
@@ -80,5 +91,70 @@ describe('benchmarks', () => {
     for (const [stack, kind] of stacks) {
       expect(KINDS[stackKind(stack.join('\n'))], stack.join(' < ')).toBe(KINDS[kind])
     }
+  })
+
+  describe('verdicts refuse to judge nothing', () => {
+    const passes = () => true
+    it.each([
+      ['zero', { cpu: 0 }, 'cpu is 0'],
+      ['missing', { cpu: undefined }, 'cpu missing'],
+      ['null', { cpu: null }, 'cpu missing'],
+      ['not a number', { cpu: Number.NaN }, 'cpu is NaN'],
+      ['infinite', { cpu: Infinity }, 'cpu is Infinity'],
+      ['below its resolution', { cpu: [0.004, 0.01] as [number, number] }, 'cpu 0.004 below 0.01'],
+      ['one of two zero', { peer: 1.5, cpu: 0 }, 'cpu is 0'],
+    ])('a %s figure is no measurement, even where the goal would pass', (_, figures, why) => {
+      expect(unmeasured(figures)).toBe(why)
+      expect(judge(figures, passes)).toBe(`no measurement (${why})`)
+      const line = verdictLine(figures, passes, 'cost: 0.00 ms vs 0.00 ms (goal ≤ 1x)')
+      expect(line).toBe(`no measurement (${why}): cost: 0.00 ms vs 0.00 ms (goal ≤ 1x)`)
+      expect(missedGoal(line)).toBe(true)
+    })
+
+    it('measured figures are judged by the goal, and only then', () => {
+      let asked = 0
+      const ok = (v: boolean) => () => (asked++, v)
+      expect(judge({ cpu: 0 }, ok(true))).toMatch(/^no measurement/)
+      expect(asked).toBe(0)
+      expect(judge({ cpu: [0.02, 0.01], peer: 3 }, ok(true))).toBe('PASS')
+      expect(verdictLine({ cpu: 2 }, ok(false), 'x')).toBe('FAIL x')
+      expect(missedGoal('FAIL x')).toBe(true)
+      expect(missedGoal('PASS x')).toBe(false)
+    })
+
+    it('no bench writes its own PASS: every verdict goes through bench/verdict.mjs', () => {
+      const dir = join(import.meta.dirname, '..', '..', 'bench')
+      // A condition turned into the word by hand, where a zero figure would pass.
+      const own = /\?\s*'PASS'\s*:/
+      const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
+        (f) => /\.(mjs|ts)$/.test(f) && !f.includes('node_modules') && f !== 'verdict.mjs',
+      )
+      for (const file of files) {
+        expect(own.test(readFileSync(join(dir, file), 'utf8')), file).toBe(false)
+      }
+    })
+
+    it('a readiness wait times out in one line that names what and the setting', async () => {
+      const before = process.env.BENCH_READY_SCALE
+      process.env.BENCH_READY_SCALE = '0.001'
+      try {
+        const waited = waitReady('the peer to answer', () => false, { seconds: 50 })
+        await expect(waited).rejects.toBeInstanceOf(ReadinessTimeout)
+        await expect(waitReady('the peer to answer', () => false, { seconds: 50 })).rejects.toThrow(
+          /^bench: timed out after 0\.05 s waiting for the peer to answer; on a loaded machine raise BENCH_READY_SCALE \(now 0\.001\)$/,
+        )
+        await expect(within('a callback', new Promise(() => {}), 20)).rejects.toThrow(
+          'timed out after 0.02 s waiting for a callback',
+        )
+        await expect(within('a callback', Promise.resolve(7))).resolves.toBe(7)
+        process.env.BENCH_READY_SCALE = 'fast'
+        await expect(waitReady('x', () => true)).rejects.toThrow(
+          'bench: BENCH_READY_SCALE must be a positive number (got "fast")',
+        )
+      } finally {
+        if (before === undefined) delete process.env.BENCH_READY_SCALE
+        else process.env.BENCH_READY_SCALE = before
+      }
+    })
   })
 })

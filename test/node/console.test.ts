@@ -405,6 +405,14 @@ describe.skipIf(!available)(title, () => {
     expect(await waiting.textContent()).toContain('rollback_deploy')
     expect(await wraps(page, '#inbox pre.args')).toBe(true)
     await expectFits(page)
+    // The token's name and scopes take one line, cut with an ellipsis, the whole in its title.
+    const who = page.locator('#who[data-token]')
+    await who.waitFor()
+    const line = await who.evaluate((el) =>
+      parseFloat(el.ownerDocument.defaultView!.getComputedStyle(el).lineHeight),
+    )
+    expect((await who.boundingBox())!.height).toBeLessThanOrEqual(line * 1.2)
+    expect(await who.getAttribute('title')).toBe(await who.textContent())
     mkdirSync(OUTPUT, { recursive: true })
     await page.screenshot({ path: join(OUTPUT, 'console-phone-list.png') })
 
@@ -834,7 +842,7 @@ describe.skipIf(!available)(title, () => {
           OPENAI_BASE_URL: `${server.origin}/v1`,
           MODEL_PROTOCOL: 'native',
           MODEL_STREAM: 'on',
-          ENABLED_TOOLS: 'rollback_deploy',
+          ENABLED_TOOLS: 'rollback_deploy,ask_person',
         },
         { config: wranglerConfigWithoutDevVars() },
       )
@@ -900,5 +908,79 @@ describe.skipIf(!available)(title, () => {
       expect(fake.violations).toEqual([])
       expect(errors).toEqual([])
     }, 120_000)
+
+    const get = async (path: string) => {
+      const res = await fetch(`${streaming.baseUrl}${path}`, {
+        headers: { Authorization: `Bearer ${TOKEN}` },
+      })
+      return res.json() as Promise<any>
+    }
+
+    for (const viewport of [
+      { name: 'phone', width: 390, height: 844 },
+      { name: 'desktop', width: 1280, height: 800 },
+    ]) {
+      it(`the inbox answers a question and approves edited arguments inline (${viewport.name}, ${viewport.width} px)`, async () => {
+        fake.enqueue(
+          reply.toolCalls(
+            [
+              {
+                name: 'ask_person',
+                arguments: { question: 'Which region?', choices: ['eu-west', 'us-east'] },
+              },
+            ],
+            { content: 'I must not guess.' },
+          ),
+          reply.toolCalls(
+            [
+              {
+                name: 'rollback_deploy',
+                arguments: { service: 'order', to_version: 'v2.13.2', reason: 'pool exhausted' },
+              },
+            ],
+            { content: 'Rolling back in eu-west.' },
+          ),
+          reply.text('Done.'),
+        )
+        const { id } = await call('/v1/runs', { task: TASK })
+        const { page, errors } = await openConsole(viewport, '', { baseUrl: streaming.baseUrl })
+        const question = page.locator(`#inbox li[data-run="${id}"][data-kind=question]`)
+        await question.waitFor({ timeout: 60_000 })
+        expect(await question.textContent()).toContain('Which region?')
+        await expectFits(page)
+        await question.locator('[data-testid=inbox-choice]', { hasText: 'eu-west' }).click()
+
+        const approval = page.locator(`#inbox li[data-run="${id}"][data-kind=approval]`)
+        await approval.waitFor({ timeout: 60_000 })
+        await approval.locator('[data-testid=inbox-edit]').click()
+        const form = approval.locator('[data-testid=edit-form]')
+        await form.waitFor()
+        expect(await form.locator('[data-testid=edit-to_version]').inputValue()).toBe('v2.13.2')
+        await form.locator('[data-testid=edit-to_version]').fill('v2.13.1')
+        await expectFits(page)
+        mkdirSync(OUTPUT, { recursive: true })
+        await page.screenshot({ path: join(OUTPUT, `console-${viewport.name}-inbox-edit.png`) })
+        await form.locator('[data-testid=edit-approve]').click()
+        await approval.waitFor({ state: 'detached', timeout: 30_000 })
+
+        await expect
+          .poll(async () => (await get(`/v1/runs/${id}`)).status, { timeout: 30_000 })
+          .toBe('succeeded')
+        const trace = await get(`/v1/runs/${id}/trace`)
+        expect(trace.steps[0].calls[0]).toMatchObject({
+          observation: `${TOKEN_NAME} answered: eu-west`,
+          approval: { kind: 'question', answer: 'eu-west', decidedBy: TOKEN_NAME },
+        })
+        expect(trace.steps[1].calls[0]).toMatchObject({
+          args: { service: 'order', to_version: 'v2.13.1', reason: 'pool exhausted' },
+          approval: { decision: 'approved', decidedBy: TOKEN_NAME, edit: { by: TOKEN_NAME } },
+        })
+        expect(trace.steps[1].calls[0].observation).toContain(
+          '[Edited] oncall changed the arguments',
+        )
+        expect(fake.violations).toEqual([])
+        expect(errors).toEqual([])
+      }, 120_000)
+    }
   })
 })

@@ -28,11 +28,12 @@ async function crashAt(point: CrashPoint, onFinished: (close: () => Promise<void
     await session.startRun({
       tag,
       script,
-      tools: ['http_get', 'http_post'],
+      tools: point.tools ?? ['http_get', 'http_post'],
       ...(point.callback ? { callback: true } : {}),
     }),
   )
   const view = await session.drive(run.id, {
+    ...(point.edit ? { edit: point.edit } : {}),
     ...(point.onView ? { onView: (v) => point.onView!(session, run, v) } : {}),
   })
   const { evidence, violations } = await judge(
@@ -57,6 +58,18 @@ async function crashAt(point: CrashPoint, onFinished: (close: () => Promise<void
     ...(want.modelAsks !== undefined ? { modelAsks: asks.length } : {}),
     ...(want.callbackAttempts !== undefined ? { callbackAttempts: callbacks.length } : {}),
   }).toEqual(want)
+  // An edited call: what reached the receiver, at most once, is the edit, recorded as such.
+  if (point.edit && posts.length) {
+    expect(posts.map((p) => JSON.parse(p.body))).toEqual([point.edit.body])
+    expect(post?.args).toEqual(point.edit)
+    expect(post?.approval?.edit?.originalArgs).toMatchObject({ body: { value: 42 } })
+  }
+  // A question answered once, by the one answer sent, however the object died.
+  const asked = result.steps.flatMap((st) => st.calls).find((c) => c.name === 'ask_person')
+  if (asked) {
+    expect(asked.approval).toMatchObject({ kind: 'question', decision: 'approved', answer: 'yes' })
+    expect(asked.observation).toBe('api answered: yes')
+  }
   if (post?.kind === 'outcome_unknown') {
     expect(post.observation).toMatch(/^\[ToolError\] outcome unknown: http_post \(call call_post\)/)
   }

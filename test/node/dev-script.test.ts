@@ -8,7 +8,9 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -32,6 +34,28 @@ function freePort(): Promise<number> {
   })
 }
 
+/** Processes whose working folder is `dir` (wrangler and workerd run in the project's folder). */
+function inFolder(dir: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`) === dir) pids.push(Number(entry))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids
+}
+
+function listenable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer()
+    srv.once('error', () => resolve(false))
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
+  })
+}
+
 describe('npm start (scripts/dev.mjs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'edgeloop-start-'))
   let child: ChildProcess | undefined
@@ -45,7 +69,7 @@ describe('npm start (scripts/dev.mjs)', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('restarts wrangler dev when .dev.vars changes, so the new settings apply', async () => {
+  it('restarts wrangler dev when .dev.vars changes, so the new settings apply; stopped, leaves nothing running', async () => {
     // The project as a clone has it, with its own .dev.vars and local storage.
     for (const name of [
       'node_modules',
@@ -59,14 +83,7 @@ describe('npm start (scripts/dev.mjs)', () => {
     }
     mkdirSync(join(dir, 'scripts'))
     // dev.mjs, and the build wrangler.toml's [build] runs (docs/development.md#the-build).
-    for (const script of [
-      'dev',
-      'build',
-      'slim-openai',
-      'slim-mcp',
-      'console-assets',
-      'write-atomic',
-    ]) {
+    for (const script of ['dev', 'build', 'console-assets', 'write-atomic']) {
       copyFileSync(join(ROOT, `scripts/${script}.mjs`), join(dir, `scripts/${script}.mjs`))
     }
     copyFileSync(join(ROOT, '.dev.vars.example'), join(dir, '.dev.vars.example'))
@@ -79,6 +96,7 @@ describe('npm start (scripts/dev.mjs)', () => {
     })
     child.stdout!.on('data', (d) => (out += d))
     child.stderr!.on('data', (d) => (out += d))
+    const startedHere = () => inFolder(dir)
     const serving = `edgeloop: serving http://127.0.0.1:${port}`
     const lines = (text: string) => out.split(text).length - 1
     const until = async (done: () => boolean, what: string) => {
@@ -86,7 +104,10 @@ describe('npm start (scripts/dev.mjs)', () => {
       expect(done(), `${what}; output:\n${out.slice(-3000)}`).toBe(true)
     }
     const warnings = async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`)
+      // .dev.vars.example's API_TOKEN: the full report needs service:read (it has every scope).
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`, {
+        headers: { authorization: 'Bearer dev-token' },
+      })
       return ((await res.json()) as { warnings?: string[] }).warnings ?? []
     }
 
@@ -100,5 +121,12 @@ describe('npm start (scripts/dev.mjs)', () => {
     expect(out).toContain('edgeloop: .dev.vars changed; restarting wrangler dev to read it')
     expect((await warnings()).join()).toContain('MODEL=script')
     expect(child.exitCode).toBe(null)
+
+    // Stopped after its restart, it leaves nothing running: no wrangler, no workerd.
+    const exited = new Promise((r) => child!.once('exit', r))
+    child.kill('SIGTERM')
+    await exited
+    await until(() => startedHere().length === 0, 'every process it started has ended')
+    await expect(listenable(port)).resolves.toBe(true)
   }, 240_000)
 })

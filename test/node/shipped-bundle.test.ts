@@ -1,97 +1,18 @@
 /**
- * The Worker as the build shapes it (scripts/build.mjs, docs/development.md#the-build):
- * - the `openai` package with stand-ins for the unused API resources and helpers, the
- *   chat-completions path the package's own code. Checked on the built module (the exports, the
- *   client, streamed and whole replies, retries, error classes, a stand-in's error) and on the
- *   deployable bundle (a run whose model streams through the fake, after a retried 500, calls a
- *   tool and an MCP server's tool, and finishes with its answer);
- * - the MCP SDK's HTTP transport without its OAuth client: that run reaches the MCP server (a
- *   real SDK server, test/fakes/fake-mcp.ts) with its bearer token;
+ * The Worker as `wrangler deploy` bundles it (scripts/build.mjs, docs/development.md#the-build):
+ * - the `openai` package and the MCP SDK as published (its OAuth client included): a run whose
+ *   model streams through the fake, after a retried 500, calls a tool and an MCP server's tool
+ *   (a real SDK server, test/fakes/fake-mcp.ts) with its bearer token, and finishes;
  * - the console's files as static assets, outside the script, served by the bundled Worker with
  *   its headers. test/events/console-page.test.ts checks the headers and contents in full.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { ASSETS_DIR } from '../../scripts/console-assets.mjs'
-import { buildSlimOpenAI } from '../../scripts/slim-openai.mjs'
 import { FAKE_MCP_HOST, FAKE_MCP_TOKEN, FakeMcp } from '../fakes/fake-mcp'
 import { FAKE_OPENAI_BASE_URL, FAKE_OPENAI_KEY, FakeOpenAI, reply } from '../fakes/fake-openai'
 import { bundleWorker, tempStorage, WorkerRuntime } from './worker-runtime'
-
-type OpenAIModule = typeof import('openai')
-
-let slim: OpenAIModule
-let real: OpenAIModule
-
-beforeAll(async () => {
-  slim = (await import(await buildSlimOpenAI())) as OpenAIModule
-  real = await import('openai')
-})
-
-/** A slim client whose `fetch` is the fake, called in process. */
-function clientOf(api: FakeOpenAI, maxRetries = 0) {
-  return new slim.default({
-    apiKey: FAKE_OPENAI_KEY,
-    baseURL: FAKE_OPENAI_BASE_URL,
-    maxRetries,
-    fetch: (url, init) => Promise.resolve(api.handler(new Request(url as string, init))),
-  })
-}
-
-describe('the slim openai module', () => {
-  it('exports every name the package exports', () => {
-    expect(Object.keys(slim).sort()).toEqual(Object.keys(real).sort())
-    expect(Object.keys(slim.default).sort()).toEqual(Object.keys(real.default).sort())
-  })
-
-  it('answers chat.completions.create whole, with the real client', async () => {
-    const api = new FakeOpenAI().enqueue(reply.text('forty-two'))
-    const completion = await clientOf(api).chat.completions.create({
-      model: 'gpt-test',
-      messages: [{ role: 'user', content: 'the answer?' }],
-    })
-    expect(completion.choices[0]?.message.content).toBe('forty-two')
-    expect(api.untakenViolations()).toEqual([])
-  })
-
-  it('streams chat.completions.create, after retrying a 500', async () => {
-    const api = new FakeOpenAI().enqueue(
-      reply.error(500, 'overloaded', { 'retry-after-ms': '1' }),
-      reply.text('streamed answer'),
-    )
-    const stream = await clientOf(api, 1).chat.completions.create({
-      model: 'gpt-test',
-      messages: [{ role: 'user', content: 'the answer?' }],
-      stream: true,
-    })
-    let text = ''
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
-    expect(text).toBe('streamed answer')
-    expect(api.bodies).toHaveLength(2)
-    expect(api.bodies[1]).toMatchObject({ stream: true })
-  })
-
-  it("throws the package's error classes", async () => {
-    const api = new FakeOpenAI().enqueue(reply.error(400, 'bad tools'))
-    const failed = await clientOf(api)
-      .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
-      .catch((err: unknown) => err)
-    expect(failed).toBeInstanceOf(slim.APIError)
-    expect(failed).toBeInstanceOf(slim.BadRequestError)
-    expect((failed as InstanceType<typeof slim.APIError>).status).toBe(400)
-  })
-
-  it('names what is left out when a stand-in is used', () => {
-    const client = clientOf(new FakeOpenAI())
-    expect(() => client.files.list()).toThrow(
-      /openai: Files\.list is left out of edgeloop's bundle/,
-    )
-    expect(() => client.chat.completions.stream({ model: 'm', messages: [] })).toThrow(
-      /openai: ChatCompletionStream\.createChatCompletion is left out/,
-    )
-  })
-})
 
 describe('the deployable bundle', () => {
   const storage: { path: string; remove: () => Promise<void> }[] = []
@@ -99,13 +20,13 @@ describe('the deployable bundle', () => {
     for (const s of storage) await s.remove()
   })
 
-  it('carries the stand-ins; a run streams through the real client and calls MCP', async () => {
+  it('carries the packages whole; a run streams through the openai client and calls MCP', async () => {
     const worker = await bundleWorker()
     const script = await readFile(worker.scriptPath, 'utf8')
-    expect(script).toContain("is left out of edgeloop's bundle (scripts/slim-openai.mjs")
-    expect(script).not.toContain('AssistantStream')
-    expect(script).toContain('(OAuth) is left out')
-    expect(script).not.toContain('client_secret_basic')
+    // The packages as published: the whole openai client, the MCP SDK's OAuth client.
+    expect(script).toContain('AssistantStream')
+    expect(script).toContain('client_secret_basic')
+    expect(script).not.toContain('is left out')
 
     const api = new FakeOpenAI().enqueue(
       reply.error(500, 'overloaded', { 'retry-after-ms': '1' }),
@@ -120,8 +41,8 @@ describe('the deployable bundle', () => {
       worker,
       storage: dir.path,
       bindings: {
-        API_TOKEN: 'slim-openai-token',
-        WEBHOOK_SECRET: 'slim-openai-webhook-secret',
+        API_TOKEN: 'bundle-token',
+        WEBHOOK_SECRET: 'bundle-webhook-secret',
         OPENAI_API_KEY: FAKE_OPENAI_KEY,
         OPENAI_BASE_URL: FAKE_OPENAI_BASE_URL,
         MODEL: 'gpt-test',
@@ -144,7 +65,7 @@ describe('the deployable bundle', () => {
       },
     })
     try {
-      const auth = { authorization: 'Bearer slim-openai-token' }
+      const auth = { authorization: 'Bearer bundle-token' }
       const started = await rt.fetch('/v1/runs', {
         method: 'POST',
         headers: { ...auth, 'content-type': 'application/json' },

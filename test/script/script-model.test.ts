@@ -73,6 +73,32 @@ describe.each(['native', 'text'] as const)('MODEL=script, %s protocol', (protoco
   })
 })
 
+describe.each(['native', 'text'] as const)(
+  'MODEL=script with a structured answer, %s',
+  (protocol) => {
+    const output_schema = {
+      type: 'object',
+      properties: { total: { type: 'number' } },
+      required: ['total'],
+    }
+
+    it('finishes with the JSON the script gives when it fits the schema', async () => {
+      const task = 'call calculator with {"expression": "6 * 7"}, then finish with {"total": 42}'
+      const id = await startRun({ task, protocol, output_schema })
+      await drainAlarms(id)
+      expect(await getTrace(id)).toMatchObject({ ok: true, output: { total: 42 } })
+    })
+
+    it('an answer that fails the schema ends output_invalid, as documented', async () => {
+      const id = await startRun({ task: 'finish with {"total": "many"}', protocol, output_schema })
+      await drainAlarms(id)
+      const trace = await getTrace(id)
+      expect(trace).toMatchObject({ ok: false, stopReason: 'output_invalid' })
+      expect(trace.steps.map((s) => s.kind)).toContain('format_error')
+    })
+  },
+)
+
 describe('MODEL=script', () => {
   it('without a finish, ends with the last observation', async () => {
     const id = await startRun({ task: 'call calculator with {"expression": "2 + 3"}' })
@@ -99,5 +125,21 @@ describe('MODEL=script', () => {
     expect(((await res.json()) as { warnings: string[] }).warnings).toContain(
       'MODEL=script: runs follow the script written in their task, not a real model',
     )
+  })
+
+  it('names each agent it does not offer, and why (the demo agents)', async () => {
+    const res = await api('/readyz', { headers: AUTH })
+    const { warnings } = (await res.json()) as { warnings: string[] }
+    const agents = (await (await api('/v1/agents', { headers: AUTH })).json()) as {
+      agents: { name: string }[]
+    }
+    const listed = agents.agents.map((a) => a.name)
+    for (const name of ['oncall', 'log_analyst']) {
+      expect(listed).not.toContain(name)
+      expect(warnings).toContain(
+        `agent "${name}" is not offered (GET /v1/agents leaves it out): its model is "demo" ` +
+          '(the offline demo), offered only with MODEL=demo (MODEL is "script")',
+      )
+    }
   })
 })

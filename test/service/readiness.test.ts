@@ -47,7 +47,12 @@ describe('/healthz and /readyz', () => {
       expect(res.status).toBe(200)
       const body = (await res.json()) as Report
       expect(body.ok).toBe(true)
-      expect(body.warnings).toEqual([expect.stringContaining('rollback_deploy')])
+      expect(body.warnings).toEqual([
+        expect.stringContaining('rollback_deploy'),
+        // The demo's agents run only with MODEL=demo: GET /v1/agents leaves them out.
+        expect.stringContaining('agent "oncall" is not offered'),
+        expect.stringContaining('agent "log_analyst" is not offered'),
+      ])
     },
   )
 
@@ -164,7 +169,10 @@ describe('the demo only when asked for', () => {
 
   it('the demo tools are the default only with MODEL=demo', async () => {
     const real = await fetchWith({ ENABLED_TOOLS: undefined }, '/readyz', { headers: AUTH })
-    expect(((await real.json()) as Report).warnings).toEqual([])
+    expect(((await real.json()) as Report).warnings).toEqual([
+      expect.stringContaining('agent "oncall" is not offered'),
+      expect.stringContaining('agent "log_analyst" is not offered'),
+    ])
     const demo = await fetchWith(
       { ENABLED_TOOLS: undefined, MODEL: 'demo', OPENAI_API_KEY: undefined, MODEL_ALLOWLIST: '' },
       '/readyz',

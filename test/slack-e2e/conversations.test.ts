@@ -150,6 +150,44 @@ describe('messages that start nothing', () => {
 })
 
 describe('the thread is the conversation', () => {
+  it('a mention and its reply that name no workspace start and continue nothing', async () => {
+    // Were they answered, a thread of no workspace would be one every workspace could reply in.
+    const thread = messageTs()
+    const mention = await world.mention({
+      text: '<@UFAKEBOT> check the gateway',
+      ts: thread,
+      event_id: uniqueId('Ev'),
+      team_id: null,
+    })
+    expect(mention).toMatchObject({ ok: true, runId: null, ignored: 'app_mention without team_id' })
+    const reply = await world.message({
+      text: 'and the order service?',
+      thread_ts: thread,
+      ts: messageTs(),
+      event_id: uniqueId('Ev'),
+      team_id: null,
+    })
+    expect(reply).toMatchObject({ ok: true, runId: null, ignored: 'message without team_id' })
+    expect(world.model.bodies).toHaveLength(0)
+  })
+
+  it.each([
+    ['names no workspace', null],
+    ['comes from another workspace', 'T0002'],
+  ])('a signed reply that %s does not continue the thread', async (_name, team) => {
+    const first = await finishedMention()
+    const ack = await world.message({
+      text: 'and the order service?',
+      thread_ts: first.thread,
+      ts: messageTs(),
+      event_id: uniqueId('Ev'),
+      team_id: team,
+    })
+    expect(ack).toMatchObject({ ok: true, runId: null, created: false })
+    expect(ack).toHaveProperty('ignored')
+    expect(world.model.bodies).toHaveLength(1)
+  })
+
   it('a reply in the thread of a mention-started run continues it, in that thread', async () => {
     const first = await finishedMention()
     world.model.enqueue(reply.text('The order service is healthy too.'))

@@ -1,7 +1,7 @@
 /** What Slack shows of agents: the approval card names a run's agent; structured answers. */
 import { describe, expect, it } from 'vitest'
 import { approvalBlocks, runFinishedText } from '../../src/slack/approval-message'
-import { slackAgent } from '../../src/routes/slack-agent'
+import { slackAgent } from '../../src/runs/start/slack-agent'
 import type { ServiceConfig } from '../../src/config'
 
 const REQUEST = {

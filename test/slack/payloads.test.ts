@@ -117,6 +117,11 @@ describe('parseEventBody', () => {
       'message without a user',
     ],
     [
+      'a message that names no workspace',
+      messageEventBody({ text: 'more', thread_ts: '1700000000.000100', team_id: null }),
+      'message without team_id',
+    ],
+    [
       'app_rate_limited',
       JSON.stringify({ type: 'app_rate_limited', minute_rate_limited: 1 }),
       'envelope type app_rate_limited',

@@ -1,7 +1,7 @@
 import { Hono } from 'hono/tiny'
 import { allToolsOf, loadConfig, type Agent, type ServiceConfig } from '../../config'
 import type { AppEnv } from '../app-env'
-import { ApiError } from '../api-error'
+import { findAgent } from '../../runs/start'
 import { requireAuth } from './auth'
 import type { AgentBody, AgentItemBody } from '../../api/response-schemas'
 import { AGENT_NAME_PATTERN } from '../../config'
@@ -62,18 +62,6 @@ agentsDocs.serve(agentsRoutes, getAgentRoute, requireAuth(), (c) => {
   const body: AgentBody = { ...agentItem(agent, config), instructions: agent.instructions }
   return c.json(body)
 })
-
-/** The agent named `name`, or the 404 that names it and the agents there are. */
-export function findAgent(agents: readonly Agent[], name: string): Agent {
-  const found = agents.find((a) => a.name === name)
-  if (found) return found
-  throw new ApiError(
-    404,
-    'agent_not_found',
-    `no agent "${name.slice(0, 60)}"; agents: ${agents.map((a) => a.name).join(', ')}`,
-    { agents: agents.map((a) => a.name) },
-  )
-}
 
 /** An agent as the list shows it; an agent of every tool lists what the deployment offers. */
 function agentItem(agent: Agent, config: ServiceConfig): AgentItemBody {

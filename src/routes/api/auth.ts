@@ -44,14 +44,14 @@ export function requireAuth(
 }
 
 /**
- * The scope a request needs: deciding approvals needs `approvals:write`, reading (an export
+ * The scope a request needs: deciding approvals and answering questions needs `approvals:write`, reading (an export
  * included) needs `runs:read`, deleting a run `runs:delete`, anything else that writes (start,
  * cancel) needs `runs:write`.
  */
 export function scopeFor(c: Context<AppEnv>): Scope {
   if (c.req.method === 'GET' || c.req.method === 'HEAD') return 'runs:read'
   if (c.req.method === 'DELETE') return 'runs:delete'
-  if (/\/approvals(\/|$)/.test(c.req.path)) return 'approvals:write'
+  if (/\/(approvals|questions)(\/|$)/.test(c.req.path)) return 'approvals:write'
   return 'runs:write'
 }
 

@@ -13,14 +13,6 @@ import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
 import { RUN_ID_PATTERN } from './schemas'
 import { AGENT_NAME_PATTERN } from '../../config'
-import { errorResponses, ROUTE_ERRORS } from '../openapi/openapi-errors'
-import {
-  bearer,
-  cursor as cursorParameter,
-  limit as limitParameter,
-  ok,
-} from '../openapi/openapi-parts'
-import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
 
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100
@@ -91,33 +83,7 @@ approvalsRoutes.use('*', async (c, next) => {
   await next()
 })
 
-/** What /openapi.json says of the route here. */
-export const approvalsDocs = new DeclaredRoutes('/v1/approvals')
-
-const listApprovalsRoute = declareRoute({
-  method: 'get',
-  path: '/',
-  operationId: 'listApprovals',
-  summary: 'Pending approvals across runs, newest first',
-  tags: ['approvals'],
-  security: bearer,
-  parameters: [
-    {
-      name: 'status',
-      in: 'query',
-      required: false,
-      schema: { type: 'string', enum: ['pending'], default: 'pending' },
-    },
-    limitParameter,
-    cursorParameter,
-  ],
-  responses: {
-    '200': ok('A page of pending approvals', 'ApprovalPage'),
-    ...errorResponses(ROUTE_ERRORS.listApprovals),
-  },
-})
-
-approvalsDocs.serve(approvalsRoutes, listApprovalsRoute, async (c) => {
+approvalsRoutes.get('/', async (c) => {
   const status = c.req.query('status') ?? 'pending'
   if (status !== 'pending') {
     throw new ApiError(

@@ -4,12 +4,12 @@ import type { AppEnv, Principal } from '../app-env'
 import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
 import { parseJsonBody, refuseDeepJson } from '../body'
-import { CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
-import { startRun } from '../start-run'
+import { AnswerBody, CancelBody, CreateRunBody, DecisionBody, RUN_ID_PATTERN } from './schemas'
+import { decideItem } from './decide-item'
+import { startRun } from '../../runs/start'
 import { streamEvents } from './events'
 import { streamRunList } from './run-list-stream'
 import { listRunsHandler } from './run-list'
-import { loadConfig } from '../../config'
 import { runNotFound } from './run-not-found'
 import { ownerFor, reachableRun } from './run-access'
 import { parseTraceparent } from '../../runs/otel/otel-ids'
@@ -22,6 +22,7 @@ import { errorResponses, ROUTE_ERRORS } from '../openapi/openapi-errors'
 import {
   afterSeq,
   bearer,
+  callIdParam,
   cursor,
   idempotencyKey as idempotencyKeyHeader,
   json,
@@ -370,10 +371,12 @@ const decideApprovalRoute = declareRoute({
   method: 'post',
   path: '/{id}/approvals/{callId}',
   operationId: 'decideApproval',
-  summary: 'Approve or deny a pending side-effecting call',
+  summary: 'Approve (as asked, or with edited `args`) or deny a pending side-effecting call',
+  description:
+    "With `args` the call runs with those arguments instead: checked strictly against the tool's schema (a failure is 400 invalid_args naming the fields, the approval still pending), hashed again, recorded beside the original with the decider; a tool with `editable: false` refuses them (400 not_editable). A pending item of another kind is 409 wrong_kind.",
   tags: ['approvals'],
   security: bearer,
-  parameters: [runId, { name: 'callId', in: 'path', required: true, schema: { type: 'string' } }],
+  parameters: [runId, callIdParam],
   requestBody: { required: true, ...json('Decision') },
   responses: {
     '200': ok('Decision recorded', 'DecisionResult'),
@@ -382,42 +385,54 @@ const decideApprovalRoute = declareRoute({
 })
 
 runsDocs.serve(runsRoutes, decideApprovalRoute, async (c) => {
-  const id = c.req.param('id')
-  const callId = c.req.param('callId')
   const body = parseJsonBody(
     decisionAliases(c.var.rawBody),
     DecisionBody,
     c.req.header('Content-Type') ?? null,
   )
-  const stub = await reachableRun(c, id)
-  const view = await stub.get()
-  if (!view) throw await runNotFound(stub, id)
-  // Slack-started runs are decided in Slack by SLACK_APPROVERS, so a token cannot go around
-  // the approver list, unless the deployment says tokens may decide them too.
-  if (view.requestedBy.startsWith('slack:') && !loadConfig(c.env).security.apiApprovesSlackRuns) {
-    throw new ApiError(
-      403,
-      'slack_run',
-      `run ${id} was started from Slack, so its approvals are decided in Slack by SLACK_APPROVERS; ` +
-        'set API_APPROVES_SLACK_RUNS=true to let tokens with approvals:write decide them too',
-    )
+  if (body.args && body.decision !== 'approve') {
+    throw new ApiError(400, 'invalid_request', 'args may only come with "decision": "approve"')
   }
-  // The decider is the authenticated token, never a name the caller writes in the body.
-  const out = await stub.decide({
-    callId,
+  return decideItem(c, c.req.param('id'), {
+    callId: c.req.param('callId'),
+    kind: 'approval',
     decision: body.decision,
     argsHash: body.args_hash,
-    by: c.var.principal,
     ...(body.reason ? { reason: body.reason } : {}),
+    ...(body.args ? { args: body.args } : {}),
   })
-  if (out.ok) return c.json(out)
-  const status = out.code === 'no_run' || out.code === 'not_found' ? 404 : 409
-  const code =
-    out.code === 'no_run' ? 'run_not_found' : out.code === 'not_found' ? 'call_not_found' : out.code
-  throw new ApiError(status, code, out.message, {
-    ...(out.decidedBy ? { decidedBy: out.decidedBy } : {}),
-    ...(out.decision ? { decision: out.decision } : {}),
-    ...(out.expiredAt ? { expiredAt: new Date(out.expiredAt).toISOString() } : {}),
+})
+
+const answerQuestionRoute = declareRoute({
+  method: 'post',
+  path: '/{id}/questions/{callId}',
+  operationId: 'answerQuestion',
+  summary: 'Answer or decline a question the run asks a person',
+  description:
+    "The answer is checked against the question's choices or JSON Schema (400 invalid_answer, the question still pending); the first answer wins. `question_hash` is the item's `argsHash`.",
+  tags: ['approvals'],
+  security: bearer,
+  parameters: [runId, callIdParam],
+  requestBody: { required: true, ...json('Answer') },
+  responses: {
+    '200': ok('Answer recorded', 'DecisionResult'),
+    ...errorResponses(ROUTE_ERRORS.answerQuestion),
+  },
+})
+
+runsDocs.serve(runsRoutes, answerQuestionRoute, async (c) => {
+  const body = parseJsonBody(
+    decisionAliases(c.var.rawBody),
+    AnswerBody,
+    c.req.header('Content-Type') ?? null,
+  )
+  const declined = 'decline' in body
+  return decideItem(c, c.req.param('id'), {
+    callId: c.req.param('callId'),
+    kind: 'question',
+    decision: declined ? 'deny' : 'approve',
+    argsHash: body.question_hash,
+    ...(declined ? (body.reason ? { reason: body.reason } : {}) : { answer: body.answer }),
   })
 })
 

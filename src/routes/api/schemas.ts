@@ -86,7 +86,39 @@ export const DecisionBody = z.strictObject({
       ),
     ),
   reason: z.optional(z.string().check(z.maxLength(500))),
+  /**
+   * With `approve`: the arguments the call runs with instead of the model's, checked strictly
+   * against the tool's schema (docs/human-in-the-loop.md#edit-then-approve).
+   */
+  args: z.optional(z.record(z.string(), z.unknown())),
 })
+
+const itemHash = (what: string) =>
+  z
+    .string()
+    .check(
+      z.regex(
+        SHA256_HEX_PATTERN,
+        `must be the pending ${what}'s hash (64 hex digits), as the inbox shows it`,
+      ),
+    )
+
+/**
+ * An answer to a question a run asks a person (`ask_person`, an MCP server's elicitation): the
+ * answer, checked against the question's choices or schema, or a decline.
+ */
+export const AnswerBody = z.union([
+  z.strictObject({
+    question_hash: itemHash('question'),
+    /** A choice, a string, or a value matching the question's schema. */
+    answer: z.unknown().check(z.refine((v) => v !== undefined && v !== null, 'answer is required')),
+  }),
+  z.strictObject({
+    question_hash: itemHash('question'),
+    decline: z.literal(true),
+    reason: z.optional(z.string().check(z.maxLength(500))),
+  }),
+])
 
 export const CancelBody = z.strictObject({
   reason: z.optional(z.string().check(z.maxLength(500))),
@@ -95,4 +127,12 @@ export const CancelBody = z.strictObject({
 /** What a client sends to start a run (the schema's input side). */
 export type CreateRunInput = z.input<typeof CreateRunBody>
 export type DecisionInput = z.input<typeof DecisionBody>
+export type AnswerInput = z.input<typeof AnswerBody>
 export type CancelInput = z.input<typeof CancelBody>
+
+/** `POST /v1/connections/:server/link`: the run and item waiting for it, and the scopes asked. */
+export const ConnectLinkBody = z.strictObject({
+  runId: z.optional(z.string().check(z.maxLength(200))),
+  itemId: z.optional(z.string().check(z.maxLength(200))),
+  scopes: z.optional(z.string().check(z.maxLength(1_000))),
+})

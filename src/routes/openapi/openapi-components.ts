@@ -1,4 +1,7 @@
 import {
+  ConnectionDeleted,
+  ConnectionList,
+  ConnectLink,
   AgentDetail,
   AgentList,
   ApprovalPage,
@@ -20,7 +23,13 @@ import {
   RunView,
   StoredObservation,
 } from '../../api/response-schemas'
-import { CancelBody, CreateRunBody, DecisionBody } from '../api/schemas'
+import {
+  AnswerBody,
+  CancelBody,
+  ConnectLinkBody,
+  CreateRunBody,
+  DecisionBody,
+} from '../api/schemas'
 import { schema } from './openapi-parts'
 
 /**
@@ -61,6 +70,7 @@ export function openApiComponents(): Record<string, unknown> {
     schemas: {
       CreateRun: schema(CreateRunBody, 'input'),
       Decision: schema(DecisionBody, 'input'),
+      Answer: schema(AnswerBody, 'input'),
       Cancel: schema(CancelBody, 'input'),
       CreatedRun: schema(CreatedRun, 'output'),
       RunView: schema(RunView, 'output'),
@@ -82,6 +92,10 @@ export function openApiComponents(): Record<string, unknown> {
       Agent: schema(AgentDetail, 'output'),
       Deleted: schema(Deleted, 'output'),
       RunExport: schema(RunExport, 'output'),
+      ConnectionList: schema(ConnectionList, 'output'),
+      ConnectLinkRequest: schema(ConnectLinkBody, 'input'),
+      ConnectLink: schema(ConnectLink, 'output'),
+      ConnectionDeleted: schema(ConnectionDeleted, 'output'),
     },
   }
 }

@@ -3,7 +3,7 @@
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
-  Record<400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503, string[]>
+  Record<400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 429 | 500 | 502 | 503, string[]>
 >
 
 const BODY_400 = [
@@ -25,6 +25,17 @@ const BODY = { 413: ['body_too_large'], 415: ['unsupported_media_type'] }
 /** A run that never was, or one that was deleted (docs/operations.md#deletion). */
 const GONE = ['run_not_found', 'run_deleted']
 
+/** Why a pending item could not be decided as asked: it left the item as it was. */
+const DECIDE_409 = [
+  'already_decided',
+  'hash_mismatch',
+  'not_pending',
+  'run_finished',
+  'run_cancelling',
+  'wrong_kind',
+  'approval_expired',
+] as const
+
 export const ROUTE_ERRORS = {
   createRun: {
     ...AUTH,
@@ -44,6 +55,7 @@ export const ROUTE_ERRORS = {
       'cost_budget_unavailable',
       'metadata_too_large',
       'invalid_run_id',
+      'needs_person',
     ],
     // A webhook signature may start runs but not continue one (that needs runs:read).
     403: ['forbidden'],
@@ -75,17 +87,18 @@ export const ROUTE_ERRORS = {
   decideApproval: {
     ...TOKEN_ONLY,
     ...BODY,
-    400: [...BODY_400, 'by_not_accepted'],
+    400: [...BODY_400, 'by_not_accepted', 'invalid_args', 'not_editable'],
     403: ['forbidden', 'slack_run'],
     404: [...GONE, 'call_not_found'],
-    409: [
-      'already_decided',
-      'approval_expired',
-      'hash_mismatch',
-      'not_pending',
-      'run_finished',
-      'run_cancelling',
-    ],
+    409: [...DECIDE_409],
+  },
+  answerQuestion: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: [...BODY_400, 'by_not_accepted', 'invalid_answer'],
+    403: ['forbidden', 'slack_run'],
+    404: [...GONE, 'call_not_found'],
+    409: [...DECIDE_409],
   },
   cancelRun: {
     ...TOKEN_ONLY,
@@ -109,6 +122,38 @@ export const ROUTE_ERRORS = {
     500: ['internal_error'],
   },
   listAgents: { ...TOKEN_ONLY, 503: ['misconfigured'] },
+  listConnections: TOKEN_ONLY,
+  createConnectLink: {
+    ...TOKEN_ONLY,
+    ...BODY,
+    400: BODY_400,
+    404: ['not_found', 'connections_not_configured'],
+    409: ['not_oauth'],
+    503: ['misconfigured'],
+  },
+  deleteConnection: {
+    ...TOKEN_ONLY,
+    404: ['not_found', 'connections_not_configured'],
+    503: ['misconfigured'],
+  },
+  // A person's browser and the authorization server: no token; the link or state is the key.
+  followConnectLink: {
+    404: ['unknown_state', 'connections_not_configured'],
+    409: ['already_used', 'not_oauth'],
+    410: ['expired', 'server_removed'],
+    502: ['authorization_server_failed'],
+    503: ['misconfigured'],
+  },
+  oauthCallback: {
+    400: ['invalid_state', 'invalid_request', 'issuer_mismatch'],
+    403: ['state_mismatch', 'authorization_denied'],
+    404: ['unknown_state', 'connections_not_configured'],
+    409: ['already_used', 'not_oauth'],
+    410: ['expired', 'server_removed'],
+    502: ['authorization_server_failed'],
+    503: ['misconfigured'],
+  },
+  clientMetadata: { 404: ['not_found'] },
   getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
 } satisfies Record<string, ErrorCodes>
 

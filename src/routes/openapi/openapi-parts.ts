@@ -1,5 +1,6 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
 import { RUN_ID_PATTERN } from '../../kernel/names'
+import { CURSOR_PATTERN } from '../../runs/index/run-index'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 
 /** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */
@@ -38,12 +39,20 @@ export const runId: Parameter = {
   description: 'The run id (`run_` and 32 hex digits).',
   schema: { type: 'string', pattern: RUN_ID_PATTERN.source },
 }
+/** A call id, which names the pending item of that call. */
+export const callIdParam: Parameter = {
+  name: 'callId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+}
+
 export const cursor: Parameter = {
   name: 'cursor',
   in: 'query',
   required: false,
-  description: 'The `nextCursor` of the previous page.',
-  schema: { type: 'string' },
+  description: 'The `nextCursor` of the previous page (base64url, as the server wrote it).',
+  schema: { type: 'string', pattern: CURSOR_PATTERN.source },
 }
 export const limit: Parameter = {
   name: 'limit',

@@ -5,7 +5,12 @@ import { runStub, type DecideResponse, type RunView } from '../../runs/types'
 import { APPROVE_ACTION_ID, DENY_ACTION_ID, parseButtonValue } from '../../slack/approval-message'
 import { canApprove } from '../../slack/approvers'
 import { userRef } from '../../slack/mrkdwn'
-import { parseBlockActions } from '../../slack/payloads'
+import { parseBlockActions, type Parsed } from '../../slack/payloads'
+import {
+  ANSWER_ACTION_PREFIX,
+  DECLINE_QUESTION_ACTION_ID,
+  parseQuestionValue,
+} from '../../slack/question-message'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
 import { postEphemeralNote } from './slack-ephemeral'
@@ -18,14 +23,16 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
   if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
   const payload = parsed.value
   const action = payload.actions.find(
-    (a) => a.action_id === APPROVE_ACTION_ID || a.action_id === DENY_ACTION_ID,
+    (a) =>
+      a.action_id === APPROVE_ACTION_ID ||
+      a.action_id === DENY_ACTION_ID ||
+      a.action_id === DECLINE_QUESTION_ACTION_ID ||
+      a.action_id.startsWith(ANSWER_ACTION_PREFIX),
   )
   if (!action) return c.body(null, 200)
-  const button = parseButtonValue(action.value ?? '')
-  if (!button.ok)
-    throw new ApiError(400, 'invalid_slack_payload', `approval button: ${button.error}`)
-  const { runId, callId, argsHash } = button.value
-  const decision = action.action_id === APPROVE_ACTION_ID ? 'approve' : 'deny'
+  const clicked = clickedItem(action.action_id, action.value ?? '')
+  if (!clicked.ok) throw new ApiError(400, 'invalid_slack_payload', clicked.error)
+  const { runId, callId, argsHash, decision, kind, answer } = clicked.value
   const userId = payload.user.id
   const tell = (text: string) =>
     postEphemeralNote(c, {
@@ -62,13 +69,57 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
     await tell(`You can't decide this approval: ${allowed.reason}`)
     return c.body(null, 200)
   }
-  const out = await stub.decide({ callId, decision, argsHash, by: userId })
+  const out = await stub.decide({
+    callId,
+    kind,
+    decision,
+    argsHash,
+    by: userId,
+    ...(answer !== undefined ? { answer } : {}),
+  })
   if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))
   // A second click by the same person is answered with the decision already recorded.
   else if (out.replayed)
     await tell(`Already decided: ${out.decision} by ${userRef(out.decidedBy)}.`)
   // The run's outbox replaces the buttons with chat.update once the decision is stored.
   return c.body(null, 200)
+}
+
+/** What a clicked button decides: an approval's Approve / Deny, a question's choice or Decline. */
+function clickedItem(
+  actionId: string,
+  value: string,
+): Parsed<{
+  runId: string
+  callId: string
+  argsHash: string
+  decision: 'approve' | 'deny'
+  kind: 'approval' | 'question'
+  answer?: string
+}> {
+  if (actionId === APPROVE_ACTION_ID || actionId === DENY_ACTION_ID) {
+    const button = parseButtonValue(value)
+    if (!button.ok) return { ok: false, error: `approval button: ${button.error}` }
+    const decision = actionId === APPROVE_ACTION_ID ? 'approve' : 'deny'
+    return { ok: true, value: { ...button.value, decision, kind: 'approval' } }
+  }
+  const button = parseQuestionValue(value)
+  if (!button.ok) return { ok: false, error: button.error }
+  const { runId, callId, hash, answer } = button.value
+  const declined = actionId === DECLINE_QUESTION_ACTION_ID
+  if (!declined && answer === undefined)
+    return { ok: false, error: 'an answer button without its answer' }
+  return {
+    ok: true,
+    value: {
+      runId,
+      callId,
+      argsHash: hash,
+      decision: declined ? 'deny' : 'approve',
+      kind: 'question',
+      ...(declined ? {} : { answer }),
+    },
+  }
 }
 
 /**

@@ -6,10 +6,9 @@ import { verifySlackRequest } from '../../slack/verify'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
 import { readRawBody } from '../body'
-import { answerSlackAsk } from './slack-messages'
 import { slackInteraction } from './slack-interactions'
-import { startRun } from '../start-run'
-import { slackAgent } from '../slack-agent'
+import { answerSlackAsk, slackAgent, startRun, StartError } from '../../runs/start'
+import { postEphemeralNote } from './slack-ephemeral'
 import { loadConfig } from '../../config'
 
 /**
@@ -65,8 +64,7 @@ slackRoutes.post('/commands', async (c) => {
     })
     return ephemeral(c, `Started run \`${view.id}\`. I'll answer in a thread in this channel.`)
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500)
-      return ephemeral(c, `Could not start the run: ${err.message}`)
+    if (refused(err)) return ephemeral(c, `Could not start the run: ${err.message}`)
     throw err
   }
 })
@@ -82,7 +80,7 @@ slackRoutes.post('/events', async (c) => {
   const { event } = body
   const thread = event.thread_ts && event.thread_ts !== event.ts ? event.thread_ts : undefined
   // Slack retries (X-Slack-Retry-Num) carry the same event_id: the same run id, never a second run.
-  const outcome = await answerSlackAsk(c, {
+  const ask = {
     eventId: body.eventId,
     ...(body.teamId ? { teamId: body.teamId } : {}),
     user: event.user,
@@ -92,9 +90,12 @@ slackRoutes.post('/events', async (c) => {
     ...(thread ? { thread } : {}),
     im: body.kind === 'message' && event.channel_type === 'im',
     mention: body.kind === 'app_mention',
-  }).catch((err) => {
+  }
+  const tell = (text: string) =>
+    postEphemeralNote(c, { channel: ask.channel, user: ask.user, threadTs: ask.thread, text })
+  const outcome = await answerSlackAsk(c.env, ask, tell).catch((err: unknown) => {
     // A bad request from Slack's side must still be acknowledged, or Slack retries it.
-    if (err instanceof ApiError && err.status < 500) {
+    if (refused(err)) {
       logEvent(c.env, 'slack_event_rejected', { eventId: body.eventId, code: err.code }, 'warn')
       return { ignored: `rejected: ${err.code}` }
     }
@@ -109,6 +110,11 @@ slackRoutes.post('/events', async (c) => {
 })
 
 slackRoutes.post('/interactions', slackInteraction)
+
+/** A request Slack sent that is refused (a 4xx), not a failure of ours. */
+function refused(err: unknown): err is ApiError | StartError {
+  return (err instanceof ApiError && err.status < 500) || err instanceof StartError
+}
 
 function ephemeral(c: Context<AppEnv>, text: string) {
   return c.json({ response_type: 'ephemeral', text })

@@ -3,6 +3,9 @@ import type { NewRunEvent, RunEvent } from './events'
 const SCHEMA = `CREATE TABLE IF NOT EXISTS event (
   seq INTEGER PRIMARY KEY, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`
 
+/** Rows per INSERT: four parameters each, and a statement binds at most 100. */
+const EVENTS_PER_INSERT = 25
+
 /** An event as stored: `data` is its JSON text, `at` milliseconds since the epoch. */
 export type EventRow = { seq: number; type: string; data: string; at: number }
 
@@ -31,15 +34,13 @@ export class EventLog {
       this.#ready = true
     }
     let seq = this.lastSeq()
-    for (const event of events) {
-      seq++
-      this.sql.exec(
-        'INSERT INTO event (seq, type, data, at) VALUES (?, ?, ?, ?)',
-        seq,
-        event.type,
-        JSON.stringify(event.data),
-        now,
-      )
+    // One statement for a transition's events (measured: 40 → 35 SQL writes in a two-call run,
+    // docs/development.md#the-peer-bench), in chunks that stay under the bound-parameter limit.
+    for (let i = 0; i < events.length; i += EVENTS_PER_INSERT) {
+      const chunk = events.slice(i, i + EVENTS_PER_INSERT)
+      const args = chunk.flatMap((e) => [++seq, e.type, JSON.stringify(e.data), now])
+      const rows = chunk.map(() => '(?, ?, ?, ?)').join(', ')
+      this.sql.exec(`INSERT INTO event (seq, type, data, at) VALUES ${rows}`, ...args)
     }
     return seq
   }

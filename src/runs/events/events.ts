@@ -1,5 +1,5 @@
 import type { RunState, Step } from '../../kernel/state'
-import { traceUsage } from '../../kernel/trace'
+import { trippedGuardrail, traceUsage } from '../../kernel/trace'
 import type { RunEventBody } from '../../api/response-schemas'
 
 /**
@@ -36,6 +36,7 @@ export function eventsBetween(prev: RunState | undefined, next: RunState): NewRu
     if (!old) events.push(modelReplied(step))
     callEvents(old, step, events)
   }
+  guardrailEvents(prev, next, events)
   const newStep = next.steps.length > before.length
   if (next.phase === 'think' && (prev?.phase !== 'think' || newStep)) {
     events.push({ type: 'step_started', data: { step: next.steps.length } })
@@ -51,12 +52,38 @@ export function eventsBetween(prev: RunState | undefined, next: RunState): NewRu
         agent: { name: next.agent.name, version: next.agent.version },
         stopReason: r.stopReason,
         ...(r.error ? { error: r.error } : {}),
+        ...guardrailOf(next),
         stepCount: next.steps.length,
         usage: traceUsage(next),
       },
     })
   }
   return events
+}
+
+/** A guardrail's tripwires and rewrites since `prev` (a pass is in the trace, not an event). */
+function guardrailEvents(prev: RunState | undefined, next: RunState, events: NewRunEvent[]): void {
+  for (let k = prev?.guardrails.length ?? 0; k < next.guardrails.length; k++) {
+    const r = next.guardrails[k]!
+    if (r.verdict === 'pass') continue
+    events.push({
+      type: r.verdict === 'tripwire' ? 'guardrail_tripped' : 'guardrail_rewrote',
+      data: {
+        guardrail: r.guardrail,
+        point: r.point,
+        ...(r.reason ? { reason: r.reason } : {}),
+        ...(r.error ? { error: r.error } : {}),
+        ...(r.step !== null ? { step: r.step } : {}),
+        ...(r.tool ? { tool: r.tool } : {}),
+        ...(r.callId ? { callId: r.callId } : {}),
+      },
+    })
+  }
+}
+
+function guardrailOf(state: RunState) {
+  const tripped = trippedGuardrail(state)
+  return tripped ? { guardrail: tripped } : {}
 }
 
 function modelReplied(step: Step): NewRunEvent {
@@ -97,15 +124,25 @@ function callEvents(old: Step | undefined, step: Step, events: NewRunEvent[]): v
           argsHash: call.approval!.hash,
           reason: step.thought.slice(0, EVENT_THOUGHT_CHARS),
           expiresAt: new Date(call.approval!.expiresAt).toISOString(),
+          // An approval's event keeps the shape it had before other kinds.
+          ...(call.approval!.kind !== 'approval' ? { kind: call.approval!.kind } : {}),
+          ...(call.approval!.ask ? { ask: call.approval!.ask } : {}),
         },
       })
     }
     const decision = call.approval?.decision
     if (decision && !was?.approval?.decision) {
-      const { decidedBy, reason } = call.approval!
+      const { decidedBy, reason, kind, edit } = call.approval!
       events.push({
         type: 'approval_decided',
-        data: { ...ids, decision, by: decidedBy ?? 'unknown', ...(reason ? { reason } : {}) },
+        data: {
+          ...ids,
+          decision,
+          by: decidedBy ?? 'unknown',
+          ...(reason ? { reason } : {}),
+          ...(kind !== 'approval' ? { kind } : {}),
+          ...(edit ? { editedArgs: call.args } : {}),
+        },
       })
     }
     if (call.child && !was?.child) {

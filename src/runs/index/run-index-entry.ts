@@ -64,5 +64,8 @@ export function pendingApprovalsOf(state: RunState): IndexedApproval[] {
     reason: state.steps[stepIndex]!.thought,
     requestedAt: call.approval!.requestedAt,
     expiresAt: call.approval!.expiresAt,
+    kind: call.approval!.kind,
+    ask: call.approval!.ask,
+    editSchema: call.approval!.editSchema,
   }))
 }

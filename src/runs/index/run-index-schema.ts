@@ -3,19 +3,21 @@ import { OWNER_FROM_REQUESTER_SQL } from '../run-owner'
 /**
  * The run index's tables in D1 (docs/architecture.md#events). The schema is created by the code
  * (`CREATE TABLE IF NOT EXISTS`, once per isolate), so no migration step is needed; columns added
- * later are added to an existing table the same way.
+ * later are added to an existing table the same way. A new database gets every column at once.
  */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS runs (
      id TEXT PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,
      updated_at INTEGER NOT NULL, steps INTEGER NOT NULL, requested_by TEXT NOT NULL,
-     metadata TEXT, version INTEGER NOT NULL)`,
+     metadata TEXT, version INTEGER NOT NULL, conversation_id TEXT, conversation_position INTEGER,
+     agent_name TEXT, agent_version TEXT, owner TEXT, parent_run_id TEXT)`,
   `CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at DESC, id DESC)`,
   `CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created_at DESC, id DESC)`,
   `CREATE TABLE IF NOT EXISTS pending_approvals (
      run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
      args_hash TEXT NOT NULL, reason TEXT NOT NULL, requested_by TEXT NOT NULL,
-     requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, call_id))`,
+     requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, owner TEXT,
+     PRIMARY KEY (run_id, call_id))`,
   `CREATE INDEX IF NOT EXISTS approvals_by_requested ON pending_approvals (requested_at DESC)`,
   // Deleted runs' ids: a late write of a deleted run's row (a delivery in flight when it was
   // deleted) must not bring it back to the list.
@@ -23,8 +25,9 @@ const SCHEMA = [
 ]
 
 /**
- * Columns added after the first deployments, so not in the CREATE TABLE above: an existing
- * table gains them once (`ALTER TABLE` has no IF NOT EXISTS; another isolate may win the race).
+ * Columns added after the first deployments (also in the CREATE TABLE above, for a new
+ * database): a table created before them gains them once (`ALTER TABLE` has no IF NOT EXISTS;
+ * another isolate may win the race).
  */
 const ADDED_COLUMNS: [table: string, column: string, ddl: string, fill?: string][] = [
   // The conversation a run belongs to (docs/architecture.md#conversations); NULL in older rows,
@@ -48,6 +51,9 @@ const ADDED_COLUMNS: [table: string, column: string, ddl: string, fill?: string]
     'ALTER TABLE pending_approvals ADD COLUMN owner TEXT',
     `UPDATE pending_approvals SET owner = ${OWNER_FROM_REQUESTER_SQL} WHERE owner IS NULL`,
   ],
+  // A pending item's kind, what it asks and its edit schema (docs/human-in-the-loop.md); NULL
+  // in rows written when approvals were the only kind.
+  ['pending_approvals', 'item', 'ALTER TABLE pending_approvals ADD COLUMN item TEXT'],
   // The run that delegated this one (docs/agents.md#delegation); NULL for every other run.
   ['runs', 'parent_run_id', 'ALTER TABLE runs ADD COLUMN parent_run_id TEXT'],
 ]
@@ -61,26 +67,39 @@ const ADDED_INDEXES = [
 
 const ready = new WeakMap<D1Database, Promise<void>>()
 
+const TABLES = [...new Set(ADDED_COLUMNS.map(([table]) => table))]
+
 /** Creates the tables once per isolate and database; a failure is retried by the next call. */
 export function ensureSchema(db: D1Database): Promise<void> {
   let p = ready.get(db)
   if (!p) {
-    p = db
-      .batch(SCHEMA.map((s) => db.prepare(s)))
-      .then(() => addColumns(db))
-      .then(() => db.batch(ADDED_INDEXES.map((s) => db.prepare(s))))
-      .then(() => undefined)
+    p = createSchema(db)
     p.catch(() => ready.delete(db))
     ready.set(db, p)
   }
   return p
 }
 
-async function addColumns(db: D1Database): Promise<void> {
+/**
+ * Two round trips to D1 where every column is there (every isolate's but the very first's): the
+ * tables and their columns in one batch, the indexes in another. A round trip per added column
+ * used to make an isolate's first index write wait for nine of them, in the first run after a
+ * start (docs/development.md#the-peer-bench).
+ */
+async function createSchema(db: D1Database): Promise<void> {
+  // PRAGMA table_info is the statement form D1 documents (docs: D1 "Database commands").
+  const info = TABLES.map((t) => db.prepare(`PRAGMA table_info(${t})`))
+  const out = await db.batch<{ name: string }>([...SCHEMA.map((s) => db.prepare(s)), ...info])
+  const columns = new Map(
+    TABLES.map((t, i) => [t, new Set(out[SCHEMA.length + i]!.results.map((c) => c.name))]),
+  )
+  await addColumns(db, columns)
+  await db.batch(ADDED_INDEXES.map((s) => db.prepare(s)))
+}
+
+async function addColumns(db: D1Database, columns: Map<string, Set<string>>): Promise<void> {
   for (const [table, column, ddl, fill] of ADDED_COLUMNS) {
-    // The statement form D1 documents (docs: D1 "Database commands"), filtered here.
-    const { results } = await db.prepare(`PRAGMA table_info(${table})`).all<{ name: string }>()
-    if (results.some((c) => c.name === column)) continue
+    if (columns.get(table)!.has(column)) continue
     try {
       await db.prepare(ddl).run()
     } catch (err) {

@@ -1,4 +1,5 @@
 import { ensureSchema } from './run-index-schema'
+import { itemActions } from '../pending-item-actions'
 import type { RunStatus } from '../types'
 import type {
   ApprovalListItemBody,
@@ -41,7 +42,7 @@ export type RunIndexEntry = Omit<
 /** A pending approval as the index stores it: the API's, times in ms, the requester on the row. */
 export type IndexedApproval = Omit<
   PendingApprovalBody,
-  'requestedBy' | 'requestedAt' | 'expiresAt'
+  'requestedBy' | 'requestedAt' | 'expiresAt' | 'actions' | 'href'
 > & {
   requestedAt: number
   expiresAt: number
@@ -97,8 +98,8 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
         .prepare(
           `INSERT OR REPLACE INTO pending_approvals
              (run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at,
-              owner)
-           SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE ${current}`,
+              owner, item)
+           SELECT ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 WHERE ${current}`,
         )
         .bind(
           e.id,
@@ -112,6 +113,7 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
           a.requestedAt,
           a.expiresAt,
           e.owner,
+          itemColumn(a),
         ),
     ),
   ])
@@ -148,6 +150,7 @@ export function listedEntry(e: RunIndexEntry): { run: RunListItem; approvals: Ap
         requested_by: e.requestedBy,
         requested_at: a.requestedAt,
         expires_at: a.expiresAt,
+        item: itemColumn(a),
       }),
     ),
   }
@@ -251,6 +254,9 @@ type ApprovalRow = {
   requested_by: string
   requested_at: number
   expires_at: number
+  /** The item's kind, what it asks and its edit schema, as JSON; NULL in rows of approvals
+   * written before other kinds. */
+  item: string | null
 }
 
 /** Pending approvals across runs, newest first (only `owner`'s runs' if given); expired ones are left out. */
@@ -270,7 +276,8 @@ export async function listPendingApprovals(
   const limit = args.push(query.limit + 1)
   const { results } = await db
     .prepare(
-      `SELECT run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at
+      `SELECT run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at,
+         item
        FROM pending_approvals WHERE expires_at > ?1 ${page}
        ORDER BY requested_at DESC, run_id || ' ' || call_id DESC LIMIT ?${limit}`,
     )
@@ -304,6 +311,9 @@ function runItem(r: RunRow): RunListItem {
 }
 
 function approvalItem(r: ApprovalRow): ApprovalListItem {
+  const item = r.item
+    ? (JSON.parse(r.item) as Pick<IndexedApproval, 'kind' | 'ask' | 'editSchema'>)
+    : { kind: 'approval' as const, ask: null, editSchema: null }
   return {
     runId: r.run_id,
     callId: r.call_id,
@@ -314,7 +324,14 @@ function approvalItem(r: ApprovalRow): ApprovalListItem {
     requestedBy: r.requested_by,
     requestedAt: new Date(r.requested_at).toISOString(),
     expiresAt: new Date(r.expires_at).toISOString(),
+    ...item,
+    ...itemActions(r.run_id, r.call_id, item),
   }
+}
+
+/** What the `item` column holds of a pending item. */
+function itemColumn(a: IndexedApproval): string {
+  return JSON.stringify({ kind: a.kind, ask: a.ask, editSchema: a.editSchema })
 }
 
 /** Thrown for a cursor this server did not make (the route answers 400). */
@@ -329,7 +346,13 @@ function encodeCursor(t: number, id: string): string {
     .replace(/=+$/, '')
 }
 
+/** What encodeCursor writes: base64url without padding (the OpenAPI document says the same). */
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,400}$/
+
 function decodeCursor(cursor: string): { t: number; id: string } {
+  if (!CURSOR_PATTERN.test(cursor)) {
+    throw new InvalidCursorError('cursor is not one this server returned; start without it')
+  }
   try {
     const [t, id] = JSON.parse(atob(cursor.replaceAll('-', '+').replaceAll('_', '/'))) as unknown[]
     if (typeof t === 'number' && Number.isFinite(t) && typeof id === 'string') return { t, id }

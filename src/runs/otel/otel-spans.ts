@@ -1,5 +1,7 @@
 import type { Call, RunState, Step } from '../../kernel/state'
 import { redact } from '../../security/redact'
+import type { GuardrailRecord } from '../../kernel/guardrails/guardrail'
+import { trippedGuardrail } from '../../kernel/trace'
 import type { OtelConfig } from '../../config/otel'
 import type { EventLog } from '../events/event-log'
 import { spanIdOf, traceOf } from './otel-ids'
@@ -72,6 +74,7 @@ function runSpan(head: SpanHead, state: RunState, slices: number[]): SpanInput {
       'edgeloop.run.id': state.id,
       'edgeloop.run.steps': state.steps.length,
       'edgeloop.run.stop_reason': r?.stopReason,
+      'edgeloop.run.guardrail': trippedGuardrail(state)?.name,
       'edgeloop.run.model_calls': state.usage.modelCalls,
       'edgeloop.run.lost_model_calls': state.usage.lostModelCalls,
       'edgeloop.run.slices': slices.length,
@@ -82,13 +85,37 @@ function runSpan(head: SpanHead, state: RunState, slices: number[]): SpanInput {
           }
         : {}),
     },
-    // Each slice is one Worker invocation; a slice after the first is a resume.
-    events: slices.map((at, i) => ({
-      name: i === 0 ? 'edgeloop.slice' : 'edgeloop.slice.resumed',
-      atMs: at,
-      attributes: { 'edgeloop.slice.index': i },
-    })),
+    // Each slice is one Worker invocation; a slice after the first is a resume. Every guardrail
+    // verdict is an event of its own (docs/guardrails.md#the-trace).
+    events: [
+      ...slices.map((at, i) => ({
+        name: i === 0 ? 'edgeloop.slice' : 'edgeloop.slice.resumed',
+        atMs: at,
+        attributes: { 'edgeloop.slice.index': i },
+      })),
+      ...state.guardrails.map(guardrailEvent),
+    ],
     ...(r && !r.ok ? { error: redact(r.error ?? r.stopReason).slice(0, 500) } : {}),
+  }
+}
+
+/** One guardrail verdict as an event of the run's span. */
+function guardrailEvent(g: GuardrailRecord) {
+  return {
+    name: 'edgeloop.guardrail',
+    atMs: g.at,
+    attributes: {
+      'edgeloop.guardrail.name': g.guardrail,
+      'edgeloop.guardrail.point': g.point,
+      'edgeloop.guardrail.verdict': g.verdict,
+      'edgeloop.guardrail.reason': g.reason ?? undefined,
+      'edgeloop.guardrail.error': g.error ?? undefined,
+      'edgeloop.step': g.step ?? undefined,
+      'gen_ai.tool.name': g.tool ?? undefined,
+      'gen_ai.tool.call.id': g.callId ?? undefined,
+      'gen_ai.usage.input_tokens': g.promptTokens ?? undefined,
+      'gen_ai.usage.output_tokens': g.completionTokens ?? undefined,
+    },
   }
 }
 

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../config/index'
 import { DeliveryError } from '../../errors/delivery-error'
+import { questionBlocks } from '../../slack/question-message'
 import {
   approvalBlocks,
   decisionBlocks,
@@ -143,18 +144,31 @@ async function approval(
   waitForThread(ctx, thread)
   const cards = ctx.info.slackCards
   const asker = (ctx.info.slack ?? cards)?.userId
-  const message = approvalBlocks({
-    runId: state.id,
-    callId,
-    tool: found.call.name,
-    args: found.call.args,
-    reason: found.thought,
-    argsHash: found.call.approval.hash,
-    expiresAt: found.call.approval.expiresAt,
-    ...(asker ? { requestedBy: asker } : {}),
-    ...(state.agent.name !== 'default' || cards ? { agent: state.agent.name } : {}),
-    ...(cards ? { delegatedBy: { agent: cards.parentAgent, runId: state.parent!.runId } } : {}),
-  })
+  const item = found.call.approval
+  const message =
+    item.kind === 'question'
+      ? questionBlocks({
+          runId: state.id,
+          callId,
+          question: item.ask?.message ?? '',
+          choices: item.ask?.choices ?? null,
+          hash: item.hash,
+          expiresAt: item.expiresAt,
+        })
+      : approvalBlocks({
+          runId: state.id,
+          callId,
+          tool: found.call.name,
+          args: found.call.args,
+          reason: found.thought,
+          argsHash: found.call.approval.hash,
+          expiresAt: found.call.approval.expiresAt,
+          ...(asker ? { requestedBy: asker } : {}),
+          ...(state.agent.name !== 'default' || cards ? { agent: state.agent.name } : {}),
+          ...(cards
+            ? { delegatedBy: { agent: cards.parentAgent, runId: state.parent!.runId } }
+            : {}),
+        })
   const res = await client.postMessage({
     channel,
     text: message.text,

@@ -1,4 +1,5 @@
 import type { RunState } from '../../kernel/state'
+import { trippedGuardrail } from '../../kernel/trace'
 import { progressText, statusLine, type RunProgress } from '../../slack/progress-message'
 import type { SlackClient } from '../../slack/web-api'
 import type { DeliveryContext } from '../outbox/delivery-context'
@@ -16,10 +17,23 @@ export const PROGRESS_ID = 'slack.progress'
 /** At most one `chat.update` per run this often (Slack allows ~50 a minute per method). */
 export const PROGRESS_GAP_MS = 1_000
 
-/** What the run is doing now, as its thread shows it. */
+/** What the run is doing now, as its thread shows it, with the guardrails that rewrote. */
 export function progressOf(state: RunState): RunProgress {
+  const doing = doingOf(state)
+  const rewrote = [
+    ...new Set(
+      state.guardrails
+        .filter((g) => g.verdict === 'rewrite')
+        .map((g) => `${g.guardrail} (${g.point})`),
+    ),
+  ]
+  return rewrote.length ? { ...doing, rewrote } : doing
+}
+
+function doingOf(state: RunState): RunProgress {
   if (state.phase === 'done') {
     const u = state.usage
+    const tripped = trippedGuardrail(state)
     return {
       doing: 'done',
       ok: state.result?.ok ?? false,
@@ -27,6 +41,7 @@ export function progressOf(state: RunState): RunProgress {
       steps: state.steps.length,
       tokens: u.promptTokens + u.completionTokens,
       ...(u.costUsd !== null ? { costUsd: u.costUsd } : {}),
+      ...(tripped ? { guardrail: tripped } : {}),
     }
   }
   const last = state.steps.at(-1)

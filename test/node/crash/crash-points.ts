@@ -45,6 +45,10 @@ export interface CrashPoint {
   callback?: boolean
   /** Arms the crash once the run has started. */
   arm?: (session: CrashSession, run: RunRef) => void
+  /** The tools the run may use (default http_get and http_post). */
+  tools?: string[]
+  /** Every approval is approved with these arguments instead of the model's (an edit). */
+  edit?: Record<string, unknown>
   /** Sees every view of the run before the driver acts on it; may kill instead. */
   onView?: (session: CrashSession, run: RunRef, view: RunView) => void | Promise<void>
   /** What this point leaves behind, on top of the invariants. */
@@ -87,6 +91,27 @@ const isPost = (r: NetworkRequest) => r.method === 'POST' && r.path === '/effect
 const isRead = (id: string) => (r: NetworkRequest) => r.method === 'GET' && r.path.endsWith(id)
 const IDEMPOTENT = { HTTP_POST_IDEMPOTENT: 'true' }
 const ASK = { CONFIRM_POLICY: 'ask' }
+/** The arguments an approver sends instead of the model's: another value to record. */
+export const EDITED_POST = { url: `https://${RECEIVER_HOST}/effect`, body: { value: 43 } }
+const WITH_ASK_PERSON = { ENABLED_TOOLS: 'calculator,http_get,http_post,ask_person' }
+
+/** Step 0 asks a person (ask_person), step 1 records (http_post), step 2 answers. */
+function questionScript(): FakeReply[] {
+  return [
+    reply.toolCalls(
+      [
+        {
+          id: 'call_ask',
+          name: 'ask_person',
+          arguments: { question: 'Record?', choices: ['yes', 'no'] },
+        },
+      ],
+      { content: 'Ask first.' },
+    ),
+    reply.toolCalls([postCall()], { content: 'They said yes: record 42.' }),
+    reply.text('Recorded 42.'),
+  ]
+}
 
 /** Kills the runtime when the first request `match`es: `before` it reaches its host, or in flight. */
 function killAt(match: (r: NetworkRequest) => boolean, when: 'before' | 'in_flight', why: string) {
@@ -159,6 +184,51 @@ export const CRASH_POINTS: CrashPoint[] = [
       async (session, run, view) => {
         const p = view.pendingApprovals[0]!
         session.approve(run.id, p.callId, p.argsHash).catch(() => {})
+        await new Promise((r) => setTimeout(r, 5))
+      },
+    ),
+    expect: { stopReason: 'finish', postKind: 'ok', postHits: 1, modelAsks: 3 },
+  },
+  {
+    name: 'an edited approval whose decision request is cut off',
+    bindings: ASK,
+    edit: EDITED_POST,
+    onView: killOnView(
+      (v) => v.pendingApprovals.length > 0,
+      'edited decision request in the Worker',
+      async (session, run, view) => {
+        const p = view.pendingApprovals[0]!
+        session.approve(run.id, p.callId, p.argsHash, EDITED_POST).catch(() => {})
+        await new Promise((r) => setTimeout(r, 5))
+      },
+    ),
+    expect: { stopReason: 'finish', postKind: 'ok', postHits: 1, modelAsks: 3 },
+  },
+  {
+    name: 'an edited call in flight (not idempotent)',
+    bindings: ASK,
+    edit: EDITED_POST,
+    arm: killAt(isPost, 'in_flight', 'edited http_post in flight'),
+    expect: { stopReason: 'finish', postKind: 'outcome_unknown', postHits: 1, modelAsks: 3 },
+  },
+  {
+    name: 'an edited call between its started record and the request (idempotent)',
+    bindings: { ...ASK, ...IDEMPOTENT },
+    edit: EDITED_POST,
+    arm: killAt(isPost, 'before', 'edited http_post left the Worker, never reached the receiver'),
+    expect: { stopReason: 'finish', postKind: 'ok', postHits: 1, modelAsks: 3 },
+  },
+  {
+    name: 'an answer to a question given while the object dies',
+    bindings: WITH_ASK_PERSON,
+    tools: ['http_post', 'ask_person'],
+    script: questionScript,
+    onView: killOnView(
+      (v) => v.pendingApprovals.some((p) => p.kind === 'question'),
+      'answer request in the Worker',
+      async (session, run, view) => {
+        const p = view.pendingApprovals[0]!
+        session.answer(run.id, p.callId, p.argsHash, 'yes').catch(() => {})
         await new Promise((r) => setTimeout(r, 5))
       },
     ),

@@ -159,10 +159,25 @@ export class CrashSession {
     return view
   }
 
-  /** Approves one pending call through the API (the person's click). */
-  approve(id: string, callId: string, argsHash: string): Promise<Response> {
+  /**
+   * Approves one pending call through the API (the person's click), with `args` instead of the
+   * model's when given (an edit, docs/human-in-the-loop.md#edit-then-approve).
+   */
+  approve(
+    id: string,
+    callId: string,
+    argsHash: string,
+    args?: Record<string, unknown>,
+  ): Promise<Response> {
     return this.api(`/v1/runs/${id}/approvals/${callId}`, {
-      json: { decision: 'approve', args_hash: argsHash },
+      json: { decision: 'approve', args_hash: argsHash, ...(args ? { args } : {}) },
+    })
+  }
+
+  /** Answers a pending question through the API. */
+  answer(id: string, callId: string, hash: string, answer: unknown): Promise<Response> {
+    return this.api(`/v1/runs/${id}/questions/${callId}`, {
+      json: { question_hash: hash, answer },
     })
   }
 
@@ -183,6 +198,8 @@ export class CrashSession {
       timeoutMs?: number
       onView?: (view: RunView) => void | Promise<void>
       approve?: boolean
+      /** Approvals are approved with these arguments (an edit). */
+      edit?: Record<string, unknown>
     } = {},
   ): Promise<RunView | undefined> {
     const timeoutMs = options.timeoutMs ?? 15_000
@@ -206,7 +223,12 @@ export class CrashSession {
       if (view.phase === 'done' && settled) return view
       if (options.approve ?? true) {
         for (const p of view.pendingApprovals) {
-          await this.approve(id, p.callId, p.argsHash).catch(() => {})
+          // A question gets its first choice; an approval its edit, if the point makes one.
+          const sent =
+            p.kind === 'question'
+              ? this.answer(id, p.callId, p.argsHash, p.ask?.choices?.[0] ?? 'yes')
+              : this.approve(id, p.callId, p.argsHash, options.edit)
+          await sent.catch(() => {})
         }
       }
       await sleep(25)

@@ -172,7 +172,7 @@ export class Checker {
           d.runId === runId &&
           d.callId === callId &&
           d.decision === 'approve' &&
-          d.hash === wireHash &&
+          (d.hash === wireHash || d.editHash === wireHash) &&
           d.by === approval?.decidedBy,
       )
       if (approval?.decision !== 'approved' || approval.hash !== wireHash || !clicked) {

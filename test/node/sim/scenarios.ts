@@ -20,6 +20,10 @@ export interface PersonAction {
   afterMs?: number
   /** Clicks the button of the approval card in Slack (a Slack-started run), not the API. */
   inSlack?: boolean
+  /** Approves with these arguments instead of the model's (an edit; approvals only). */
+  edit?: Record<string, unknown>
+  /** What an approve on a question answers (default its first choice). */
+  answer?: string
 }
 
 export interface Scenario {
@@ -38,6 +42,8 @@ export interface Scenario {
   cancelAfterMs?: number
   /** The run may use the MCP server's tools (a read-only search, a destructive delete_page). */
   mcp?: boolean
+  /** The run may ask a person (ask_person). */
+  question?: boolean
   /** The run is a `lead` that delegates to `default`: each child's call and script. */
   delegated?: Delegated[]
   /** Someone deletes the run this long after it starts (`DELETE /v1/runs/:id`). */
@@ -122,6 +128,39 @@ export function exhaustiveScenarios(): Scenario[] {
     people: [APPROVE, DENY],
     callback: true,
   })
+  // Pending items of other kinds and edits (docs/human-in-the-loop.md), appended so the indexes
+  // above stay what replays name: an approval approved with edited arguments beside a denial,
+  // and a question (ask_person) answered beside a decline, before a side effect under ask.
+  const EDITOR = { ...APPROVE, edit: { url: `https://${RECEIVER}/effect`, body: { value: 99 } } }
+  const ask = reply.toolCalls(
+    [
+      {
+        id: 'call_q',
+        name: 'ask_person',
+        arguments: { question: 'Record?', choices: ['yes', 'no'] },
+      },
+    ],
+    { content: 'Ask first.' },
+  )
+  const lateScenarios: Scenario[] = [
+    {
+      name: 'post,answer ask edit-approve|deny',
+      script: SHAPES[2]!.script,
+      policy: 'ask',
+      idempotent: false,
+      people: [EDITOR, DENY],
+      callback: true,
+    },
+    {
+      name: 'question,post,answer ask answer|decline',
+      script: [ask, post('call_post'), answer('Recorded.')],
+      policy: 'ask',
+      idempotent: false,
+      people: [APPROVE, DENY],
+      callback: true,
+      question: true,
+    },
+  ]
   // A lead delegating one side effect behind an approval to a child run in an object of its own.
   const child = { callId: 'call_ask', tag: 'sim:0.c0', script: SHAPES[2]!.script }
   out.push({
@@ -133,7 +172,7 @@ export function exhaustiveScenarios(): Scenario[] {
     callback: true,
     delegated: [child],
   })
-  return out
+  return [...out, ...lateScenarios]
 }
 
 /**

@@ -8,9 +8,9 @@
 import { FAKE_MCP_HOST, FAKE_MCP_TOKEN, FakeMcp } from '../../fakes/fake-mcp'
 import type { FakeReply } from '../../fakes/fake-openai'
 import { RunStore } from '../../../src/runs/run-store'
-import { startRun } from '../../../src/routes/start-run'
+import { startRun } from '../../../src/runs/start/start-run'
 import { RunStorage } from '../../../src/runs/storage'
-import type { RunState } from '../../../src/kernel/state'
+import type { Call, RunState } from '../../../src/kernel/state'
 import type { ChildOutcome } from '../../../src/kernel/delegation'
 import type { Env } from '../../../src/env'
 import type { Chooser } from './chooser'
@@ -20,8 +20,8 @@ import { SimNetwork } from './network'
 import { Sim, type FaultBudget, type SimEvent } from './sim'
 import { SimD1 } from './sim-d1'
 import { SimSqlCursor } from './sim-storage'
-import { PROVIDER, PROVIDER_KEY, RECEIVER, type Scenario } from './scenarios'
-import { Checker, type Violation } from './invariants'
+import { PROVIDER, PROVIDER_KEY, RECEIVER, type PersonAction, type Scenario } from './scenarios'
+import { Checker, hashOf, type Violation } from './invariants'
 import { receiver, SimProvider, type ModelAsk } from './hosts'
 import { SimSlackThreads, slackEnv } from './slack-sim'
 import { SlackPart } from './slack-world'
@@ -45,8 +45,33 @@ export interface Decided {
   by: string
   decision: 'approve' | 'deny'
   hash: string
+  /** An approval sent with edited arguments: their hash, which the call then runs under. */
+  editHash?: string
   ok: boolean
   answered: boolean
+}
+
+/** What a person sends beside the decision: the item's kind, an edit or an answer. */
+interface PersonInput {
+  kind?: 'approval' | 'question' | 'connect'
+  args?: Record<string, unknown>
+  answer?: string
+  editHash?: string
+}
+
+/** A person's decision on `call` as the API would send it: a question answered, an edit. */
+function personInput(call: Call, p: PersonAction): PersonInput {
+  const item = call.approval!
+  if (item.kind === 'question') {
+    return {
+      kind: 'question',
+      ...(p.decision === 'approve' ? { answer: p.answer ?? item.ask?.choices?.[0] ?? 'yes' } : {}),
+    }
+  }
+  if (p.edit && p.decision === 'approve') {
+    return { kind: item.kind, args: p.edit, editHash: hashOf(call.name, p.edit) }
+  }
+  return { kind: item.kind }
 }
 
 export interface Outcome {
@@ -118,7 +143,7 @@ export class World {
       MODEL_STREAM: 'off',
       CONFIRM_POLICY: scenario.policy,
       APPROVAL_TTL_SECONDS: '600',
-      ENABLED_TOOLS: 'calculator,http_get,http_post',
+      ENABLED_TOOLS: `calculator,http_get,http_post${scenario.question ? ',ask_person' : ''}`,
       HTTP_ALLOWLIST: RECEIVER,
       HTTP_POST_IDEMPOTENT: String(scenario.idempotent),
       CALLBACK_ALLOWLIST: RECEIVER,
@@ -350,6 +375,7 @@ export class World {
                   'http_post',
                   'calculator',
                   ...(this.scenario.mcp ? ['docs__search', 'docs__delete_page'] : []),
+                  ...(this.scenario.question ? ['ask_person'] : []),
                 ],
               }),
           requestedBy: 'api:sim',
@@ -442,10 +468,11 @@ export class World {
             const hash = p.staleHash
               ? `${call.approval!.hash.slice(0, -4)}0000`
               : call.approval!.hash
+            const extra = personInput(call, p)
             this.sim.schedule(
               `person ${p.by} clicks ${p.decision} on ${call.id}`,
               p.afterMs ?? 100,
-              () => this.#decide(runId, call.id, p.by, p.decision, hash, k),
+              () => this.#decide(runId, call.id, p.by, p.decision, hash, k, extra),
               undefined,
               true,
             )
@@ -462,14 +489,25 @@ export class World {
     decision: 'approve' | 'deny',
     hash: string,
     k: number,
+    extra: PersonInput = {},
   ): void {
-    const record: Decided = { runId, callId, by, decision, hash, ok: false, answered: false }
+    const record: Decided = {
+      runId,
+      callId,
+      by,
+      decision,
+      hash,
+      ok: false,
+      answered: false,
+      ...(extra.editHash ? { editHash: extra.editHash } : {}),
+    }
     this.decisions.push(record)
+    const { editHash: _h, ...sent } = extra
     this.runs
       .object(runId)
       .rpc<{ ok: boolean; code?: string }>(
         'decide',
-        [{ callId, decision, argsHash: hash, by }],
+        [{ callId, decision, argsHash: hash, by, ...sent }],
         `decide ${by}`,
       )
       .then(
@@ -485,7 +523,7 @@ export class World {
             this.sim.schedule(
               `person ${by} clicks ${decision} again`,
               2_000,
-              () => this.#decide(runId, callId, by, decision, hash, k + 10),
+              () => this.#decide(runId, callId, by, decision, hash, k + 10, extra),
               undefined,
             )
         },

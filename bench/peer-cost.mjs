@@ -1,0 +1,366 @@
+// edgeloop beside Cloudflare's Agents SDK (the peer, bench/peer/: an `Agent` per run running the
+// AI SDK's `generateText`, its messages kept with `this.sql`), in the same harness: each Worker
+// in a workerd of its own under Miniflare (test/node/worker-runtime.ts), both reaching the same
+// fake OpenAI-compatible model and the same page server in this process over 127.0.0.1, both
+// given the same two-call task (model → http_get → model → http_get → answer, 1 KiB pages).
+// Rounds interleave the two (which goes first alternates), at each model latency. Worker CPU is
+// each workerd process's CPU (bench/workerd-cpu.mjs) less its idle rate; SQL is counted inside
+// each workerd by wrapping `ctx.storage.sql` (bench/sql-count.mjs); bytes at rest are the
+// Durable Objects' database files. docs/development.md#the-peer-bench.
+import { readdirSync, readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { gzipSync } from 'node:zlib'
+import { bundlePeer, installPeer } from './peer-build.mjs'
+import { storageCounts, withStorageCounts } from './sql-count.mjs'
+import { judge, within } from './verdict.mjs'
+import {
+  CALLBACK_HOST,
+  callbackReceiver,
+  chatCompletion,
+  cpuMs,
+  cpuResolutionMs,
+  idleRate,
+  median,
+  MODEL_HOST,
+  sleep,
+  startBenchWorker,
+} from './workerd-cpu.mjs'
+
+const ROUNDS = Number(process.env.PEER_ROUNDS ?? 5)
+/** Runs per batch, one after another: CPU is read once per batch. */
+const RUNS = 5
+const LATENCIES_MS = [0, 50]
+/** Fresh workerd processes per system for the first run after a start. */
+const FRESH_STARTS = 3
+/** After a batch, inside its CPU window: work the runs set off after answering (index, events). */
+const SETTLE_MS = 300
+const PAGE_BYTES = 1024
+const GOAL_CPU_RATIO = 1.0
+const GOAL_SQL_WRITES = 30
+const GOAL_FIRST_RUN = 1.5
+const TOKEN = 'bench-token'
+/** Per run: three model calls and two page reads, in both systems. */
+const EXPECTED = { model: 3, pages: 2 }
+
+/** A page of about PAGE_BYTES of text, the same for every read. */
+const PAGE = Array.from({ length: 64 }, (_, i) => `line ${String(i).padStart(2, '0')}: ok`)
+  .join('\n')
+  .padEnd(PAGE_BYTES, '.')
+
+/**
+ * The outside world of both Workers. The model counts assistant turns: a call to http_get of
+ * page 1, then page 2, then the answer. `outbound(request, name)` counts model calls and page
+ * reads per system (each workerd's outbound service names its system).
+ */
+function network() {
+  const callbacks = callbackReceiver()
+  const seen = { edgeloop: { model: 0, pages: 0 }, peer: { model: 0, pages: 0 } }
+  const net = {
+    delayMs: 0,
+    seen,
+    /** The run's callback body; a callback may come before the bench asks for it. */
+    finished: callbacks.finished,
+    outbound: async (request, who) => {
+      const url = new URL(request.url)
+      if (url.host === MODEL_HOST) {
+        const { messages } = JSON.parse(await request.text())
+        const turn = messages.filter((m) => m.role === 'assistant').length
+        seen[who].model++
+        if (net.delayMs) await sleep(net.delayMs)
+        const call = (n) => ({
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: `call_${n}`,
+              type: 'function',
+              function: {
+                name: 'http_get',
+                arguments: JSON.stringify({ url: `https://${CALLBACK_HOST}/page/${n}` }),
+              },
+            },
+          ],
+        })
+        const answer = { role: 'assistant', content: 'Both pages say ok.' }
+        return chatCompletion(turn, turn < 2 ? call(turn + 1) : answer)
+      }
+      if (url.host === CALLBACK_HOST && url.pathname.startsWith('/page/')) {
+        seen[who].pages++
+        return new Response(PAGE, { headers: { 'content-type': 'text/plain' } })
+      }
+      if (url.host === CALLBACK_HOST) return callbacks.receive(request, await request.text())
+      return new Response('unexpected host', { status: 502 })
+    },
+  }
+  return net
+}
+
+/** The two systems: how each starts a run and knows it is done. */
+const SYSTEMS = {
+  edgeloop: {
+    classes: ['RunStore'],
+    runClass: 'RunStore',
+    async run(base, net, n) {
+      const res = await fetch(new URL('/v1/runs', base), {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          task: `Read pages 1 and 2, then say what they say (${n}).`,
+          tools: ['http_get'],
+          callback_url: `https://${CALLBACK_HOST}/done`,
+        }),
+      })
+      const body = await res.json()
+      if (res.status !== 202) throw new Error(`edgeloop: POST /v1/runs answered ${res.status}`)
+      const result = await within(`edgeloop run ${body.id}'s callback`, net.finished(body.id))
+      if (!result.ok) throw new Error(`edgeloop run ${body.id} failed: ${JSON.stringify(result)}`)
+    },
+  },
+  peer: {
+    classes: ['RunAgent'],
+    runClass: 'RunAgent',
+    async run(base, _net, n) {
+      const res = await within(
+        'the peer run to answer',
+        fetch(new URL('/runs', base), {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ task: `Read pages 1 and 2, then say what they say (${n}).` }),
+        }),
+      )
+      const body = await res.json()
+      if (res.status !== 200 || !body.ok || body.steps !== 3) {
+        throw new Error(`peer: POST /runs answered ${res.status}: ${JSON.stringify(body)}`)
+      }
+    },
+  },
+}
+
+/** One workerd running `build` (with its storage counted), its base URL, idle rate and runs. */
+async function start(name, build, net) {
+  const worker = withStorageCounts(build, SYSTEMS[name].classes)
+  const bindings = { ENABLED_TOOLS: 'http_get', HTTP_ALLOWLIST: CALLBACK_HOST, MODEL_STREAM: 'off' }
+  const outbound = (request) => net.outbound(request, name)
+  const started = await startBenchWorker(outbound, bindings, { worker })
+  const base = await started.rt.url()
+  return { name, ...started, base, runs: 0 }
+}
+
+/**
+ * A batch of RUNS runs of one system at the current latency: CPU per run (less idle), each
+ * run's wall time, and what its Durable Objects wrote per run.
+ */
+async function batch(sys, net, idle) {
+  await storageCounts(sys.base)
+  const seen0 = { ...net.seen[sys.name] }
+  const walls = []
+  const c0 = cpuMs(sys.rt.pid)
+  const t0 = performance.now()
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now()
+    await SYSTEMS[sys.name].run(sys.base, net, sys.runs++)
+    walls.push(performance.now() - t)
+  }
+  await sleep(SETTLE_MS)
+  const wallMs = performance.now() - t0
+  const cpu = cpuMs(sys.rt.pid) - c0 - (idle * wallMs) / 1000
+  const counts = await storageCounts(sys.base)
+  const seen = net.seen[sys.name]
+  return {
+    cpu: cpu / RUNS,
+    wall: median(walls),
+    statements: counts.statements / RUNS,
+    writes: counts.writes / RUNS,
+    rows: counts.rowsWritten / RUNS,
+    kvWrites: counts.kvWrites / RUNS,
+    alarms: counts.alarms / RUNS,
+    model: (seen.model - seen0.model) / RUNS,
+    pages: (seen.pages - seen0.pages) / RUNS,
+  }
+}
+
+/**
+ * Bytes at rest of the databases under `dir`/`folder` (Miniflare's layout: a SQLite file per
+ * object): each database's size as SQLite counts it (pages × page size, the WAL's pages
+ * included, read through node:sqlite while workerd holds them), which is what a deployment
+ * stores, not the files' sizes (their WAL grows with every commit until a checkpoint).
+ */
+function bytesAtRest(dir, folder) {
+  const at = join(dir, folder)
+  let total = 0
+  for (const file of readdirSync(at)) {
+    if (!file.endsWith('.sqlite') || file === 'metadata.sqlite') continue
+    const db = new DatabaseSync(join(at, file), { readOnly: true })
+    try {
+      const pages = db.prepare('PRAGMA page_count').get().page_count
+      total += pages * db.prepare('PRAGMA page_size').get().page_size
+    } finally {
+      db.close()
+    }
+  }
+  return total
+}
+
+/** The first run of a fresh workerd (its wall time and CPU), then a second for comparison. */
+async function freshStart(name, build, net) {
+  const sys = await start(name, build, net)
+  try {
+    const c0 = cpuMs(sys.rt.pid)
+    const t0 = performance.now()
+    await SYSTEMS[name].run(sys.base, net, `fresh ${Math.random()}`)
+    const first = performance.now() - t0
+    const cpu = cpuMs(sys.rt.pid) - c0
+    const t1 = performance.now()
+    await SYSTEMS[name].run(sys.base, net, `second ${Math.random()}`)
+    return { first, cpu, second: performance.now() - t1 }
+  } finally {
+    await sys.stop()
+  }
+}
+
+const spread = (xs, digits = 1) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return `${median(s).toFixed(digits)} (${s[0].toFixed(digits)}–${s.at(-1).toFixed(digits)})`
+}
+const gzipKiB = (path) => (gzipSync(readFileSync(path), { level: 9 }).length / 1024).toFixed(1)
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')
+
+/** Runs the side-by-side bench; the report's lines say PASS, FAIL or no measurement per goal. */
+export async function benchPeer(root) {
+  const versions = await installPeer(root)
+  const { bundleWorker } = await import('../test/node/worker-runtime.ts')
+  const builds = {
+    edgeloop: { ...(await bundleWorker()), assets: undefined },
+    peer: await bundlePeer(root),
+  }
+  const net = network()
+  const load0 = load()
+  const systems = {
+    edgeloop: await start('edgeloop', builds.edgeloop, net),
+    peer: await start('peer', builds.peer, net),
+  }
+  const results = { edgeloop: {}, peer: {} }
+  try {
+    // One batch of each first, not counted: the isolates compile and warm up.
+    for (const sys of Object.values(systems)) await batch(sys, net, 0)
+    const idle = {}
+    for (const [name, sys] of Object.entries(systems)) idle[name] = await idleRate(sys.rt.pid)
+    for (const latency of LATENCIES_MS) {
+      net.delayMs = latency
+      for (const name of Object.keys(systems)) results[name][latency] = []
+      for (let r = 0; r < ROUNDS; r++) {
+        const order = r % 2 ? ['peer', 'edgeloop'] : ['edgeloop', 'peer']
+        for (const name of order) {
+          results[name][latency].push(await batch(systems[name], net, idle[name]))
+        }
+      }
+    }
+    net.delayMs = 0
+    const rest = {}
+    for (const [name, sys] of Object.entries(systems)) {
+      rest[name] = bytesAtRest(sys.storage, `do/-${SYSTEMS[name].runClass}`) / sys.runs
+    }
+    const resolution = {
+      edgeloop: cpuResolutionMs(systems.edgeloop.rt.pid) / RUNS,
+      peer: cpuResolutionMs(systems.peer.rt.pid) / RUNS,
+    }
+    const index =
+      bytesAtRest(systems.edgeloop.storage, 'd1/miniflare-D1DatabaseObject') / systems.edgeloop.runs
+    for (const sys of Object.values(systems)) await sys.stop()
+    // The first run after a fresh start, the two systems in turn.
+    const fresh = { edgeloop: [], peer: [] }
+    for (let i = 0; i < FRESH_STARTS; i++) {
+      for (const name of i % 2 ? ['peer', 'edgeloop'] : ['edgeloop', 'peer']) {
+        fresh[name].push(await freshStart(name, builds[name], net))
+      }
+    }
+    return report({ results, rest, index, fresh, resolution, versions, builds, load0, idle })
+  } finally {
+    for (const sys of Object.values(systems)) await sys.stop()
+  }
+}
+
+function report({ results, rest, index, fresh, resolution, versions, builds, load0, idle }) {
+  const med = (name, latency, key) => median(results[name][latency].map((b) => b[key]))
+  const all = (name, latency, key) => results[name][latency].map((b) => b[key])
+  const lines = [
+    `peer: edgeloop beside Cloudflare's Agents SDK (agents ${versions.agents}, ai ${versions.ai}, ` +
+      `@ai-sdk/openai-compatible ${versions['@ai-sdk/openai-compatible']}; an Agent per run running generateText)`,
+    `  the same two-call task on both (model → http_get → model → http_get → answer, ${PAGE_BYTES} B pages),`,
+    `  one workerd each under Miniflare, ${ROUNDS} interleaved rounds of ${RUNS} runs per system and latency;`,
+    `  figures per run: median (min–max) over rounds; idle subtracted (edgeloop ${idle.edgeloop.toFixed(1)}, peer ${idle.peer.toFixed(1)} ms/s)`,
+    `  load average before ${load0}, after ${load()} (1, 5, 15 min; the machine is shared)`,
+  ]
+  const row =
+    (label, key, digits = 1, unit = '') =>
+    (latency) => {
+      const e = med('edgeloop', latency, key)
+      const p = med('peer', latency, key)
+      return `  ${label.padEnd(28)} ${`${spread(all('edgeloop', latency, key), digits)}${unit}`.padStart(24)} ${`${spread(all('peer', latency, key), digits)}${unit}`.padStart(24)} ${(p ? `${(e / p).toFixed(2)}x` : '–').padStart(7)}`
+    }
+  const verdicts = []
+  for (const latency of LATENCIES_MS) {
+    lines.push(
+      '',
+      `  model latency ${latency} ms             ${'edgeloop'.padStart(24)} ${'Agents SDK peer'.padStart(24)}  ratio`,
+      row('Worker CPU, ms', 'cpu', 2)(latency),
+      row('wall, ms', 'wall', 1)(latency),
+      row('SQL statements', 'statements', 1)(latency),
+      row('SQL writes', 'writes', 1)(latency),
+      row('rows written', 'rows', 1)(latency),
+      row('key-value writes', 'kvWrites', 1)(latency),
+      row('alarms set', 'alarms', 1)(latency),
+      row('model calls', 'model', 1)(latency),
+      row('page reads', 'pages', 1)(latency),
+    )
+    const e = med('edgeloop', latency, 'cpu')
+    const p = med('peer', latency, 'cpu')
+    // Both did the task: three model calls and two page reads a run, each.
+    const task = (name) => {
+      const m = med(name, latency, 'model')
+      const g = med(name, latency, 'pages')
+      return m === EXPECTED.model && g === EXPECTED.pages ? m : 0
+    }
+    verdicts.push(
+      `${judge(
+        {
+          'edgeloop CPU ms': [e, resolution.edgeloop],
+          'peer CPU ms': [p, resolution.peer],
+          'edgeloop runs doing the task': task('edgeloop'),
+          'peer runs doing the task': task('peer'),
+        },
+        () => e <= GOAL_CPU_RATIO * p,
+      )} peer: Worker CPU per run at ${latency} ms model latency, edgeloop ${e.toFixed(2)} ms vs peer ${p.toFixed(2)} ms = ${(e / p).toFixed(2)}x (goal ≤ ${GOAL_CPU_RATIO}x)`,
+    )
+  }
+  const writes = median(LATENCIES_MS.flatMap((l) => all('edgeloop', l, 'writes')))
+  const worstWrites = Math.max(...LATENCIES_MS.flatMap((l) => all('edgeloop', l, 'writes')))
+  verdicts.push(
+    `${judge({ 'edgeloop SQL writes per run': writes }, () => worstWrites <= GOAL_SQL_WRITES)} peer: edgeloop SQL write statements per run ${writes.toFixed(1)} (most in a batch ${worstWrites.toFixed(1)}; peer ${median(LATENCIES_MS.flatMap((l) => all('peer', l, 'writes'))).toFixed(1)}) (goal ≤ ${GOAL_SQL_WRITES})`,
+  )
+  lines.push(
+    '',
+    `  bytes at rest per run (the run's Durable Object database): edgeloop ${rest.edgeloop.toFixed(0)} B, peer ${rest.peer.toFixed(0)} B (${(rest.edgeloop / rest.peer).toFixed(2)}x); edgeloop's run index (D1) ${index.toFixed(0)} B more`,
+    `  bundle as deployed, gzip: edgeloop ${gzipKiB(builds.edgeloop.scriptPath)} KiB, peer ${gzipKiB(builds.peer.scriptPath)} KiB (reported, not a goal)`,
+    '',
+    `  first run after a fresh start (${FRESH_STARTS} starts each, model latency 0), wall ms: median (min–max)`,
+  )
+  for (const name of ['edgeloop', 'peer']) {
+    const f = fresh[name]
+    const warm = med(name, 0, 'wall')
+    lines.push(
+      `  ${name.padEnd(10)} first ${spread(f.map((x) => x.first))} (CPU ${spread(f.map((x) => x.cpu))}), second ${spread(f.map((x) => x.second))}, warm ${warm.toFixed(1)}: first/warm ${(median(f.map((x) => x.first)) / warm).toFixed(2)}x`,
+    )
+  }
+  const first = median(fresh.edgeloop.map((x) => x.first))
+  const warm = med('edgeloop', 0, 'wall')
+  verdicts.push(
+    `${judge({ 'first run wall ms': first, 'warm run wall ms': warm }, () => first <= GOAL_FIRST_RUN * warm)} peer: edgeloop's first run after a fresh start ${first.toFixed(0)} ms = ${(first / warm).toFixed(2)}x a warm run's ${warm.toFixed(0)} ms (goal ≤ ${GOAL_FIRST_RUN}x)`,
+  )
+  return [...lines, '', ...verdicts].join('\n')
+}

@@ -1,0 +1,321 @@
+/**
+ * MCP connections as the service uses them (docs/mcp.md#oauth): the store for an environment,
+ * the person behind a run, and a person's grant from link to callback:
+ *
+ * 1. `createConnectLink`: a single-use link on the Worker (15 minutes), bound to the server, the
+ *    connection's owner, the person who may follow it, and the run and item waiting, if any.
+ * 2. `followConnectLink`: the link is taken (once), discovery and PKCE run, and a `state` (10
+ *    minutes, single use) is stored with the verifier, the issuer and a hash of a nonce the
+ *    person's browser gets as a cookie; the person is sent to the authorization server.
+ * 3. `completeConnect`: the callback's `state` is taken (once), must come back in the same
+ *    browser, with the issuer it began with (RFC 9207 `iss` when the server sends it); only then
+ *    is the code exchanged and the tokens stored as the person's (or the deployment's)
+ *    connection. Any mismatch stores nothing.
+ */
+import {
+  beginMcpAuthorization,
+  connectionOwner,
+  finishMcpAuthorization,
+  publicUrlOf,
+  revokeMcpTokens,
+  type McpServerAuth,
+  type McpServerConfig,
+  type McpSessionAuth,
+} from '../../mcp/index'
+import { SealedBox } from '../../security/sealed-box'
+import { sha256Hex } from '../../security/sha256'
+import { toHex } from '../../security/hex'
+import type { EnvRecord } from '../../config'
+import { ConnectionStore, type PendingAuthorization, type TakeRefusal } from './connection-store'
+
+export { clientMetadataDocument, connectionOwner, publicUrlOf } from '../../mcp/index'
+
+export const CONNECT_LINK_PATH = '/oauth/connect'
+const LINK_TTL_MS = 15 * 60_000
+const STATE_TTL_MS = 10 * 60_000
+
+/** What of the Worker's env connections read. */
+export interface ConnectionsEnv {
+  RUN_INDEX?: D1Database
+  MCP_TOKEN_KEY?: string
+  MCP_TOKEN_KEY_PREVIOUS?: string
+  PUBLIC_URL?: string
+}
+
+const boxes = new Map<string, Promise<SealedBox>>()
+
+/** The connection store of `env`; null when MCP_TOKEN_KEY or the D1 binding is missing. */
+export async function connectionStoreOf(env: ConnectionsEnv): Promise<ConnectionStore | null> {
+  const key = typeof env.MCP_TOKEN_KEY === 'string' ? env.MCP_TOKEN_KEY.trim() : ''
+  if (!key || !env.RUN_INDEX) return null
+  const previous =
+    typeof env.MCP_TOKEN_KEY_PREVIOUS === 'string' ? env.MCP_TOKEN_KEY_PREVIOUS.trim() : ''
+  const id = `${key}\n${previous}`
+  let box = boxes.get(id)
+  if (!box) {
+    box = SealedBox.fromKeys(key, previous || undefined)
+    box.catch(() => boxes.delete(id))
+    boxes.set(id, box)
+  }
+  return new ConnectionStore(env.RUN_INDEX, await box)
+}
+
+/**
+ * The person behind a run, as a connection owner: the API token's name (`token:<name>`), or the
+ * Slack user who started it (`slack:<user id>`); null for a webhook or the system.
+ */
+export function personOf(info: { owner?: string | null; requestedBy: string }): string | null {
+  if (info.requestedBy.startsWith('slack:')) return info.requestedBy
+  if (info.owner) return `token:${info.owner}`
+  if (info.requestedBy === 'api') return 'token:api'
+  return null
+}
+
+/** What a run's MCP sessions need for servers with `auth`; undefined when none has it. */
+export async function sessionAuthOf(
+  env: ConnectionsEnv,
+  servers: readonly McpServerConfig[],
+  person: string | null,
+): Promise<McpSessionAuth | undefined> {
+  if (!servers.some((s) => s.auth)) return undefined
+  const records = await connectionStoreOf(env)
+  if (!records) return undefined
+  const publicUrl = publicUrlOf(env as EnvRecord)
+  return { records, person, ...(publicUrl ? { publicUrl } : {}) }
+}
+
+/**
+ * The per-person servers among those a run may use, when no person is behind it: such a run
+ * could only wait for a grant nobody may give, so it is refused at start.
+ */
+export function personServersWithoutPerson(
+  servers: readonly McpServerConfig[],
+  used: readonly string[],
+  person: string | null,
+): string[] {
+  if (person !== null) return []
+  return servers
+    .filter((s) => used.some((t) => t.startsWith(`${s.name}__`)))
+    .filter((s) => connectionOwner(s, null) === null)
+    .map((s) => s.name)
+}
+
+/** Why a connect link or a callback was refused: the 4xx the route answers. */
+export class ConnectRefused extends Error {
+  override name = 'ConnectRefused'
+  constructor(
+    readonly status: 400 | 403 | 404 | 409 | 410 | 502,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface ConnectRequest {
+  server: McpServerConfig
+  /** Who will follow the link: its grant is recorded as theirs. */
+  person: string
+  runId: string | null
+  itemId: string | null
+  scopes: string | null
+}
+
+/** A single-use link to connect `server` for `person` (or the deployment). */
+export async function createConnectLink(
+  env: ConnectionsEnv,
+  req: ConnectRequest,
+): Promise<{ url: string; expiresAt: number }> {
+  const { store, publicUrl, server } = await oauthReady(env, req.server)
+  const owner = connectionOwner(server, req.person) ?? req.person
+  const secret = randomSecret()
+  const pending: PendingAuthorization = {
+    server: server.name,
+    owner,
+    person: req.person,
+    runId: req.runId,
+    itemId: req.itemId,
+    scopes: req.scopes,
+  }
+  await store.putAuthorization('link', secret, pending, LINK_TTL_MS)
+  return {
+    url: new URL(`${CONNECT_LINK_PATH}/${secret}`, publicUrl).href,
+    expiresAt: Date.now() + LINK_TTL_MS,
+  }
+}
+
+/**
+ * Follows a connect link once: where to send the person's browser, and the nonce to set as its
+ * cookie (the callback must come back with it).
+ */
+export async function followConnectLink(
+  env: ConnectionsEnv,
+  servers: readonly McpServerConfig[],
+  secret: string,
+): Promise<{ location: string; browserNonce: string }> {
+  const store = await storeOrRefuse(env)
+  const taken = await store.takeAuthorization('link', secret)
+  if (!taken.ok) throw refusedTake('connect link', taken.why)
+  const link = taken.pending
+  const server = serverNamed(servers, link.server)
+  const { publicUrl } = await oauthReady(env, server)
+  const state = randomSecret()
+  const browserNonce = randomSecret()
+  const begun = await beginMcpAuthorization(
+    server as McpServerConfig & { auth: McpServerAuth },
+    { records: store, owner: link.owner, publicUrl },
+    { state, scopes: link.scopes },
+  ).catch((err: unknown) => {
+    throw new ConnectRefused(502, 'authorization_server_failed', (err as Error).message)
+  })
+  await store.putAuthorization(
+    'state',
+    state,
+    {
+      ...link,
+      codeVerifier: begun.codeVerifier,
+      issuer: begun.issuer,
+      issInResponse: begun.issInResponse,
+      browserHash: await sha256Hex(browserNonce),
+    },
+    STATE_TTL_MS,
+  )
+  return { location: begun.url.href, browserNonce }
+}
+
+/** The OAuth callback's parameters, as the authorization server sent them. */
+export interface CallbackParams {
+  state: string | undefined
+  code: string | undefined
+  iss: string | undefined
+  error: string | undefined
+}
+
+/** Completes a grant from the callback; what was connected, for whom, and which run waits. */
+export async function completeConnect(
+  env: ConnectionsEnv,
+  servers: readonly McpServerConfig[],
+  params: CallbackParams,
+  browserNonce: string | undefined,
+): Promise<PendingAuthorization> {
+  if (!params.state) throw new ConnectRefused(400, 'invalid_state', 'the callback has no state')
+  const store = await storeOrRefuse(env)
+  const taken = await store.takeAuthorization('state', params.state)
+  if (!taken.ok) throw refusedTake('authorization state', taken.why)
+  const pending = taken.pending
+  if (!browserNonce || (await sha256Hex(browserNonce)) !== pending.browserHash) {
+    throw new ConnectRefused(
+      403,
+      'state_mismatch',
+      'this authorization was begun in another browser (or its cookie is gone); follow a new connect link',
+    )
+  }
+  if (params.error) {
+    throw new ConnectRefused(
+      403,
+      'authorization_denied',
+      `the authorization server answered "${params.error.slice(0, 100)}"; nothing was connected`,
+    )
+  }
+  if (!params.code) throw new ConnectRefused(400, 'invalid_request', 'the callback has no code')
+  if (params.iss !== undefined ? !sameIssuer(params.iss, pending.issuer!) : pending.issInResponse) {
+    throw new ConnectRefused(
+      400,
+      'issuer_mismatch',
+      `issuer mix-up: the authorization began with ${pending.issuer}, and the answer names ${params.iss ?? 'no issuer'}; nothing was stored`,
+    )
+  }
+  const server = serverNamed(servers, pending.server)
+  const { publicUrl } = await oauthReady(env, server)
+  await finishMcpAuthorization(
+    server as McpServerConfig & { auth: McpServerAuth },
+    { records: store, owner: pending.owner, publicUrl },
+    {
+      code: params.code,
+      codeVerifier: pending.codeVerifier!,
+      grantor: pending.person,
+      issuer: pending.issuer!,
+    },
+  ).catch((err: unknown) => {
+    throw new ConnectRefused(502, 'authorization_server_failed', (err as Error).message)
+  })
+  return pending
+}
+
+/** Deletes a connection, after asking its authorization server to revoke its tokens. */
+export async function deleteConnection(
+  env: ConnectionsEnv,
+  server: McpServerConfig,
+  owner: string,
+): Promise<{ deleted: boolean; revoked: boolean }> {
+  const store = await storeOrRefuse(env)
+  const connection = await store.connection(server.name, owner)
+  if (!connection) return { deleted: false, revoked: false }
+  let revoked = false
+  if (server.auth) {
+    const publicUrl = publicUrlOf(env as EnvRecord)
+    revoked = await revokeMcpTokens(
+      server as McpServerConfig & { auth: McpServerAuth },
+      { records: store, owner, ...(publicUrl ? { publicUrl } : {}) },
+      connection,
+    ).catch(() => false)
+  }
+  return { deleted: await store.deleteConnection(server.name, owner), revoked }
+}
+
+async function storeOrRefuse(env: ConnectionsEnv): Promise<ConnectionStore> {
+  const store = await connectionStoreOf(env)
+  if (!store) {
+    throw new ConnectRefused(
+      404,
+      'connections_not_configured',
+      'MCP_TOKEN_KEY is not set: no MCP connections are kept',
+    )
+  }
+  return store
+}
+
+async function oauthReady(env: ConnectionsEnv, server: McpServerConfig) {
+  if (server.auth?.kind !== 'oauth') {
+    throw new ConnectRefused(
+      409,
+      'not_oauth',
+      `the ${server.name} MCP server does not use auth "oauth"; nobody connects it`,
+    )
+  }
+  const store = await storeOrRefuse(env)
+  const publicUrl = publicUrlOf(env as EnvRecord)!
+  return { store, publicUrl, server }
+}
+
+function serverNamed(servers: readonly McpServerConfig[], name: string): McpServerConfig {
+  const server = servers.find((s) => s.name === name)
+  if (!server) {
+    throw new ConnectRefused(
+      410,
+      'server_removed',
+      `the ${name} MCP server is no longer in MCP_SERVERS`,
+    )
+  }
+  return server
+}
+
+function refusedTake(what: string, why: TakeRefusal): ConnectRefused {
+  if (why === 'used')
+    return new ConnectRefused(
+      409,
+      'already_used',
+      `this ${what} was used already; it is single use`,
+    )
+  if (why === 'expired')
+    return new ConnectRefused(410, 'expired', `this ${what} has expired; ask for a new one`)
+  return new ConnectRefused(404, 'unknown_state', `no such ${what}`)
+}
+
+function sameIssuer(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
+}
+
+function randomSecret(): string {
+  return toHex(crypto.getRandomValues(new Uint8Array(32)))
+}

@@ -1,0 +1,124 @@
+/**
+ * What the OAuth tests share: the fakes of the mcp-oauth project (vitest.config.ts), a person's
+ * browser following a connect link to the end, and what is stored in D1.
+ */
+import { env } from 'cloudflare:test'
+import { beforeEach, expect } from 'vitest'
+import { FakeAuthServer, protectedMcp } from '../fakes/fake-oauth'
+import type { FakeMcp } from '../fakes/fake-mcp'
+import { api, ORIGIN, useServiceFakes } from '../service/harness'
+
+export const APPROVER = { authorization: 'Bearer test-approver-token' }
+export const ALPHA = { authorization: 'Bearer test-alpha-token' }
+
+export interface OAuthFakes {
+  auth: FakeAuthServer
+  tracker: FakeMcp
+  wiki: FakeMcp
+  m2m: FakeMcp
+  /** What the wiki server asks for (`scope`: a 403 insufficient_scope without it). */
+  wikiAccess: { scope?: string }
+}
+
+/** The service's fakes with the authorization server and its three MCP servers. */
+export function useOAuthFakes() {
+  const current = {} as OAuthFakes
+  const fakes = useServiceFakes({
+    hosts: () => {
+      const auth = new FakeAuthServer()
+      auth.secrets.set('edgeloop-m2m', 'm2m-client-secret-0123456789')
+      auth.publicKeys.set(
+        'edgeloop-keyed',
+        JSON.parse((env as unknown as Record<string, string>).KEYED_PUBLIC_JWK!),
+      )
+      const tracker = protectedMcp(auth, 'tracker.test')
+      const wiki = protectedMcp(auth, 'wiki.test')
+      const m2m = protectedMcp(auth, 'm2m.test')
+      const keyed = protectedMcp(auth, 'keyed.test')
+      Object.assign(current, {
+        auth,
+        tracker: tracker.mcp,
+        wiki: wiki.mcp,
+        m2m: m2m.mcp,
+        wikiAccess: wiki.access,
+      })
+      return {
+        'auth.test': auth.handler,
+        'tracker.test': tracker.handler,
+        'wiki.test': wiki.handler,
+        'm2m.test': m2m.handler,
+        'keyed.test': keyed.handler,
+      }
+    },
+  })
+  // Each test gets a new authorization server: what the last one registered and granted goes.
+  beforeEach(async () => {
+    for (const table of ['mcp_connections', 'mcp_oauth_clients', 'mcp_authorizations']) {
+      await env.RUN_INDEX.prepare(`DELETE FROM ${table}`)
+        .run()
+        .catch(() => undefined)
+    }
+  })
+  return { fakes, oauth: current }
+}
+
+/** `POST /v1/connections/:server/link` as `headers`' token; the link (asserts the 201). */
+export async function connectLink(
+  server: string,
+  headers: Record<string, string>,
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await api(`/v1/connections/${server}/link`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  const json = (await res.json()) as { url: string }
+  expect(res.status, JSON.stringify(json)).toBe(201)
+  return json.url
+}
+
+/** What a browser holds between the link and the callback. */
+export interface Browser {
+  cookie: string
+  /** Where the authorization server sent it back (the callback URL with code, state, iss). */
+  callback: URL
+  /** The authorization request it was sent to. */
+  authorize: URL
+}
+
+/** Follows a link as a browser does, through the authorization server's consent, to the callback. */
+export async function followLink(link: string, auth: FakeAuthServer): Promise<Browser> {
+  const res = await api(new URL(link).pathname, { redirect: 'manual' })
+  expect(res.status, await res.clone().text()).toBe(302)
+  const cookie = res.headers.get('set-cookie')!.split(';')[0]!
+  const authorize = new URL(res.headers.get('location')!)
+  const consent = await auth.handler(new Request(authorize))
+  expect(consent.status, await consent.clone().text()).toBe(302)
+  return { cookie, callback: new URL(consent.headers.get('location')!), authorize }
+}
+
+/** The callback request the browser makes (path and query on the Worker). */
+export function callback(url: URL, cookie?: string): Promise<Response> {
+  expect(url.origin).toBe(ORIGIN)
+  return api(`${url.pathname}${url.search}`, cookie ? { headers: { cookie } } : {})
+}
+
+/** Every stored row of the connections' tables, as text: to look for a token in it. */
+export async function storedText(): Promise<string> {
+  const rows = await Promise.all(
+    ['mcp_connections', 'mcp_oauth_clients', 'mcp_authorizations'].map((t) =>
+      env.RUN_INDEX.prepare(`SELECT * FROM ${t}`)
+        .all()
+        .then((r) => r.results)
+        .catch(() => []),
+    ),
+  )
+  return JSON.stringify(rows)
+}
+
+export async function connectionList(): Promise<Record<string, unknown>[]> {
+  const res = await api('/v1/connections', { headers: APPROVER })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { connections: Record<string, unknown>[] }).connections
+}

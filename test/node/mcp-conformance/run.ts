@@ -1,0 +1,93 @@
+/**
+ * Runs the MCP conformance suite's client scenarios against edgeloop, one at a time (each starts
+ * its own workerd; the suite's `--suite all` would start all of them at once), through the
+ * suite's own CLI with client.ts as the client command and expected-failures.yml as its
+ * baseline. Prints one line per scenario and `passed N/M`; exits non-zero when a scenario
+ * fails that the baseline does not list, or passes while listed (the suite's own rule).
+ *
+ *   npm run conformance                  every client scenario
+ *   npm run conformance -- sse-retry     the named ones
+ */
+import { execFile } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { bundleWorker } from '../worker-runtime.ts'
+
+const root = join(import.meta.dirname, '..', '..', '..')
+const cli = join(root, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js')
+export const BASELINE = join(import.meta.dirname, 'expected-failures.yml')
+const CLIENT = `${process.execPath} ${join(import.meta.dirname, 'client.ts')}`
+const run = promisify(execFile)
+
+export interface ScenarioResult {
+  scenario: string
+  passed: boolean
+  /** Whether the result agrees with the baseline (a listed failure, or an unlisted pass). */
+  asExpected: boolean
+  /** The failed or warned checks' names and messages. */
+  problems: string[]
+}
+
+/** The suite's client scenarios, as `conformance list` names them. */
+export async function clientScenarios(): Promise<string[]> {
+  const { stdout } = await run(process.execPath, [cli, 'list'], { cwd: root })
+  const section = stdout.split(/^Client scenarios.*$/m)[1] ?? ''
+  return [...section.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!)
+}
+
+/** Runs one scenario through the suite's CLI against the given bundle. */
+export async function runScenario(scenario: string, build: string): Promise<ScenarioResult> {
+  const out = await mkdtemp(join(tmpdir(), 'edgeloop-conformance-'))
+  try {
+    const args = [cli, 'client', '--command', CLIENT, '--scenario', scenario]
+    args.push('--expected-failures', BASELINE, '-o', out, '--timeout', '60000')
+    const asExpected = await run(process.execPath, args, {
+      cwd: root,
+      env: { ...process.env, EDGELOOP_WORKER_BUILD: build },
+      maxBuffer: 64 * 1024 * 1024,
+    }).then(
+      () => true,
+      () => false,
+    )
+    // The suite writes <out>/<scenario>-<time>/checks.json (`auth/…` one folder deeper).
+    const file = (await readdir(out, { recursive: true })).find((f) => f.endsWith('checks.json'))
+    const checks = file
+      ? (JSON.parse(await readFile(join(out, file), 'utf8')) as {
+          name: string
+          status: string
+          errorMessage?: string
+        }[])
+      : []
+    const problems = checks
+      .filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
+      .map((c) => `${c.status} ${c.name}: ${c.errorMessage ?? ''}`.trim())
+    return { scenario, passed: checks.length > 0 && problems.length === 0, asExpected, problems }
+  } finally {
+    await rm(out, { recursive: true, force: true })
+  }
+}
+
+/** Every scenario (or the named ones), in order; prints as it goes. */
+export async function runConformance(only: string[] = []): Promise<ScenarioResult[]> {
+  const build = JSON.stringify(await bundleWorker())
+  const scenarios = only.length ? only : await clientScenarios()
+  const results: ScenarioResult[] = []
+  for (const scenario of scenarios) {
+    const result = await runScenario(scenario, build)
+    results.push(result)
+    const mark = result.passed ? 'pass' : 'FAIL'
+    const note = result.asExpected ? '' : '  (not as the baseline says)'
+    console.log(`${mark} ${scenario}${note}`)
+    for (const p of result.passed ? [] : result.problems) console.log(`     ${p}`)
+  }
+  const passed = results.filter((r) => r.passed).length
+  console.log(`passed ${passed}/${results.length}`)
+  return results
+}
+
+if (import.meta.main) {
+  const results = await runConformance(process.argv.slice(2))
+  process.exitCode = results.every((r) => r.asExpected) ? 0 : 1
+}
