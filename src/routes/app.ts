@@ -10,10 +10,10 @@ import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi/openapi'
 import { consoleRoutes } from './console'
-import { meRoutes } from './api/me'
-import { agentsRoutes } from './api/agents'
+import { meDocs, meRoutes } from './api/me'
+import { agentsDocs, agentsRoutes } from './api/agents'
 import { approvalsRoutes } from './api/run-list'
-import { runsRoutes } from './api/runs'
+import { runsDocs, runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 import { connectionRoutes, oauthRoutes } from './connections/connections'
 
@@ -45,13 +45,15 @@ app.get('/healthz', (c) =>
   c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
 )
 app.get('/readyz', readiness)
-app.get('/openapi.json', (c) => c.json(openApiDocument(new URL(c.req.url).origin) as object))
-app.route('/v1/runs', runsRoutes)
+app.get('/openapi.json', (c) =>
+  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs]) as object),
+)
+app.route(runsDocs.base, runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
 // Every kind of pending item, not only approvals: the same list under the name it has now.
 app.route('/v1/inbox', approvalsRoutes)
-app.route('/v1/me', meRoutes)
-app.route('/v1/agents', agentsRoutes)
+app.route(meDocs.base, meRoutes)
+app.route(agentsDocs.base, agentsRoutes)
 app.route('/v1/connections', connectionRoutes)
 app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)

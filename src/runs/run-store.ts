@@ -2,7 +2,6 @@ import { DurableObject } from 'cloudflare:workers'
 import { decideApproval } from '../kernel/approvals'
 import { followUpSource } from '../kernel/conversation'
 import type { ChildOutcome } from '../kernel/delegation'
-import type { Call } from '../kernel/state'
 import { childEnded, pollChildren, recordChildOutcome } from './child-runs'
 import type { EnvVars } from '../env-vars'
 import { registerSecrets } from '../security/redact'
@@ -21,6 +20,7 @@ import type { DeliveryContext } from './outbox/delivery-context'
 import { RunRecord } from './run-record'
 import { exportRun } from './run-export'
 import { statusOf } from './run-status'
+import { decisionAnswer } from './view'
 import { SliceRunner } from './slice-runner'
 import type { SlackThread } from './slack-thread'
 import type {
@@ -343,19 +343,5 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     const at = nextAlarmAt(state, cancelPending, outbox, notBefore, deleteAt, ended)
     if (at !== undefined) await this.ctx.storage.setAlarm(at)
     else await this.ctx.storage.deleteAlarm()
-  }
-}
-
-/** A decision as the API answers it; `replayed` when it was recorded by an earlier request. */
-function decisionAnswer(call: Call, replayed: boolean): DecideResponse {
-  return {
-    ok: true,
-    call: { id: call.id, name: call.name, status: call.status },
-    decidedBy: call.approval!.decidedBy!,
-    decision: call.approval!.decision!,
-    // An approval's answer keeps the shape it had before other kinds.
-    ...(call.approval!.kind !== 'approval' ? { kind: call.approval!.kind } : {}),
-    ...(call.approval!.edit ? { args: call.args, argsHash: call.approval!.hash } : {}),
-    ...(replayed ? { replayed: true as const } : {}),
   }
 }

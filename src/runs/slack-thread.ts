@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers'
+import type { ThreadClaim, ThreadRun } from './slack-place'
 
 /**
  * One Durable Object per Slack conversation place (docs/architecture.md#slack): a thread
@@ -6,34 +7,6 @@ import { DurableObject } from 'cloudflare:workers'
  * runs started there, newest last, so a follow-up finds the run it continues. Claims go through
  * this one object, so two messages at once cannot both continue the same run.
  */
-/** The outbox entry that records a run in the thread its first message started. */
-export const SLACK_THREAD_ID = 'slack.thread'
-
-export interface ThreadRun {
-  runId: string
-  /** When the run was claimed here (ms). */
-  at: number
-  /** The run was deleted: a follow-up here is told so, and nothing continues it. */
-  deleted?: true
-}
-
-export interface ThreadClaim {
-  /** The run this one follows in the place, or null when it is the first. */
-  previous: ThreadRun | null
-  /** False when `onlyIfKnown` was asked and the place has no run: nothing was recorded. */
-  claimed: boolean
-}
-
-/** The object's key for a place; `thread` undefined: a direct message's top level. */
-export function slackPlaceName(place: {
-  teamId?: string
-  channel: string
-  thread?: string
-}): string {
-  const where = `${place.teamId ?? '-'}:${place.channel}`
-  return place.thread ? `thread:${where}:${place.thread}` : `dm:${where}`
-}
-
 export class SlackThread extends DurableObject {
   /**
    * Records `runId` as the place's latest run and says which run was latest before. Idempotent:
@@ -79,19 +52,4 @@ export class SlackThread extends DurableObject {
   async latest(): Promise<ThreadRun | null> {
     return (await this.ctx.storage.get<ThreadRun>('latest')) ?? null
   }
-}
-
-/** The RPC surface callers use (the generated stub types are awkward for plain data). */
-export interface SlackThreadApi {
-  claim(runId: string, now: number, onlyIfKnown?: boolean): Promise<ThreadClaim>
-  release(runId: string): Promise<void>
-  forget(runId: string): Promise<void>
-  latest(): Promise<ThreadRun | null>
-}
-
-export function slackThreadStub(
-  ns: DurableObjectNamespace<SlackThread>,
-  place: Parameters<typeof slackPlaceName>[0],
-): SlackThreadApi {
-  return ns.get(ns.idFromName(slackPlaceName(place))) as unknown as SlackThreadApi
 }

@@ -9,7 +9,7 @@ import { queueStatus } from './slack/slack-status'
 import { queueStreamEnd } from './slack/slack-stream'
 import { queueTraceBatches } from './otel/otel-delivery'
 import { queueFamily } from './delivery/family-delivery'
-import { SLACK_THREAD_ID } from './slack-thread'
+import { SLACK_THREAD_ID } from './slack-place'
 import type { RunInfo } from './types'
 
 /** Where a saved change of the run writes what it causes (inside the change's transaction). */

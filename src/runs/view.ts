@@ -1,13 +1,13 @@
 import { conversationView } from '../kernel/conversation'
 import { childrenOf } from '../kernel/trace'
-import { type RunState } from '../kernel/state'
+import { type Call, type RunState } from '../kernel/state'
 import type { DeliveryBody } from '../api/response-schemas'
 import { toApiResult, type SkippedTool } from './api-result'
 import { pendingApprovalsOf } from './index/run-index-entry'
 import type { OutboxEntry } from './outbox/outbox'
 import { itemActions } from './pending-item-actions'
 import { statusOf } from './run-status'
-import type { RunInfo, RunView } from './types'
+import type { DecideResponse, RunInfo, RunView } from './types'
 
 /** The run as `GET /v1/runs/:id` shows it. */
 export function toRunView(
@@ -67,4 +67,18 @@ function toApiDelivery(entry: OutboxEntry): DeliveryBody {
   const { payload: _p, result: _r, nextAt, updatedAt, ...rest } = entry
   const iso = (ms: number) => new Date(ms).toISOString()
   return { ...rest, nextAt: iso(nextAt), updatedAt: iso(updatedAt) }
+}
+
+/** A decision as the API answers it; `replayed` when it was recorded by an earlier request. */
+export function decisionAnswer(call: Call, replayed: boolean): DecideResponse {
+  return {
+    ok: true,
+    call: { id: call.id, name: call.name, status: call.status },
+    decidedBy: call.approval!.decidedBy!,
+    decision: call.approval!.decision!,
+    // An approval's answer keeps the shape it had before other kinds.
+    ...(call.approval!.kind !== 'approval' ? { kind: call.approval!.kind } : {}),
+    ...(call.approval!.edit ? { args: call.args, argsHash: call.approval!.hash } : {}),
+    ...(replayed ? { replayed: true as const } : {}),
+  }
 }

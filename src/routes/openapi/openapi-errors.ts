@@ -157,8 +157,14 @@ export const ROUTE_ERRORS = {
   getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
 } satisfies Record<string, ErrorCodes>
 
+/** What every error answers: `{ error: { code, message, details? } }`. */
+interface ErrorResponse {
+  description: string
+  content: { 'application/json': { schema: Record<string, unknown> } }
+}
+
 /** An error response whose `code` is one of `codes`. */
-export function errorResponses(codes: ErrorCodes): Record<string, unknown> {
+export function errorResponses(codes: ErrorCodes): Record<string, ErrorResponse> {
   return Object.fromEntries(
     Object.entries(codes).map(([status, list]) => [
       status,

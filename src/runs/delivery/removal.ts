@@ -4,7 +4,8 @@ import { deleteFromIndex } from '../index/run-index'
 import { notifyRunList, type RunListHub } from '../index/run-list-hub'
 import type { OutboxEntry } from '../outbox/outbox'
 import type { OutboxResult } from '../outbox/outbox-kinds'
-import { slackThreadStub, type SlackThread } from '../slack-thread'
+import { slackThreadStub } from '../slack-place'
+import type { SlackThread } from '../slack-thread'
 import { CANCEL_CHILD_KIND, cancelChild } from './family-delivery'
 
 /** What a deleted run's removals are given: the run's id and the bindings they write to. */

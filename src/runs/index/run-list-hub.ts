@@ -1,5 +1,6 @@
 import { DurableObject } from 'cloudflare:workers'
 import { logEvent } from '../log'
+import { runListHub } from './run-list-stub'
 import type { EnvVars } from '../../env-vars'
 import {
   ListFeed,
@@ -7,9 +8,6 @@ import {
   type ListSubscription,
   type RunListChange,
 } from './list-feed'
-
-/** The one hub's name: every index write of the deployment notifies the same object. */
-const HUB_NAME = 'run-list'
 
 /**
  * The one Durable Object behind `GET /v1/runs/stream` (docs/architecture.md#the-run-list-stream):
@@ -34,11 +32,6 @@ export class RunListHub extends DurableObject {
   openStreams(): number {
     return this.#feed.size
   }
-}
-
-/** The deployment's hub. */
-export function runListHub(ns: DurableObjectNamespace<RunListHub>): DurableObjectStub<RunListHub> {
-  return ns.get(ns.idFromName(HUB_NAME))
 }
 
 /**

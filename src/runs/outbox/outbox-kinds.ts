@@ -1,5 +1,5 @@
 import type { DeliveryStatus } from '../../api/enums'
-import type { ThreadClaim } from '../slack-thread'
+import type { ThreadClaim } from '../slack-place'
 
 /**
  * Every kind of outbox entry, with what it carries (`payload`, stored when it is queued) and what

@@ -16,7 +16,7 @@ import { findCall } from '../../kernel/calls'
 import { updateProgress } from './slack-progress'
 import { deliverStatus } from './slack-status'
 import { answerStreamed, deliverStream, streamOpen } from './slack-stream'
-import { slackThreadStub } from '../slack-thread'
+import { slackThreadStub } from '../slack-place'
 
 /** How long one Slack Web API call may take before it counts as a failed, retryable attempt. */
 export const SLACK_CALL_TIMEOUT_MS = 10_000
