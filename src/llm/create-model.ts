@@ -88,3 +88,14 @@ function withoutAuthorization(send: typeof fetch | undefined): typeof fetch {
     return (send ?? fetch)(input, { ...init, headers })
   }
 }
+
+/**
+ * `gen_ai.provider.name` of a model setting: the local models are edgeloop's own scripted ones
+ * (a custom value, as the OpenTelemetry conventions allow); every other model is reached through
+ * an OpenAI-compatible provider.
+ */
+export function providerNameOf(model: string | undefined): string {
+  if (model === DEMO_MODEL) return 'edgeloop.demo'
+  if (model === SCRIPT_MODEL) return 'edgeloop.script'
+  return 'openai'
+}

@@ -4,7 +4,7 @@ import type { GuardrailRecord } from '../../kernel/guardrails/guardrail'
 import { trippedGuardrail } from '../../kernel/trace'
 import type { OtelConfig } from '../../config/otel'
 import type { EventLog } from '../events/event-log'
-import { DEMO_MODEL, SCRIPT_MODEL } from '../../llm/create-model'
+import { providerNameOf } from '../../llm/create-model'
 import { spanIdOf, toolSpanKey, traceOf } from './otel-ids'
 import { SPAN_KIND, type AttributeValue, type SpanInput } from './otlp-json'
 import type { RunInfo } from '../types'
@@ -257,13 +257,4 @@ function replyMessages(step: Step): string {
   return redact(JSON.stringify([message]))
 }
 
-/**
- * `gen_ai.provider.name` of a run's model: the local models are edgeloop's own scripted ones
- * (a custom value, as the conventions allow); every other model is an OpenAI-compatible provider.
- */
-function providerOf(setting: string | undefined): string {
-  const model = setting?.trim()
-  if (model === DEMO_MODEL) return 'edgeloop.demo'
-  if (model === SCRIPT_MODEL) return 'edgeloop.script'
-  return 'openai'
-}
+const providerOf = (setting: string | undefined) => providerNameOf(setting?.trim())
