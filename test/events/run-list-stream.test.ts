@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
 import { sseFrames, type SseFrame } from '../../src/client/sse-frames'
 import type { RunListEventBody } from '../../src/api/response-schemas'
-import { runListHub } from '../../src/runs/index/run-list-stub'
+import { runListHub } from '../../src/runs/index/run-list-hub-name'
 import { reply } from '../fakes/fake-openai'
 import {
   api,

@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers'
 import { logEvent } from '../log'
-import { runListHub } from './run-list-stub'
+import { runListHub } from './run-list-hub-name'
 import type { EnvVars } from '../../env-vars'
 import {
   ListFeed,
