@@ -5,6 +5,7 @@
  * category against its goal; a category under its goal (or with no inputs) prints FAIL, and the
  * bench exits non-zero. Each check runs as the kernel calls it: `check(value, context)`.
  */
+import { judge } from './verdict.mjs'
 import type {
   Guardrail,
   GuardrailContext,
@@ -171,13 +172,13 @@ export async function benchGuardrails(): Promise<string> {
     total += category.cases.length
     const n = category.cases.length
     const rate = n ? caught / n : 0
-    const ok = n > 0 && rate >= category.goal
+    // A category with no inputs is no measurement, never a pass.
+    const verdict = judge({ inputs: n }, () => rate >= category.goal)
     lines.push(
-      `  ${category.name.padEnd(54)} ${caught}/${n} = ${(rate * 100).toFixed(1)}%  goal ≥ ${category.goal * 100}%  ${ok ? 'PASS' : 'FAIL'}`,
+      `  ${category.name.padEnd(54)} ${caught}/${n} = ${(rate * 100).toFixed(1)}%  goal ≥ ${category.goal * 100}%  ${verdict}`,
     )
   }
-  const enough = total >= 30
-  lines.push(`  inputs: ${total} (goal ≥ 30) ${enough ? 'PASS' : 'FAIL'}`)
+  lines.push(`  inputs: ${total} (goal ≥ 30) ${judge({ inputs: total }, () => total >= 30)}`)
   if (misses.length) lines.push('missed:', ...misses)
   return lines.join('\n')
 }
