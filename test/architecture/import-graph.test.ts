@@ -17,11 +17,12 @@ import {
  * Change this map only together with the document.
  */
 export const LAYERS: Record<string, Layer> = {
-  index: { imports: ['routes', 'runs', 'env'], packages: [] },
+  index: { imports: ['routes', 'serve', 'runs', 'env'], packages: [] },
   routes: {
     imports: [
       'console',
       'env',
+      'serve',
       'runs',
       'api',
       'config',
@@ -34,6 +35,27 @@ export const LAYERS: Record<string, Layer> = {
     packages: ['hono', '@asteasolutions/zod-to-openapi', 'zod'],
   },
   env: { imports: ['runs', 'env-vars'], packages: [] },
+  // Our agents served to other agents (docs/serving.md): the MCP server (/mcp) and A2A, each a
+  // protocol mapped onto runs through the run-start service; below routes/, above runs/.
+  serve: {
+    imports: [
+      'env',
+      'runs',
+      'api',
+      'config',
+      'kernel',
+      'security',
+      'validation',
+      'errors',
+      'env-vars',
+    ],
+    packages: [
+      'zod',
+      '@modelcontextprotocol/sdk',
+      '@a2a-js/sdk',
+      '@cloudflare/workers-oauth-provider',
+    ],
+  },
   runs: {
     imports: [
       'api',
