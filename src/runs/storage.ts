@@ -18,7 +18,8 @@ export const SCHEMA = [
  * whole in its step unless it is long), and a table no run writes would cost each new run a
  * write (docs/development.md#the-peer-bench).
  */
-const OBSERVATION_SCHEMA = `CREATE TABLE IF NOT EXISTS observation (handle TEXT PRIMARY KEY, text TEXT NOT NULL)`
+const OBSERVATION_SCHEMA = `CREATE TABLE IF NOT EXISTS observation (
+  handle TEXT PRIMARY KEY, text TEXT NOT NULL)`
 
 /** A stored observation must fit a 2 MB row; tools cap their output well below this. */
 export const MAX_STORED_OBSERVATION = 1_500_000

@@ -1,9 +1,9 @@
 /**
  * What a run writes to its Durable Object's SQLite, counted inside workerd by the peer bench's
- * own counter (bench/sql-count.mjs: every `ctx.storage.sql.exec` of the bundle as deployed) for
- * the peer bench's task: model → http_get → model → http_get → answer, with a callback. The goal
- * of docs/development.md#the-peer-bench is at most 30 write statements a run; this keeps a
- * change that adds writes from passing unnoticed, with the statements that ran in its message.
+ * own counter (bench/sql-count.mjs: every `ctx.storage.sql.exec` of the bundle as deployed)
+ * for the peer bench's task: model → http_get → model → http_get → answer, with a callback.
+ * The goal of docs/development.md#the-peer-bench is at most 30 write statements a run; this
+ * keeps a change that adds writes from passing unnoticed, the statements in its message.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { storageCounts, withStorageCounts } from '../../bench/sql-count.mjs'
@@ -22,7 +22,7 @@ describe('SQL writes of a run', () => {
     for (const done of cleanup.reverse()) await done()
   })
 
-  it('a two-call run with a callback writes at most 30 statements, the same for each run', async () => {
+  it('a two-call run with a callback writes at most 30 statements, each run alike', async () => {
     const api = new FakeOpenAI({ apiKey: FAKE_OPENAI_KEY })
     const callbacks = new Map<string, () => void>()
     const finished = (id: string) => new Promise<void>((resolve) => callbacks.set(id, resolve))

@@ -30,8 +30,9 @@ export class OutboxPump {
 
   /**
    * Delivers the run index's row when it is due (never twice at once: the caller awaits it
-   * before the next `deliverDue`). The alarm writes it beside the slice: D1's first query in an isolate (its schema check) once
-   * held a fresh process's first model call back by 70–210 ms (docs/development.md#the-peer-bench).
+   * before the next `deliverDue`). The alarm writes it beside the slice: D1's first query in an
+   * isolate (its schema check) once held a fresh process's first model call back by 70–210 ms
+   * (docs/development.md#the-peer-bench).
    */
   async deliverIndex(): Promise<void> {
     const entry = this.outbox.get(INDEX_KIND)
