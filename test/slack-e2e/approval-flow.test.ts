@@ -276,7 +276,7 @@ describe('clicks that must not decide twice', () => {
     expect(view.status).toBe('awaiting_approval')
     expect(view.pendingApprovals).toHaveLength(1)
     expect(world.received).toHaveLength(0)
-    expect(buttonsOf(world.approvalMessage())).toHaveLength(2)
+    expect(buttonsOf(world.approvalMessage())).toHaveLength(3) // Approve, Deny, Edit: still there
   })
 
   it('tells an approver clicking a button of an unknown run, and creates no run', async () => {
