@@ -12,15 +12,22 @@ const HOME_ITEMS = 21
 
 /**
  * Publishes `userId`'s Home tab (`views.publish`, docs/slack-app.md#app-home): the pending items
- * of Slack-started runs, which Slack's approvers decide, when the person is one; else why nothing
- * is listed. A failure is logged: the Home tab is a view, nothing waits on it.
+ * of Slack-started runs, which Slack's approvers decide, when the person is one (less `decided`,
+ * an item just decided); else why nothing is listed. A failure is logged: the Home tab is a view, nothing waits on it.
  */
-export async function publishHome(c: Context<AppEnv>, userId: string): Promise<void> {
+export async function publishHome(
+  c: Context<AppEnv>,
+  userId: string,
+  decided?: { runId: string; callId: string },
+): Promise<void> {
   const client = interactiveClient(c)
   if (!client) return
   const approvers = loadConfig(c.env).slack.approvers
   const approver = approvers.includes(userId)
-  const items = approver ? await slackItems(c) : []
+  // The run index learns of a decision after the run stored it: the item just decided is left out.
+  const items = (approver ? await slackItems(c) : []).filter(
+    (i) => i.runId !== decided?.runId || i.callId !== decided.callId,
+  )
   const notice = approver
     ? null
     : approvers.length

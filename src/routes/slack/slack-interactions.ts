@@ -73,7 +73,7 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
     await tell(`Already decided: ${out.decision} by ${userRef(out.decidedBy)}.`)
   // The run's outbox replaces the buttons with chat.update once the decision is stored; the
   // Home tab, a view of the inbox, is published again.
-  if (payload.container.type === 'view') await publishHome(c, userId)
+  if (payload.container.type === 'view' && out.ok) await publishHome(c, userId, { runId, callId })
   return c.body(null, 200)
 }
 

@@ -181,7 +181,7 @@ export async function slackViewSubmission(c: Context<AppEnv>): Promise<Response>
   })
   if (out.ok) {
     // Opened from the Home tab (no card's channel): the tab shows the inbox as it now is.
-    if (item.channel === null) await publishHome(c, userId)
+    if (item.channel === null) await publishHome(c, userId, item)
     return c.body(null, 200)
   }
   if (out.code === 'invalid_args' || out.code === 'invalid_answer' || out.code === 'not_editable') {
