@@ -20,6 +20,7 @@ import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
 import { delegationProblems } from './delegates'
 import { guardrailProblems } from './guardrails'
 import type { AgentGuardrails } from '../kernel/guardrails/spec'
+import type { AgentPolicy } from '../kernel/tool'
 
 /** An agent as this deployment runs it: every field resolved and within the settings. */
 export interface Agent {
@@ -46,6 +47,8 @@ export interface Agent {
   delegates: string[]
   /** Its guardrails as the definition names them (checked); empty: none. */
   guardrails: AgentGuardrails
+  /** Its policy as code, asked about every call of its runs; null: none. */
+  callPolicy: AgentPolicy | null
 }
 
 /** One problem with one agent: which agent, which field, what is wrong. */
@@ -296,7 +299,22 @@ function resolveAgent(
     slackChannels: [...channels],
     delegates: delegates.map(String),
     guardrails: def.guardrails ?? {},
+    callPolicy: callPolicyOf(def.policy, problem),
   }
+}
+
+/** The definition's `policy`: a function, or a problem naming the field. */
+function callPolicyOf(
+  policy: unknown,
+  problem: (field: string, message: string) => void,
+): AgentPolicy | null {
+  if (policy === undefined) return null
+  if (typeof policy === 'function') return policy as AgentPolicy
+  problem(
+    'policy',
+    'must be a function (call, ctx) => "allow" | "ask" | "deny" (or { verdict, reason })',
+  )
+  return null
 }
 
 function checkBudget(
