@@ -9,7 +9,6 @@
  * what happens then).
  */
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js'
-import type { McpCallResult } from './mcp-client'
 import type { McpAnswer, McpAsker, McpQuestion } from './mcp-elicitation'
 
 /** One call in flight whose server may ask: how its question reaches the call's handler. */
@@ -26,8 +25,8 @@ export interface HeldCall {
   question: McpQuestion
   /** Sends the answer to the server's question (once; later ones are ignored). */
   reply: (answer: McpAnswer) => void
-  /** The call's own result, when the server gives it. */
-  result: Promise<McpCallResult>
+  /** The call's own result (mcp-client.ts's McpCallResult), when the server gives it. */
+  result: Promise<unknown>
   /** Gives up the call's request (its signal). */
   abandon: (why: Error) => void
   /** The server's `timeout_ms`: how long a released call's last answer is waited for. */

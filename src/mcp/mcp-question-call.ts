@@ -77,7 +77,7 @@ export async function callAskingPerson(
     // Should the question come first, a later failure is the held call's (mcp-held-calls.ts).
     done.catch(() => {})
     const first = await Promise.race([done, watch.asked.then((asked) => ({ asked }))])
-    if ('result' in first) return { called: first.result }
+    if ('result' in first) return { called: first.result as McpCallResult }
     const { question, reply } = first.asked
     const { result, abandon } = running
     hold.hold(key, {
