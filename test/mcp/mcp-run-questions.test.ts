@@ -145,6 +145,30 @@ describe('a server’s question in a run', () => {
     expect((await getRun(id)).status).toBe('succeeded')
   })
 
+  it('expired with nobody answering: the server is sent `cancel`', async () => {
+    const id = await runCalling('search_section', { query: 'alarms' })
+    await pendingItem(id)
+    fakes.clock.advance(24 * 3_600_000 + 1)
+    await drainAlarms(id)
+
+    expect(mcp.elicitAnswers).toEqual([{ action: 'cancel' }])
+    expect(await observation(id)).toContain('nobody answered before the question expired')
+    expect((await getRun(id)).status).toBe('succeeded')
+  })
+
+  it('the run cancelled while the question waits: the server is sent `cancel`', async () => {
+    const id = await runCalling('publish_page', { page: 'intro' })
+    await approve(id)
+    await pendingItem(id)
+    const res = await postJson(`/v1/runs/${id}/cancel`, {})
+    expect(res.status).toBe(202)
+    await drainAlarms(id)
+
+    expect(mcp.elicitAnswers).toEqual([{ action: 'cancel' }])
+    expect(mcp.published).toEqual([])
+    expect((await getRun(id)).status).toBe('failed')
+  })
+
   it('an answer that fails the schema is a 400 naming the field; the question stays, then is answered', async () => {
     const id = await runCalling('search_section', { query: 'alarms' })
     const item = await pendingItem(id)
