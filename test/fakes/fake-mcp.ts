@@ -120,7 +120,10 @@ export class FakeMcp {
   readonly gets: { lastEventId: string | null; at: number }[] = []
   /** What the client answered each `elicitation/create` with, in order. */
   readonly elicitAnswers: ElicitResult[] = []
-  /** Every page `publish_page` published (its side effect), with the answer it got. */
+  /**
+   * Every page `publish_page` published (its side effect), with the answer it got (and, when
+   * asked to notify, the answer to its second question: which list).
+   */
   readonly published: Record<string, unknown>[] = []
   /**
    * Checks a request's credentials instead of the fixed token: null lets it in, a Response
@@ -384,7 +387,26 @@ export class FakeMcp {
           if (answer.action !== 'accept') {
             return { content: [{ type: 'text', text: `not published: ${answer.action}` }] }
           }
-          this.published.push({ page, ...answer.content })
+          // Asked to notify: a second question, which list.
+          let list: ElicitResult | undefined
+          if (answer.content?.notify === true) {
+            list = await extra.sendRequest(
+              {
+                method: 'elicitation/create',
+                params: {
+                  message: 'Notify which list?',
+                  requestedSchema: {
+                    type: 'object',
+                    properties: { list: { type: 'string' } },
+                    required: ['list'],
+                  },
+                },
+              },
+              ElicitResultSchema,
+            )
+            this.elicitAnswers.push(list)
+          }
+          this.published.push({ page, ...answer.content, ...(list ? { list: list.content } : {}) })
           return {
             content: [{ type: 'text', text: `published ${page} to ${answer.content!.channel}` }],
           }

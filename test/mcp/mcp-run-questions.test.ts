@@ -131,6 +131,32 @@ describe('a server’s question in a run', () => {
     expect((await getRun(id)).status).toBe('succeeded')
   })
 
+  it('a second question in the same call waits on a new item, and the call goes on once', async () => {
+    const id = await runCalling('publish_page', { page: 'intro' })
+    await approve(id)
+    const first = await pendingItem(id)
+    const res1 = await answer(id, {
+      question_hash: first.argsHash,
+      answer: { channel: 'changelog', notify: true },
+    })
+    expect(res1.status).toBe(200)
+    await drainAlarms(id)
+
+    const second = await pendingItem(id)
+    expect(second.ask).toMatchObject({ message: 'The docs MCP server asks: Notify which list?' })
+    expect(second.argsHash).not.toBe(first.argsHash)
+    expect(mcp.published).toEqual([])
+    const res2 = await answer(id, { question_hash: second.argsHash, answer: { list: 'all' } })
+    expect(res2.status).toBe(200)
+    await drainAlarms(id)
+
+    expect(callsOf('publish_page')).toHaveLength(1)
+    expect(mcp.published).toEqual([
+      { page: 'intro', channel: 'changelog', notify: true, list: { list: 'all' } },
+    ])
+    expect(await observation(id)).toBe('published intro to changelog')
+  })
+
   it('declined: the server is sent `decline`, and the model reads that nobody answered', async () => {
     const id = await runCalling('search_section', { query: 'alarms' })
     const item = await pendingItem(id)
