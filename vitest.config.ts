@@ -140,6 +140,7 @@ export default defineConfig({
             'test/slack-streaming/**',
             'test/agent-catalog/**',
             'test/hitl/**',
+            'test/serve-oauth/**',
           ],
         },
       },
@@ -290,6 +291,24 @@ export default defineConfig({
           }),
         ],
         test: { testTimeout: 30_000, name: 'mcp-oauth', include: ['test/mcp-oauth/**/*.test.ts'] },
+      },
+      {
+        // Served agents behind OAuth (docs/serving.md#authorization): PUBLIC_URL set, so /mcp is
+        // a protected resource of the Worker's own authorization server (OAUTH_KV, local).
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: { ...common, ...fakeProvider, PUBLIC_URL: 'https://edgeloop.test' },
+            },
+          }),
+        ],
+        test: {
+          testTimeout: 30_000,
+          name: 'serve-oauth',
+          include: ['test/serve-oauth/**/*.test.ts'],
+        },
       },
       {
         // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from
