@@ -157,22 +157,19 @@ describe('the consent page', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'invalid_request' } })
   })
 
-  it('refuses an unknown client without redirecting anywhere', async () => {
-    const url = new URL(`${ORIGIN}/authorize`)
-    for (const [k, v] of Object.entries({
-      response_type: 'code',
-      client_id: 'no-such-client',
-      redirect_uri: REDIRECT,
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-      code_challenge_method: 'S256',
-      state: 's',
-    })) {
-      url.searchParams.set(k, v)
+  it('refuses an unknown client, or a redirect URI the client did not register, without redirecting', async () => {
+    const client = new MemoryClient()
+    const registered = await startAuthorization(client)
+    const elsewhere = new URL(registered)
+    elsewhere.searchParams.set('redirect_uri', 'https://attacker.test/callback')
+    const unknown = new URL(registered)
+    unknown.searchParams.set('client_id', 'no-such-client')
+    for (const url of [elsewhere, unknown]) {
+      const res = await workerFetch(url, { redirect: 'manual' })
+      expect(res.status).toBe(400)
+      expect(res.headers.get('Location')).toBeNull()
+      expect(await res.json()).toMatchObject({ error: { code: 'invalid_request' } })
     }
-    const res = await workerFetch(url, { redirect: 'manual' })
-    expect(res.status).toBe(400)
-    expect(res.headers.get('Location')).toBeNull()
-    expect(await res.json()).toMatchObject({ error: { code: 'invalid_request' } })
   })
 })
 
