@@ -115,6 +115,9 @@ export default defineConfig({
     // The first request of a file loads the whole Worker into workerd: allow for a cold start.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // The OAuth provider says once per Worker load that Client ID Metadata Documents are off; they
+    // are, on purpose (docs/decisions.md#oauth-for-served-agents). Every other line is kept.
+    onConsoleLog: (log) => !log.startsWith('CIMD (Client ID Metadata Document) is disabled'),
     projects: [
       {
         // The service wired to a fake OpenAI-compatible provider.

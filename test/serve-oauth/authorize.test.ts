@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers'
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { describe, expect, it } from 'vitest'
 import type { Env } from '../../src/env'
-import { servedCaller } from '../../src/serve/oauth'
+import { scopeRefusal, servedCaller } from '../../src/serve/oauth'
 import { ORIGIN } from '../service/harness'
 import {
   answerConsent,
@@ -122,6 +122,16 @@ describe('authorizing a client with an API token', () => {
     expect(client.saved!.scope).toBe('runs:read')
     const served = await callerOf(`Bearer ${client.saved!.access_token}`)
     expect(served.caller?.scopes).toEqual(['runs:read'])
+    // An operation that needs more answers the step-up challenge naming what it needs.
+    const refusal = scopeRefusal(served as Parameters<typeof scopeRefusal>[0], ['runs:write'])
+    expect(refusal).toMatchObject({
+      status: 403,
+      code: 'insufficient_scope',
+      message: expect.stringContaining('authorize this client again'),
+    })
+    expect(refusal.headers.get('WWW-Authenticate')).toBe(
+      `Bearer realm="OAuth", error="insufficient_scope", scope="runs:write", resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`,
+    )
   })
 
   it('refreshes, and the refreshed token still acts as the same API token', async () => {

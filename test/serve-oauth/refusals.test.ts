@@ -196,17 +196,21 @@ describe('a revoked API token', () => {
       const client = await authorizeWith(STARTER, ['runs:read', 'runs:write'])
       const access = `Bearer ${client.saved!.access_token}`
       const refused = await callerOf(access, { API_TOKENS: tokensWithStarter(change) })
-      expect(refused.refusal?.status).toBe(401)
-      expect(refused.refusal?.headers.get('WWW-Authenticate')).toContain('error="invalid_token"')
-      expect(await refused.refusal?.json()).toEqual({
-        error: { code: 'invalid_token', message: expect.stringContaining('revoked or replaced') },
+      expect(refused.refusal).toMatchObject({
+        status: 401,
+        code: 'invalid_token',
+        message: expect.stringContaining('revoked or replaced'),
       })
+      expect(refused.refusal?.headers.get('WWW-Authenticate')).toContain('error="invalid_token"')
       // Through the Worker as well.
       const res = await fetchWith({ API_TOKENS: tokensWithStarter(change) }, '/mcp', {
         method: 'POST',
         headers: { authorization: access },
       })
       expect(res.status).toBe(401)
+      expect(await res.json()).toEqual({
+        error: { code: 'invalid_token', message: expect.stringContaining('revoked or replaced') },
+      })
     },
   )
 

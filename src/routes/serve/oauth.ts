@@ -4,6 +4,7 @@ import {
   authorize,
   OAUTH_ENDPOINTS,
   oauthOff,
+  refusalResponse,
   servedCaller,
   servedOAuth,
   SERVED_PATHS,
@@ -53,7 +54,7 @@ servedOAuthRoutes.on(['GET', 'POST'], OAUTH_ENDPOINTS.authorize, (c) => authoriz
 export function requireServedCaller(path: ServedPath): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const served = await servedCaller(c.req.raw, c.env, path)
-    if (served.refusal) return served.refusal
+    if (served.refusal) return refusalResponse(served.refusal)
     c.set('caller', served.caller)
     c.set('principal', served.caller.name)
     c.set('served', served)

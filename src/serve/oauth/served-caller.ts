@@ -6,12 +6,12 @@ import type { Scope } from '../../security/api-tokens'
 import { servedOAuth, type ServedPath } from './served-resources'
 import type { ServedCaller } from './served-caller-type'
 import { validateServedToken } from './validate-token'
-import { errorResponse } from './error-response'
+import type { ServedRefusal } from './served-refusal'
 
-/** A served request's caller, or the answer that refuses it (401 with its challenge, 503). */
+/** A served request's caller (with, past the resource server, the token it verified), or why not. */
 export type ServedAuth =
   | { caller: ServedCaller; auth: OAuthResourceAuth | null; refusal?: undefined }
-  | { refusal: Response; caller?: undefined }
+  | { refusal: ServedRefusal; caller?: undefined }
 
 /**
  * Who calls a served resource (`/mcp`): an OAuth access token issued for it (the person's grant,
@@ -36,26 +36,28 @@ export async function servedCaller(
     context as unknown as ExecutionContext,
   )
   if (context.props) return { caller: context.props, auth: context.auth as OAuthResourceAuth }
-  return { refusal: await withErrorBody(response, oauth.resource(path)) }
+  return { refusal: await refusalOf(response, oauth.resource(path)) }
 }
 
 /**
- * The answer to a caller that lacks scopes an operation needs: through OAuth the `403`
- * `insufficient_scope` challenge naming them (the client can step up), otherwise `403 forbidden`.
+ * The refusal for a caller that lacks scopes an operation needs: through the resource server the
+ * `403 insufficient_scope` challenge naming them (an OAuth client asks the person for more),
+ * otherwise a plain `403 forbidden`.
  */
 export function scopeRefusal(
   served: { caller: ServedCaller; auth: OAuthResourceAuth | null },
   needed: Scope[],
-) {
+): ServedRefusal {
   const message = `token "${served.caller.name}" lacks ${needed.join(', ')} here; ${
-    served.auth && served.caller.client
+    served.caller.client
       ? 'authorize this client again with those scopes'
       : 'add them in API_TOKENS or use another token'
   }`
   const details = { required: needed, scopes: served.caller.scopes }
-  if (!served.auth) return errorResponse(403, 'forbidden', message, details)
-  const challenge = insufficientScope(served.auth, needed)
-  return errorResponse(403, 'insufficient_scope', message, details, challenge.headers)
+  if (!served.auth)
+    return { status: 403, code: 'forbidden', message, details, headers: new Headers() }
+  const { headers } = insufficientScope(served.auth, needed)
+  return { status: 403, code: 'insufficient_scope', message, details, headers }
 }
 
 async function apiTokenCaller(request: Request, env: Env): Promise<ServedAuth> {
@@ -63,49 +65,29 @@ async function apiTokenCaller(request: Request, env: Env): Promise<ServedAuth> {
   const valid = presented && (await validateServedToken(env, presented, '', async () => null))
   if (valid) return { caller: valid.props, auth: null }
   const headers = new Headers({ 'WWW-Authenticate': 'Bearer realm="edgeloop"' })
-  return {
-    refusal: presented
-      ? errorResponse(401, 'unauthorized', 'invalid API token', undefined, headers)
-      : errorResponse(
-          401,
-          'unauthorized',
-          'send Authorization: Bearer <API token>',
-          undefined,
-          headers,
-        ),
-  }
+  const message = presented ? 'invalid API token' : 'send Authorization: Bearer <API token>'
+  return { refusal: { status: 401, code: 'unauthorized', message, headers } }
 }
 
-/**
- * The library's bodiless or RFC 6750 refusal in edgeloop's error shape, its headers kept; any
- * other answer (a CORS preflight's 204) as it is.
- */
-async function withErrorBody(response: Response, resource: string): Promise<Response> {
-  if (response.status !== 401 && response.status !== 503) return response
+/** What the resource server answered instead of calling the route, as a refusal. */
+async function refusalOf(response: Response, resource: string): Promise<ServedRefusal> {
+  const headers = new Headers(response.headers)
+  headers.delete('Content-Type')
+  headers.delete('Content-Length')
+  if (response.status !== 401) {
+    const message = 'the bearer token could not be checked just now; retry'
+    return { status: 503, code: 'token_check_failed', message, headers }
+  }
   const body = (await response.json().catch(() => null)) as {
     error?: string
     error_description?: string
   } | null
-  if (response.status === 401) {
-    const code =
-      body?.error ??
-      (/error="invalid_token"/.test(wwwAuthenticate(response)) ? 'invalid_token' : 'unauthorized')
-    const message =
-      body?.error_description ??
-      (code === 'invalid_token'
-        ? `the bearer token is neither an API token nor an access token issued for ${resource}`
-        : `send Authorization: Bearer <token>: an API token, or an OAuth access token for ${resource} (see the resource_metadata in WWW-Authenticate)`)
-    return errorResponse(401, code, message, undefined, response.headers)
-  }
-  return errorResponse(
-    503,
-    'token_check_failed',
-    'the bearer token could not be checked just now; retry',
-    undefined,
-    response.headers,
-  )
-}
-
-function wwwAuthenticate(response: Response): string {
-  return response.headers.get('WWW-Authenticate') ?? ''
+  const invalid = /error="invalid_token"/.test(headers.get('WWW-Authenticate') ?? '')
+  const code = body?.error ?? (invalid ? 'invalid_token' : 'unauthorized')
+  const message =
+    body?.error_description ??
+    (invalid
+      ? `the bearer token is neither an API token nor an access token issued for ${resource}`
+      : `send Authorization: Bearer <token>: an API token, or an OAuth access token for ${resource} (see the resource_metadata in WWW-Authenticate)`)
+  return { status: 401, code, message, headers }
 }
