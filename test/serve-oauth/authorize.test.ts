@@ -145,6 +145,21 @@ describe('authorizing a client with an API token', () => {
     expect((await callerOf(`Bearer ${client.saved!.access_token}`)).caller?.name).toBe('starter')
   })
 
+  it('revokes a token the client gives back (RFC 7009)', async () => {
+    const client = await authorizeWith(STARTER, ['runs:read'])
+    const access = client.saved!.access_token
+    const res = await workerFetch(`${ORIGIN}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: access, client_id: client.info!.client_id }),
+    })
+    expect(res.status).toBe(200)
+    expect((await callerOf(`Bearer ${access}`)).refusal).toMatchObject({
+      status: 401,
+      code: 'invalid_token',
+    })
+  })
+
   it('keeps plain API tokens working as bearer tokens on /mcp', async () => {
     expect(await callerOf(`Bearer ${READER}`)).toMatchObject({
       caller: { kind: 'token', name: 'reader', scopes: ['runs:read'], runs: 'all' },
