@@ -10,6 +10,7 @@ import {
   SERVED_PATHS,
   type ServedOAuth,
   type ServedPath,
+  type ServedRefusal,
 } from '../../serve/oauth'
 import type { Env } from '../../env'
 import type { AppEnv } from '../app-env'
@@ -49,12 +50,17 @@ servedOAuthRoutes.on(['GET', 'POST'], OAUTH_ENDPOINTS.authorize, (c) => authoriz
 /**
  * Authenticates a served path's request (`/mcp`): an OAuth access token issued for it or an API
  * token (`servedCaller`); sets `caller` and `principal` as `requireAuth` does, and `served` for a
- * scope refusal (`scopeRefusal`). Anything else gets the `401` challenge that starts discovery.
+ * scope refusal (`scopeRefusal`). Anything else gets the `401` challenge that starts discovery, in
+ * edgeloop's error shape unless `answer` renders it in the route's own (a JSON-RPC error, say).
  */
-export function requireServedCaller(path: ServedPath): MiddlewareHandler<AppEnv> {
+export function requireServedCaller(
+  path: ServedPath,
+  answer: (c: Context<AppEnv>, refusal: ServedRefusal) => Response = (_, refusal) =>
+    refusalResponse(refusal),
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const served = await servedCaller(c.req.raw, c.env, path)
-    if (served.refusal) return refusalResponse(served.refusal)
+    if (served.refusal) return answer(c, served.refusal)
     c.set('caller', served.caller)
     c.set('principal', served.caller.name)
     c.set('served', served)
