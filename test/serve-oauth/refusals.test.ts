@@ -8,7 +8,7 @@ import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { describe, expect, it } from 'vitest'
 import type { Env } from '../../src/env'
 import { servedCaller } from '../../src/serve/oauth'
-import { ORIGIN } from '../service/harness'
+import { captureLogs, logLines, ORIGIN, restoreLogLevel } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
 import {
   answerConsent,
@@ -215,7 +215,19 @@ describe('a revoked API token', () => {
   )
 
   it('ends the grant at the next refresh, for good', async () => {
-    const client = await authorizeWith(STARTER, ['runs:read'])
+    const logs = captureLogs()
+    const client = await authorizeWith(STARTER, ['runs:read']).finally(() => {
+      restoreLogLevel()
+      logs.mockRestore()
+    })
+    expect(logLines(logs)).toContainEqual(
+      expect.objectContaining({
+        msg: 'oauth_authorized',
+        token: 'starter',
+        client: client.info!.client_id,
+        scopes: ['runs:read'],
+      }),
+    )
     const refresh = () => ({
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

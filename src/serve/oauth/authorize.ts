@@ -2,6 +2,7 @@ import { AuthorizationError, type OAuthHelpers } from '@cloudflare/workers-oauth
 import { apiTokensFromEnv } from '../../config/security'
 import type { EnvRecord } from '../../config'
 import type { Env } from '../../env'
+import { logEvent } from '../../runs/log'
 import { findToken, SCOPES, type Scope } from '../../security/api-tokens'
 import { consentPage } from './consent-page'
 import { errorResponse } from './error-response'
@@ -118,6 +119,12 @@ async function answer(request: Request, env: Env, helpers: OAuthHelpers): Promis
     metadata: { token: token.name },
     scope: chosen,
     props: await grantPropsFor(token, presented),
+  })
+  // Who let which client act for which token: the trail an operator reads when revoking.
+  logEvent(env, 'oauth_authorized', {
+    token: token.name,
+    client: approved.request.clientId,
+    scopes: chosen,
   })
   approved.headers.set('Location', redirectTo)
   return new Response(null, { status: 302, headers: approved.headers })

@@ -5,6 +5,7 @@ import type { Env } from '../../env'
 import { LEGACY_TOKEN_NAME, SCOPES, type ApiToken, type Scope } from '../../security/api-tokens'
 import { timingSafeEqual } from '../../security/hmac'
 import { sha256Hex } from '../../security/sha256'
+import { logEvent } from '../../runs/log'
 import type { ServedCaller } from './served-caller-type'
 
 /**
@@ -62,7 +63,15 @@ export async function callerFromGrant(
  */
 export async function refreshedGrant(options: TokenExchangeCallbackOptions<Env>) {
   const caller = await callerFromGrant(options.props, options.scope, options.env)
-  if (!caller) throw new OAuthError('invalid_grant', { description: REVOKED })
+  if (!caller) {
+    logEvent(
+      options.env,
+      'oauth_grant_ended',
+      { token: options.userId, client: options.clientId, reason: 'api_token_revoked' },
+      'warn',
+    )
+    throw new OAuthError('invalid_grant', { description: REVOKED })
+  }
   const scope: Scope[] = caller.scopes.filter((s) => options.requestedScope.includes(s))
   return { accessTokenScope: scope }
 }
