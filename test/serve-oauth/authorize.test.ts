@@ -161,9 +161,14 @@ describe('authorizing a client with an API token', () => {
   })
 
   it('keeps plain API tokens working as bearer tokens on /mcp', async () => {
-    expect(await callerOf(`Bearer ${READER}`)).toMatchObject({
+    const reader = await callerOf(`Bearer ${READER}`)
+    expect(reader).toMatchObject({
       caller: { kind: 'token', name: 'reader', scopes: ['runs:read'], runs: 'all' },
     })
+    // Its missing scope is the configuration's to change: no OAuth step-up challenge.
+    const refusal = scopeRefusal(reader as Parameters<typeof scopeRefusal>[0], ['runs:write'])
+    expect(refusal).toMatchObject({ status: 403, code: 'forbidden' })
+    expect(refusal.headers.get('WWW-Authenticate')).toBeNull()
     expect(await callerOf('Bearer test-token')).toMatchObject({ caller: { name: 'api' } })
   })
 

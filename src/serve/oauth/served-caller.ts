@@ -40,22 +40,21 @@ export async function servedCaller(
 }
 
 /**
- * The refusal for a caller that lacks scopes an operation needs: through the resource server the
- * `403 insufficient_scope` challenge naming them (an OAuth client asks the person for more),
- * otherwise a plain `403 forbidden`.
+ * The refusal for a caller that lacks scopes an operation needs: for an OAuth client the
+ * `403 insufficient_scope` challenge naming them (it asks the person for more); for an API token,
+ * which only its configuration changes, a plain `403 forbidden`.
  */
 export function scopeRefusal(
   served: { caller: ServedCaller; auth: OAuthResourceAuth | null },
   needed: Scope[],
 ): ServedRefusal {
-  const message = `token "${served.caller.name}" lacks ${needed.join(', ')} here; ${
-    served.caller.client
-      ? 'authorize this client again with those scopes'
-      : 'add them in API_TOKENS or use another token'
-  }`
   const details = { required: needed, scopes: served.caller.scopes }
-  if (!served.auth)
+  const lacks = `token "${served.caller.name}" lacks ${needed.join(', ')} here`
+  if (!served.auth || !served.caller.client) {
+    const message = `${lacks}; add them in API_TOKENS or use another token`
     return { status: 403, code: 'forbidden', message, details, headers: new Headers() }
+  }
+  const message = `${lacks}; authorize this client again with those scopes`
   const { headers } = insufficientScope(served.auth, needed)
   return { status: 403, code: 'insufficient_scope', message, details, headers }
 }
