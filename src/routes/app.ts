@@ -14,8 +14,12 @@ import { meDocs, meRoutes } from './api/me'
 import { agentsDocs, agentsRoutes } from './api/agents'
 import { approvalsRoutes } from './api/run-list'
 import { runsDocs, runsRoutes } from './api/runs'
-import { readiness } from './readiness'
+import { openApiRoute, serviceDocs, serviceRoutes } from './service'
+import type { DeclaredRoutes } from './openapi/serve-route'
 import { connectionRoutes, oauthRoutes } from './connections/connections'
+
+/** Every group of routes declared with what /openapi.json says of it, in the document's order. */
+const DOCUMENTED: readonly DeclaredRoutes[] = [serviceDocs, runsDocs, meDocs, agentsDocs]
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -41,12 +45,10 @@ app.use('*', async (c, next) => {
     c.res.headers.set('Cache-Control', 'no-store')
   }
 })
-app.get('/healthz', (c) =>
-  c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
-)
-app.get('/readyz', readiness)
-app.get('/openapi.json', (c) =>
-  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs]) as object),
+app.route(serviceDocs.base, serviceRoutes)
+// The document of every group, this one included.
+serviceDocs.serve(app, openApiRoute, (c) =>
+  c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED) as object),
 )
 app.route(runsDocs.base, runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)

@@ -1,6 +1,5 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
-import { servicePaths } from './openapi-service'
 import { connectionPaths } from './openapi-connections'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
@@ -81,7 +80,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
     components: openApiComponents(),
     security: bearer,
     paths: {
-      ...servicePaths,
+      ...pathsOf(declared, '/'),
       '/console': consoleFile(
         'consolePage',
         'The web console (asks for an API token)',
