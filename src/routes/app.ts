@@ -9,7 +9,7 @@ import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi/openapi'
-import { consoleRoutes } from './console'
+import { consoleDocs, consoleRoutes } from './console'
 import { meDocs, meRoutes } from './api/me'
 import { agentsDocs, agentsRoutes } from './api/agents'
 import { approvalsRoutes } from './api/run-list'
@@ -19,7 +19,13 @@ import type { DeclaredRoutes } from './openapi/serve-route'
 import { connectionRoutes, oauthRoutes } from './connections/connections'
 
 /** Every group of routes declared with what /openapi.json says of it, in the document's order. */
-const DOCUMENTED: readonly DeclaredRoutes[] = [serviceDocs, runsDocs, meDocs, agentsDocs]
+const DOCUMENTED: readonly DeclaredRoutes[] = [
+  serviceDocs,
+  consoleDocs,
+  runsDocs,
+  meDocs,
+  agentsDocs,
+]
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -58,7 +64,7 @@ app.route(meDocs.base, meRoutes)
 app.route(agentsDocs.base, agentsRoutes)
 app.route('/v1/connections', connectionRoutes)
 app.route('/oauth', oauthRoutes)
-app.route('/console', consoleRoutes)
+app.route(consoleDocs.base, consoleRoutes)
 app.route('/slack', slackRoutes)
 
 app.notFound((c) => {

@@ -146,18 +146,3 @@ type SseResponse = {
     }
   }
 }
-
-/** A file of the web console: public (it holds no secret; its API calls carry the token). */
-export function consoleFile(operationId: string, summary: string, type: string) {
-  return {
-    get: {
-      operationId,
-      summary,
-      tags: ['service'],
-      security: [],
-      responses: {
-        '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
-      },
-    },
-  }
-}

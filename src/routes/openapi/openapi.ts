@@ -3,7 +3,7 @@ import type { DeclaredRoutes } from './serve-route'
 import { connectionPaths } from './openapi-connections'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
-import { bearer, consoleFile, cursor, limit, ok, slackOperation } from './openapi-parts'
+import { bearer, cursor, limit, ok, slackOperation } from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
 
@@ -81,18 +81,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
     security: bearer,
     paths: {
       ...pathsOf(declared, '/'),
-      '/console': consoleFile(
-        'consolePage',
-        'The web console (asks for an API token)',
-        'text/html',
-      ),
-      '/console/console.js': consoleFile(
-        'consoleScript',
-        "The console's script",
-        'text/javascript',
-      ),
-      '/console/console.css': consoleFile('consoleStyle', "The console's style sheet", 'text/css'),
-      '/console/favicon.svg': consoleFile('consoleIcon', "The console's icon", 'image/svg+xml'),
+      ...pathsOf(declared, '/console'),
       // Declared with their handlers (routes/api/), in the order the document always had.
       ...pathsOf(declared, '/v1/runs'),
       '/v1/approvals': { get: inboxOperation('listApprovals') },
