@@ -12,10 +12,10 @@ import { openApiDocument } from './openapi/openapi'
 import { consoleDocs, consoleRoutes } from './console'
 import { meDocs, meRoutes } from './api/me'
 import { agentsDocs, agentsRoutes } from './api/agents'
-import { approvalsRoutes } from './api/run-list'
+import { approvalsDocs, approvalsRoutes, inboxDocs, inboxRoutes } from './api/run-list'
+import type { DeclaredRoutes } from './openapi/serve-route'
 import { runsDocs, runsRoutes } from './api/runs'
 import { openApiRoute, serviceDocs, serviceRoutes } from './service'
-import type { DeclaredRoutes } from './openapi/serve-route'
 import { connectionRoutes, oauthRoutes } from './connections/connections'
 
 /** Every group of routes declared with what /openapi.json says of it, in the document's order. */
@@ -23,6 +23,8 @@ const DOCUMENTED: readonly DeclaredRoutes[] = [
   serviceDocs,
   consoleDocs,
   runsDocs,
+  approvalsDocs,
+  inboxDocs,
   meDocs,
   agentsDocs,
 ]
@@ -57,9 +59,8 @@ serviceDocs.serve(app, openApiRoute, (c) =>
   c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED) as object),
 )
 app.route(runsDocs.base, runsRoutes)
-app.route('/v1/approvals', approvalsRoutes)
-// Every kind of pending item, not only approvals: the same list under the name it has now.
-app.route('/v1/inbox', approvalsRoutes)
+app.route(approvalsDocs.base, approvalsRoutes)
+app.route(inboxDocs.base, inboxRoutes)
 app.route(meDocs.base, meRoutes)
 app.route(agentsDocs.base, agentsRoutes)
 app.route('/v1/connections', connectionRoutes)

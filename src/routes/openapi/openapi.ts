@@ -2,8 +2,7 @@ import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
 import { connectionPaths } from './openapi-connections'
 import { openApiComponents } from './openapi-components'
-import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
-import { bearer, cursor, limit, ok, slackOperation } from './openapi-parts'
+import { bearer, slackOperation } from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
 
@@ -23,38 +22,6 @@ function pathsOf(declared: readonly DeclaredRoutes[], base: string): Record<stri
   const registry = definitions.flatMap((routes) => routes.registry.definitions)
   const info = { title: 'edgeloop', version: '0.1.0' }
   return new OpenApiGeneratorV31(registry).generateDocument({ openapi: '3.1.0', info }).paths ?? {}
-}
-
-/**
- * The inbox: `/v1/approvals` and `/v1/inbox` are the same list of every kind of pending item
- * (docs/human-in-the-loop.md#the-inbox).
- */
-function inboxOperation(operationId: 'listApprovals' | 'listInbox') {
-  return {
-    operationId,
-    summary:
-      operationId === 'listInbox'
-        ? 'Every pending item (approvals, questions, connections) across runs, newest first'
-        : 'Pending items across runs, newest first (the inbox under its first name)',
-    description:
-      'Each item names its `kind`, what it asks (`ask`), its `actions` and the `href` they are posted to; approvals that may be edited carry their `editSchema`. Expired items are left out.',
-    tags: ['approvals'],
-    security: bearer,
-    parameters: [
-      {
-        name: 'status',
-        in: 'query',
-        required: false,
-        schema: { type: 'string', enum: ['pending'], default: 'pending' },
-      },
-      limit,
-      cursor,
-    ],
-    responses: {
-      '200': ok('A page of pending items', 'ApprovalPage'),
-      ...errorResponses(ROUTE_ERRORS.listApprovals),
-    },
-  }
 }
 
 function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unknown> {
@@ -84,8 +51,8 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       ...pathsOf(declared, '/console'),
       // Declared with their handlers (routes/api/), in the order the document always had.
       ...pathsOf(declared, '/v1/runs'),
-      '/v1/approvals': { get: inboxOperation('listApprovals') },
-      '/v1/inbox': { get: inboxOperation('listInbox') },
+      ...pathsOf(declared, '/v1/approvals'),
+      ...pathsOf(declared, '/v1/inbox'),
       ...pathsOf(declared, '/v1/me'),
       ...connectionPaths,
       ...pathsOf(declared, '/v1/agents'),
