@@ -16,7 +16,8 @@ import { approvalsDocs, approvalsRoutes, inboxDocs, inboxRoutes } from './api/ru
 import type { DeclaredRoutes } from './openapi/serve-route'
 import { runsDocs, runsRoutes } from './api/runs'
 import { openApiRoute, serviceDocs, serviceRoutes } from './service'
-import { connectionRoutes, oauthRoutes } from './connections/connections'
+import { connectionDocs, connectionRoutes } from './connections/connections'
+import { oauthDocs, oauthRoutes } from './connections/oauth'
 
 /** Every group of routes declared with what /openapi.json says of it, in the document's order. */
 const DOCUMENTED: readonly DeclaredRoutes[] = [
@@ -26,6 +27,8 @@ const DOCUMENTED: readonly DeclaredRoutes[] = [
   approvalsDocs,
   inboxDocs,
   meDocs,
+  connectionDocs,
+  oauthDocs,
   agentsDocs,
 ]
 
@@ -63,8 +66,8 @@ app.route(approvalsDocs.base, approvalsRoutes)
 app.route(inboxDocs.base, inboxRoutes)
 app.route(meDocs.base, meRoutes)
 app.route(agentsDocs.base, agentsRoutes)
-app.route('/v1/connections', connectionRoutes)
-app.route('/oauth', oauthRoutes)
+app.route(connectionDocs.base, connectionRoutes)
+app.route(oauthDocs.base, oauthRoutes)
 app.route(consoleDocs.base, consoleRoutes)
 app.route('/slack', slackRoutes)
 

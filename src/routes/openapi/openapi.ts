@@ -1,6 +1,5 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
-import { connectionPaths } from './openapi-connections'
 import { openApiComponents } from './openapi-components'
 import { bearer, slackOperation } from './openapi-parts'
 
@@ -54,7 +53,8 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       ...pathsOf(declared, '/v1/approvals'),
       ...pathsOf(declared, '/v1/inbox'),
       ...pathsOf(declared, '/v1/me'),
-      ...connectionPaths,
+      ...pathsOf(declared, '/v1/connections'),
+      ...pathsOf(declared, '/oauth'),
       ...pathsOf(declared, '/v1/agents'),
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
       '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
