@@ -4,7 +4,7 @@ import { ConfigError } from '../errors/config-error'
 import { logEvent } from '../runs/log'
 import { registerSecrets } from '../security/redact'
 import { StartError, type StartRefusal } from '../runs/start'
-import { slackRoutes } from './slack/slack'
+import { slackDocs, slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
@@ -30,6 +30,7 @@ const DOCUMENTED: readonly DeclaredRoutes[] = [
   connectionDocs,
   oauthDocs,
   agentsDocs,
+  slackDocs,
 ]
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
@@ -69,7 +70,7 @@ app.route(agentsDocs.base, agentsRoutes)
 app.route(connectionDocs.base, connectionRoutes)
 app.route(oauthDocs.base, oauthRoutes)
 app.route(consoleDocs.base, consoleRoutes)
-app.route('/slack', slackRoutes)
+app.route(slackDocs.base, slackRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

@@ -1,7 +1,7 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
 import { openApiComponents } from './openapi-components'
-import { bearer, slackOperation } from './openapi-parts'
+import { bearer } from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
 
@@ -56,9 +56,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       ...pathsOf(declared, '/v1/connections'),
       ...pathsOf(declared, '/oauth'),
       ...pathsOf(declared, '/v1/agents'),
-      '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
-      '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
-      '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),
+      ...pathsOf(declared, '/slack'),
     },
   }
 }
