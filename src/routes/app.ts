@@ -19,19 +19,23 @@ import { openApiRoute, serviceDocs, serviceRoutes } from './service'
 import { connectionDocs, connectionRoutes } from './connections/connections'
 import { oauthDocs, oauthRoutes } from './connections/oauth'
 
-/** Every group of routes declared with what /openapi.json says of it, in the document's order. */
-const DOCUMENTED: readonly DeclaredRoutes[] = [
-  serviceDocs,
-  consoleDocs,
-  runsDocs,
-  approvalsDocs,
-  inboxDocs,
-  meDocs,
-  connectionDocs,
-  oauthDocs,
-  agentsDocs,
-  slackDocs,
+/**
+ * Every group of routes, mounted at its base, in the order /openapi.json lists them: each route
+ * is declared once, with its handler and what the document says of it.
+ */
+const GROUPS: readonly (readonly [DeclaredRoutes, Hono<AppEnv>])[] = [
+  [serviceDocs, serviceRoutes],
+  [consoleDocs, consoleRoutes],
+  [runsDocs, runsRoutes],
+  [approvalsDocs, approvalsRoutes],
+  [inboxDocs, inboxRoutes],
+  [meDocs, meRoutes],
+  [connectionDocs, connectionRoutes],
+  [oauthDocs, oauthRoutes],
+  [agentsDocs, agentsRoutes],
+  [slackDocs, slackRoutes],
 ]
+const DOCUMENTED = GROUPS.map(([docs]) => docs)
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -57,20 +61,11 @@ app.use('*', async (c, next) => {
     c.res.headers.set('Cache-Control', 'no-store')
   }
 })
-app.route(serviceDocs.base, serviceRoutes)
+for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
 // The document of every group, this one included.
 serviceDocs.serve(app, openApiRoute, (c) =>
   c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED) as object),
 )
-app.route(runsDocs.base, runsRoutes)
-app.route(approvalsDocs.base, approvalsRoutes)
-app.route(inboxDocs.base, inboxRoutes)
-app.route(meDocs.base, meRoutes)
-app.route(agentsDocs.base, agentsRoutes)
-app.route(connectionDocs.base, connectionRoutes)
-app.route(oauthDocs.base, oauthRoutes)
-app.route(consoleDocs.base, consoleRoutes)
-app.route(slackDocs.base, slackRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

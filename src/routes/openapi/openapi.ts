@@ -6,19 +6,22 @@ import { bearer } from './openapi-parts'
 let cached: Record<string, unknown> | undefined
 
 /**
- * The OpenAPI 3.1 document: request schemas are the zod schemas that validate requests, response
- * schemas those the tests parse real responses with; the paths of `declared` routes are generated
- * from their declarations. `origin` becomes the one server.
+ * The OpenAPI 3.1 document: its paths generated from the routes `declared` (every group the app
+ * mounts, each route declared once with its handler); its components the request schemas that
+ * validate requests and the response schemas the tests parse real responses with. `origin`
+ * becomes the one server.
  */
 export function openApiDocument(origin: string, declared: readonly DeclaredRoutes[]): unknown {
   cached ??= buildDocument(declared)
   return { ...cached, servers: [{ url: origin, description: 'This deployment' }] }
 }
 
-/** The paths of the routes declared under `base` (docs/decisions.md#the-openapi-document). */
-function pathsOf(declared: readonly DeclaredRoutes[], base: string): Record<string, unknown> {
-  const definitions = declared.filter((routes) => routes.base === base)
-  const registry = definitions.flatMap((routes) => routes.registry.definitions)
+/**
+ * Every route's path item, generated from its declaration, in the order of `declared`
+ * (docs/decisions.md#the-openapi-document).
+ */
+function pathsOf(declared: readonly DeclaredRoutes[]): Record<string, unknown> {
+  const registry = declared.flatMap((routes) => routes.registry.definitions)
   const info = { title: 'edgeloop', version: '0.1.0' }
   return new OpenApiGeneratorV31(registry).generateDocument({ openapi: '3.1.0', info }).paths ?? {}
 }
@@ -45,18 +48,6 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
     ],
     components: openApiComponents(),
     security: bearer,
-    paths: {
-      ...pathsOf(declared, '/'),
-      ...pathsOf(declared, '/console'),
-      // Declared with their handlers (routes/api/), in the order the document always had.
-      ...pathsOf(declared, '/v1/runs'),
-      ...pathsOf(declared, '/v1/approvals'),
-      ...pathsOf(declared, '/v1/inbox'),
-      ...pathsOf(declared, '/v1/me'),
-      ...pathsOf(declared, '/v1/connections'),
-      ...pathsOf(declared, '/oauth'),
-      ...pathsOf(declared, '/v1/agents'),
-      ...pathsOf(declared, '/slack'),
-    },
+    paths: pathsOf(declared),
   }
 }
