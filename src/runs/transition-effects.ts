@@ -7,6 +7,7 @@ import { changesIndex } from './index/run-index-entry'
 import { queueProgress } from './slack/slack-progress'
 import { queueStatus } from './slack/slack-status'
 import { queueStreamEnd } from './slack/slack-stream'
+import { slackCardKey } from './slack/slack-card-key'
 import { queueTraceBatches } from './otel/otel-delivery'
 import { queueFamily } from './delivery/family-delivery'
 import { SLACK_THREAD_ID } from './slack-place'
@@ -38,7 +39,8 @@ export function queueTransitionEffects(
   const cards = info.slack ?? info.slackCards
   if (next.phase === 'await_approval' && prev?.phase !== 'await_approval' && cards) {
     for (const { call } of pendingApprovals(next)) {
-      outbox.enqueue(`slack.approval:${call.id}`, 'slack.approval', { callId: call.id }, now)
+      const key = slackCardKey(call.id, call.approval?.kind ?? 'approval')
+      outbox.enqueue(`slack.approval:${key}`, 'slack.approval', { callId: call.id }, now)
     }
   }
   queueDecisions(outbox, info, prev, next, now)
@@ -114,7 +116,8 @@ export function queueDecisions(
   const before = new Map(prev?.steps.at(-1)?.calls.map((c) => [c.id, c.approval?.decision]))
   for (const call of next.steps.at(-1)?.calls ?? []) {
     if (!call.approval?.decision || before.get(call.id) === call.approval.decision) continue
-    outbox.enqueue(`slack.decision:${call.id}`, 'slack.decision', { callId: call.id }, now)
+    const key = slackCardKey(call.id, call.approval.kind)
+    outbox.enqueue(`slack.decision:${key}`, 'slack.decision', { callId: call.id }, now)
   }
 }
 

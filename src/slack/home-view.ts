@@ -5,6 +5,7 @@
  * same way.
  */
 import { APPROVE_ACTION_ID, DENY_ACTION_ID, EDIT_ACTION_ID, type Block } from './approval-message'
+import { CONNECT_ACTION_ID, DECLINE_CONNECT_ACTION_ID } from './connect-message'
 import { escapeMrkdwn, jsonCodeBlock, slackDate, truncateText } from './mrkdwn'
 import {
   ANSWER_ACTION_PREFIX,
@@ -29,8 +30,6 @@ export interface HomeItem {
   url: string | null
 }
 
-/** The Connect button: a link, which Slack also reports as a click (acknowledged, nothing more). */
-export const CONNECT_ACTION_ID = 'edgeloop_connect'
 // Slack's limits: 100 blocks in a view; an item takes four.
 const MAX_ITEMS = 20
 
@@ -70,9 +69,12 @@ function itemBlocks(item: HomeItem): Block[] {
     buttons.push(button('Decline', DECLINE_QUESTION_ACTION_ID, value(), 'danger'))
   } else {
     text = `*Connect:* ${truncateText(escapeMrkdwn(item.message ?? 'an account'), 1500).text}`
-    buttons = item.url
-      ? [{ ...button('Connect', CONNECT_ACTION_ID, value(), 'primary'), url: item.url }]
-      : []
+    // An item with its own URL is a link; else Connect sends the single-use link (as the card's).
+    const connect = button('Connect', CONNECT_ACTION_ID, value(), 'primary')
+    buttons = [
+      item.url ? { ...connect, action_id: `${CONNECT_ACTION_ID}_url`, url: item.url } : connect,
+      button('Decline', DECLINE_CONNECT_ACTION_ID, value(), 'danger'),
+    ]
   }
   return [
     { type: 'divider' },

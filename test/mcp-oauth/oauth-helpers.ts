@@ -6,6 +6,7 @@ import { env } from 'cloudflare:test'
 import { beforeEach, expect } from 'vitest'
 import { FakeAuthServer, protectedMcp } from '../fakes/fake-oauth'
 import type { FakeMcp } from '../fakes/fake-mcp'
+import type { FakeHandler } from '../fakes/outbound'
 import { api, ORIGIN, useServiceFakes } from '../service/harness'
 
 export const APPROVER = { authorization: 'Bearer test-approver-token' }
@@ -20,8 +21,11 @@ export interface OAuthFakes {
   wikiAccess: { scope?: string }
 }
 
-/** The service's fakes with the authorization server and its three MCP servers. */
-export function useOAuthFakes() {
+/**
+ * The service's fakes with the authorization server and its three MCP servers (and `extra`
+ * hosts, e.g. the fake Slack Web API).
+ */
+export function useOAuthFakes(extra: () => Record<string, FakeHandler> = () => ({})) {
   const current = {} as OAuthFakes
   const fakes = useServiceFakes({
     hosts: () => {
@@ -48,6 +52,7 @@ export function useOAuthFakes() {
         'wiki.test': wiki.handler,
         'm2m.test': m2m.handler,
         'keyed.test': keyed.handler,
+        ...extra(),
       }
     },
   })

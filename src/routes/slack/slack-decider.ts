@@ -24,11 +24,8 @@ export interface SlackDecider {
  */
 export function slackRefusal(c: Context<AppEnv>, view: RunView, who: SlackDecider): string | null {
   const { userId, callId } = who
-  const wrongPlace = clickOutsideOrigin(view, who.teamId, who.channel)
-  if (wrongPlace) {
-    logEvent(c.env, 'slack_click_outside_origin', { runId: view.id, callId, userId }, 'warn')
-    return `You can't decide this approval here: ${wrongPlace}`
-  }
+  const wrongPlace = originRefusal(c, view, who)
+  if (wrongPlace) return wrongPlace
   const config = loadConfig(c.env).slack
   const requestedBy = view.requestedBy.startsWith('slack:') ? view.requestedBy.slice(6) : undefined
   const allowed = canApprove({
@@ -41,6 +38,15 @@ export function slackRefusal(c: Context<AppEnv>, view: RunView, who: SlackDecide
   if (allowed.ok) return null
   logEvent(c.env, 'slack_unauthorised_click', { runId: view.id, callId, userId }, 'warn')
   return `You can't decide this approval: ${allowed.reason}`
+}
+
+/** Why a click on an item of `view` is out of place (another workspace or channel), or null. */
+export function originRefusal(c: Context<AppEnv>, view: RunView, who: SlackDecider): string | null {
+  const wrongPlace = clickOutsideOrigin(view, who.teamId, who.channel)
+  if (!wrongPlace) return null
+  const { userId, callId } = who
+  logEvent(c.env, 'slack_click_outside_origin', { runId: view.id, callId, userId }, 'warn')
+  return `You can't decide this approval here: ${wrongPlace}`
 }
 
 /**

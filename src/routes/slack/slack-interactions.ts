@@ -12,6 +12,8 @@ import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
 import { closedReason, refusalText, slackRefusal } from './slack-decider'
 import { publishHome } from './slack-home'
+import { slackConnect } from './slack-connect'
+import { CONNECT_ACTION_ID, DECLINE_CONNECT_ACTION_ID } from '../../slack/connect-message'
 import { clickReply, MODAL_ACTIONS, openItemModal, slackViewSubmission } from './slack-modals'
 import { RUN_ID_PATTERN } from '../../kernel/names'
 
@@ -26,6 +28,8 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
   const payload = parsed.value
   const modal = payload.actions.find((a) => MODAL_ACTIONS.includes(a.action_id))
   if (modal) return openItemModal(c, payload, modal)
+  const connect = payload.actions.find((a) => CONNECT_ACTIONS.includes(a.action_id))
+  if (connect) return slackConnect(c, payload, connect)
   const action = payload.actions.find(
     (a) =>
       a.action_id === APPROVE_ACTION_ID ||
@@ -76,6 +80,8 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
   if (payload.container.type === 'view' && out.ok) await publishHome(c, userId, { runId, callId })
   return c.body(null, 200)
 }
+
+const CONNECT_ACTIONS = [CONNECT_ACTION_ID, DECLINE_CONNECT_ACTION_ID]
 
 /** What a clicked button decides: an approval's Approve / Deny, a question's choice or Decline. */
 function clickedItem(

@@ -1,6 +1,8 @@
 import { loadConfig } from '../../config/index'
 import { DeliveryError } from '../../errors/delivery-error'
 import { questionBlocks, questionDecidedBlocks } from '../../slack/question-message'
+import { connectBlocks, connectDecidedBlocks } from '../../slack/connect-message'
+import { slackCardKey } from './slack-card-key'
 import {
   approvalBlocks,
   decisionBlocks,
@@ -146,30 +148,38 @@ async function approval(
   const asker = (ctx.info.slack ?? cards)?.userId
   const item = found.call.approval
   const message =
-    item.kind === 'question'
-      ? questionBlocks({
+    item.kind === 'connect'
+      ? connectBlocks({
           runId: state.id,
           callId,
-          question: item.ask?.message ?? '',
-          choices: item.ask?.choices ?? null,
           hash: item.hash,
+          message: item.ask?.message ?? 'Connect an account',
           expiresAt: item.expiresAt,
         })
-      : approvalBlocks({
-          runId: state.id,
-          callId,
-          tool: found.call.name,
-          args: found.call.args,
-          reason: found.thought,
-          argsHash: found.call.approval.hash,
-          expiresAt: found.call.approval.expiresAt,
-          editable: !!item.editSchema,
-          ...(asker ? { requestedBy: asker } : {}),
-          ...(state.agent.name !== 'default' || cards ? { agent: state.agent.name } : {}),
-          ...(cards
-            ? { delegatedBy: { agent: cards.parentAgent, runId: state.parent!.runId } }
-            : {}),
-        })
+      : item.kind === 'question'
+        ? questionBlocks({
+            runId: state.id,
+            callId,
+            question: item.ask?.message ?? '',
+            choices: item.ask?.choices ?? null,
+            hash: item.hash,
+            expiresAt: item.expiresAt,
+          })
+        : approvalBlocks({
+            runId: state.id,
+            callId,
+            tool: found.call.name,
+            args: found.call.args,
+            reason: found.thought,
+            argsHash: found.call.approval.hash,
+            expiresAt: found.call.approval.expiresAt,
+            editable: !!item.editSchema,
+            ...(asker ? { requestedBy: asker } : {}),
+            ...(state.agent.name !== 'default' || cards ? { agent: state.agent.name } : {}),
+            ...(cards
+              ? { delegatedBy: { agent: cards.parentAgent, runId: state.parent!.runId } }
+              : {}),
+          })
   const res = await client.postMessage({
     channel,
     text: message.text,
@@ -185,7 +195,8 @@ async function decision(
   { client, channel }: SlackTarget,
 ): Promise<OutboxResult<'slack.decision'>> {
   const callId = entry.payload.callId
-  const posted = ctx.outbox.get('slack.approval', `slack.approval:${callId}`)
+  const kind = callWithThought(ctx, callId)?.call.approval?.kind ?? 'approval'
+  const posted = ctx.outbox.get('slack.approval', `slack.approval:${slackCardKey(callId, kind)}`)
   if (!posted || posted.status === 'failed') return { skipped: 'approval message was never posted' }
   if (posted.status === 'pending') waitFor(ctx, posted, 'the approval message')
   const message = posted.result && !('skipped' in posted.result) ? posted.result : undefined
@@ -196,23 +207,31 @@ async function decision(
   if (!found || !approval?.decision)
     throw new DeliveryError(`call ${callId} is not decided`, { retryable: false })
   const expired = approval.reason === 'expired'
+  const outcome = expired ? 'expired' : approval.decision === 'approved' ? 'answered' : 'declined'
   const blocks =
-    approval.kind === 'question'
-      ? questionDecidedBlocks({
-          question: approval.ask?.message ?? '',
-          outcome: expired ? 'expired' : approval.decision === 'approved' ? 'answered' : 'declined',
+    approval.kind === 'connect'
+      ? connectDecidedBlocks({
+          message: approval.ask?.message ?? '',
+          outcome: outcome === 'answered' ? 'connected' : outcome,
           at: approval.decidedAt ?? ctx.now,
           ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
-          ...(approval.decision === 'approved' ? { answer: approval.answer } : {}),
         })
-      : decisionBlocks({
-          tool: found.call.name,
-          args: found.call.args,
-          outcome: expired ? 'expired' : approval.decision,
-          at: approval.decidedAt ?? ctx.now,
-          ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
-          ...(!expired && approval.reason ? { reason: approval.reason } : {}),
-        })
+      : approval.kind === 'question'
+        ? questionDecidedBlocks({
+            question: approval.ask?.message ?? '',
+            outcome,
+            at: approval.decidedAt ?? ctx.now,
+            ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
+            ...(approval.decision === 'approved' ? { answer: approval.answer } : {}),
+          })
+        : decisionBlocks({
+            tool: found.call.name,
+            args: found.call.args,
+            outcome: expired ? 'expired' : approval.decision,
+            at: approval.decidedAt ?? ctx.now,
+            ...(!expired && approval.decidedBy ? { by: approval.decidedBy } : {}),
+            ...(!expired && approval.reason ? { reason: approval.reason } : {}),
+          })
   await client.update({ channel: message.channel ?? channel, ts, ...blocks })
   return { ts }
 }

@@ -1,0 +1,125 @@
+/**
+ * A Slack-started run that needs the deployment's connection again (docs/slack-app.md#connections),
+ * through the Worker's fetch with signed Slack requests and the fake Slack Web API: its grant dies
+ * while an approval waits, so the approved call waits on a `connect` item, posted as a card with
+ * Connect and Decline. Connect sends the approver who clicked a single-use link, privately;
+ * following it to the authorization server and back resolves the item, the call goes once, and
+ * the card says who connected it. Someone who may not grant it is told why.
+ */
+import { describe, expect, it } from 'vitest'
+import { APPROVE_ACTION_ID } from '../../src/slack/approval-message'
+import { CONNECT_ACTION_ID, DECLINE_CONNECT_ACTION_ID } from '../../src/slack/connect-message'
+import { reply } from '../fakes/fake-openai'
+import {
+  blockActionsBody,
+  FakeSlack,
+  signedSlackRequest,
+  slashCommandBody,
+  type FakeSlackMessage,
+} from '../fakes/fake-slack'
+import { api, drainAlarms, getRun, getTrace, ORIGIN } from '../service/harness'
+import {
+  APPROVER as APPROVER_TOKEN,
+  callback,
+  connectLink,
+  followLink,
+  useOAuthFakes,
+} from './oauth-helpers'
+
+let slack: FakeSlack
+const { fakes, oauth } = useOAuthFakes(() => {
+  slack = new FakeSlack({ token: 'xoxb-test-token' })
+  return { 'slack.test': slack.handler }
+})
+
+const CHANNEL = 'C2147483705'
+const PERSON = 'U2147483697'
+const APPROVER = 'UAPPROVER1'
+
+async function slackPost(path: string, body: string): Promise<Response> {
+  const req = await signedSlackRequest({
+    url: `${ORIGIN}${path}`,
+    secret: 'test-signing-secret',
+    body,
+    timestamp: Math.floor(Date.now() / 1000),
+  })
+  return api(path, { method: 'POST', headers: req.headers, body })
+}
+
+function click(card: FakeSlackMessage, actionId: string, user: string) {
+  const blocks = (card.blocks ?? []) as {
+    type: string
+    elements?: { action_id: string; value: string }[]
+  }[]
+  const button = blocks.flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId)!
+  return slackPost(
+    '/slack/interactions',
+    blockActionsBody({
+      action_id: actionId,
+      value: button.value,
+      user_id: user,
+      message_ts: card.ts,
+    }),
+  )
+}
+
+async function waitingForConnection() {
+  const granted = await followLink(await connectLink('wiki', APPROVER_TOKEN), oauth.auth)
+  expect((await callback(granted.callback, granted.cookie)).status).toBe(200)
+  fakes.ai.enqueue(
+    reply.toolCalls([{ id: 'c1', name: 'wiki__delete_page', arguments: { page: 'old' } }]),
+    reply.text('Deleted.'),
+  )
+  const res = await slackPost(
+    '/slack/commands',
+    slashCommandBody({ text: 'delete the old page', trigger_id: `${Date.now()}.1.abc` }),
+  )
+  const runId = /run_[0-9a-f]{32}/.exec(((await res.json()) as { text: string }).text)![0]
+  await drainAlarms(runId)
+  const approval = slack.messages(CHANNEL).find((m) => m.text?.startsWith('Approval needed'))!
+  // While the approval waits, the grant dies: its access token expires, its refresh is refused.
+  oauth.auth.expireAccessTokens()
+  oauth.auth.revokeRefreshTokens()
+  expect((await click(approval, APPROVE_ACTION_ID, APPROVER)).status).toBe(200)
+  await drainAlarms(runId)
+  const item = (await getRun(runId)).pendingApprovals[0]!
+  expect(item).toMatchObject({ kind: 'connect', ask: { details: { owner: 'deployment' } } })
+  const card = slack.messages(CHANNEL).find((m) => m.text?.startsWith('Connection needed'))!
+  return { runId, card: structuredClone(card) }
+}
+
+describe('a connection a Slack run needs', () => {
+  it('Connect sends the approver a single-use link; the grant resumes the run', async () => {
+    const { runId, card } = await waitingForConnection()
+    expect(JSON.stringify(card.blocks)).toContain('Connect the wiki MCP server for the deployment')
+    expect((await click(card, CONNECT_ACTION_ID, APPROVER)).status).toBe(200)
+    const note = slack.ephemerals(CHANNEL).find((e) => e.user === APPROVER)!
+    const link = /<(https:\/\/edgeloop\.test\/oauth\/connect\/[^|>]+)\|/.exec(note.text ?? '')![1]!
+    const browser = await followLink(link, oauth.auth)
+    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    await drainAlarms(runId)
+    expect(await getTrace(runId)).toMatchObject({ ok: true, answer: 'Deleted.' })
+    expect(oauth.wiki.calls.map((c) => c.tool)).toEqual(['delete_page'])
+    const replaced = slack.messages(CHANNEL).find((m) => m.ts === card.ts)!
+    expect(replaced.text).toBe(`:white_check_mark: Connected by <@${APPROVER}>`)
+  })
+
+  it('someone who is not an approver is told why; no link is made', async () => {
+    const { runId, card } = await waitingForConnection()
+    await click(card, CONNECT_ACTION_ID, PERSON)
+    expect(slack.ephemerals(CHANNEL).at(-1)).toMatchObject({
+      user: PERSON,
+      text: expect.stringContaining('granted by an approver'),
+    })
+    expect((await getRun(runId)).pendingApprovals).toMatchObject([{ kind: 'connect' }])
+  })
+
+  it('Decline closes the item: the call is answered without running', async () => {
+    const { runId, card } = await waitingForConnection()
+    await click(card, DECLINE_CONNECT_ACTION_ID, APPROVER)
+    await drainAlarms(runId)
+    expect(oauth.wiki.calls).toEqual([])
+    const call = (await getTrace(runId)).steps[0]!.calls[0]!
+    expect(call.approval).toMatchObject({ kind: 'connect', decision: 'denied' })
+  })
+})
