@@ -19,7 +19,7 @@ import { runsDocs, runsRoutes } from './api/runs'
 import { openApiRoute, serviceDocs, serviceRoutes } from './service'
 import { connectionDocs, connectionRoutes } from './connections/connections'
 import { oauthDocs, oauthRoutes } from './connections/oauth'
-import { requireServedCaller, servedOAuthRoutes } from './serve/oauth'
+import { requireServedCaller, servedOAuthDocs, servedOAuthRoutes } from './serve/oauth'
 
 /**
  * Every group of routes, mounted at its base, in the order /openapi.json lists them: each route
@@ -36,6 +36,7 @@ const GROUPS: readonly (readonly [DeclaredRoutes, Hono<AppEnv>])[] = [
   [oauthDocs, oauthRoutes],
   [agentsDocs, agentsRoutes],
   [slackDocs, slackRoutes],
+  [servedOAuthDocs, servedOAuthRoutes],
 ]
 const DOCUMENTED = GROUPS.map(([docs]) => docs)
 
@@ -72,16 +73,15 @@ app.use('*', async (c, next) => {
     c.res.headers.set('Cache-Control', 'no-store')
   }
 })
+// Served agents: who may call /mcp (OAuth access tokens or API tokens; their authorization
+// server is servedOAuthRoutes), before any route of it (docs/serving.md#authorization).
+app.use('/mcp', requireServedCaller('/mcp'))
+app.use('/mcp/*', requireServedCaller('/mcp'))
 for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
 // The document of every group, this one included.
 serviceDocs.serve(app, openApiRoute, (c) =>
   c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED, deploymentMaxima(c.env)) as object),
 )
-// Served agents: who may call /mcp (OAuth access tokens or API tokens), and the OAuth
-// authorization server that issues those tokens (docs/serving.md#authorization).
-app.use('/mcp', requireServedCaller('/mcp'))
-app.use('/mcp/*', requireServedCaller('/mcp'))
-app.route('/', servedOAuthRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

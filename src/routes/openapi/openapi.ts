@@ -1,6 +1,5 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
-import { servedOAuthPaths } from './openapi-served-oauth'
 import { openApiComponents } from './openapi-components'
 import { bearer } from './openapi-parts'
 
@@ -89,7 +88,6 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
     ],
     components: openApiComponents(),
     security: bearer,
-    // The served agents' OAuth routes are still described beside their handlers' folder.
-    paths: { ...pathsOf(declared), ...servedOAuthPaths },
+    paths: pathsOf(declared),
   }
 }

@@ -1,4 +1,5 @@
-import type { Context, MiddlewareHandler } from 'hono'
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
+import type { Context, Handler, MiddlewareHandler } from 'hono'
 import { Hono } from 'hono/tiny'
 import {
   authorize,
@@ -14,6 +15,9 @@ import {
 } from '../../serve/oauth'
 import type { Env } from '../../env'
 import type { AppEnv } from '../app-env'
+import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
+import { errorResponses, oauthErrorResponses, ROUTE_ERRORS } from '../openapi/openapi-errors'
+import type { Parameter } from '../openapi/openapi-parts'
 
 /**
  * The OAuth authorization server for served agents (docs/serving.md#authorization), mounted at the
@@ -23,29 +27,198 @@ import type { AppEnv } from '../app-env'
  */
 export const servedOAuthRoutes = new Hono<AppEnv>()
 
-// OPTIONS beside each: browser-based clients preflight, and the library answers the preflight.
-const PREFLIGHT = ['OPTIONS']
+/** What /openapi.json says of each route here. */
+export const servedOAuthDocs = new DeclaredRoutes('/')
 
-servedOAuthRoutes.on(
-  ['GET', ...PREFLIGHT],
-  '/.well-known/oauth-authorization-server',
+/** Every route here is a 404 `oauth_not_configured` while PUBLIC_URL is unset. */
+const OFF = errorResponses(ROUTE_ERRORS.servedOAuthMetadata)
+const anyJson = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { type: 'object' as const } } },
+})
+
+/**
+ * Serves `route` (answered by the library) and, on its path, the CORS preflight browser-based
+ * clients send first, which the library answers too.
+ */
+function withPreflight<P extends string>(
+  route: RouteConfig & { path: P },
+  preflightId: string,
+  handler: Handler<AppEnv>,
+): void {
+  servedOAuthDocs.serve(servedOAuthRoutes, route, handler)
+  const preflight = declareRoute({
+    method: 'options',
+    path: route.path,
+    operationId: preflightId,
+    summary: 'CORS preflight for browser-based clients (answered by the library)',
+    tags: ['oauth'],
+    security: [],
+    responses: { '204': { description: 'The preflight is allowed' }, ...OFF },
+  })
+  servedOAuthDocs.serve(servedOAuthRoutes, preflight, handler)
+}
+
+const serverMetadataRoute = declareRoute({
+  method: 'get',
+  path: '/.well-known/oauth-authorization-server',
+  operationId: 'oauthServerMetadata',
+  summary: "The authorization server's metadata (RFC 8414)",
+  tags: ['oauth'],
+  security: [],
+  responses: { '200': anyJson('Issuer, endpoints, scopes, PKCE methods'), ...OFF },
+})
+
+withPreflight(
+  serverMetadataRoute,
+  'oauthServerMetadataPreflight',
   byLibrary((oauth) => oauth.authorizationServer),
 )
+
 for (const path of SERVED_PATHS) {
-  servedOAuthRoutes.on(
-    ['GET', ...PREFLIGHT],
-    `/.well-known/oauth-protected-resource${path}`,
+  const name = path.slice(1)
+  const resourceMetadataRoute = declareRoute({
+    method: 'get',
+    path: `/.well-known/oauth-protected-resource${path}`,
+    operationId: `${name}ResourceMetadata`,
+    summary: `${path}'s protected resource metadata (RFC 9728)`,
+    description: `The \`resource_metadata\` a 401 from ${path} names: the resource (PUBLIC_URL${path}), its authorization server and the scopes a client asks for first.`,
+    tags: ['oauth'],
+    security: [],
+    responses: { '200': anyJson('The resource, its authorization servers and scopes'), ...OFF },
+  })
+  withPreflight(
+    resourceMetadataRoute,
+    `${name}ResourceMetadataPreflight`,
     byLibrary((oauth) => oauth.resources[path]),
   )
 }
-for (const endpoint of [OAUTH_ENDPOINTS.token, OAUTH_ENDPOINTS.register]) {
-  servedOAuthRoutes.on(
-    ['POST', ...PREFLIGHT],
-    endpoint,
-    byLibrary((oauth) => oauth.authorizationServer),
-  )
-}
-servedOAuthRoutes.on(['GET', 'POST'], OAUTH_ENDPOINTS.authorize, (c) => authorize(c.req.raw, c.env))
+
+const registerRoute = declareRoute({
+  method: 'post',
+  path: OAUTH_ENDPOINTS.register,
+  operationId: 'registerOAuthClient',
+  summary: 'Dynamic client registration (RFC 7591)',
+  tags: ['oauth'],
+  security: [],
+  requestBody: {
+    required: true,
+    content: { 'application/json': { schema: { type: 'object' } } },
+  },
+  responses: {
+    '201': anyJson('The registered client (its client_id; a secret for a confidential one)'),
+    ...oauthErrorResponses(
+      [400],
+      ['invalid_request', 'invalid_client_metadata', 'invalid_redirect_uri'],
+    ),
+    ...OFF,
+  },
+})
+
+withPreflight(
+  registerRoute,
+  'registerOAuthClientPreflight',
+  byLibrary((oauth) => oauth.authorizationServer),
+)
+
+const TOKEN_ERRORS = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'invalid_target',
+]
+
+const tokenRoute = declareRoute({
+  method: 'post',
+  path: OAUTH_ENDPOINTS.token,
+  operationId: 'oauthToken',
+  summary: 'Token endpoint: authorization code (with PKCE) or refresh token; revocation',
+  description:
+    'A code or refresh exchange checks the API token the grant was made with: if it was revoked or rotated the grant ends (`invalid_grant`), and the access token carries only granted scopes the API token still holds.',
+  tags: ['oauth'],
+  security: [],
+  requestBody: {
+    required: true,
+    content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } },
+  },
+  responses: {
+    '200': anyJson('access_token, token_type, expires_in, refresh_token, scope, resource'),
+    ...oauthErrorResponses([400, 401], TOKEN_ERRORS),
+    ...OFF,
+  },
+})
+
+withPreflight(
+  tokenRoute,
+  'oauthTokenPreflight',
+  byLibrary((oauth) => oauth.authorizationServer),
+)
+
+const authorizeRoute = declareRoute({
+  method: 'get',
+  path: OAUTH_ENDPOINTS.authorize,
+  operationId: 'oauthAuthorize',
+  summary: 'Authorization endpoint: the consent page',
+  description:
+    'Validates the client, its redirect URI, PKCE (S256) and the resource, then shows a page where a person pastes an edgeloop API token and picks scopes. An invalid request with a checked redirect URI goes back to the client with the error.',
+  tags: ['oauth'],
+  security: [],
+  parameters: [
+    'response_type',
+    'client_id',
+    'redirect_uri',
+    'code_challenge',
+    'code_challenge_method',
+    'state',
+    'scope',
+    'resource',
+  ].map((name): Parameter => ({ name, in: 'query', required: false, schema: { type: 'string' } })),
+  responses: {
+    '200': {
+      description: 'The consent page (binds its form to this browser with a cookie)',
+      content: { 'text/html': { schema: { type: 'string' } } },
+    },
+    '302': { description: 'Back to the client with an OAuth error' },
+    ...errorResponses(ROUTE_ERRORS.oauthAuthorize),
+  },
+})
+
+servedOAuthDocs.serve(servedOAuthRoutes, authorizeRoute, (c) => authorize(c.req.raw, c.env))
+
+const consentRoute = declareRoute({
+  method: 'post',
+  path: OAUTH_ENDPOINTS.authorize,
+  operationId: 'oauthConsent',
+  summary: "The person's answer: an API token and the scopes to grant, all the token's",
+  tags: ['oauth'],
+  security: [],
+  requestBody: {
+    required: true,
+    content: {
+      'application/x-www-form-urlencoded': {
+        schema: {
+          type: 'object',
+          required: ['handle'],
+          properties: {
+            handle: { type: 'string' },
+            token: { type: 'string', description: 'An edgeloop API token' },
+            scope: { type: 'array', items: { type: 'string' } },
+            decision: { type: 'string', enum: ['approve', 'deny'] },
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    '302': { description: 'To the client: a code and state, or error=access_denied' },
+    ...errorResponses(ROUTE_ERRORS.oauthConsent),
+  },
+})
+
+servedOAuthDocs.serve(servedOAuthRoutes, consentRoute, (c) => authorize(c.req.raw, c.env))
 
 /**
  * Authenticates a served path's request (`/mcp`): an OAuth access token issued for it or an API
