@@ -3,6 +3,7 @@ import type { Context } from 'hono'
 import { loadConfig, type EnvRecord, type ServiceConfig } from '../../config'
 import {
   resolveConnectItem,
+  connectItemScopes,
   clientMetadataDocument,
   completeConnect,
   connectionOwner,
@@ -60,14 +61,14 @@ connectionRoutes.post('/:server/link', requireAuth({ scope: () => null }), async
     emptyAs: {},
   })
   mayGrant(c, server, person)
+  const runId = body.runId ?? null
+  const itemId = body.itemId ?? null
+  const owner = connectionOwner(server, person) ?? person
+  const scopes =
+    body.scopes ??
+    (await connectItemScopes(c.env.RUNS, { runId, itemId, server: server.name, owner }))
   const link = await refusals(() =>
-    createConnectLink(c.env, {
-      server,
-      person,
-      runId: body.runId ?? null,
-      itemId: body.itemId ?? null,
-      scopes: body.scopes ?? null,
-    }),
+    createConnectLink(c.env, { server, person, runId, itemId, scopes }),
   )
   if (link instanceof Response) return link
   return c.json({ server: server.name, owner: connectionOwner(server, person), ...link }, 201)
