@@ -117,17 +117,17 @@ describe('a run whose connection is gone', () => {
 describe('a run whose server asks for more scope (403 insufficient_scope: step-up)', () => {
   it('waits on a connect item naming the scope; a link for that item asks for it', async () => {
     const first = await followLink(await connectLink('wiki', APPROVER), oauth.auth)
-    expect(first.authorize.searchParams.get('scope')).toBe('read')
+    expect(first.authorize.searchParams.get('scope')).toBe('read') // the server's challenge
     expect((await callback(first.callback, first.cookie)).status).toBe(200)
-    oauth.wikiAccess.scope = 'admin'
     fakes.ai.enqueue(
-      reply.toolCalls([{ id: 'c1', name: 'wiki__search', arguments: { query: 'rollback' } }]),
-      reply.text('Found.'),
+      reply.toolCalls([{ id: 'c1', name: 'wiki__delete_page', arguments: { page: 'old' } }]),
+      reply.text('Deleted.'),
     )
-    const id = await startRun({ task: 'Search', tools: ['wiki__search'] })
+    const id = await startRun({ task: 'Delete the old page', tools: ['wiki__delete_page'] })
     await drainAlarms(id)
-    // Refused when the run started, so a stand-in: a side effect, approved first.
     const asked = await getRun(id)
+    // While the approval waits, the server starts asking for more scope than was granted.
+    oauth.wikiAccess.scope = 'admin'
     await decide(id, 'c1', { decision: 'approve', args_hash: asked.pendingApprovals[0]!.argsHash })
     await drainAlarms(id)
     const item = (await getRun(id)).pendingApprovals.find((p) => p.kind === 'connect')
@@ -144,7 +144,9 @@ describe('a run whose server asks for more scope (403 insufficient_scope: step-u
     expect(browser.authorize.searchParams.get('scope')).toBe('admin')
     expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
     await drainAlarms(id)
-    expect((await getTrace(id)).steps[0]!.calls[0]!.observation).toBe('3 pages mention "rollback"')
-    expect(oauth.wiki.calls.map((c) => c.tool)).toEqual(['search'])
+    expect(await getTrace(id)).toMatchObject({ ok: true, answer: 'Deleted.' })
+    expect(oauth.wiki.calls.map((c) => [c.tool, c.args])).toEqual([
+      ['delete_page', { page: 'old' }],
+    ])
   })
 })
