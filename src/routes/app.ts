@@ -16,6 +16,7 @@ import { approvalsRoutes } from './api/run-list'
 import { runsDocs, runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 import { connectionRoutes, oauthRoutes } from './connections/connections'
+import { requireServedCaller, servedOAuthRoutes } from './serve/oauth'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -58,6 +59,11 @@ app.route('/v1/connections', connectionRoutes)
 app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
+// Served agents: who may call /mcp (OAuth access tokens or API tokens), and the OAuth
+// authorization server that issues those tokens (docs/serving.md#authorization).
+app.use('/mcp', requireServedCaller('/mcp'))
+app.use('/mcp/*', requireServedCaller('/mcp'))
+app.route('/', servedOAuthRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

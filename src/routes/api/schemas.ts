@@ -6,6 +6,7 @@ import { TOOL_NAME_PATTERN } from '../../kernel/names'
 import { PROTOCOL_SETTINGS } from '../../kernel/state'
 import { CALLBACK_EVENTS } from '../../api/enums'
 import { SHA256_HEX_PATTERN } from '../../validation/patterns'
+import { AGENT_NAME_PATTERN } from '../../config'
 
 /** Request schemas of the HTTP API: they validate requests and make /openapi.json. */
 
@@ -46,7 +47,7 @@ export const CreateRunBody = z.strictObject({
     z.strictObject({ mode: z.enum(CONFIRM_MODES), tools: z.optional(z.array(toolName)) }),
   ),
   /** The agent to run (GET /v1/agents); absent: `default`. */
-  agent: z.optional(z.string().check(z.minLength(1), z.maxLength(40))),
+  agent: z.optional(z.string().check(z.regex(AGENT_NAME_PATTERN))),
   /** Ad-hoc instructions, put first in the system prompt instead of the agent's. */
   instructions: z.optional(
     z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_REQUEST_INSTRUCTIONS)),

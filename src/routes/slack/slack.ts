@@ -9,6 +9,7 @@ import { readRawBody } from '../body'
 import { slackInteraction } from './slack-interactions'
 import { answerSlackAsk, slackAgent, startRun, StartError } from '../../runs/start'
 import { postEphemeralNote } from './slack-ephemeral'
+import { publishHome } from './slack-home'
 import { loadConfig } from '../../config'
 
 /**
@@ -76,6 +77,10 @@ slackRoutes.post('/events', async (c) => {
   if (body.kind === 'url_verification') return c.json({ challenge: body.challenge })
   if (body.kind === 'ignored') {
     return c.json({ ok: true, runId: null, created: false, ignored: body.reason })
+  }
+  if (body.kind === 'app_home_opened') {
+    await publishHome(c, body.user)
+    return c.json({ ok: true, runId: null, created: false, home: body.user })
   }
   const { event } = body
   const thread = event.thread_ts && event.thread_ts !== event.ts ? event.thread_ts : undefined

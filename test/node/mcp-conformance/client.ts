@@ -3,10 +3,10 @@
  * each client scenario: `node test/node/mcp-conformance/client.ts <server url>`. It has the
  * Worker as deployed run in workerd with the scenario's server as its one MCP server and the
  * scripted model (scenario-settings.ts), starts a run that calls that server's tool, and plays
- * the person: it approves the side effect, and grants OAuth connections the way a person does
- * (docs/mcp.md#oauth): it asks the API for a connect link and follows it in a browser
- * (browser.ts) through the authorization server — the suite's own, which approves at once —
- * back to the Worker's callback. The suite judges what reached its servers
+ * the person: it approves the side effect, answers a server's question with the defaults, and
+ * grants OAuth connections the way a person does (docs/mcp.md#oauth): it asks the API for a
+ * connect link and follows it in a browser (browser.ts) through the authorization server — the
+ * suite's own, which approves at once — back to the Worker's callback. The suite judges what reached its servers
  * (docs/mcp.md#conformance).
  *
  * EDGELOOP_CONFORMANCE_HOST names the runner's host (host.ts), which runs the Worker with the
@@ -138,6 +138,14 @@ async function drive(api: Api, scenario: Scenario): Promise<boolean> {
         await connect(api, { runId: id, itemId: p.callId }).catch((err) =>
           console.error(String(err)),
         )
+        continue
+      }
+      // A server's question: accepted with nothing filled in, so its defaults apply.
+      if (p.kind === 'question') {
+        await api(`/v1/runs/${id}/questions/${p.callId}`, {
+          question_hash: p.argsHash,
+          answer: {},
+        })
         continue
       }
       await api(`/v1/runs/${id}/approvals/${p.callId}`, {
