@@ -123,12 +123,17 @@ export class ConformanceHost {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     let running: ScenarioWorker
+    // What the Worker logs follows on the held answer, a line each, for the client's stderr;
+    // what it logs while it starts waits for the first line.
+    const early: string[] = []
+    let started = false
+    const log = (line: string) => {
+      if (!started) early.push(line)
+      else if (!res.writableEnded) res.write(`${JSON.stringify({ log: line })}\n`)
+    }
     try {
       const scenario = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Scenario
-      // What the Worker logs follows on the held answer, a line each, for the client's stderr.
-      running = await startScenarioWorker(this.#worker, scenario, (log) => {
-        if (!res.writableEnded) res.write(`${JSON.stringify({ log })}\n`)
-      })
+      running = await startScenarioWorker(this.#worker, scenario, log)
     } catch (err) {
       res.writeHead(500, { 'content-type': 'text/plain' }).end(String((err as Error).stack ?? err))
       return
@@ -136,6 +141,8 @@ export class ConformanceHost {
     const ended = new Promise<void>((resolve) => res.once('close', resolve))
     res.writeHead(200, { 'content-type': 'application/x-ndjson' })
     res.write(`${JSON.stringify({ workerUrl: running.url })}\n`)
+    started = true
+    for (const line of early.splice(0)) log(line)
     await ended
     await running.end()
   }

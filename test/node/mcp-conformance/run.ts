@@ -1,8 +1,8 @@
 /**
  * Runs the MCP conformance suite's client scenarios against edgeloop through the suite's own CLI
  * (one invocation per scenario) with client.ts as the client command and expected-failures.yml
- * as its baseline. The Worker is bundled once; CONFORMANCE_WORKERS Workers (host.ts, default 2)
- * each serve one scenario at a time, taking its settings in place, so two scenarios run at once.
+ * as its baseline. The Worker is bundled once; CONFORMANCE_WORKERS hosts (host.ts, default 3)
+ * each run one scenario's Worker at a time, so three scenarios run side by side.
  * Prints one line per scenario as it ends and `passed N/M`; exits non-zero when a scenario fails
  * that the baseline does not list, or passes while listed (the suite's own rule).
  *
@@ -71,11 +71,11 @@ export async function runScenario(scenario: string, host: string): Promise<Scena
   }
 }
 
-/** Every scenario (or the named ones), in order, two at a time; prints as each ends. */
+/** Every scenario (or the named ones), CONFORMANCE_WORKERS at a time; prints as each ends. */
 export async function runConformance(only: string[] = []): Promise<ScenarioResult[]> {
   const worker = await bundleWorker()
   const scenarios = only.length ? only : await clientScenarios()
-  const workers = Math.max(1, Number(process.env.CONFORMANCE_WORKERS ?? 2))
+  const workers = Math.max(1, Number(process.env.CONFORMANCE_WORKERS ?? 3))
   const hosts = Array.from({ length: Math.min(workers, scenarios.length) }, () => {
     return new ConformanceHost(worker)
   })
