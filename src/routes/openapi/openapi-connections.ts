@@ -29,7 +29,7 @@ export const connectionPaths = {
       operationId: 'createConnectLink',
       summary: 'A single-use link (15 minutes) that starts granting a connection',
       description:
-        'For a per-person server, any token gets a link for its own connection; the deployment’s connection needs approvals:write. Open the link in a browser: it redirects to the authorization server, which sends the person back to /oauth/callback.',
+        'For a per-person server, any token gets a link for its own connection; the deployment’s connection needs approvals:write. Open the link in a browser: it redirects to the authorization server, which sends the person back to /oauth/callback. A link for a run’s `connect` item (`runId`, `itemId`) asks for the scopes the item names unless `scopes` is given; without either, the scope of the server’s own challenge.',
       tags: ['connections'],
       security: bearer,
       parameters: [serverName],
