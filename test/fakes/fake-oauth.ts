@@ -59,9 +59,19 @@ export class FakeAuthServer {
   options: FakeAuthOptions = {}
   #n = 0
 
+  /**
+   * `issuer`: FAKE_AS_ORIGIN, or an issuer with a path (`https://mcp.test/oauth`, as a 2025-03-26
+   * MCP server hosts its own): the endpoints are under it, the metadata at the origin's root
+   * well-known (where a 2025-03-26 client looks).
+   */
+  constructor(readonly issuer: string = FAKE_AS_ORIGIN) {}
+
   readonly handler = async (req: Request): Promise<Response> => {
     const url = new URL(req.url)
+    const under = new URL(this.issuer).pathname.replace(/\/$/, '')
     if (url.pathname === '/.well-known/oauth-authorization-server') return this.#metadata(req)
+    if (under)
+      url.pathname = url.pathname.startsWith(`${under}/`) ? url.pathname.slice(under.length) : '/'
     if (url.pathname === '/.well-known/openid-configuration')
       return new Response(null, { status: 404 })
     if (url.pathname === '/register' && req.method === 'POST') return this.#register(req)
@@ -97,13 +107,13 @@ export class FakeAuthServer {
   #metadata(req: Request): Response {
     const o = this.options
     if (o.redirectLoop) return Response.redirect(req.url, 302)
-    const token = o.tokenEndpointElsewhere ? 'https://evil.test/token' : `${FAKE_AS_ORIGIN}/token`
+    const token = o.tokenEndpointElsewhere ? 'https://evil.test/token' : `${this.issuer}/token`
     const body: Record<string, unknown> = {
-      issuer: o.metadataIssuer ?? FAKE_AS_ORIGIN,
-      authorization_endpoint: `${FAKE_AS_ORIGIN}/authorize`,
+      issuer: o.metadataIssuer ?? this.issuer,
+      authorization_endpoint: `${this.issuer}/authorize`,
       token_endpoint: token,
-      registration_endpoint: `${FAKE_AS_ORIGIN}/register`,
-      revocation_endpoint: `${FAKE_AS_ORIGIN}/revoke`,
+      registration_endpoint: `${this.issuer}/register`,
+      revocation_endpoint: `${this.issuer}/revoke`,
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       code_challenge_methods_supported: ['S256'],
@@ -151,7 +161,7 @@ export class FakeAuthServer {
     const back = new URL(redirectUri)
     back.searchParams.set('code', code)
     back.searchParams.set('state', q('state') ?? '')
-    back.searchParams.set('iss', FAKE_AS_ORIGIN)
+    back.searchParams.set('iss', this.issuer)
     return new Response(null, { status: 302, headers: { location: back.href } })
   }
 
@@ -201,7 +211,7 @@ export class FakeAuthServer {
         const { payload } = await jwtVerify(form.client_assertion!, key, {
           issuer: id,
           subject: id,
-          audience: [FAKE_AS_ORIGIN, `${FAKE_AS_ORIGIN}/token`],
+          audience: [this.issuer, `${this.issuer}/token`],
         })
         if (payload.jti) return id
       } catch {
@@ -248,7 +258,15 @@ export class FakeAuthServer {
 export function protectedMcp(
   auth: FakeAuthServer,
   host: string,
-  opts: { scope?: string; resource?: string } = {},
+  opts: {
+    scope?: string
+    resource?: string
+    /**
+     * Where its protected-resource metadata lives: the well-known path (default), a path only
+     * its challenge names, or none at all (a 2025-03-26 server, whose challenge names nothing).
+     */
+    prmPath?: string | null
+  } = {},
 ): {
   mcp: FakeMcp
   handler: (req: Request) => Promise<Response>
@@ -258,7 +276,9 @@ export function protectedMcp(
   const mcp = new FakeMcp()
   const access = { ...(opts.scope ? { scope: opts.scope } : {}) } as { scope?: string }
   const resource = opts.resource ?? `https://${host}/mcp`
-  const prm = `https://${host}/.well-known/oauth-protected-resource/mcp`
+  const prmPath =
+    opts.prmPath === undefined ? '/.well-known/oauth-protected-resource/mcp' : opts.prmPath
+  const prm = prmPath ? `https://${host}${prmPath}` : null
   mcp.authorize = (req) => {
     const verdict = auth.valid(
       req.headers.get('authorization'),
@@ -270,21 +290,23 @@ export function protectedMcp(
       return new Response('insufficient scope', {
         status: 403,
         headers: {
-          'www-authenticate': `Bearer error="insufficient_scope", scope="${access.scope}", resource_metadata="${prm}"`,
+          'www-authenticate': `Bearer error="insufficient_scope", scope="${access.scope}"${prm ? `, resource_metadata="${prm}"` : ''}`,
         },
       })
     }
     return new Response('unauthorized', {
       status: 401,
-      headers: { 'www-authenticate': `Bearer resource_metadata="${prm}", scope="read"` },
+      headers: {
+        'www-authenticate': prm ? `Bearer resource_metadata="${prm}", scope="read"` : 'Bearer',
+      },
     })
   }
   const handler = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname
-    if (path === '/.well-known/oauth-protected-resource/mcp') {
+    if (prmPath && path === prmPath) {
       return Response.json({
         resource,
-        authorization_servers: [FAKE_AS_ORIGIN],
+        authorization_servers: [auth.issuer],
         scopes_supported: ['read', 'write'],
         bearer_methods_supported: ['header'],
       })

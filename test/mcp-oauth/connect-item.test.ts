@@ -121,3 +121,40 @@ describe('a run whose connection is gone', () => {
     ])
   })
 })
+
+describe('a run whose server asks for more scope (403 insufficient_scope: step-up)', () => {
+  it('waits on a connect item naming the scope; a link for that item asks for it', async () => {
+    const first = await followLink(await connectLink('wiki', APPROVER), oauth.auth)
+    expect(first.authorize.searchParams.get('scope')).toBe('read') // the server's challenge
+    expect((await callback(first.callback, first.cookie)).status).toBe(200)
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'wiki__delete_page', arguments: { page: 'old' } }]),
+      reply.text('Deleted.'),
+    )
+    const id = await startRun({ task: 'Delete the old page', tools: ['wiki__delete_page'] })
+    await drainAlarms(id)
+    const asked = await getRun(id)
+    // While the approval waits, the server starts asking for more scope than was granted.
+    oauth.wikiAccess.scope = 'admin'
+    await decide(id, 'c1', { decision: 'approve', args_hash: asked.pendingApprovals[0]!.argsHash })
+    await drainAlarms(id)
+    const item = (await getRun(id)).pendingApprovals.find((p) => p.kind === 'connect')
+    expect(item).toMatchObject({
+      callId: 'c1',
+      ask: { details: { server: 'wiki', scopes: 'admin', reason: 'insufficient_scope' } },
+    })
+
+    // The person asks for a link for the item and names no scope: the item's is asked for.
+    const browser = await followLink(
+      await connectLink('wiki', APPROVER, { runId: id, itemId: 'c1' }),
+      oauth.auth,
+    )
+    expect(browser.authorize.searchParams.get('scope')).toBe('admin')
+    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    await drainAlarms(id)
+    expect(await getTrace(id)).toMatchObject({ ok: true, answer: 'Deleted.' })
+    expect(oauth.wiki.calls.map((c) => [c.tool, c.args])).toEqual([
+      ['delete_page', { page: 'old' }],
+    ])
+  })
+})

@@ -1,6 +1,6 @@
 /**
  * A person's grant, through the Worker's routes as a browser follows them: a single-use connect
- * link, the authorization server (DCR, PKCE S256, `resource`, scopes from the server's metadata),
+ * link, the authorization server (DCR, PKCE S256, `resource`, scopes from the server's challenge),
  * the callback (state single use, bound to the browser, `iss` checked), then runs use the
  * connection; refresh, revocation, and the ways a callback is refused with nothing stored.
  */
@@ -41,7 +41,7 @@ describe('a connect link', () => {
     )
     expect(q.get('code_challenge_method')).toBe('S256')
     expect(q.get('resource')).toBe('https://wiki.test/mcp')
-    expect(q.get('scope')).toBe('read write')
+    expect(q.get('scope')).toBe('read') // the server's 401 challenge names it (before scopes_supported)
     expect(q.get('redirect_uri')).toBe('https://edgeloop.test/oauth/callback')
     expect(q.get('client_id')).toBe('client-1') // registered dynamically (RFC 7591)
     expect(browser.cookie).toMatch(/^__Host-edgeloop_connect_[0-9a-f]{16}=[0-9a-f]{64}$/)
@@ -59,7 +59,7 @@ describe('a connect link', () => {
         server: 'wiki',
         owner: 'deployment',
         grantor: 'token:approver',
-        scopes: 'read write',
+        scopes: 'read',
       }),
     ])
     fakes.ai.enqueue(search('c1', 'wiki__search'), reply.text('Found.'))

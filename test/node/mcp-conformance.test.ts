@@ -1,9 +1,9 @@
 /**
  * The MCP conformance suite's client scenarios against the Worker as deployed, through the
  * suite's own CLI and our client command (mcp-conformance/run.ts), measured against the
- * baseline: a scenario that fails unlisted, or passes while listed, fails this test. Slow (each
- * scenario starts its own workerd, one after the other): about three and a half minutes on an
- * idle machine, over ten on a loaded one, hence the half hour allowed.
+ * baseline: a scenario that fails unlisted, or passes while listed, fails this test. Each
+ * scenario gets a Worker of its own, started from the runner's process, three side by side
+ * (figures in docs/mcp.md#conformance); the half hour allowed is for a loaded machine.
  */
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'

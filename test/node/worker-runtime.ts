@@ -139,6 +139,8 @@ export interface RuntimeOptions {
   storage: string
   /** Every binding the Worker reads (wrangler.toml's [vars] are not applied: tests set all). */
   bindings: Record<string, string>
+  /** The port workerd listens on at 127.0.0.1; any free one when not given. */
+  port?: number
   /** Receives every outbound request of the Worker and its Durable Objects. */
   outbound: (request: Request) => Promise<Response>
   /** Each line the Worker and workerd log (console output, runtime errors), in order. */
@@ -199,6 +201,7 @@ export class WorkerRuntime {
             }
           : {}),
         resourcePersistencePath: options.storage,
+        ...(options.port !== undefined ? { host: '127.0.0.1', port: options.port } : {}),
         bindings: options.bindings,
         outboundService: options.outbound as never,
         handleStructuredLogs: ({ message }) => log(message),

@@ -3,11 +3,13 @@
  * (docs/mcp.md#oauth): `beginMcpAuthorization` when a person follows a connect link (discovery,
  * client identification, PKCE; the URL to send them to), `finishMcpAuthorization` when the
  * authorization server sends them back (the code exchanged, the tokens stored as their
- * connection). And `revokeMcpTokens`, when a connection is deleted.
+ * connection). The grant begins as a client's first request would, with the server's own
+ * challenge (mcp-challenge.ts). And `revokeMcpTokens`, when a connection is deleted.
  */
 import { auth, discoverAuthorizationServerMetadata } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { McpServerAuth, McpServerConfig } from '../mcp-servers'
 import { McpOAuthError } from './connection-needed'
+import { probeMcpChallenge } from './mcp-challenge'
 import { McpOAuthProvider, type McpOAuthContext } from './mcp-oauth-provider'
 import { oauthFetch } from './oauth-fetch'
 import type { StoredConnection } from './oauth-records'
@@ -19,6 +21,10 @@ export interface BegunAuthorization {
   url: URL
   codeVerifier: string
   issuer: string
+  /** The issuer the metadata names, when not the URL it was found at (the 2025-03-26 way). */
+  metadataIssuer?: string
+  /** The server's challenge named its protected-resource metadata here: the callback reads it. */
+  resourceMetadataUrl?: string
   /** The server sends `iss` back with the code (RFC 9207): the callback then requires it. */
   issInResponse: boolean
 }
@@ -34,19 +40,32 @@ export async function beginMcpAuthorization(
     state: opts.state,
     onAuthorization: (url, codeVerifier) => (begun = { url, codeVerifier }),
   })
+  const fetchFn = oauthFetch(server)
+  // Asked for by the link (a run's item that needs more scope), else what the server's own
+  // challenge names, else (the SDK's order) its metadata's scopes_supported, else the entry's.
+  const challenge = await probeMcpChallenge(server.url, fetchFn)
+  const scope = opts.scopes ?? challenge.scope
   const result = await auth(provider, {
     serverUrl: server.url,
-    ...(opts.scopes ? { scope: opts.scopes } : {}),
-    fetchFn: oauthFetch(server),
+    ...(scope ? { scope } : {}),
+    ...(challenge.resourceMetadataUrl
+      ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
+      : {}),
+    fetchFn,
   })
   if (result !== 'REDIRECT' || !begun || !provider.issuer) {
     throw new McpOAuthError(server.name, 'the authorization server gave no authorization URL')
   }
   const metadata = provider.authorizationServerMetadata as
     { authorization_response_iss_parameter_supported?: boolean } | undefined
+  const named = provider.authorizationServerMetadata?.issuer
   return {
     ...begun,
     issuer: provider.issuer,
+    ...(named && named !== provider.issuer ? { metadataIssuer: named } : {}),
+    ...(challenge.resourceMetadataUrl
+      ? { resourceMetadataUrl: challenge.resourceMetadataUrl.href }
+      : {}),
     issInResponse: metadata?.authorization_response_iss_parameter_supported === true,
   }
 }
@@ -54,7 +73,13 @@ export async function beginMcpAuthorization(
 export async function finishMcpAuthorization(
   server: WithAuth,
   ctx: McpOAuthContext,
-  opts: { code: string; codeVerifier: string; grantor: string; issuer: string },
+  opts: {
+    code: string
+    codeVerifier: string
+    grantor: string
+    issuer: string
+    resourceMetadataUrl?: string
+  },
 ): Promise<void> {
   const provider = new McpOAuthProvider(server, ctx, {
     kind: 'finish',
@@ -65,6 +90,7 @@ export async function finishMcpAuthorization(
   const result = await auth(provider, {
     serverUrl: server.url,
     authorizationCode: opts.code,
+    ...(opts.resourceMetadataUrl ? { resourceMetadataUrl: new URL(opts.resourceMetadataUrl) } : {}),
     fetchFn: oauthFetch(server),
   })
   if (result !== 'AUTHORIZED') {

@@ -98,10 +98,15 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return new URL(OAUTH_CALLBACK_PATH, this.#ctx.publicUrl).href
   }
 
-  /** The client ID metadata document the Worker serves (when no client is pre-registered). */
+  /**
+   * The client ID metadata document the Worker serves (when no client is pre-registered). Only
+   * over https: an authorization server fetches it to learn who edgeloop is, and a client id
+   * must be an https URL; a Worker on http://localhost registers itself instead.
+   */
   get clientMetadataUrl(): string | undefined {
     if (this.#server.auth.kind !== 'oauth' || this.#server.auth.clientId) return undefined
-    return new URL(CLIENT_METADATA_PATH, this.#ctx.publicUrl).href
+    const url = new URL(CLIENT_METADATA_PATH, this.#ctx.publicUrl)
+    return url.protocol === 'https:' ? url.href : undefined
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -254,9 +259,15 @@ export function clientMetadataDocument(publicUrl: string): OAuthClientMetadata &
  * to HTTPS endpoints of that issuer's origin; otherwise nothing goes on.
  */
 function checkDiscovery(server: string, state: OAuthDiscoveryState): void {
-  const issuer = state.authorizationServerUrl
+  const found = state.authorizationServerUrl
   const metadata = state.authorizationServerMetadata
   if (!metadata) return // 2025-03-26 fallback: the default endpoints on the issuer itself.
+  // Without protected-resource metadata (a 2025-03-26 server) nobody named an issuer: the
+  // metadata was looked up at the MCP server's own origin, and may name an issuer under it
+  // (`https://mcp.example.com/oauth`). Its endpoints are then held to that issuer's origin.
+  const legacy =
+    !state.resourceMetadata && new URL(metadata.issuer).origin === new URL(found).origin
+  const issuer = legacy ? metadata.issuer : found
   if (!sameUrl(metadata.issuer, issuer)) {
     throw new McpOAuthError(
       server,
@@ -273,13 +284,21 @@ function checkDiscovery(server: string, state: OAuthDiscoveryState): void {
   for (const [field, value] of Object.entries(endpoints)) {
     if (value === undefined) continue
     const url = new URL(value)
-    if (url.protocol !== 'https:' || url.origin !== origin) {
+    if (!(url.protocol === 'https:' || isLoopback(url)) || url.origin !== origin) {
       throw new McpOAuthError(
         server,
-        `the authorization server's ${field} (${url.origin}) is not on its issuer's origin ${origin} over HTTPS; edgeloop sends codes and tokens nowhere else`,
+        `the authorization server's ${field} (${url.origin}) is not on its issuer's origin ${origin} over HTTPS (or http on this machine); edgeloop sends codes and tokens nowhere else`,
       )
     }
   }
+}
+
+/**
+ * An authorization server on this very machine (a local development one) may speak plain http:
+ * what it is sent never crosses a network, as OAuth 2.1 allows for loopback redirect URIs.
+ */
+function isLoopback(url: URL): boolean {
+  return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
 }
 
 function sameUrl(a: string, b: string): boolean {

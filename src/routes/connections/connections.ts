@@ -2,6 +2,7 @@ import { Hono } from 'hono/tiny'
 import type { Context } from 'hono'
 import { loadConfig, type ServiceConfig } from '../../config'
 import {
+  connectItemScopes,
   connectionOwner,
   connectionStoreOf,
   createConnectLink,
@@ -78,7 +79,7 @@ const createConnectLinkRoute = declareRoute({
   operationId: 'createConnectLink',
   summary: 'A single-use link (15 minutes) that starts granting a connection',
   description:
-    'For a per-person server, any token gets a link for its own connection; the deployment’s connection needs approvals:write. Open the link in a browser: it redirects to the authorization server, which sends the person back to /oauth/callback.',
+    'For a per-person server, any token gets a link for its own connection; the deployment’s connection needs approvals:write. Open the link in a browser: it redirects to the authorization server, which sends the person back to /oauth/callback. A link for a run’s `connect` item (`runId`, `itemId`) asks for the scopes the item names unless `scopes` is given; without either, the scope of the server’s own challenge.',
   tags: ['connections'],
   security: bearer,
   parameters: [serverName],
@@ -98,14 +99,14 @@ connectionDocs.serve(connectionRoutes, createConnectLinkRoute, anyToken, async (
     emptyAs: {},
   })
   mayGrant(c, server, person)
+  const runId = body.runId ?? null
+  const itemId = body.itemId ?? null
+  const owner = connectionOwner(server, person) ?? person
+  const scopes =
+    body.scopes ??
+    (await connectItemScopes(c.env.RUNS, { runId, itemId, server: server.name, owner }))
   const link = await refusals(() =>
-    createConnectLink(c.env, {
-      server,
-      person,
-      runId: body.runId ?? null,
-      itemId: body.itemId ?? null,
-      scopes: body.scopes ?? null,
-    }),
+    createConnectLink(c.env, { server, person, runId, itemId, scopes }),
   )
   if (link instanceof Response) return link
   return c.json({ server: server.name, owner: connectionOwner(server, person), ...link }, 201)

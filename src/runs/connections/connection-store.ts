@@ -62,6 +62,10 @@ export interface PendingAuthorization {
   /** A state's: the PKCE verifier, the issuer found, whether it sends `iss` back, the browser. */
   codeVerifier?: string
   issuer?: string
+  /** The issuer its metadata names, when it differs from where it was found (2025-03-26). */
+  metadataIssuer?: string
+  /** Where the server's challenge said its protected-resource metadata lives. */
+  resourceMetadataUrl?: string
   issInResponse?: boolean
   browserHash?: string
 }

@@ -176,6 +176,8 @@ export async function followConnectLink(
       ...link,
       codeVerifier: begun.codeVerifier,
       issuer: begun.issuer,
+      ...(begun.metadataIssuer ? { metadataIssuer: begun.metadataIssuer } : {}),
+      ...(begun.resourceMetadataUrl ? { resourceMetadataUrl: begun.resourceMetadataUrl } : {}),
       issInResponse: begun.issInResponse,
       browserHash: await sha256Hex(browserNonce),
     },
@@ -219,11 +221,12 @@ export async function completeConnect(
     )
   }
   if (!params.code) throw new ConnectRefused(400, 'invalid_request', 'the callback has no code')
-  if (params.iss !== undefined ? !sameIssuer(params.iss, pending.issuer!) : pending.issInResponse) {
+  const issuer = pending.metadataIssuer ?? pending.issuer!
+  if (params.iss !== undefined ? !sameIssuer(params.iss, issuer) : pending.issInResponse) {
     throw new ConnectRefused(
       400,
       'issuer_mismatch',
-      `issuer mix-up: the authorization began with ${pending.issuer}, and the answer names ${params.iss ?? 'no issuer'}; nothing was stored`,
+      `issuer mix-up: the authorization began with ${issuer}, and the answer names ${params.iss ?? 'no issuer'}; nothing was stored`,
     )
   }
   const server = serverNamed(servers, pending.server)
@@ -236,6 +239,7 @@ export async function completeConnect(
       codeVerifier: pending.codeVerifier!,
       grantor: pending.person,
       issuer: pending.issuer!,
+      ...(pending.resourceMetadataUrl ? { resourceMetadataUrl: pending.resourceMetadataUrl } : {}),
     },
   ).catch((err: unknown) => {
     throw new ConnectRefused(502, 'authorization_server_failed', (err as Error).message)
@@ -331,16 +335,7 @@ export async function resolveConnectItem<T extends Rpc.DurableObjectBranded | un
   pending: PendingAuthorization,
 ): Promise<boolean> {
   const stub = runStub(runs, pending.runId!)
-  const view = await stub.get()
-  // Only the item that asked for this very connection: a grant of one person's connection
-  // resolves no item that waits for another's (or the deployment's).
-  const item = view?.pendingApprovals.find(
-    (p) =>
-      p.callId === pending.itemId &&
-      p.kind === 'connect' &&
-      p.ask?.details?.server === pending.server &&
-      p.ask?.details?.owner === pending.owner,
-  )
+  const item = await connectItemOf(stub, pending)
   if (!item) return false
   const out = await stub.decide({
     callId: item.callId,
@@ -351,4 +346,36 @@ export async function resolveConnectItem<T extends Rpc.DurableObjectBranded | un
     answer: { server: pending.server, owner: pending.owner },
   })
   return out.ok
+}
+
+/**
+ * The scopes a run's `connect` item asks for (a server's 403 named them: step-up), for a link
+ * created for that item: the grant asks for what the call needs, whoever requests the link.
+ */
+export async function connectItemScopes<T extends Rpc.DurableObjectBranded | undefined>(
+  runs: DurableObjectNamespace<T>,
+  wanted: Pick<PendingAuthorization, 'runId' | 'itemId' | 'server' | 'owner'>,
+): Promise<string | null> {
+  if (!wanted.runId || !wanted.itemId) return null
+  const item = await connectItemOf(runStub(runs, wanted.runId), wanted)
+  const scopes = item?.ask?.details?.scopes
+  return typeof scopes === 'string' && scopes ? scopes : null
+}
+
+/**
+ * Only the item that asked for this very connection: a grant of one person's connection
+ * concerns no item that waits for another's (or the deployment's).
+ */
+async function connectItemOf(
+  stub: ReturnType<typeof runStub>,
+  wanted: Pick<PendingAuthorization, 'itemId' | 'server' | 'owner'>,
+) {
+  const view = await stub.get()
+  return view?.pendingApprovals.find(
+    (p) =>
+      p.callId === wanted.itemId &&
+      p.kind === 'connect' &&
+      p.ask?.details?.server === wanted.server &&
+      p.ask?.details?.owner === wanted.owner,
+  )
 }

@@ -1,9 +1,10 @@
 /**
- * Runs the MCP conformance suite's client scenarios against edgeloop, one at a time (each starts
- * its own workerd; the suite's `--suite all` would start all of them at once), through the
- * suite's own CLI with client.ts as the client command and expected-failures.yml as its
- * baseline. Prints one line per scenario and `passed N/M`; exits non-zero when a scenario
- * fails that the baseline does not list, or passes while listed (the suite's own rule).
+ * Runs the MCP conformance suite's client scenarios against edgeloop through the suite's own CLI
+ * (one invocation per scenario) with client.ts as the client command and expected-failures.yml
+ * as its baseline. The Worker is bundled once; CONFORMANCE_WORKERS hosts (host.ts, default 3)
+ * each run one scenario's Worker at a time, so three scenarios run side by side.
+ * Prints one line per scenario as it ends and `passed N/M`; exits non-zero when a scenario fails
+ * that the baseline does not list, or passes while listed (the suite's own rule).
  *
  *   npm run conformance                  every client scenario
  *   npm run conformance -- sse-retry     the named ones
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { bundleWorker } from '../worker-runtime.ts'
+import { ConformanceHost } from './host.ts'
 
 const root = join(import.meta.dirname, '..', '..', '..')
 const cli = join(root, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js')
@@ -37,15 +39,15 @@ export async function clientScenarios(): Promise<string[]> {
   return [...section.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!)
 }
 
-/** Runs one scenario through the suite's CLI against the given bundle. */
-export async function runScenario(scenario: string, build: string): Promise<ScenarioResult> {
+/** Runs one scenario through the suite's CLI against the host whose local API is `host`. */
+export async function runScenario(scenario: string, host: string): Promise<ScenarioResult> {
   const out = await mkdtemp(join(tmpdir(), 'edgeloop-conformance-'))
   try {
     const args = [cli, 'client', '--command', CLIENT, '--scenario', scenario]
     args.push('--expected-failures', BASELINE, '-o', out, '--timeout', '60000')
     const asExpected = await run(process.execPath, args, {
       cwd: root,
-      env: { ...process.env, EDGELOOP_WORKER_BUILD: build },
+      env: { ...process.env, EDGELOOP_CONFORMANCE_HOST: host },
       maxBuffer: 64 * 1024 * 1024,
     }).then(
       () => true,
@@ -69,18 +71,33 @@ export async function runScenario(scenario: string, build: string): Promise<Scen
   }
 }
 
-/** Every scenario (or the named ones), in order; prints as it goes. */
+/** Every scenario (or the named ones), CONFORMANCE_WORKERS at a time; prints as each ends. */
 export async function runConformance(only: string[] = []): Promise<ScenarioResult[]> {
-  const build = JSON.stringify(await bundleWorker())
+  const worker = await bundleWorker()
   const scenarios = only.length ? only : await clientScenarios()
-  const results: ScenarioResult[] = []
-  for (const scenario of scenarios) {
-    const result = await runScenario(scenario, build)
-    results.push(result)
-    const mark = result.passed ? 'pass' : 'FAIL'
-    const note = result.asExpected ? '' : '  (not as the baseline says)'
-    console.log(`${mark} ${scenario}${note}`)
-    for (const p of result.passed ? [] : result.problems) console.log(`     ${p}`)
+  const workers = Math.max(1, Number(process.env.CONFORMANCE_WORKERS ?? 3))
+  const hosts = Array.from({ length: Math.min(workers, scenarios.length) }, () => {
+    return new ConformanceHost(worker)
+  })
+  const results: ScenarioResult[] = new Array(scenarios.length)
+  let next = 0
+  try {
+    await Promise.all(
+      hosts.map(async (host) => {
+        const api = await host.listen()
+        while (next < scenarios.length) {
+          const i = next++
+          const result = await runScenario(scenarios[i]!, api)
+          results[i] = result
+          const mark = result.passed ? 'pass' : 'FAIL'
+          const note = result.asExpected ? '' : '  (not as the baseline says)'
+          console.log(`${mark} ${result.scenario}${note}`)
+          for (const p of result.passed ? [] : result.problems) console.log(`     ${p}`)
+        }
+      }),
+    )
+  } finally {
+    await Promise.all(hosts.map((h) => h.close()))
   }
   const passed = results.filter((r) => r.passed).length
   console.log(`passed ${passed}/${results.length}`)
