@@ -181,7 +181,7 @@ export default defineConfig({
               bindings: {
                 ...common,
                 ...fakeProvider,
-                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed',
+                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed,careful',
               },
             },
           }),
