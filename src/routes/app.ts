@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
 import { ConfigError } from '../errors/config-error'
+import { loadConfig } from '../config'
 import { logEvent } from '../runs/log'
 import { registerSecrets } from '../security/redact'
 import { StartError, type StartRefusal } from '../runs/start'
@@ -38,6 +39,15 @@ const GROUPS: readonly (readonly [DeclaredRoutes, Hono<AppEnv>])[] = [
 ]
 const DOCUMENTED = GROUPS.map(([docs]) => docs)
 
+/** This deployment's budget maxima for /openapi.json; none while its settings are broken. */
+function deploymentMaxima(env: AppEnv['Bindings']): Record<string, number> | undefined {
+  try {
+    return loadConfig(env).maxBudget as unknown as Record<string, number>
+  } catch {
+    return undefined
+  }
+}
+
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
 
@@ -65,7 +75,7 @@ app.use('*', async (c, next) => {
 for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
 // The document of every group, this one included.
 serviceDocs.serve(app, openApiRoute, (c) =>
-  c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED) as object),
+  c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED, deploymentMaxima(c.env)) as object),
 )
 // Served agents: who may call /mcp (OAuth access tokens or API tokens), and the OAuth
 // authorization server that issues those tokens (docs/serving.md#authorization).

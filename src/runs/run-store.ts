@@ -17,6 +17,7 @@ import { ownerOf } from './run-owner'
 import { nextAlarmAt } from './next-alarm'
 import { OTEL_KIND } from './otel/otel-delivery'
 import type { DeliveryContext } from './outbox/delivery-context'
+import type { SkippedTool } from './api-result'
 import { RunRecord } from './run-record'
 import { exportRun } from './run-export'
 import { statusOf } from './run-status'
@@ -315,6 +316,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   #deliveryContext(): DeliveryContext | undefined {
     const run = this.#run
     if (!run.live) return undefined
+    // Read from storage when a delivery asks (a callback's result, a trace export), once: most
+    // deliveries read neither, and the pump builds a context for every entry it looks at.
+    let skipped: SkippedTool[] | undefined
+    let slices: number[] | undefined
     return {
       env: this.env,
       state: run.state!,
@@ -325,10 +330,14 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       runList: this.env.RUN_LIST,
       slackThreads: this.env.SLACK_THREADS,
       ...(this.env.RUNS ? { runs: this.env.RUNS } : {}),
-      skippedTools: skippedMcpTools(run.storage),
+      get skippedTools() {
+        return (skipped ??= skippedMcpTools(run.storage))
+      },
       liveAnswer: () => this.#slice.liveAnswer,
       latestState: () => run.state!,
-      slices: run.slices(),
+      get slices() {
+        return (slices ??= run.slices())
+      },
       now: Date.now(),
     }
   }

@@ -12,9 +12,45 @@ let cached: Record<string, unknown> | undefined
  * validate requests and the response schemas the tests parse real responses with. `origin`
  * becomes the one server.
  */
-export function openApiDocument(origin: string, declared: readonly DeclaredRoutes[]): unknown {
+export function openApiDocument(
+  origin: string,
+  declared: readonly DeclaredRoutes[],
+  maxima?: Readonly<Record<string, number | undefined>>,
+): unknown {
   cached ??= buildDocument(declared)
-  return { ...cached, servers: [{ url: origin, description: 'This deployment' }] }
+  const document = { ...cached, servers: [{ url: origin, description: 'This deployment' }] }
+  return maxima ? withBudgetMaxima(document, maxima) : document
+}
+
+/**
+ * The document with this deployment's budget maxima (MAX_STEPS and the rest) as the `maximum` of
+ * each budget field a request may set, wherever a schema has a `budget` object: a request above
+ * one is refused (`budget_over_maximum`), so the document says so.
+ */
+export function withBudgetMaxima<T extends object>(
+  document: T,
+  maxima: Readonly<Record<string, number | undefined>>,
+): T {
+  const copy = structuredClone(document)
+  const pending: unknown[] = [copy]
+  while (pending.length) {
+    const node = pending.pop()
+    if (!node || typeof node !== 'object') continue
+    const budget = (node as { properties?: { budget?: { properties?: unknown } } }).properties
+      ?.budget?.properties
+    if (budget && typeof budget === 'object') {
+      for (const [key, field] of Object.entries(
+        budget as Record<string, Record<string, unknown>>,
+      )) {
+        const max = maxima[key]
+        if (typeof max === 'number' && Number.isFinite(max) && field && typeof field === 'object') {
+          field.maximum = max
+        }
+      }
+    }
+    pending.push(...Object.values(node))
+  }
+  return copy
 }
 
 /**
