@@ -127,7 +127,7 @@ describe('authorizing a client with an API token', () => {
     expect(refusal).toMatchObject({
       status: 403,
       code: 'insufficient_scope',
-      message: expect.stringContaining('authorize this client again'),
+      message: 'token "starter" lacks the scope runs:write; authorize this client again with it',
     })
     expect(refusal.headers.get('WWW-Authenticate')).toBe(
       `Bearer realm="OAuth", error="insufficient_scope", scope="runs:write", resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`,
@@ -165,10 +165,17 @@ describe('authorizing a client with an API token', () => {
     expect(reader).toMatchObject({
       caller: { kind: 'token', name: 'reader', scopes: ['runs:read'], runs: 'all' },
     })
-    // Its missing scope is the configuration's to change: no OAuth step-up challenge.
+    // Its missing scope is its configuration's to change; the challenge still names the scope.
     const refusal = scopeRefusal(reader as Parameters<typeof scopeRefusal>[0], ['runs:write'])
-    expect(refusal).toMatchObject({ status: 403, code: 'forbidden' })
-    expect(refusal.headers.get('WWW-Authenticate')).toBeNull()
+    expect(refusal).toMatchObject({
+      status: 403,
+      code: 'forbidden',
+      message:
+        'token "reader" lacks the scope runs:write; add it in API_TOKENS or use another token',
+    })
+    expect(refusal.headers.get('WWW-Authenticate')).toBe(
+      `Bearer realm="OAuth", error="insufficient_scope", scope="runs:write", resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`,
+    )
     expect(await callerOf('Bearer test-token')).toMatchObject({ caller: { name: 'api' } })
   })
 

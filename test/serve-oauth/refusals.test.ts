@@ -5,10 +5,10 @@
  */
 import { env } from 'cloudflare:workers'
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { Env } from '../../src/env'
 import { servedCaller } from '../../src/serve/oauth'
-import { captureLogs, logLines, ORIGIN, restoreLogLevel } from '../service/harness'
+import { logLines, ORIGIN } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
 import {
   answerConsent,
@@ -215,12 +215,25 @@ describe('a revoked API token', () => {
   )
 
   it('ends the grant at the next refresh, for good', async () => {
-    const logs = captureLogs()
-    const client = await authorizeWith(STARTER, ['runs:read']).finally(() => {
-      restoreLogLevel()
-      logs.mockRestore()
+    // The consent answered with logging on: the grant is in the operator's trail.
+    const client = new MemoryClient()
+    const url = await startAuthorization(client)
+    const consent = await openConsent(url)
+    const logs = vi.spyOn(console, 'log').mockImplementation(() => {})
+    const answer = await fetchWith({ LOG_LEVEL: 'info' }, `${url.pathname}${url.search}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: consent.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        handle: consent.handle,
+        decision: 'approve',
+        token: STARTER,
+        scope: 'runs:read',
+      }),
     })
-    expect(logLines(logs)).toContainEqual(
+    const lines = logLines(logs)
+    logs.mockRestore()
+    expect(lines).toContainEqual(
       expect.objectContaining({
         msg: 'oauth_authorized',
         token: 'starter',
@@ -228,6 +241,10 @@ describe('a revoked API token', () => {
         scopes: ['runs:read'],
       }),
     )
+    const code = await codeOf(answer)
+    expect(
+      await auth(client, { serverUrl: MCP_URL, authorizationCode: code, fetchFn: workerFetch }),
+    ).toBe('AUTHORIZED')
     const refresh = () => ({
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

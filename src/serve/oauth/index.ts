@@ -1,5 +1,5 @@
 export { authorize, oauthOff } from './authorize'
-export { servedCaller, scopeRefusal, type ServedAuth } from './served-caller'
+export { servedCaller, scopeRefusal, type Served, type ServedAuth } from './served-caller'
 export type { ServedCaller } from './served-caller-type'
 export { refusalResponse, type ServedRefusal } from './served-refusal'
 export {

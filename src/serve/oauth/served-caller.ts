@@ -8,10 +8,15 @@ import type { ServedCaller } from './served-caller-type'
 import { validateServedToken } from './validate-token'
 import type { ServedRefusal } from './served-refusal'
 
-/** A served request's caller (with, past the resource server, the token it verified), or why not. */
+/** A served request's caller, with the token the resource server verified (null when it did not). */
+export interface Served {
+  caller: ServedCaller
+  auth: OAuthResourceAuth | null
+}
+
+/** A served request's caller, or why not. */
 export type ServedAuth =
-  | { caller: ServedCaller; auth: OAuthResourceAuth | null; refusal?: undefined }
-  | { refusal: ServedRefusal; caller?: undefined }
+  (Served & { refusal?: undefined }) | { refusal: ServedRefusal; caller?: undefined }
 
 /**
  * Who calls a served resource (`/mcp`): an OAuth access token issued for it (the person's grant,
@@ -40,22 +45,24 @@ export async function servedCaller(
 }
 
 /**
- * The refusal for a caller that lacks scopes an operation needs: for an OAuth client the
- * `403 insufficient_scope` challenge naming them (it asks the person for more); for an API token,
- * which only its configuration changes, a plain `403 forbidden`.
+ * The refusal for a caller that lacks scopes an operation needs: `403` with the RFC 6750
+ * `insufficient_scope` challenge naming them, and through the resource server its metadata, so
+ * an OAuth client can ask the person for more (MCP's step-up). An API token's scopes change only
+ * in its configuration: its refusal is `forbidden`, as on `/v1/*`.
  */
-export function scopeRefusal(
-  served: { caller: ServedCaller; auth: OAuthResourceAuth | null },
-  needed: Scope[],
-): ServedRefusal {
+export function scopeRefusal(served: Served, needed: Scope[]): ServedRefusal {
   const details = { required: needed, scopes: served.caller.scopes }
-  const lacks = `token "${served.caller.name}" lacks ${needed.join(', ')} here`
-  if (!served.auth || !served.caller.client) {
-    const message = `${lacks}; add them in API_TOKENS or use another token`
-    return { status: 403, code: 'forbidden', message, details, headers: new Headers() }
+  const lacks = `token "${served.caller.name}" lacks the scope${needed.length > 1 ? 's' : ''} ${needed.join(', ')}`
+  const headers = served.auth
+    ? insufficientScope(served.auth, needed).headers
+    : new Headers({
+        'WWW-Authenticate': `Bearer realm="edgeloop", error="insufficient_scope", scope="${needed.join(' ')}"`,
+      })
+  if (!served.caller.client) {
+    const message = `${lacks}; add it in API_TOKENS or use another token`
+    return { status: 403, code: 'forbidden', message, details, headers }
   }
-  const message = `${lacks}; authorize this client again with those scopes`
-  const { headers } = insufficientScope(served.auth, needed)
+  const message = `${lacks}; authorize this client again with it`
   return { status: 403, code: 'insufficient_scope', message, details, headers }
 }
 
