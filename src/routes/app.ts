@@ -16,6 +16,7 @@ import { approvalsRoutes } from './api/run-list'
 import { runsDocs, runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 import { connectionRoutes, oauthRoutes } from './connections/connections'
+import { mcpDocs, mcpRoutes } from './serve/mcp'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -46,7 +47,7 @@ app.get('/healthz', (c) =>
 )
 app.get('/readyz', readiness)
 app.get('/openapi.json', (c) =>
-  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs]) as object),
+  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs, mcpDocs]) as object),
 )
 app.route(runsDocs.base, runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)
@@ -58,6 +59,8 @@ app.route('/v1/connections', connectionRoutes)
 app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
+// Our agents as an MCP server (docs/serving.md).
+app.route(mcpDocs.base, mcpRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

@@ -77,6 +77,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
       { name: 'connections', description: "MCP servers' OAuth connections, granted by a person" },
+      { name: 'mcp', description: 'The agents served as MCP tools (docs/serving.md)' },
     ],
     components: openApiComponents(),
     security: bearer,
@@ -104,6 +105,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
       '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
       '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),
+      ...pathsOf(declared, '/mcp'),
     },
   }
 }
