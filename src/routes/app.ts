@@ -47,7 +47,9 @@ app.get('/healthz', (c) =>
 )
 app.get('/readyz', readiness)
 app.get('/openapi.json', (c) =>
-  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs, mcpDocs]) as object),
+  c.json(
+    openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs, mcpDocs]) as object,
+  ),
 )
 app.route(runsDocs.base, runsRoutes)
 app.route('/v1/approvals', approvalsRoutes)

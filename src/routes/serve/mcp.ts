@@ -40,7 +40,8 @@ mcpDocs.serve(
   async (c) => {
     const caller = c.var.caller
     // requireAuth let only a token through (a webhook signature holds no runs:write here).
-    if (caller.kind !== 'token') throw new ApiError(403, 'forbidden', 'use Authorization: Bearer <token>')
+    if (caller.kind !== 'token')
+      throw new ApiError(403, 'forbidden', 'use Authorization: Bearer <token>')
     const raw = c.var.rawBody
     refuseDeepJson(raw)
     const request = new Request(c.req.raw.url, {
@@ -56,7 +57,13 @@ mcpDocs.serve(
 async function refuseForeignOrigin(c: Context<AppEnv>, next: () => Promise<void>) {
   const origin = c.req.header('Origin')
   if (originAllowed(origin, c.req.url, mcpServing(c.env as unknown as EnvRecord))) return next()
-  return rpcError(c, 403, NOT_ALLOWED, 'origin_not_allowed', `requests to /mcp from the page origin ${origin?.slice(0, 200)} are refused; a browser client's origin must be PUBLIC_URL's or listed in MCP_ALLOWED_ORIGINS`)
+  return rpcError(
+    c,
+    403,
+    NOT_ALLOWED,
+    'origin_not_allowed',
+    `requests to /mcp from the page origin ${origin?.slice(0, 200)} are refused; a browser client's origin must be PUBLIC_URL's or listed in MCP_ALLOWED_ORIGINS`,
+  )
 }
 
 /**

@@ -7,7 +7,9 @@ import { describeIssues } from '../../validation/describe-issues'
 /** An agent tool's arguments (agent-tools.ts's AGENT_INPUT_SCHEMA), as POST /v1/runs bounds a task. */
 const CallArguments = z.strictObject({
   task: z.string().check(z.trim(), z.minLength(1), z.maxLength(20_000)),
-  conversation: z.optional(z.string().check(z.regex(RUN_ID_PATTERN, 'must be a run id (run_<32 hex>)'))),
+  conversation: z.optional(
+    z.string().check(z.regex(RUN_ID_PATTERN, 'must be a run id (run_<32 hex>)')),
+  ),
 })
 export type CallArguments = z.infer<typeof CallArguments>
 

@@ -100,7 +100,10 @@ async function callAgent(
     }))
   } catch (err) {
     if (err instanceof StartError) {
-      throw new McpError(ErrorCode.InvalidParams, err.message, { code: err.code, details: err.details })
+      throw new McpError(ErrorCode.InvalidParams, err.message, {
+        code: err.code,
+        details: err.details,
+      })
     }
     throw err
   }
@@ -126,7 +129,9 @@ async function waitForAnswer(
     signal: extra.signal,
     onChange: async (view) => {
       const message =
-        view.status === 'awaiting_approval' ? waitingFor(view) : `run ${view.id}: step ${view.stepCount}`
+        view.status === 'awaiting_approval'
+          ? waitingFor(view)
+          : `run ${view.id}: step ${view.stepCount}`
       if (view.status === 'awaiting_approval') await log(extra, message, view.id)
       if (token === undefined) return
       progress++

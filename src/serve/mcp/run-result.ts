@@ -12,7 +12,10 @@ import { structuredOf } from './agent-tools'
 /** The run as an MCP task; a run waiting for a person is `input_required`, saying for what. */
 export function taskOf(view: RunView, pollMs: number): Task {
   const pending = [...view.pendingApprovals, ...view.descendantApprovals]
-  const latest = pending.map((p) => p.requestedAt).sort().at(-1)
+  const latest = pending
+    .map((p) => p.requestedAt)
+    .sort()
+    .at(-1)
   const base = {
     taskId: view.id,
     createdAt: view.createdAt,

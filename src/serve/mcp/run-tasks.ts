@@ -40,18 +40,27 @@ export class RunTaskStore implements TaskStore {
 
   storeTaskResult(): Promise<void> {
     return Promise.reject(
-      new McpError(ErrorCode.InternalError, "a task's result is its run's; it is never stored apart"),
+      new McpError(
+        ErrorCode.InternalError,
+        "a task's result is its run's; it is never stored apart",
+      ),
     )
   }
 
   /** Only a cancel reaches here from a client (tasks/cancel): it cancels the run. */
   async updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
     if (status !== 'cancelled') {
-      throw new McpError(ErrorCode.InvalidParams, `a task's status follows its run; ${status} cannot be set`)
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `a task's status follows its run; ${status} cannot be set`,
+      )
     }
     const found = await this.ownRun(taskId)
     if (!found) throw taskNotFound(taskId)
-    const out = await found.stub.cancel(this.caller.name, 'cancelled by the MCP client (tasks/cancel)')
+    const out = await found.stub.cancel(
+      this.caller.name,
+      'cancelled by the MCP client (tasks/cancel)',
+    )
     if (!out.ok) throw new McpError(ErrorCode.InvalidParams, `task ${taskId}: ${out.message}`)
   }
 
