@@ -1,14 +1,16 @@
 /**
  * `/mcp` (docs/serving.md#mcp) through the MCP SDK's own client against the Worker as deployed:
- * every agent a tool, a call a run, long runs as tasks, and what a bad request is told.
+ * every agent a tool, a call a run, long runs as tasks, a person's approval in the middle, and
+ * what a bad request is told.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   GetTaskResultSchema,
-  McpError,
+  type Task,
 } from '@modelcontextprotocol/sdk/types.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { mcpClient, startMcpWorker, TOKENS, type McpWorker } from './serve-mcp/mcp-worker.ts'
 
 let worker: McpWorker
@@ -18,10 +20,67 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(() => worker?.stop())
 
+const ROLLBACK =
+  'call `rollback_deploy` with {"service": "order", "to_version": "v2.13.2", "reason": "over MCP"}, then finish with Rolled back.'
+
+/** The HTTP API of the same Worker, as `token`. */
+async function api(path: string, token: string, body?: unknown): Promise<any> {
+  const res = await worker.runtime.fetch(path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const json = await res.json()
+  expect(res.ok, `${path}: ${res.status} ${JSON.stringify(json)}`).toBe(true)
+  return json
+}
+
+/** Approves the run's one pending approval through the API, once it is there. */
+async function approveWhenAsked(runId: string, token: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const view = await api(`/v1/runs/${runId}`, token)
+    const pending = view.pendingApprovals[0]
+    if (pending) {
+      await api(`/v1/runs/${runId}/approvals/${pending.callId}`, token, {
+        decision: 'approve',
+        args_hash: pending.argsHash,
+      })
+      return
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`run ${runId} never asked for an approval`)
+}
+
+const callAsTask = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.request(
+    { method: 'tools/call', params: { name, arguments: args, task: { ttl: 60_000 } } },
+    CreateTaskResultSchema,
+  )
+const getTask = (client: Client, taskId: string): Promise<Task> =>
+  client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema)
+const taskResult = (client: Client, taskId: string) =>
+  client.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema, {
+    timeout: 30_000,
+  })
+
+async function until(client: Client, taskId: string, status: Task['status']): Promise<Task> {
+  for (let i = 0; i < 300; i++) {
+    const task = await getTask(client, taskId)
+    if (task.status === status) return task
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`task ${taskId} never reached ${status}`)
+}
+
 describe('/mcp with the MCP SDK client', () => {
   it('lists every agent as a tool, with its output schema', async () => {
     const client = await mcpClient(worker.url, TOKENS.alpha)
     expect(client.getServerVersion()).toMatchObject({ name: 'edgeloop' })
+    expect(client.getServerCapabilities()).toMatchObject({
+      tools: {},
+      tasks: { requests: { tools: { call: {} } }, cancel: {} },
+    })
     const { tools } = await client.listTools()
     const triage = tools.find((t) => t.name === 'triage')
     expect(triage).toMatchObject({
@@ -30,7 +89,10 @@ describe('/mcp with the MCP SDK client', () => {
       outputSchema: { type: 'object', required: expect.arrayContaining(['severity']) },
       execution: { taskSupport: 'optional' },
     })
-    expect(tools.map((t) => t.name)).toContain('default')
+    // An agent without an output schema answers text, as `{ answer }`.
+    expect(tools.find((t) => t.name === 'default')?.outputSchema).toMatchObject({
+      properties: { answer: { type: 'string' } },
+    })
     await client.close()
   })
 
@@ -48,6 +110,119 @@ describe('/mcp with the MCP SDK client', () => {
     expect(result.isError).toBeFalsy()
     expect(result.structuredContent).toEqual(output)
     expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual(output)
+    // The run is the API's like any other: started by the token, as its requester and owner.
+    const runId = (result._meta as any)['edgeloop/run'].id
+    expect(await api(`/v1/runs/${runId}`, TOKENS.alpha)).toMatchObject({
+      status: 'succeeded',
+      requestedBy: 'alpha',
+      agent: { name: 'triage' },
+    })
+    await client.close()
+  })
+
+  it('a call without a task waits for the approval, with progress, and answers after it', async () => {
+    const client = await mcpClient(worker.url, TOKENS.alpha)
+    const progress: string[] = []
+    const logs: string[] = []
+    client.setNotificationHandler(
+      (await import('@modelcontextprotocol/sdk/types.js')).LoggingMessageNotificationSchema,
+      (n) => {
+        logs.push(String((n.params.data as { message: string }).message))
+      },
+    )
+    const call = client.callTool({ name: 'default', arguments: { task: ROLLBACK } }, undefined, {
+      onprogress: (p) => progress.push(p.message ?? ''),
+      timeout: 60_000,
+    })
+    // The run's id comes in the first log message; a person approves through the API.
+    for (let i = 0; i < 100 && !logs.length; i++) await new Promise((r) => setTimeout(r, 50))
+    const runId = /run (run_[0-9a-f]{32})/.exec(logs[0] ?? '')?.[1]
+    expect(runId, logs.join('\n')).toBeDefined()
+    // The client hears what the run waits for before anyone decides.
+    const asked = (m: string) => m.includes('approval of rollback_deploy')
+    for (let i = 0; i < 200 && !progress.some(asked); i++)
+      await new Promise((r) => setTimeout(r, 50))
+    expect(progress.some(asked), progress.join('\n')).toBe(true)
+    expect(logs.some(asked)).toBe(true)
+    await approveWhenAsked(runId!, TOKENS.alpha)
+    const result = await call
+    expect(result.structuredContent).toEqual({ answer: 'Rolled back.' })
+    await client.close()
+  })
+
+  it('a call as a task: tasks/get follows the run, through its approval, tasks/result answers', async () => {
+    const client = await mcpClient(worker.url, TOKENS.alpha)
+    const { task } = await callAsTask(client, 'default', { task: ROLLBACK })
+    expect(task.taskId).toMatch(/^run_[0-9a-f]{32}$/)
+    const waiting = await until(client, task.taskId, 'input_required')
+    expect(waiting.statusMessage).toContain('approval of rollback_deploy')
+    await approveWhenAsked(task.taskId, TOKENS.alpha)
+    const result = await taskResult(client, task.taskId)
+    expect(result.structuredContent).toEqual({ answer: 'Rolled back.' })
+    expect(await getTask(client, task.taskId)).toMatchObject({ status: 'completed' })
+    // Another client, as after a reconnect: the task is the run's, nothing was held apart.
+    const again = await mcpClient(worker.url, TOKENS.alpha)
+    expect((await taskResult(again, task.taskId)).structuredContent).toEqual({
+      answer: 'Rolled back.',
+    })
+    await client.close()
+    await again.close()
+  })
+
+  it('tasks/cancel cancels the run', async () => {
+    const client = await mcpClient(worker.url, TOKENS.alpha)
+    const { task } = await callAsTask(client, 'default', { task: ROLLBACK })
+    await until(client, task.taskId, 'input_required')
+    const cancelled = await client.request(
+      { method: 'tasks/cancel', params: { taskId: task.taskId } },
+      GetTaskResultSchema,
+    )
+    expect(cancelled.taskId).toBe(task.taskId)
+    const ended = await until(client, task.taskId, 'cancelled')
+    expect(ended.statusMessage).toContain('cancelled')
+    const view = await api(`/v1/runs/${task.taskId}`, TOKENS.alpha)
+    expect(view).toMatchObject({ status: 'failed', result: { stopReason: 'cancelled' } })
+    await client.close()
+  })
+
+  it("another token's task is not found, exactly as an id no run has", async () => {
+    const alpha = await mcpClient(worker.url, TOKENS.alpha)
+    const beta = await mcpClient(worker.url, TOKENS.beta)
+    const { task } = await callAsTask(alpha, 'triage', {
+      task: 'finish with {"severity": "sev3", "component": "docs", "summary": "A typo."}',
+    })
+    const unknown = 'run_' + '0'.repeat(32)
+    for (const taskId of [task.taskId, unknown]) {
+      for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel'] as const) {
+        const err = await beta.request({ method, params: { taskId } }, GetTaskResultSchema).then(
+          () => null,
+          (e: Error) => e,
+        )
+        expect(err?.message, `${method} ${taskId}`).toMatch(/Task not found/)
+        expect(err?.message).not.toContain('alpha')
+      }
+    }
+    await alpha.close()
+    await beta.close()
+  })
+
+  it.each([
+    [
+      { name: 'nope', arguments: { task: 'x' } },
+      /unknown tool "nope"; the agents offered are .*triage/,
+    ],
+    [{ name: 'triage', arguments: {} }, /arguments of triage are invalid: task: missing/],
+    [{ name: 'triage', arguments: { task: '   ' } }, /task: must be >= 1/],
+    [{ name: 'triage', arguments: { task: 'x', budget: 1 } }, /unknown argument budget/],
+    [
+      { name: 'triage', arguments: { task: 'x', conversation: 'yesterday' } },
+      /conversation: must be a run id/,
+    ],
+  ])('refuses %j with a JSON-RPC error, starting nothing', async (params, message) => {
+    const client = await mcpClient(worker.url, TOKENS.beta)
+    const before = (await api('/v1/runs?limit=100', TOKENS.beta)).items.length
+    await expect(client.callTool(params as never)).rejects.toThrow(message)
+    expect((await api('/v1/runs?limit=100', TOKENS.beta)).items.length).toBe(before)
     await client.close()
   })
 })

@@ -23,6 +23,8 @@ export interface McpWorker {
   runtime: WorkerRuntime
   /** `http://127.0.0.1:<port>/mcp` */
   url: URL
+  /** Kills workerd and starts it again on the same storage, with `extra` settings. */
+  restart: (extra: Record<string, string>) => Promise<void>
   stop: () => Promise<void>
 }
 
@@ -33,37 +35,48 @@ export async function startMcpWorker(
 ): Promise<McpWorker> {
   const worker = await bundleWorker()
   const storage = await tempStorage()
-  const runtime = await WorkerRuntime.start({
-    worker,
-    storage: storage.path,
-    bindings: {
-      API_TOKENS: JSON.stringify([
-        ...(await Promise.all(
-          (['alpha', 'beta'] as const).map(async (name) => ({
-            name,
-            sha256: await sha256(TOKENS[name]),
-            scopes: ['runs:write', 'runs:read', 'approvals:write'],
-            runs: 'own',
-          })),
-        )),
-        { name: 'reader', sha256: await sha256(TOKENS.reader), scopes: ['runs:read'] },
-      ]),
-      MODEL: 'script',
-      CONFIRM_POLICY: 'ask',
-      ENABLED_TOOLS: 'calculator,rollback_deploy',
-      LOG_LEVEL: 'silent',
-      ...extra,
+  const start = async (more: Record<string, string>) =>
+    WorkerRuntime.start({
+      worker,
+      storage: storage.path,
+      bindings: { ...(await bindings()), ...more },
+      outbound,
+    })
+  const handle: McpWorker = {
+    runtime: await start(extra),
+    url: new URL('http://127.0.0.1/'),
+    restart: async (more) => {
+      await handle.runtime.kill()
+      handle.runtime = await start(more)
+      handle.url = new URL('/mcp', await handle.runtime.url())
     },
-    outbound,
-  })
-  const url = new URL('/mcp', await runtime.url())
-  return {
-    runtime,
-    url,
     stop: async () => {
-      await runtime.stop()
+      await handle.runtime.stop()
       await storage.remove()
     },
+  }
+  handle.url = new URL('/mcp', await handle.runtime.url())
+  return handle
+}
+
+/** The settings every test Worker here gets. */
+async function bindings(): Promise<Record<string, string>> {
+  return {
+    API_TOKENS: JSON.stringify([
+      ...(await Promise.all(
+        (['alpha', 'beta'] as const).map(async (name) => ({
+          name,
+          sha256: await sha256(TOKENS[name]),
+          scopes: ['runs:write', 'runs:read', 'approvals:write'],
+          runs: 'own',
+        })),
+      )),
+      { name: 'reader', sha256: await sha256(TOKENS.reader), scopes: ['runs:read'] },
+    ]),
+    MODEL: 'script',
+    CONFIRM_POLICY: 'ask',
+    ENABLED_TOOLS: 'calculator,rollback_deploy',
+    LOG_LEVEL: 'silent',
   }
 }
 
