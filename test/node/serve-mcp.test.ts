@@ -11,7 +11,13 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { mcpClient, startMcpWorker, TOKENS, type McpWorker } from './serve-mcp/mcp-worker.ts'
+import {
+  mcpBindings,
+  mcpClient,
+  startMcpWorker,
+  TOKENS,
+  type McpWorker,
+} from './serve-mcp/mcp-worker.ts'
 
 let worker: McpWorker
 
@@ -224,5 +230,131 @@ describe('/mcp with the MCP SDK client', () => {
     await expect(client.callTool(params as never)).rejects.toThrow(message)
     expect((await api('/v1/runs?limit=100', TOKENS.beta)).items.length).toBe(before)
     await client.close()
+  })
+})
+
+/** A raw POST to /mcp: what a client that is not the SDK's would send. */
+function post(body: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(worker.url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body,
+  })
+}
+const PING = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
+
+describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
+  it('401 without a token, naming the protected-resource metadata', async () => {
+    for (const headers of [{}, bearer('not-a-token')]) {
+      const res = await post(PING, headers)
+      expect(res.status).toBe(401)
+      expect(res.headers.get('WWW-Authenticate')).toBe(
+        `Bearer resource_metadata="${worker.url.origin}/.well-known/oauth-protected-resource/mcp"`,
+      )
+      expect(await res.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: expect.any(String), data: { code: 'unauthorized' } },
+      })
+    }
+  })
+
+  it('403 for a token without runs:write, with the scope it needs', async () => {
+    const res = await post(PING, bearer(TOKENS.reader))
+    expect(res.status).toBe(403)
+    expect(res.headers.get('WWW-Authenticate')).toContain(
+      'error="insufficient_scope", scope="runs:write"',
+    )
+    expect(await res.json()).toMatchObject({
+      error: { message: expect.stringContaining('lacks the scope runs:write') },
+    })
+  })
+
+  it.each([
+    ['https://evil.test', 403],
+    ['http://localhost:6274', 403],
+    ['null', 403],
+  ])('a page of origin %s is refused (DNS rebinding)', async (origin, status) => {
+    const res = await worker.runtime.fetch('/mcp', {
+      method: 'POST',
+      headers: {
+        ...bearer(TOKENS.alpha),
+        Origin: origin,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: PING,
+    })
+    expect(res.status).toBe(status)
+    expect(await res.json()).toMatchObject({ error: { data: { code: 'origin_not_allowed' } } })
+  })
+
+  it('a loopback page may call a Worker reached on loopback (wrangler dev)', async () => {
+    const res = await post(PING, { ...bearer(TOKENS.alpha), Origin: 'http://localhost:6274' })
+    expect(res.status).toBe(200)
+  })
+
+  it('413 for a body over 64 KB, 400 for one nested too deep, before anything runs', async () => {
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'triage', arguments: { task: 'x'.repeat(70_000) } },
+    })
+    const large = await post(big, bearer(TOKENS.alpha))
+    expect(large.status).toBe(413)
+    expect(await large.json()).toMatchObject({
+      jsonrpc: '2.0',
+      error: { code: -32600, data: { code: 'body_too_large' } },
+    })
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"ping","params":${'['.repeat(200)}${']'.repeat(200)}}`
+    const nested = await post(deep, bearer(TOKENS.alpha))
+    expect(nested.status).toBe(400)
+    expect(await nested.json()).toMatchObject({ error: { data: { code: 'json_too_deep' } } })
+  })
+
+  it('GET (no standalone stream in a stateless server) is 405 with Allow: POST', async () => {
+    const res = await fetch(worker.url, { headers: bearer(TOKENS.alpha) })
+    expect(res.status).toBe(405)
+    expect(res.headers.get('Allow')).toBe('POST')
+  })
+})
+
+describe('/mcp after a restart with other settings', () => {
+  it('a call past MCP_WAIT_SECONDS names the task capability; a revoked token is refused mid-task', async () => {
+    const beta = await mcpClient(worker.url, TOKENS.beta)
+    const { task } = await callAsTask(beta, 'default', { task: ROLLBACK })
+    await until(beta, task.taskId, 'input_required')
+    await beta.close()
+
+    // beta's token is taken out of API_TOKENS; calls wait at most a second.
+    const tokens = JSON.parse((await mcpBindings()).API_TOKENS!) as { name: string }[]
+    await worker.restart({
+      MCP_WAIT_SECONDS: '1',
+      API_TOKENS: JSON.stringify(tokens.filter((t) => t.name !== 'beta')),
+    })
+    const revoked = await post(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tasks/get',
+        params: { taskId: task.taskId },
+      }),
+      bearer(TOKENS.beta),
+    )
+    expect(revoked.status).toBe(401)
+    expect(JSON.stringify(await revoked.json())).not.toContain(task.taskId)
+
+    const alpha = await mcpClient(worker.url, TOKENS.alpha)
+    const slow = alpha.callTool({ name: 'default', arguments: { task: ROLLBACK } })
+    await expect(slow).rejects.toThrow(
+      /did not end within 1 s \(MCP_WAIT_SECONDS\); it goes on\. Call with a task \(params\.task/,
+    )
+    await alpha.close()
   })
 })

@@ -39,7 +39,7 @@ export async function startMcpWorker(
     WorkerRuntime.start({
       worker,
       storage: storage.path,
-      bindings: { ...(await bindings()), ...more },
+      bindings: { ...(await mcpBindings()), ...more },
       outbound,
     })
   const handle: McpWorker = {
@@ -60,7 +60,7 @@ export async function startMcpWorker(
 }
 
 /** The settings every test Worker here gets. */
-async function bindings(): Promise<Record<string, string>> {
+export async function mcpBindings(): Promise<Record<string, string>> {
   return {
     API_TOKENS: JSON.stringify([
       ...(await Promise.all(
