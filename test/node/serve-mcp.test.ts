@@ -3,6 +3,9 @@
  * every agent a tool, a call a run, long runs as tasks, a person's approval in the middle, and
  * what a bad request is told.
  */
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   CallToolResultSchema,
@@ -233,6 +236,52 @@ describe('/mcp with the MCP SDK client', () => {
   })
 })
 
+const INSPECTOR_BUILD = join(
+  import.meta.dirname,
+  '../../node_modules/@modelcontextprotocol/inspector-cli/build',
+)
+
+/** The MCP Inspector's command line (`--cli`) against /mcp; its JSON output. */
+async function inspector(...args: string[]): Promise<any> {
+  // Run from its build folder: 1.0.3 looks for its package.json with a path it checks against
+  // the working directory but imports against its own module (build/index.js, callMethod).
+  const run = promisify(execFile)
+  const { stdout } = await run(
+    process.execPath,
+    [
+      join(INSPECTOR_BUILD, 'cli.js'),
+      '--cli',
+      worker.url.href,
+      '--transport',
+      'http',
+      '--header',
+      `Authorization: Bearer ${TOKENS.alpha}`,
+      ...args,
+    ],
+    { cwd: INSPECTOR_BUILD },
+  )
+  return JSON.parse(stdout)
+}
+
+describe('/mcp with the MCP Inspector CLI', () => {
+  it('lists the agents and calls one', async () => {
+    const { tools } = await inspector('--method', 'tools/list')
+    expect(tools.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['default', 'triage']),
+    )
+    const output = { severity: 'sev1', component: 'login', summary: 'Nobody can log in.' }
+    const result = await inspector(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'triage',
+      '--tool-arg',
+      `task=finish with ${JSON.stringify(output)}`,
+    )
+    expect(result.structuredContent).toEqual(output)
+  })
+})
+
 /** A raw POST to /mcp: what a client that is not the SDK's would send. */
 function post(body: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(worker.url, {
@@ -259,7 +308,7 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
       expect(await res.json()).toMatchObject({
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32001, message: expect.any(String), data: { code: 'unauthorized' } },
+        error: { code: -32000, message: expect.any(String), data: { code: 'unauthorized' } },
       })
     }
   })

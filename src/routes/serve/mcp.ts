@@ -27,7 +27,7 @@ export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp
 
 /** JSON-RPC codes for the refusals before the protocol: a bad request, or no right to call. */
 const INVALID_REQUEST = -32600
-const NOT_ALLOWED = -32001
+const NOT_ALLOWED = -32000
 
 const postMcp = declareRoute({ method: 'post', path: '/', ...mcpOperation })
 
