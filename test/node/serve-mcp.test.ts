@@ -215,6 +215,29 @@ describe('/mcp with the MCP SDK client', () => {
     await beta.close()
   })
 
+  it("continues a conversation of its own runs; another token's run is not found", async () => {
+    const alpha = await mcpClient(worker.url, TOKENS.alpha)
+    const first = await alpha.callTool({
+      name: 'default',
+      arguments: { task: 'finish with The code word is heron.' },
+    })
+    const runId = (first._meta as any)['edgeloop/run'].id
+    const next = await alpha.callTool({
+      name: 'default',
+      arguments: { task: 'finish with Noted.', conversation: runId },
+    })
+    const nextId = (next._meta as any)['edgeloop/run'].id
+    expect(await api(`/v1/runs/${nextId}`, TOKENS.alpha)).toMatchObject({
+      conversation: { previousRunId: runId, position: 1 },
+    })
+    const beta = await mcpClient(worker.url, TOKENS.beta)
+    await expect(
+      beta.callTool({ name: 'default', arguments: { task: 'finish with x', conversation: runId } }),
+    ).rejects.toThrow(`conversation: no run ${runId}`)
+    await alpha.close()
+    await beta.close()
+  })
+
   it.each([
     [
       { name: 'nope', arguments: { task: 'x' } },
@@ -375,6 +398,23 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
 })
 
 describe('/mcp after a restart with other settings', () => {
+  it('a task survives a kill of the Worker: approved after, answered once, its side effect run once', async () => {
+    const client = await mcpClient(worker.url, TOKENS.alpha)
+    const { task } = await callAsTask(client, 'default', { task: ROLLBACK })
+    await until(client, task.taskId, 'input_required')
+    await client.close()
+    // SIGKILL: nothing the Worker held in memory survives; the run's object holds the task.
+    await worker.restart({})
+    await approveWhenAsked(task.taskId, TOKENS.alpha)
+    const again = await mcpClient(worker.url, TOKENS.alpha)
+    const result = await taskResult(again, task.taskId)
+    expect(result.structuredContent).toEqual({ answer: 'Rolled back.' })
+    const trace = await api(`/v1/runs/${task.taskId}/trace`, TOKENS.alpha)
+    const calls = trace.steps.flatMap((s: { calls: { name: string }[] }) => s.calls)
+    expect(calls.map((c: { name: string }) => c.name)).toEqual(['rollback_deploy'])
+    await again.close()
+  })
+
   it('a call past MCP_WAIT_SECONDS names the task capability; a revoked token is refused mid-task', async () => {
     const beta = await mcpClient(worker.url, TOKENS.beta)
     const { task } = await callAsTask(beta, 'default', { task: ROLLBACK })

@@ -21,7 +21,7 @@ import { callArguments } from './call-arguments'
 import { followRun } from './follow-run'
 import type { McpCaller } from './mcp-caller'
 import { callResultOf, taskOf, waitingFor } from './run-result'
-import { RunTaskStore, taskNotFound } from './run-tasks'
+import { RunTaskStore } from './run-tasks'
 
 /** How often a client is told to poll a task (tasks/get), and how often tasks/result looks. */
 const TASK_POLL_MS = 1_000
@@ -166,7 +166,11 @@ async function checkConversation(env: Env, caller: McpCaller, id: string): Promi
   const own =
     (owner.run === 'live' && owner.owner === caller.name) ||
     (owner.run === 'deleted' && owner.by === caller.name)
-  if (!own) throw taskNotFound(id)
+  if (!own) {
+    throw new McpError(ErrorCode.InvalidParams, `conversation: no run ${id}`, {
+      code: 'run_not_found',
+    })
+  }
 }
 
 /** A log message (notifications/message) on the call's stream: what the run is doing. */
