@@ -320,6 +320,35 @@ function post(body: string, headers: Record<string, string> = {}): Promise<Respo
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
 
+describe('/mcp version negotiation', () => {
+  it.each([
+    ['2025-11-25', '2025-11-25'],
+    ['2025-06-18', '2025-06-18'],
+    // A revision the SDK does not know yet is answered with the latest it knows.
+    ['2026-07-28', '2025-11-25'],
+  ])('initialize asking for %s is answered with %s', async (asked, answered) => {
+    const res = await post(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: asked,
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1.0.0' },
+        },
+      }),
+      bearer(TOKENS.alpha),
+    )
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    const data = /^data: (.+)$/m.exec(text)?.[1]
+    expect(JSON.parse(data ?? 'null')).toMatchObject({
+      result: { protocolVersion: answered, serverInfo: { name: 'edgeloop' } },
+    })
+  })
+})
+
 describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
   it('401 without a token, naming the protected-resource metadata', async () => {
     for (const headers of [{}, bearer('not-a-token')]) {
