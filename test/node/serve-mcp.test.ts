@@ -419,6 +419,15 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
     expect(await nested.json()).toMatchObject({ error: { data: { code: 'json_too_deep' } } })
   })
 
+  it('a body that is not JSON, or not JSON-RPC, is a JSON-RPC error from the SDK', async () => {
+    const malformed = await post('{"jsonrpc": "2.0", "id": 1, "method": ', bearer(TOKENS.alpha))
+    expect(malformed.status).toBe(400)
+    expect(await malformed.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } })
+    const text = await post(PING, { ...bearer(TOKENS.alpha), 'Content-Type': 'text/plain' })
+    expect(text.status).toBe(415)
+    expect(await text.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } })
+  })
+
   it('GET (no standalone stream in a stateless server) is 405 with Allow: POST', async () => {
     const res = await fetch(worker.url, { headers: bearer(TOKENS.alpha) })
     expect(res.status).toBe(405)
