@@ -146,8 +146,11 @@ describe('/openapi.json', () => {
       } else if (path.startsWith('/v1/')) {
         expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }])
       } else if (path === '/mcp') {
-        // The agents as an MCP server take the API's bearer tokens (docs/serving.md).
-        expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }])
+        // The agents as an MCP server take the API's bearer tokens (docs/serving.md); its CORS
+        // preflight takes none.
+        expect(op.security, `${method} ${path}`).toEqual(
+          method === 'options' ? [] : [{ bearer: [] }],
+        )
       } else if (path === '/readyz' || path === '/healthz') {
         expect(op.security, `${method} ${path}`).toEqual([{}, { bearer: [] }])
       } else {

@@ -400,6 +400,31 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
     expect(res.status).toBe(200)
   })
 
+  it('CORS: a preflight and the answers carry Access-Control-Allow-Origin only for an allowed page', async () => {
+    const preflight = (origin: string) =>
+      fetch(worker.url, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'authorization, content-type',
+        },
+      })
+    const allowed = await preflight('http://localhost:6274')
+    expect(allowed.status).toBe(204)
+    expect(allowed.headers.get('Access-Control-Allow-Origin')).toBe('http://localhost:6274')
+    expect(allowed.headers.get('Access-Control-Allow-Headers')).toContain('Authorization')
+    const foreign = await preflight('https://evil.test')
+    expect(foreign.status).toBe(204)
+    expect(foreign.headers.get('Access-Control-Allow-Origin')).toBeNull()
+    // The answers themselves, a refusal included, so the page can read why.
+    const refused = await post(PING, { Origin: 'http://localhost:6274' })
+    expect(refused.status).toBe(401)
+    expect(refused.headers.get('Access-Control-Allow-Origin')).toBe('http://localhost:6274')
+    expect(refused.headers.get('Access-Control-Expose-Headers')).toContain('WWW-Authenticate')
+    expect(refused.headers.get('WWW-Authenticate')).toContain('resource_metadata=')
+  })
+
   it('413 for a body over 64 KB, 400 for one nested too deep, before anything runs', async () => {
     const big = JSON.stringify({
       jsonrpc: '2.0',
@@ -428,10 +453,10 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
     expect(await text.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } })
   })
 
-  it('GET (no standalone stream in a stateless server) is 405 with Allow: POST', async () => {
+  it('GET (no standalone stream in a stateless server) is 405 with Allow: OPTIONS, POST', async () => {
     const res = await fetch(worker.url, { headers: bearer(TOKENS.alpha) })
     expect(res.status).toBe(405)
-    expect(res.headers.get('Allow')).toBe('POST')
+    expect(res.headers.get('Allow')).toBe('OPTIONS, POST')
   })
 })
 

@@ -98,3 +98,14 @@ export const mcpOperation = {
     '503': rpcError('Error: a setting is bad', ['misconfigured']),
   },
 } as unknown as Omit<RouteConfig, 'method' | 'path'>
+
+/** `OPTIONS /mcp`: the CORS preflight of a browser page the Origin check lets through. */
+export const mcpPreflightOperation = {
+  operationId: 'mcpPreflight',
+  summary: "CORS preflight for /mcp (a browser page of PUBLIC_URL's origin or MCP_ALLOWED_ORIGINS)",
+  description:
+    'Answers Access-Control-Allow-Origin only for an origin the Origin check allows (docs/serving.md#who-may-call); any other page gets the 204 without it, and the browser sends nothing.',
+  tags: ['mcp'],
+  security: [],
+  responses: { '204': { description: 'The preflight answer (Access-Control-* headers)' } },
+} as unknown as Omit<RouteConfig, 'method' | 'path'>

@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
+import { cors } from 'hono/cors'
 import type { EnvRecord } from '../../config'
 import { mcpServing } from '../../config/mcp-serving'
 import { ConfigError } from '../../errors/config-error'
@@ -9,7 +10,7 @@ import { ApiError } from '../api-error'
 import { requireAuth } from '../api/auth'
 import { refuseDeepJson } from '../body'
 import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
-import { mcpOperation } from '../openapi/openapi-mcp'
+import { mcpOperation, mcpPreflightOperation } from '../openapi/openapi-mcp'
 
 /**
  * `POST /mcp`: the agents as an MCP server (docs/serving.md#mcp). This route checks the Origin
@@ -30,10 +31,34 @@ const INVALID_REQUEST = -32600
 const NOT_ALLOWED = -32000
 
 const postMcp = declareRoute({ method: 'post', path: '/', ...mcpOperation })
+const preflightMcp = declareRoute({ method: 'options', path: '/', ...mcpPreflightOperation })
+
+/**
+ * CORS for the browser pages the Origin check lets through (PUBLIC_URL's, MCP_ALLOWED_ORIGINS,
+ * loopback on loopback): a preflight answers what a client sends and reads; any other page gets
+ * no Access-Control-Allow-Origin, and its POST is refused below.
+ */
+const mcpCors = cors({
+  origin: (origin, c) =>
+    origin && originAllowed(origin, c.req.url, mcpServing(c.env as EnvRecord)) ? origin : null,
+  allowMethods: ['POST', 'OPTIONS'],
+  allowHeaders: [
+    'Authorization',
+    'Content-Type',
+    'Accept',
+    'MCP-Protocol-Version',
+    'Last-Event-ID',
+  ],
+  exposeHeaders: ['WWW-Authenticate', 'MCP-Protocol-Version'],
+  maxAge: 600,
+})
+
+mcpDocs.serve(mcpRoutes, preflightMcp, mcpCors as (c: Context<AppEnv>) => Promise<Response>)
 
 mcpDocs.serve(
   mcpRoutes,
   postMcp,
+  mcpCors,
   answerAsJsonRpc,
   refuseForeignOrigin,
   requireAuth({ scope: () => 'runs:write' }),
@@ -96,7 +121,7 @@ async function answerAsJsonRpc(c: Context<AppEnv>, next: () => Promise<void>) {
       `Bearer error="insufficient_scope", scope="runs:write", resource_metadata="${metadata}"`,
     )
   }
-  c.res = undefined as unknown as Response
+  // Replacing the answer keeps the headers set on it so far (CORS).
   c.res = res
 }
 
