@@ -1,6 +1,7 @@
 /** One MCP tool as a kernel tool: its name, schema and policy, and a handler that calls it. */
 import * as z from 'zod/mini'
 import { personNeeded } from '../kernel/pending-items'
+import { callAskingPerson } from './mcp-question-call'
 import { defineTool, type Tool, type ToolContext } from '../kernel/tool'
 import { McpConnectionNeeded } from './oauth/connection-needed'
 import { callMcpTool, listMcpTools, type ListedMcpTool, type McpCallResult } from './mcp-client'
@@ -46,16 +47,25 @@ export function buildMcpTool(
   sessions?: McpSessions,
 ): Tool {
   const override = server.overrides[listed.name]
-  const { sideEffect } = mcpToolPolicy(listed.annotations, override)
+  const policy = mcpToolPolicy(listed.annotations, override)
+  const { sideEffect } = policy
   return defineMcpTool(server.name, listed, override, server.timeoutMs, async (args, ctx) => {
     let result: McpCallResult
     try {
-      result = await callMcpTool(
-        server,
-        { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
-        ctx.signal,
-        sessions,
-      )
+      if (sessions?.held) {
+        // A run's call: a question from the server waits for a person (mcp-question-call.ts).
+        const asked = { name: listed.name, args, ...policy }
+        const out = await callAskingPerson(server, asked, ctx, sessions, sessions.held)
+        if (!('called' in out)) return out.instead
+        result = out.called
+      } else {
+        result = await callMcpTool(
+          server,
+          { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
+          ctx.signal,
+          sessions,
+        )
+      }
     } catch (err) {
       // The server refused for want of a grant (none, a failed refresh, more scope): the call
       // was not taken, and waits on a `connect` item; once granted, it is sent again.

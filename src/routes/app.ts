@@ -4,19 +4,43 @@ import { ConfigError } from '../errors/config-error'
 import { logEvent } from '../runs/log'
 import { registerSecrets } from '../security/redact'
 import { StartError, type StartRefusal } from '../runs/start'
-import { slackRoutes } from './slack/slack'
+import { slackDocs, slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi/openapi'
-import { consoleRoutes } from './console'
+import { consoleDocs, consoleRoutes } from './console'
 import { meDocs, meRoutes } from './api/me'
 import { agentsDocs, agentsRoutes } from './api/agents'
-import { approvalsRoutes } from './api/run-list'
+import { approvalsDocs, approvalsRoutes, inboxDocs, inboxRoutes } from './api/run-list'
+import type { DeclaredRoutes } from './openapi/serve-route'
 import { runsDocs, runsRoutes } from './api/runs'
-import { readiness } from './readiness'
-import { connectionRoutes, oauthRoutes } from './connections/connections'
+import { openApiRoute, serviceDocs, serviceRoutes } from './service'
+import { connectionDocs, connectionRoutes } from './connections/connections'
+import { oauthDocs, oauthRoutes } from './connections/oauth'
+import { servedOAuthRoutes } from './serve/oauth'
 import { mcpDocs, mcpRoutes } from './serve/mcp'
+
+/**
+ * Every group of routes, mounted at its base, in the order /openapi.json lists them: each route
+ * is declared once, with its handler and what the document says of it.
+ */
+const GROUPS: readonly (readonly [DeclaredRoutes, Hono<AppEnv>])[] = [
+  [serviceDocs, serviceRoutes],
+  [consoleDocs, consoleRoutes],
+  [runsDocs, runsRoutes],
+  [approvalsDocs, approvalsRoutes],
+  [inboxDocs, inboxRoutes],
+  [meDocs, meRoutes],
+  [connectionDocs, connectionRoutes],
+  [oauthDocs, oauthRoutes],
+  [agentsDocs, agentsRoutes],
+  [slackDocs, slackRoutes],
+  // Our agents as an MCP server; its route authenticates with requireServedCaller itself, to
+  // answer a refusal as a JSON-RPC error and let the CORS preflight through (docs/serving.md).
+  [mcpDocs, mcpRoutes],
+]
+const DOCUMENTED = GROUPS.map(([docs]) => docs)
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -42,27 +66,14 @@ app.use('*', async (c, next) => {
     c.res.headers.set('Cache-Control', 'no-store')
   }
 })
-app.get('/healthz', (c) =>
-  c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
+for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
+// The document of every group, this one included.
+serviceDocs.serve(app, openApiRoute, (c) =>
+  c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED) as object),
 )
-app.get('/readyz', readiness)
-app.get('/openapi.json', (c) =>
-  c.json(
-    openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs, mcpDocs]) as object,
-  ),
-)
-app.route(runsDocs.base, runsRoutes)
-app.route('/v1/approvals', approvalsRoutes)
-// Every kind of pending item, not only approvals: the same list under the name it has now.
-app.route('/v1/inbox', approvalsRoutes)
-app.route(meDocs.base, meRoutes)
-app.route(agentsDocs.base, agentsRoutes)
-app.route('/v1/connections', connectionRoutes)
-app.route('/oauth', oauthRoutes)
-app.route('/console', consoleRoutes)
-app.route('/slack', slackRoutes)
-// Our agents as an MCP server (docs/serving.md).
-app.route(mcpDocs.base, mcpRoutes)
+// The OAuth authorization server that issues the tokens /mcp takes besides API tokens
+// (docs/serving.md#authorization); /mcp checks them in its own route (routes/serve/mcp.ts).
+app.route('/', servedOAuthRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

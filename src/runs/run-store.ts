@@ -8,7 +8,7 @@ import { registerSecrets } from '../security/redact'
 import { retentionMsOrNone } from '../config/retention'
 import { observationForConversation } from './conversation-observations'
 import { checkPersonInput } from './person-input-check'
-import { OutboxPump } from './delivery/outbox-pump'
+import { INDEX_KIND, OutboxPump } from './delivery/outbox-pump'
 import type { StreamRequest, Subscription } from './events'
 import type { RunListHub } from './index/run-list-hub'
 import { logEvent } from './log'
@@ -274,9 +274,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (!run.state) return
     // A deletion recorded by an instance that died before it could wipe the run.
     if (run.deleting && !this.#slice.running) run.wipe(run.deleting.by, 'api', Date.now())
-    // Deliver first: a decision's Slack update should not wait behind the next model call. A
-    // trace export waits until after the slice: a slow collector must never hold a run.
-    await this.#pump.deliverDue(OTEL_KIND)
+    // Deliver first: a decision's Slack update should not wait behind the next model call. The
+    // run index's row goes beside the slice and a trace export after it: neither a slow D1 nor
+    // a slow collector may hold a run.
+    const index = this.#pump.deliverIndex()
+    await this.#pump.deliverDue(OTEL_KIND, INDEX_KIND)
     // A run waiting for a child asks it how it stands, should its report have been lost.
     if (run.live?.phase === 'await_child' && !this.#slice.running && this.env.RUNS) {
       await pollChildren(run.live, run.storage, this.env.RUNS)
@@ -288,6 +290,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (retention && endedAt !== undefined && Date.now() >= endedAt + retention) {
       run.wipe('retention', 'retention', Date.now())
     }
+    await index
     if (run.deleted) return this.#deliverRemovals()
     await this.#pump.deliverDue()
     if (run.deleted) return this.#deliverRemovals()

@@ -349,30 +349,27 @@ describe('/mcp version negotiation', () => {
   })
 })
 
-describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
-  it('401 without a token, naming the protected-resource metadata', async () => {
+describe('/mcp refusals before the protocol, as the API answers them', () => {
+  it('401 without a token or with a bad one, with the challenge (API tokens only: no PUBLIC_URL)', async () => {
     for (const headers of [{}, bearer('not-a-token')]) {
       const res = await post(PING, headers)
       expect(res.status).toBe(401)
-      expect(res.headers.get('WWW-Authenticate')).toBe(
-        `Bearer resource_metadata="${worker.url.origin}/.well-known/oauth-protected-resource/mcp"`,
-      )
+      expect(res.headers.get('WWW-Authenticate')).toBe('Bearer realm="edgeloop"')
       expect(await res.json()).toMatchObject({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: -32000, message: expect.any(String), data: { code: 'unauthorized' } },
+        error: { code: 'unauthorized', message: expect.any(String) },
       })
     }
   })
 
-  it('403 for a token without runs:write, with the scope it needs', async () => {
+  it('403 for a token without runs:write, naming the scope', async () => {
     const res = await post(PING, bearer(TOKENS.reader))
     expect(res.status).toBe(403)
-    expect(res.headers.get('WWW-Authenticate')).toContain(
-      'error="insufficient_scope", scope="runs:write"',
-    )
     expect(await res.json()).toMatchObject({
-      error: { message: expect.stringContaining('lacks the scope runs:write') },
+      error: {
+        code: 'forbidden',
+        message: expect.stringContaining('lacks runs:write'),
+        details: { required: ['runs:write'] },
+      },
     })
   })
 
@@ -392,7 +389,7 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
       body: PING,
     })
     expect(res.status).toBe(status)
-    expect(await res.json()).toMatchObject({ error: { data: { code: 'origin_not_allowed' } } })
+    expect(await res.json()).toMatchObject({ error: { code: 'origin_not_allowed' } })
   })
 
   it('a loopback page may call a Worker reached on loopback (wrangler dev)', async () => {
@@ -422,7 +419,7 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
     expect(refused.status).toBe(401)
     expect(refused.headers.get('Access-Control-Allow-Origin')).toBe('http://localhost:6274')
     expect(refused.headers.get('Access-Control-Expose-Headers')).toContain('WWW-Authenticate')
-    expect(refused.headers.get('WWW-Authenticate')).toContain('resource_metadata=')
+    expect(refused.headers.get('WWW-Authenticate')).toBe('Bearer realm="edgeloop"')
   })
 
   it('413 for a body over 64 KB, 400 for one nested too deep, before anything runs', async () => {
@@ -434,14 +431,11 @@ describe('/mcp refusals before the protocol, as JSON-RPC errors', () => {
     })
     const large = await post(big, bearer(TOKENS.alpha))
     expect(large.status).toBe(413)
-    expect(await large.json()).toMatchObject({
-      jsonrpc: '2.0',
-      error: { code: -32600, data: { code: 'body_too_large' } },
-    })
+    expect(await large.json()).toMatchObject({ error: { code: 'body_too_large' } })
     const deep = `{"jsonrpc":"2.0","id":1,"method":"ping","params":${'['.repeat(200)}${']'.repeat(200)}}`
     const nested = await post(deep, bearer(TOKENS.alpha))
     expect(nested.status).toBe(400)
-    expect(await nested.json()).toMatchObject({ error: { data: { code: 'json_too_deep' } } })
+    expect(await nested.json()).toMatchObject({ error: { code: 'json_too_deep' } })
   })
 
   it('a body that is not JSON, or not JSON-RPC, is a JSON-RPC error from the SDK', async () => {

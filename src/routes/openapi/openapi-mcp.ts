@@ -1,34 +1,6 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
+import { errorResponses } from './openapi-errors'
 import { bearer } from './openapi-parts'
-
-/** A JSON-RPC 2.0 error response, as /mcp answers its refusals (routes/serve/mcp.ts). */
-const rpcError = (description: string, codes: string[]) => ({
-  description,
-  content: {
-    'application/json': {
-      schema: {
-        type: 'object',
-        required: ['jsonrpc', 'id', 'error'],
-        properties: {
-          jsonrpc: { type: 'string', enum: ['2.0'] },
-          id: { type: ['string', 'number', 'null'] },
-          error: {
-            type: 'object',
-            required: ['code', 'message'],
-            properties: {
-              code: { type: 'integer', description: 'The JSON-RPC error code.' },
-              message: { type: 'string', description: 'What went wrong and what to do.' },
-              data: {
-                type: 'object',
-                properties: { code: { type: 'string', enum: codes }, details: {} },
-              },
-            },
-          },
-        },
-      },
-    },
-  },
-})
 
 const message = {
   type: 'object',
@@ -45,7 +17,7 @@ export const mcpOperation = {
   operationId: 'mcp',
   summary: 'The agents as an MCP server (Streamable HTTP, JSON-RPC 2.0)',
   description:
-    'Each agent of the deployment is an MCP tool. One JSON-RPC message per request (initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, notifications). Stateless: no Mcp-Session-Id. A request answers `application/json` or a `text/event-stream` carrying progress and log notifications, then the response. The token needs runs:write. See docs/serving.md.',
+    'Each agent of the deployment is an MCP tool. One JSON-RPC message per request (initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, notifications). Stateless: no Mcp-Session-Id. A request answers `application/json` or a `text/event-stream` carrying progress and log notifications, then the response; protocol errors are JSON-RPC errors, refusals before the protocol (token, Origin, body) the API error answers. The token (an API token or an OAuth access token for /mcp) needs runs:write. See docs/serving.md.',
   tags: ['mcp'],
   security: bearer,
   parameters: [
@@ -75,27 +47,16 @@ export const mcpOperation = {
       },
     },
     '202': { description: 'A notification or response from the client, accepted' },
-    '400': rpcError('Error: a body that is not JSON-RPC, too deep, or not UTF-8', [
-      'json_too_deep',
-      'invalid_encoding',
-      'client_disconnected',
-    ]),
-    '401': rpcError('Error: no token or a bad one (the answer carries WWW-Authenticate)', [
-      'unauthorized',
-      'auth_not_configured',
-      'invalid_signature',
-    ]),
-    '403': rpcError('Error: a token without runs:write, or a foreign page origin', [
-      'forbidden',
-      'origin_not_allowed',
-    ]),
-    '405': rpcError('Error: a method other than POST (no standalone stream)', [
-      'method_not_allowed',
-    ]),
-    '406': rpcError('Error: Accept does not take application/json and text/event-stream', []),
-    '413': rpcError('Error: the body is over 64 KB', ['body_too_large']),
-    '415': rpcError('Error: Content-Type is not application/json', []),
-    '503': rpcError('Error: a setting is bad', ['misconfigured']),
+    ...errorResponses({
+      400: ['json_too_deep', 'invalid_encoding', 'client_disconnected'],
+      // The challenge is in WWW-Authenticate (docs/serving.md#authorization).
+      401: ['unauthorized', 'invalid_token'],
+      403: ['forbidden', 'insufficient_scope', 'origin_not_allowed'],
+      405: ['method_not_allowed'],
+      413: ['body_too_large'],
+      500: ['internal_error'],
+      503: ['misconfigured', 'token_check_failed'],
+    }),
   },
 } as unknown as Omit<RouteConfig, 'method' | 'path'>
 

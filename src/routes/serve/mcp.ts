@@ -3,32 +3,25 @@ import { Hono } from 'hono/tiny'
 import { cors } from 'hono/cors'
 import type { EnvRecord } from '../../config'
 import { mcpServing } from '../../config/mcp-serving'
-import { ConfigError } from '../../errors/config-error'
 import { originAllowed, serveMcp } from '../../serve/mcp'
+import { refusalResponse, scopeRefusal } from '../../serve/oauth'
 import type { AppEnv } from '../app-env'
-import { ApiError } from '../api-error'
-import { requireAuth } from '../api/auth'
-import { refuseDeepJson } from '../body'
+import { errorBody } from '../api-error'
+import { readRawBody, refuseDeepJson } from '../body'
 import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
 import { mcpOperation, mcpPreflightOperation } from '../openapi/openapi-mcp'
+import { requireServedCaller } from './oauth'
 
 /**
  * `POST /mcp`: the agents as an MCP server (docs/serving.md#mcp). This route checks the Origin
- * (DNS rebinding), the API token (scope runs:write: every call starts a run) and the body's size
- * and depth, then hands the request to serve/mcp. Its refusals are JSON-RPC error responses, the
- * form an MCP client reads, with the API's error code in `error.data.code`.
+ * (DNS rebinding), the caller (an API token or an OAuth access token for /mcp, with runs:write:
+ * every call starts a run) and the body's size and depth, then hands the request to serve/mcp.
+ * Its refusals before the protocol are the API's error answers; the protocol's are JSON-RPC.
  */
 export const mcpRoutes = new Hono<AppEnv>()
 
 /** What /openapi.json says of `/mcp`. */
 export const mcpDocs = new DeclaredRoutes('/mcp')
-
-/** Where a client finds how to get a token for `/mcp` (the OAuth protected-resource metadata). */
-export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp'
-
-/** JSON-RPC codes for the refusals before the protocol: a bad request, or no right to call. */
-const INVALID_REQUEST = -32600
-const NOT_ALLOWED = -32000
 
 const postMcp = declareRoute({ method: 'post', path: '/', ...mcpOperation })
 const preflightMcp = declareRoute({ method: 'options', path: '/', ...mcpPreflightOperation })
@@ -59,22 +52,26 @@ mcpDocs.serve(
   mcpRoutes,
   postMcp,
   mcpCors,
-  answerAsJsonRpc,
   refuseForeignOrigin,
-  requireAuth({ scope: () => 'runs:write' }),
+  requireServedCaller('/mcp'),
   async (c) => {
-    const caller = c.var.caller
-    // requireAuth let only a token through (a webhook signature holds no runs:write here).
-    if (caller.kind !== 'token')
-      throw new ApiError(403, 'forbidden', 'use Authorization: Bearer <token>')
-    const raw = c.var.rawBody
+    const served = c.var.served
+    // Every call starts a run, as POST /v1/runs does: through OAuth, the step-up challenge.
+    if (!c.var.caller.scopes.includes('runs:write') && served.caller) {
+      return refusalResponse(scopeRefusal(served, ['runs:write']))
+    }
+    const raw = await readRawBody(c.req.raw)
     refuseDeepJson(raw)
     const request = new Request(c.req.raw.url, {
       method: 'POST',
       headers: c.req.raw.headers,
       body: raw,
     })
-    return serveMcp(c.env, request, caller)
+    return serveMcp(c.env, request, {
+      name: c.var.caller.name,
+      scopes: c.var.caller.scopes,
+      runs: c.var.caller.kind === 'token' ? c.var.caller.runs : 'all',
+    })
   },
 )
 
@@ -82,57 +79,11 @@ mcpDocs.serve(
 async function refuseForeignOrigin(c: Context<AppEnv>, next: () => Promise<void>) {
   const origin = c.req.header('Origin')
   if (originAllowed(origin, c.req.url, mcpServing(c.env as unknown as EnvRecord))) return next()
-  return rpcError(
-    c,
+  return c.json(
+    errorBody(
+      'origin_not_allowed',
+      `requests to /mcp from the page origin ${origin?.slice(0, 200)} are refused; a browser client's origin must be PUBLIC_URL's or listed in MCP_ALLOWED_ORIGINS`,
+    ),
     403,
-    NOT_ALLOWED,
-    'origin_not_allowed',
-    `requests to /mcp from the page origin ${origin?.slice(0, 200)} are refused; a browser client's origin must be PUBLIC_URL's or listed in MCP_ALLOWED_ORIGINS`,
   )
-}
-
-/**
- * What the API answers as `{ error: { code, message } }` (a bad token, a missing scope, a body too
- * large or too deep) leaves /mcp as a JSON-RPC error response; a 401 names where the client
- * learns how to get a token, a 403 for a scope the scope it needs (RFC 6750 §3).
- */
-async function answerAsJsonRpc(c: Context<AppEnv>, next: () => Promise<void>) {
-  await next()
-  const err = c.error
-  if (!(err instanceof ApiError) && !(err instanceof ConfigError)) return
-  if (err instanceof ConfigError) {
-    c.res = rpcError(c, 503, INVALID_REQUEST, 'misconfigured', err.message)
-    return
-  }
-  const res = rpcError(
-    c,
-    err.status,
-    err.status === 401 || err.status === 403 ? NOT_ALLOWED : INVALID_REQUEST,
-    err.code,
-    err.message,
-    err.details,
-  )
-  const metadata = `${new URL(c.req.url).origin}${RESOURCE_METADATA_PATH}`
-  if (err.status === 401) {
-    res.headers.set('WWW-Authenticate', `Bearer resource_metadata="${metadata}"`)
-  } else if (err.status === 403 && err.code === 'forbidden') {
-    res.headers.set(
-      'WWW-Authenticate',
-      `Bearer error="insufficient_scope", scope="runs:write", resource_metadata="${metadata}"`,
-    )
-  }
-  // Replacing the answer keeps the headers set on it so far (CORS).
-  c.res = res
-}
-
-function rpcError(
-  c: Context<AppEnv>,
-  status: number,
-  code: number,
-  apiCode: string,
-  message: string,
-  details?: unknown,
-): Response {
-  const data = { code: apiCode, ...(details !== undefined ? { details } : {}) }
-  return c.json({ jsonrpc: '2.0', id: null, error: { code, message, data } }, status as 400)
 }
