@@ -19,7 +19,8 @@ import { runsDocs, runsRoutes } from './api/runs'
 import { openApiRoute, serviceDocs, serviceRoutes } from './service'
 import { connectionDocs, connectionRoutes } from './connections/connections'
 import { oauthDocs, oauthRoutes } from './connections/oauth'
-import { requireServedCaller, servedOAuthDocs, servedOAuthRoutes } from './serve/oauth'
+import { servedOAuthDocs, servedOAuthRoutes } from './serve/oauth'
+import { mcpDocs, mcpRoutes } from './serve/mcp'
 
 /**
  * Every group of routes, mounted at its base, in the order /openapi.json lists them: each route
@@ -36,7 +37,12 @@ const GROUPS: readonly (readonly [DeclaredRoutes, Hono<AppEnv>])[] = [
   [oauthDocs, oauthRoutes],
   [agentsDocs, agentsRoutes],
   [slackDocs, slackRoutes],
+  // The OAuth authorization server that issues the tokens /mcp takes besides API tokens
+  // (docs/serving.md#authorization).
   [servedOAuthDocs, servedOAuthRoutes],
+  // Our agents as an MCP server; its route authenticates with requireServedCaller itself, to
+  // answer a refusal as a JSON-RPC error and let the CORS preflight through (docs/serving.md).
+  [mcpDocs, mcpRoutes],
 ]
 const DOCUMENTED = GROUPS.map(([docs]) => docs)
 
@@ -73,10 +79,6 @@ app.use('*', async (c, next) => {
     c.res.headers.set('Cache-Control', 'no-store')
   }
 })
-// Served agents: who may call /mcp (OAuth access tokens or API tokens; their authorization
-// server is servedOAuthRoutes), before any route of it (docs/serving.md#authorization).
-app.use('/mcp', requireServedCaller('/mcp'))
-app.use('/mcp/*', requireServedCaller('/mcp'))
 for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
 // The document of every group, this one included.
 serviceDocs.serve(app, openApiRoute, (c) =>

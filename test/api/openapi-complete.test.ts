@@ -172,6 +172,12 @@ describe('/openapi.json', () => {
         ])
       } else if (path.startsWith('/v1/')) {
         expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }])
+      } else if (path === '/mcp') {
+        // The agents as an MCP server take the API's bearer tokens (docs/serving.md); its CORS
+        // preflight takes none.
+        expect(op.security, `${method} ${path}`).toEqual(
+          method === 'options' ? [] : [{ bearer: [] }],
+        )
       } else if (path === '/readyz' || path === '/healthz') {
         expect(op.security, `${method} ${path}`).toEqual([{}, { bearer: [] }])
       } else {

@@ -73,6 +73,8 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'EVENT_STREAMS_PER_TOKEN',
     'EVENT_STREAM_QUEUE_KB',
     'RUN_LIST_STREAMS',
+    'MCP_WAIT_SECONDS',
+    'MCP_ALLOWED_ORIGINS',
     'OTEL_EXPORTER_OTLP_ENDPOINT',
     'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
     'OTEL_EXPORTER_OTLP_HEADERS',

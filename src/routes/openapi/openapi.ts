@@ -81,6 +81,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
       { name: 'connections', description: "MCP servers' OAuth connections, granted by a person" },
+      { name: 'mcp', description: 'The agents served as MCP tools (docs/serving.md)' },
       {
         name: 'oauth',
         description: 'The authorization server for served agents: clients act for an API token',

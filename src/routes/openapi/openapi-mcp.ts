@@ -1,0 +1,72 @@
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
+import { errorResponses } from './openapi-errors'
+import { bearer } from './openapi-parts'
+
+const message = {
+  type: 'object',
+  required: ['jsonrpc'],
+  properties: { jsonrpc: { type: 'string', enum: ['2.0'] } },
+  additionalProperties: true,
+}
+
+/**
+ * `POST /mcp`: one JSON-RPC endpoint (MCP Streamable HTTP, protocol 2025-11-25), not a REST
+ * resource; the methods it answers are MCP's, described in docs/serving.md, not here.
+ */
+export const mcpOperation = {
+  operationId: 'mcp',
+  summary: 'The agents as an MCP server (Streamable HTTP, JSON-RPC 2.0)',
+  description:
+    'Each agent of the deployment is an MCP tool. One JSON-RPC message per request (initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, notifications). Stateless: no Mcp-Session-Id. A request answers `application/json` or a `text/event-stream` carrying progress and log notifications, then the response; protocol errors are JSON-RPC errors, refusals before the protocol (token, Origin, body) the API error answers. The token (an API token or an OAuth access token for /mcp) needs runs:write. See docs/serving.md.',
+  tags: ['mcp'],
+  security: bearer,
+  parameters: [
+    {
+      name: 'MCP-Protocol-Version',
+      in: 'header',
+      required: false,
+      description: 'The protocol version initialize agreed on (after initialize).',
+      schema: { type: 'string', example: '2025-11-25' },
+    },
+  ],
+  requestBody: {
+    required: true,
+    content: { 'application/json': { schema: message } },
+  },
+  responses: {
+    '200': {
+      description: 'The JSON-RPC response (a JSON-RPC error for a bad method or arguments)',
+      content: {
+        'application/json': { schema: message },
+        'text/event-stream': {
+          schema: {
+            type: 'string',
+            description: 'Server-Sent Events; each `data:` is one JSON-RPC message',
+          },
+        },
+      },
+    },
+    '202': { description: 'A notification or response from the client, accepted' },
+    ...errorResponses({
+      400: ['json_too_deep', 'invalid_encoding', 'client_disconnected'],
+      // The challenge is in WWW-Authenticate (docs/serving.md#authorization).
+      401: ['unauthorized', 'invalid_token'],
+      403: ['forbidden', 'insufficient_scope', 'origin_not_allowed'],
+      405: ['method_not_allowed'],
+      413: ['body_too_large'],
+      500: ['internal_error'],
+      503: ['misconfigured', 'token_check_failed'],
+    }),
+  },
+} as unknown as Omit<RouteConfig, 'method' | 'path'>
+
+/** `OPTIONS /mcp`: the CORS preflight of a browser page the Origin check lets through. */
+export const mcpPreflightOperation = {
+  operationId: 'mcpPreflight',
+  summary: "CORS preflight for /mcp (a browser page of PUBLIC_URL's origin or MCP_ALLOWED_ORIGINS)",
+  description:
+    'Answers Access-Control-Allow-Origin only for an origin the Origin check allows (docs/serving.md#who-may-call); any other page gets the 204 without it, and the browser sends nothing.',
+  tags: ['mcp'],
+  security: [],
+  responses: { '204': { description: 'The preflight answer (Access-Control-* headers)' } },
+} as unknown as Omit<RouteConfig, 'method' | 'path'>

@@ -1,0 +1,3 @@
+export { serveMcp } from './mcp-server'
+export type { McpCaller } from './mcp-caller'
+export { originAllowed } from './origin-check'
