@@ -16,6 +16,7 @@ import { approvalsRoutes } from './api/run-list'
 import { runsDocs, runsRoutes } from './api/runs'
 import { readiness } from './readiness'
 import { connectionRoutes, oauthRoutes } from './connections/connections'
+import { a2aRoutes } from './serve/a2a'
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -58,6 +59,8 @@ app.route('/v1/connections', connectionRoutes)
 app.route('/oauth', oauthRoutes)
 app.route('/console', consoleRoutes)
 app.route('/slack', slackRoutes)
+// A2A: the agent card and the JSON-RPC endpoint (docs/serving.md#a2a).
+app.route('/', a2aRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname
