@@ -2,6 +2,7 @@ import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
 import { servicePaths } from './openapi-service'
 import { connectionPaths } from './openapi-connections'
+import { a2aPaths } from './openapi-a2a'
 import { openApiComponents } from './openapi-components'
 import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 import { bearer, consoleFile, cursor, limit, ok, slackOperation } from './openapi-parts'
@@ -77,6 +78,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
       { name: 'connections', description: "MCP servers' OAuth connections, granted by a person" },
+      { name: 'a2a', description: 'Our agents served to other agents over A2A' },
     ],
     components: openApiComponents(),
     security: bearer,
@@ -104,6 +106,7 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
       '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
       '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),
+      ...a2aPaths,
     },
   }
 }
