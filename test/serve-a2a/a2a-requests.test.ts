@@ -184,6 +184,46 @@ describe('a context is a conversation', () => {
       previousRunId: firstId,
     })
   })
+
+  it('a message with only a contextId continues the newest run of that conversation', async () => {
+    const client = await clientAs(ALPHA.token)
+    const first = userMessage('finish with One.')
+    const firstId = await runIdOf(ALPHA, first)
+    await whileRunning(firstId, client.sendMessage(sendRequest(first)))
+    const second = userMessage('finish with Two.', { contextId: firstId })
+    const secondId = await runIdOf(ALPHA, second)
+    await whileRunning(secondId, client.sendMessage(sendRequest(second)))
+    const third = userMessage('finish with Three.', { contextId: firstId })
+    const thirdId = await runIdOf(ALPHA, third)
+    await whileRunning(thirdId, client.sendMessage(sendRequest(third)))
+    expect((await getRun(thirdId)).conversation).toMatchObject({
+      id: firstId,
+      position: 2,
+      previousRunId: secondId,
+    })
+  })
+
+  it('a contextId that names no conversation of the token is refused', async () => {
+    const client = await clientAs(ALPHA.token)
+    const message = userMessage('finish with No.', { contextId: `run_${'a'.repeat(32)}` })
+    await expect(client.sendMessage(sendRequest(message))).rejects.toMatchObject({
+      name: 'RequestMalformedError',
+      message: expect.stringContaining('names no conversation of yours'),
+    })
+    await noRun(ALPHA, message.messageId)
+  })
+})
+
+describe('the agent card', () => {
+  it('is public: no token needed to discover the skills', async () => {
+    const res = await fetchAs(null)('https://edgeloop.test/.well-known/agent-card.json')
+    expect(res.status).toBe(200)
+    const card = (await res.json()) as { skills: { id: string }[]; securitySchemes: object }
+    expect(card.skills.map((s) => s.id)).toContain('default')
+    expect(card.securitySchemes).toEqual({
+      bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: 'Bearer' }) },
+    })
+  })
 })
 
 describe('bad requests are JSON-RPC errors, and start nothing', () => {

@@ -29,23 +29,24 @@ a2aRoutes.get(AGENT_CARD_PATH, (c) => {
 })
 
 a2aRoutes.post(A2A_PATH, async (c) => {
-  let body: unknown
+  let asked: { caller: A2aCaller; body: unknown }
   try {
-    body = await authenticatedBody(c)
+    asked = await authenticatedBody(c)
   } catch (err) {
     if (err instanceof ApiError) return rpcRefusal(refusalOf(err), null)
     throw err
   }
-  const caller: A2aCaller = { name: c.var.caller.name, scopes: c.var.caller.scopes, runs: 'all' }
-  if (c.var.caller.kind === 'token') caller.runs = c.var.caller.runs
-  return answerJsonRpc(c.env, caller, new URL(c.req.url).origin, body)
+  return answerJsonRpc(c.env, asked.caller, new URL(c.req.url).origin, asked.body)
 })
 
-/** The request's JSON, from a token's caller, within the API's body limits (routes/body.ts). */
-async function authenticatedBody(c: Context<AppEnv>): Promise<unknown> {
+/** The token's caller and the request's JSON, within the API's body limits (routes/body.ts). */
+async function authenticatedBody(
+  c: Context<AppEnv>,
+): Promise<{ caller: A2aCaller; body: unknown }> {
   // The scope each method needs is checked by the method (serve/a2a/a2a-caller.ts).
   await requireAuth({ scope: () => null })(c, async () => {})
-  if (c.var.caller.kind !== 'token') {
+  const principal = c.var.caller
+  if (principal.kind !== 'token') {
     throw new ApiError(
       401,
       'unauthorized',
@@ -53,8 +54,9 @@ async function authenticatedBody(c: Context<AppEnv>): Promise<unknown> {
     )
   }
   refuseDeepJson(c.var.rawBody)
+  let body: unknown
   try {
-    return JSON.parse(c.var.rawBody)
+    body = JSON.parse(c.var.rawBody)
   } catch (err) {
     throw new ApiError(
       400,
@@ -62,6 +64,8 @@ async function authenticatedBody(c: Context<AppEnv>): Promise<unknown> {
       `the body is not valid JSON: ${(err as Error).message}`,
     )
   }
+  const { name, scopes, runs } = principal
+  return { caller: { name, scopes, runs }, body }
 }
 
 /** The HTTP layer's refusal as a JSON-RPC error: unparsable JSON is a parse error. */
