@@ -1,5 +1,5 @@
 import { exports } from 'cloudflare:workers'
-import { Role, type Message, type Part, type SendMessageRequest } from '@a2a-js/sdk'
+import { Role, type Message, type Part, type SendMessageRequest, type Task } from '@a2a-js/sdk'
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -94,4 +94,15 @@ export async function whileRunning<T>(id: string, pending: Promise<T>): Promise<
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
   return settled
+}
+
+/** Sends `message` as `caller` and waits (running its alarms) until its task settles. */
+export async function sendSettled(
+  client: Client,
+  caller: { name: string },
+  message: Message,
+): Promise<{ id: string; task: Task }> {
+  const id = await runIdOf(caller, message)
+  const task = (await whileRunning(id, client.sendMessage(sendRequest(message)))) as Task
+  return { id, task }
 }

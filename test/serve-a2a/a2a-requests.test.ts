@@ -13,6 +13,7 @@ import {
   READER,
   runIdOf,
   sendRequest,
+  sendSettled,
   userMessage,
   whileRunning,
 } from './a2a-harness'
@@ -168,38 +169,30 @@ describe('a message to a waiting task', () => {
 describe('a context is a conversation', () => {
   it('a message with the contextId of a finished task continues its conversation', async () => {
     const client = await clientAs(ALPHA.token)
-    const first = userMessage('finish with The first answer.')
-    const firstId = await runIdOf(ALPHA, first)
-    const done = (await whileRunning(firstId, client.sendMessage(sendRequest(first)))) as Task
+    const first = await sendSettled(client, ALPHA, userMessage('finish with The first answer.'))
     const next = userMessage('finish with The second answer.', {
-      referenceTaskIds: [firstId],
-      contextId: done.contextId,
+      referenceTaskIds: [first.id],
+      contextId: first.task.contextId,
     })
-    const nextId = await runIdOf(ALPHA, next)
-    const second = (await whileRunning(nextId, client.sendMessage(sendRequest(next)))) as Task
-    expect(second.contextId).toBe(firstId)
-    expect((await getRun(nextId)).conversation).toMatchObject({
-      id: firstId,
+    const second = await sendSettled(client, ALPHA, next)
+    expect(second.task.contextId).toBe(first.id)
+    expect((await getRun(second.id)).conversation).toMatchObject({
+      id: first.id,
       position: 1,
-      previousRunId: firstId,
+      previousRunId: first.id,
     })
   })
 
   it('a message with only a contextId continues the newest run of that conversation', async () => {
     const client = await clientAs(ALPHA.token)
-    const first = userMessage('finish with One.')
-    const firstId = await runIdOf(ALPHA, first)
-    await whileRunning(firstId, client.sendMessage(sendRequest(first)))
-    const second = userMessage('finish with Two.', { contextId: firstId })
-    const secondId = await runIdOf(ALPHA, second)
-    await whileRunning(secondId, client.sendMessage(sendRequest(second)))
-    const third = userMessage('finish with Three.', { contextId: firstId })
-    const thirdId = await runIdOf(ALPHA, third)
-    await whileRunning(thirdId, client.sendMessage(sendRequest(third)))
-    expect((await getRun(thirdId)).conversation).toMatchObject({
-      id: firstId,
+    const first = await sendSettled(client, ALPHA, userMessage('finish with One.'))
+    const contextId = first.id
+    const second = await sendSettled(client, ALPHA, userMessage('finish with Two.', { contextId }))
+    const third = await sendSettled(client, ALPHA, userMessage('finish with Three.', { contextId }))
+    expect((await getRun(third.id)).conversation).toMatchObject({
+      id: first.id,
       position: 2,
-      previousRunId: secondId,
+      previousRunId: second.id,
     })
   })
 
