@@ -104,5 +104,7 @@ export async function sendSettled(
 ): Promise<{ id: string; task: Task }> {
   const id = await runIdOf(caller, message)
   const task = (await whileRunning(id, client.sendMessage(sendRequest(message)))) as Task
+  // What the run delivers after it settles (its row in the run index) is delivered too.
+  await drainAlarms(id)
   return { id, task }
 }

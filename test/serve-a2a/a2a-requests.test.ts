@@ -18,7 +18,7 @@ import {
   whileRunning,
 } from './a2a-harness'
 
-useServiceFakes({ openai: false })
+const fakes = useServiceFakes({ openai: false })
 
 type RpcAnswer = {
   jsonrpc: string
@@ -105,12 +105,15 @@ describe('the v0.3 method names', () => {
     const waiting = `waits-${crypto.randomUUID()}`
     const other = await runIdOf(ALPHA, userMessage('', { messageId: waiting }))
     const post = 'call http_post with {"url": "https://receiver.test/x", "body": {}}'
-    const stream = await whileRunning(
+    // The stream is read whole while the run's alarms run: it ends when the run waits.
+    const { type, text } = await whileRunning(
       other,
-      rpc(legacySend('message/stream', `${post}\nthen finish with No.`, waiting)),
+      rpc(legacySend('message/stream', `${post}\nthen finish with No.`, waiting)).then(
+        async (res) => ({ type: res.headers.get('Content-Type'), text: await res.text() }),
+      ),
     )
-    expect(stream.headers.get('Content-Type')).toMatch(/^text\/event-stream/)
-    const frames = (await stream.text()).split('\n\n').filter((f) => f.startsWith('data: '))
+    expect(type).toMatch(/^text\/event-stream/)
+    const frames = text.split('\n\n').filter((f) => f.startsWith('data: '))
     const states = frames.map((f) => JSON.parse(f.slice(6)).result).map((r) => r.status?.state)
     expect(states.at(-1)).toBe('input-required')
 
@@ -187,7 +190,10 @@ describe('a context is a conversation', () => {
     const client = await clientAs(ALPHA.token)
     const first = await sendSettled(client, ALPHA, userMessage('finish with One.'))
     const contextId = first.id
+    // The index lists a conversation's runs newest first: the test clock stands still otherwise.
+    fakes.clock.advance(1000)
     const second = await sendSettled(client, ALPHA, userMessage('finish with Two.', { contextId }))
+    fakes.clock.advance(1000)
     const third = await sendSettled(client, ALPHA, userMessage('finish with Three.', { contextId }))
     expect((await getRun(third.id)).conversation).toMatchObject({
       id: first.id,
