@@ -89,7 +89,7 @@ export function runIdOf(caller: { name: string }, message: Message): Promise<str
 export async function whileRunning<T>(id: string, pending: Promise<T>): Promise<T> {
   let done = false
   const settled = pending.finally(() => (done = true))
-  for (let i = 0; i < 200 && !done; i++) {
+  for (let i = 0; i < 2000 && !done; i++) {
     await drainAlarms(id)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
