@@ -252,6 +252,18 @@ describe('bad requests are JSON-RPC errors, and start nothing', () => {
     await noRun(READER, messageId)
   })
 
+  it('a messageId sent again with another message is refused, the first run left as it was', async () => {
+    const messageId = `twice-${crypto.randomUUID()}`
+    const first = (await (await rpc(send('finish with One.', messageId))).json()) as RpcAnswer
+    expect(first.result.task.status.state).toBe('TASK_STATE_WORKING')
+    const again = (await (await rpc(send('finish with Two.', messageId))).json()) as RpcAnswer
+    expect(again.error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('messageId was already sent with a different message'),
+    })
+    expect((await getRun(first.result.task.id)).task).toBe('finish with One.')
+  })
+
   it('an unknown method', async () => {
     const body = (await (
       await rpc({ jsonrpc: '2.0', id: 3, method: 'tasks/explode', params: {} })

@@ -235,6 +235,12 @@ export class RunsRequestHandler implements A2ARequestHandler {
       if (err.code === 'run_not_found' || err.code === 'run_deleted') {
         return new TaskNotFoundError(err.message)
       }
+      // The message's id is the start's idempotency key: say it in A2A's words.
+      if (err.code === 'idempotency_key_reused') {
+        return new RequestMalformedError(
+          'this messageId was already sent with a different message; give each message its own messageId',
+        )
+      }
       return new RequestMalformedError(err.message)
     }
     logEvent(
