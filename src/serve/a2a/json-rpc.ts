@@ -4,10 +4,13 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
 import { A2A_ERROR_CODE, ContentTypeNotSupportedError } from '@a2a-js/sdk/errors'
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server'
 import type { Env } from '../../env'
+import { HEARTBEAT_MS } from '../../runs/events/event-stream'
 import type { A2aCaller } from './a2a-caller'
 import { RunsRequestHandler } from './runs-request-handler'
 
 type RpcId = string | number | null
+
+const HEARTBEAT = new TextEncoder().encode(': heartbeat\n\n')
 
 /** A JSON-RPC error the endpoint answers before any method runs (body, token, scope). */
 export interface RpcRefusal {
@@ -52,18 +55,29 @@ export async function answerJsonRpc(
     return rpcJson({ jsonrpc: '2.0', id, error: mapError(legacy, err) })
   }
   const encoder = new TextEncoder()
+  let next: Promise<IteratorResult<unknown>> | undefined = Promise.resolve(first)
+  // Pulled: an event is read from the run only when the client has taken the one before. While
+  // nothing changes, a comment every HEARTBEAT_MS keeps proxies from closing the stream.
   const events = new ReadableStream<Uint8Array>({
-    async start(controller) {
+    async pull(controller) {
+      let timer: ReturnType<typeof setTimeout> | undefined
       try {
-        if (!first.done) controller.enqueue(encoder.encode(formatSSEEvent(first.value)))
-        for (let next = await stream.next(); !next.done; next = await stream.next()) {
-          controller.enqueue(encoder.encode(formatSSEEvent(next.value)))
-        }
+        next ??= stream.next()
+        const tick = new Promise<'tick'>((resolve) => {
+          timer = setTimeout(() => resolve('tick'), HEARTBEAT_MS)
+        })
+        const result = await Promise.race([next, tick])
+        if (result === 'tick') return controller.enqueue(HEARTBEAT)
+        next = undefined
+        if (result.done) controller.close()
+        else controller.enqueue(encoder.encode(formatSSEEvent(result.value)))
       } catch (err) {
         const error = { jsonrpc: '2.0', id, error: mapError(legacy, err) }
         controller.enqueue(encoder.encode(formatSSEErrorEvent(error)))
+        controller.close()
+      } finally {
+        clearTimeout(timer)
       }
-      controller.close()
     },
     async cancel() {
       // The client went away: stop following the run (its event stream closes with it).
