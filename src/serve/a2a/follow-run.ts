@@ -29,9 +29,11 @@ export async function* followRun(
     const opened = await stub.events({ after, holder, limits })
     if (!opened) return
     if (!opened.ok) {
-      throw new UnsupportedOperationError(
-        `token "${holder}" holds ${opened.limit} event streams (${opened.scope === 'run' ? 'EVENT_STREAMS_PER_RUN' : 'EVENT_STREAMS_PER_TOKEN'}); close one, or poll with GetTask`,
-      )
+      const held =
+        opened.scope === 'run'
+          ? `task ${first.id} has ${opened.limit} event streams open (EVENT_STREAMS_PER_RUN)`
+          : `token "${holder}" holds ${opened.limit} event streams (EVENT_STREAMS_PER_TOKEN)`
+      throw new UnsupportedOperationError(`${held}; close one, or poll with GetTask`)
     }
     let reopen = false
     for await (const event of parseSseStream(new Response(opened.stream))) {
