@@ -5,7 +5,8 @@
  */
 import { TaskState, type Task } from '@a2a-js/sdk'
 import { describe, expect, it } from 'vitest'
-import { api, AUTH, getRun, useServiceFakes } from '../service/harness'
+import type { RunStoreApi } from '../../src/runs/types'
+import { api, AUTH, getRun, stubOf, useServiceFakes } from '../service/harness'
 import {
   ALPHA,
   clientAs,
@@ -210,6 +211,33 @@ describe('a context is a conversation', () => {
       message: expect.stringContaining('names no conversation of yours'),
     })
     await noRun(ALPHA, message.messageId)
+  })
+})
+
+describe('streams count against the event stream limits', () => {
+  it("a token's stream beyond EVENT_STREAMS_PER_TOKEN (8) ends with an error naming the limit", async () => {
+    const messageId = `limits-${crypto.randomUUID()}`
+    const started = (await (await rpc(send('finish with Later.', messageId))).json()) as RpcAnswer
+    const id = started.result.task.id as string
+    const subscribe = async () =>
+      (await rpc({ jsonrpc: '2.0', id: 5, method: 'SubscribeToTask', params: { id } })).body!
+    // Eight streams, each past its first event (the task), follow the run: its alarms do not run.
+    const held = await Promise.all(Array.from({ length: 8 }, subscribe))
+    const readers = held.map((body) => body.getReader())
+    for (const reader of readers) expect((await reader.read()).done).toBe(false)
+    const stub = stubOf(id) as unknown as RunStoreApi
+    for (let i = 0; i < 200 && (await stub.openStreams()) < 8; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(await stub.openStreams()).toBe(8)
+    const ninth = await new Response(await subscribe()).text()
+    const error = ninth.split('\n\n').find((f) => f.startsWith('event: error'))
+    expect(JSON.parse(error!.split('data: ')[1]!).error).toMatchObject({
+      code: -32004,
+      message:
+        'token "alpha" holds 8 event streams (EVENT_STREAMS_PER_TOKEN); close one, or poll with GetTask',
+    })
+    for (const reader of readers) await reader.cancel()
   })
 })
 

@@ -10,8 +10,8 @@ import { isSettled, runTask } from './run-task'
 const STATE_EVENTS = new Set(['approval_requested', 'approval_decided', 'run_finished'])
 
 /**
- * The run's task each time its state or status message changes, from now until it is settled
- * (terminal, or waiting for a person), following the run's stored events
+ * The run's task each time its state or status message changes, from now until `until` says
+ * (by default: it is settled, terminal or waiting for a person), following the run's stored events
  * (docs/architecture.md#events): after each that may change it, the run is read again. The stream holds
  * one of the token's event streams while it lasts (EVENT_STREAMS_PER_TOKEN, docs/limits.md).
  */
@@ -20,9 +20,10 @@ export async function* followRun(
   stub: RunStoreApi,
   holder: string,
   first: Task,
+  until: (state: TaskState) => boolean = isSettled,
 ): AsyncGenerator<Task, void, undefined> {
   let last = first
-  if (isSettled(stateOf(last))) return
+  if (until(stateOf(last))) return
   const limits = eventStreamLimits(env as unknown as EnvRecord)
   let after = 0
   for (;;) {
@@ -51,7 +52,7 @@ export async function* followRun(
         last = task
         yield task
       }
-      if (isSettled(stateOf(task))) return
+      if (until(stateOf(task))) return
     }
     if (!reopen) return
   }

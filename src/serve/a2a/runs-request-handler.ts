@@ -10,6 +10,7 @@ import type {
   SubscribeToTaskRequest,
   Task,
   TaskPushNotificationConfig,
+  TaskState,
 } from '@a2a-js/sdk'
 import { AgentCard as AgentCardCodec } from '@a2a-js/sdk'
 import {
@@ -33,7 +34,7 @@ import { answerQuestion } from './answer-question'
 import { conversationToContinue } from './continue-context'
 import { followRun } from './follow-run'
 import { messageInput } from './message-input'
-import { ANSWER_ARTIFACT, isTerminal, runTask } from './run-task'
+import { ANSWER_ARTIFACT, isSettled, isTerminal, runTask } from './run-task'
 
 /** How long tasks/cancel waits for the run to stop before answering with the task as it is. */
 const CANCEL_WAIT_MS = 5_000
@@ -74,7 +75,7 @@ export class RunsRequestHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse> {
     const { stub, task } = await this.guard(() => this.begin(params))
-    yield* this.stream(stub, task)
+    yield* this.stream(stub, task, isSettled)
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse> {
@@ -87,7 +88,8 @@ export class RunsRequestHandler implements A2ARequestHandler {
       }
       return { stub, task }
     })
-    yield* this.stream(stub, task)
+    // A subscriber follows the task through a person's decision, to its end.
+    yield* this.stream(stub, task, isTerminal)
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
@@ -162,11 +164,15 @@ export class RunsRequestHandler implements A2ARequestHandler {
     return { stub, task: runTask(view) }
   }
 
-  /** The task, then each change of it until it ends or waits for a person. */
-  private async *stream(stub: RunStoreApi, task: Task): AsyncGenerator<StreamResponse> {
+  /** The task, then each change of it until `until` says. */
+  private async *stream(
+    stub: RunStoreApi,
+    task: Task,
+    until: (state: TaskState) => boolean,
+  ): AsyncGenerator<StreamResponse> {
     yield { payload: { $case: 'task', value: task } }
     try {
-      for await (const next of followRun(this.env, stub, this.caller.name, task)) {
+      for await (const next of followRun(this.env, stub, this.caller.name, task, until)) {
         const answer = next.artifacts.find((a) => a.artifactId === ANSWER_ARTIFACT)
         if (answer) {
           yield {
