@@ -115,6 +115,9 @@ export default defineConfig({
     // The first request of a file loads the whole Worker into workerd: allow for a cold start.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // The OAuth provider says once per Worker load that Client ID Metadata Documents are off; they
+    // are, on purpose (docs/decisions.md#oauth-for-served-agents). Every other line is kept.
+    onConsoleLog: (log) => !log.startsWith('CIMD (Client ID Metadata Document) is disabled'),
     projects: [
       {
         // The service wired to a fake OpenAI-compatible provider.
@@ -141,6 +144,7 @@ export default defineConfig({
             'test/agent-catalog/**',
             'test/hitl/**',
             'test/serve-a2a/**',
+            'test/serve-oauth/**',
           ],
         },
       },
@@ -178,7 +182,7 @@ export default defineConfig({
               bindings: {
                 ...common,
                 ...fakeProvider,
-                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed',
+                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed,careful',
               },
             },
           }),
@@ -291,6 +295,24 @@ export default defineConfig({
           }),
         ],
         test: { testTimeout: 30_000, name: 'mcp-oauth', include: ['test/mcp-oauth/**/*.test.ts'] },
+      },
+      {
+        // Served agents behind OAuth (docs/serving.md#authorization): PUBLIC_URL set, so /mcp is
+        // a protected resource of the Worker's own authorization server (OAUTH_KV, local).
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: { ...common, ...fakeProvider, PUBLIC_URL: 'https://edgeloop.test' },
+            },
+          }),
+        ],
+        test: {
+          testTimeout: 30_000,
+          name: 'serve-oauth',
+          include: ['test/serve-oauth/**/*.test.ts'],
+        },
       },
       {
         // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from

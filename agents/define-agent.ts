@@ -1,6 +1,7 @@
 import type { BudgetOverrides } from '../src/kernel/budget'
 import type { ConfirmPolicy } from '../src/kernel/confirm'
 import type { AgentGuardrails } from '../src/kernel/guardrails/spec'
+import type { AgentPolicy } from '../src/kernel/tool'
 
 /**
  * An agent (docs/agents.md): what a run is for. Instructions, the tools it may use, its model,
@@ -42,6 +43,12 @@ export interface AgentDefinition {
    * model-judged checks (docs/guardrails.md).
    */
   guardrails?: AgentGuardrails
+  /**
+   * Decides, in code, about every call of the agent's runs, whatever the tool: `'allow'`, `'ask'`
+   * or `'deny'`, or `{ verdict, reason }`. Composed with each tool's own `policy` and the
+   * confirm policy: the strictest applies (docs/human-in-the-loop.md#policies-as-code).
+   */
+  policy?: AgentPolicy
   /** Slack channel ids where mentions and slash commands go to this agent. */
   slack?: { channels: readonly string[] }
 }

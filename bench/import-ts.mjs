@@ -19,6 +19,16 @@ export async function importTs(tsPath) {
   }
 }
 
+// Node has no `cloudflare:workers` (see cloudflare-workers-node.mjs).
+const workersModuleForNode = {
+  name: 'cloudflare-workers-for-node',
+  setup(build) {
+    build.onResolve({ filter: /^cloudflare:workers$/ }, () => ({
+      path: fileURLToPath(new URL('./cloudflare-workers-node.mjs', import.meta.url)),
+    }))
+  },
+}
+
 /**
  * Bundles the TypeScript module `entry` into the ES module `outfile` for Node. `requireShim`:
  * give the bundle a `require` (for packages that `require` Node built-ins from ES modules).
@@ -34,6 +44,7 @@ export async function bundleTs(entry, outfile, { requireShim = false } = {}) {
     logLevel: 'warning',
     // As wrangler.toml's Text rule: an agent's Markdown instructions are their text.
     loader: { '.md': 'text' },
+    plugins: [workersModuleForNode],
     ...(requireShim
       ? {
           banner: {

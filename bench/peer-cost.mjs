@@ -192,7 +192,8 @@ function bytesAtRest(dir, folder) {
   let total = 0
   for (const file of readdirSync(at)) {
     if (!file.endsWith('.sqlite') || file === 'metadata.sqlite') continue
-    const db = new DatabaseSync(join(at, file), { readOnly: true })
+    // workerd may be committing (an alarm, a delivery): wait for its lock rather than fail.
+    const db = new DatabaseSync(join(at, file), { readOnly: true, timeout: 10_000 })
     try {
       const pages = db.prepare('PRAGMA page_count').get().page_count
       total += pages * db.prepare('PRAGMA page_size').get().page_size

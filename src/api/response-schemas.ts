@@ -104,7 +104,10 @@ export const PendingApproval = z.object({
   ask: z.nullable(PersonAskSchema),
   /** An approval whose arguments may be edited: their JSON Schema; else null. */
   editSchema: z.nullable(json),
-  /** What may be done with it; each is a POST to `href` (a connect item: `ask.details.url`). */
+  /**
+   * What may be done with it; each is a POST to `href` (an MCP connect item: its server's link
+   * route, which answers the single-use link to follow; another connect item: `ask.details.url`).
+   */
   actions: z.array(z.enum(ITEM_ACTIONS)),
   href: z.nullable(z.string()),
 })

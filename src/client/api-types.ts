@@ -317,6 +317,13 @@ export interface RunResult {
             error: string | null
           }
           | null
+        agent:
+          | {
+            verdict: 'allow' | 'ask' | 'deny'
+            reason: string | null
+            error: string | null
+          }
+          | null
       }
       argsError?: string
       fromText?: string

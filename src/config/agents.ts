@@ -20,6 +20,7 @@ import { DEMO_MODEL, type ModelConfig } from '../llm/create-model'
 import { delegationProblems } from './delegates'
 import { guardrailProblems } from './guardrails'
 import type { AgentGuardrails } from '../kernel/guardrails/spec'
+import type { AgentPolicy } from '../kernel/tool'
 
 /** An agent as this deployment runs it: every field resolved and within the settings. */
 export interface Agent {
@@ -46,6 +47,8 @@ export interface Agent {
   delegates: string[]
   /** Its guardrails as the definition names them (checked); empty: none. */
   guardrails: AgentGuardrails
+  /** Its policy as code, asked about every call of its runs; null: none. */
+  callPolicy: AgentPolicy | null
 }
 
 /** One problem with one agent: which agent, which field, what is wrong. */
@@ -53,6 +56,18 @@ export interface AgentProblem {
   agent: string
   field: string
   message: string
+  /**
+   * The problem is this deployment's settings, not the definition: a tool ENABLED_TOOLS does not
+   * enable, a model MODEL_ALLOWLIST does not allow. With ENABLED_AGENTS unset such an agent is left
+   * out (a readiness warning says why) instead of failing the whole deployment.
+   */
+  settings?: true
+}
+
+/** A catalog agent the deployment does not offer although ENABLED_AGENTS is unset, and why. */
+export interface AgentLeftOut {
+  agent: string
+  reason: string
 }
 
 /** Thrown by the loader for bad agents: every problem of every agent at once. */
@@ -65,31 +80,6 @@ export class AgentConfigError extends ConfigError {
       problems.map((p) => `agent "${p.agent}" ${p.field}: ${p.message}`).join('; '),
     )
   }
-}
-
-/**
- * The catalog's agents a deployment does not offer although ENABLED_AGENTS leaves them to it (it
- * is unset), each with why: an agent pinned to the offline demo's model runs only with MODEL=demo.
- * For /readyz's warnings: such an agent is missing from GET /v1/agents with no error.
- */
-export function agentsLeftOut(
-  /** ENABLED_AGENTS is set: the deployment chose its agents itself, nothing is left out. */
-  chosen: boolean,
-  offered: readonly Agent[],
-  model: string,
-  catalog: readonly Readonly<AgentDefinition>[] = AGENT_CATALOG,
-): { agent: string; reason: string }[] {
-  if (chosen) return []
-  const names = new Set(offered.map((a) => a.name))
-  return catalog
-    .filter((a) => !names.has(a.name))
-    .map((a) => ({
-      agent: a.name,
-      reason:
-        a.model === DEMO_MODEL
-          ? `its model is "${DEMO_MODEL}" (the offline demo), offered only with MODEL=demo (MODEL is "${model}")`
-          : 'it is not offered by this deployment',
-    }))
 }
 
 /** The file an agent's problem is fixed in. */
@@ -113,17 +103,29 @@ export interface AgentLimits {
   model: ModelConfig
 }
 
-/**
- * The agents ENABLED_AGENTS names (unset: every agent of the catalog, those whose model is the
- * offline demo only with MODEL=demo) and the agents they delegate to, resolved; `default` is
- * always there. Throws
- * ConfigError for an unknown name, AgentConfigError listing every problem of every agent.
- */
+/** The agents `resolveAgentSet` offers (tests and tools that need only those). */
 export function resolveAgents(
   enabled: readonly string[],
   limits: AgentLimits,
   catalog: readonly Readonly<AgentDefinition>[] = AGENT_CATALOG,
 ): Agent[] {
+  return resolveAgentSet(enabled, limits, catalog).agents
+}
+
+/**
+ * The agents ENABLED_AGENTS names and the agents they delegate to, resolved; `default` is always
+ * there. Unset, it offers every agent of the catalog the settings allow: one whose model is the
+ * offline demo only with MODEL=demo, and one whose only problems are the settings' (a tool not
+ * enabled, a model not allowed) is left out with its reason, so an agent a person adds to the
+ * catalog before enabling its tool never stops the others (docs/agents.md#adding-an-agent).
+ * Throws ConfigError for an unknown name, AgentConfigError listing every problem of every agent
+ * it offers.
+ */
+export function resolveAgentSet(
+  enabled: readonly string[],
+  limits: AgentLimits,
+  catalog: readonly Readonly<AgentDefinition>[] = AGENT_CATALOG,
+): { agents: Agent[]; leftOut: AgentLeftOut[] } {
   const byName = new Map(catalog.map((a) => [a.name, a]))
   const unknown = enabled.filter((n) => !byName.has(n))
   if (unknown.length) {
@@ -142,9 +144,34 @@ export function resolveAgents(
   for (const name of wanted) {
     for (const d of byName.get(name)?.delegates ?? []) if (byName.has(d)) wanted.add(d)
   }
-  const chosen = catalog.filter((a) => wanted.has(a.name))
+  const leftOut: AgentLeftOut[] = enabled.length
+    ? []
+    : catalog
+        .filter((a) => a.model === DEMO_MODEL && !demo)
+        .map((a) => ({
+          agent: String(a.name),
+          reason: `its model is "${DEMO_MODEL}" (the offline demo), offered only with MODEL=demo (MODEL is "${limits.model.model}")`,
+        }))
+  // A delegate stays checked in full: leaving it out would break the agent that delegates to it.
+  const delegated = new Set(catalog.flatMap((a) => (wanted.has(a.name) ? (a.delegates ?? []) : [])))
   const problems: AgentProblem[] = []
-  const agents = chosen.map((def) => resolveAgent(def, limits, problems))
+  const chosen: Readonly<AgentDefinition>[] = []
+  const agents: Agent[] = []
+  for (const def of catalog.filter((a) => wanted.has(a.name))) {
+    const own: AgentProblem[] = []
+    const agent = resolveAgent(def, limits, own)
+    const lenient = !enabled.length && def.name !== 'default' && !delegated.has(def.name)
+    if (lenient && own.length && own.every((p) => p.settings)) {
+      leftOut.push({
+        agent: agent.name,
+        reason: own.map((p) => `${p.field} ${p.message}`).join('; '),
+      })
+      continue
+    }
+    problems.push(...own.map(({ settings: _, ...p }) => p))
+    chosen.push(def)
+    agents.push(agent)
+  }
   const claimed = new Map<string, string>()
   for (const agent of agents) {
     for (const channel of agent.slackChannels) {
@@ -168,7 +195,7 @@ export function resolveAgents(
     problems.push(...guardrailProblems(String(def.name), def.guardrails, judges))
   }
   if (problems.length) throw new AgentConfigError(problems)
-  return agents
+  return { agents, leftOut }
 }
 
 function resolveAgent(
@@ -177,7 +204,8 @@ function resolveAgent(
   problems: AgentProblem[],
 ): Agent {
   const name = String(def.name)
-  const problem = (field: string, message: string) => problems.push({ agent: name, field, message })
+  const problem = (field: string, message: string, settings?: true) =>
+    problems.push({ agent: name, field, message, ...(settings && { settings }) })
   if (!AGENT_NAME_PATTERN.test(name)) {
     problem('name', `must match ${AGENT_NAME_PATTERN} (lowercase, from a letter, at most 40)`)
   }
@@ -201,6 +229,7 @@ function resolveAgent(
       'tools',
       `${notOffered.join(', ')} not offered by this deployment (ENABLED_TOOLS: ${limits.enabledTools.join(', ') || 'none'}` +
         `${limits.mcpServers.length ? `; MCP_SERVERS: ${limits.mcpServers.map((s) => s.name).join(', ')}` : ''})`,
+      true,
     )
   }
   // The native protocol asks for a structured answer through a finish tool of this name, and any
@@ -216,6 +245,7 @@ function resolveAgent(
     problem(
       'model',
       `"${def.model}" is not in MODEL_ALLOWLIST (${limits.model.allowlist.join(', ')})`,
+      true,
     )
   }
   if (def.protocol !== undefined && !['auto', 'text', 'native'].includes(def.protocol)) {
@@ -269,7 +299,22 @@ function resolveAgent(
     slackChannels: [...channels],
     delegates: delegates.map(String),
     guardrails: def.guardrails ?? {},
+    callPolicy: callPolicyOf(def.policy, problem),
   }
+}
+
+/** The definition's `policy`: a function, or a problem naming the field. */
+function callPolicyOf(
+  policy: unknown,
+  problem: (field: string, message: string) => void,
+): AgentPolicy | null {
+  if (policy === undefined) return null
+  if (typeof policy === 'function') return policy as AgentPolicy
+  problem(
+    'policy',
+    'must be a function (call, ctx) => "allow" | "ask" | "deny" (or { verdict, reason })',
+  )
+  return null
 }
 
 function checkBudget(

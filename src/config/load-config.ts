@@ -14,7 +14,7 @@ import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
 import { eventStreamLimits, type EventStreamLimits } from './event-streams'
 import { otelConfigFromEnv, type OtelConfig } from './otel'
-import { resolveAgents, type Agent } from './agents'
+import { resolveAgentSet, type Agent, type AgentLeftOut } from './agents'
 import { delegateTools } from './delegates'
 import { retentionMsFromEnv } from './retention'
 import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
@@ -33,6 +33,8 @@ export interface ServiceConfig extends ServerBudgets {
   model: ModelConfig
   /** The agents runs may name (ENABLED_AGENTS), checked against the settings above. */
   agents: Agent[]
+  /** The catalog's agents ENABLED_AGENTS (unset) left to it that it cannot offer, and why. */
+  agentsLeftOut: AgentLeftOut[]
   /** The `ask_<agent>` tool of each agent another delegates to (docs/agents.md#delegation). */
   delegateTools: readonly Tool[]
   /** How deep child runs may nest: a run this deep starts no child (MAX_DELEGATION_DEPTH). */
@@ -146,7 +148,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
   checkMcpOAuthSettings(env, mcpServers)
   const enabledTools = tools.map((t) => t.name)
   // Last: an agent is checked against every other setting, once they are all valid.
-  const agents = resolveAgents(s.ENABLED_AGENTS, {
+  const { agents, leftOut: agentsLeftOut } = resolveAgentSet(s.ENABLED_AGENTS, {
     enabledTools,
     mcpServers,
     policy,
@@ -160,6 +162,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
     tools,
     mcpServers,
     agents,
+    agentsLeftOut,
     delegateTools: delegateTools(agents, tools),
     maxDelegationDepth: s.MAX_DELEGATION_DEPTH,
     maxBudget,

@@ -8,7 +8,7 @@ import { DEMO_MODEL, NO_KEY, SCRIPT_MODEL } from '../llm/create-model'
 import { ConfigError } from '../errors/config-error'
 import type { EnvRecord } from '../settings/setting'
 import { DEMO_TOOLS, parseConfig, type ServiceConfig } from './load-config'
-import { AgentConfigError, agentsLeftOut, agentVariable } from './agents'
+import { AgentConfigError, agentVariable } from './agents'
 
 export interface ConfigProblem {
   variable: string
@@ -87,8 +87,7 @@ function warningsFor(config: ServiceConfig, env: EnvRecord): string[] {
       warnings.push(`CONFIRM_ALLOWLIST is ignored under CONFIRM_POLICY=${config.policy.mode}`)
     }
   }
-  const chosen = String(env.ENABLED_AGENTS ?? '').trim() !== ''
-  for (const { agent, reason } of agentsLeftOut(chosen, config.agents, config.model.model)) {
+  for (const { agent, reason } of config.agentsLeftOut) {
     warnings.push(`agent "${agent}" is not offered (GET /v1/agents leaves it out): ${reason}`)
   }
   if (!config.security.apiTokens.length && !env.WEBHOOK_SECRET) {

@@ -1,8 +1,8 @@
 /**
  * What the inbox lets a person do without opening the run (docs/human-in-the-loop.md#the-inbox):
  * Approve / Deny / Edit an approval (the edit form built from the tool's JSON Schema, its
- * `editSchema`), Answer / Decline a question (a button per choice, or a field), Connect (the
- * item's URL). Each posts to the item's `href` with the hash shown; a refusal is shown under the
+ * `editSchema`), Answer / Decline a question (a button per choice, or a field), Connect (a
+ * single-use link from the item's `href`, the server's link route, or the item's own URL). Each posts to the item's `href` with the hash shown; a refusal is shown under the
  * item, which stays.
  *
  * A piece of the console script's one closure (console-script.ts joins it in): function
@@ -52,7 +52,8 @@ export const CONSOLE_INBOX_ACTIONS = String.raw`
     } else if (a.kind === 'connect') {
       var url = a.ask && a.ask.details && a.ask.details.url
       box.append(el('div', { class: 'question', text: (a.ask && a.ask.message) || 'Connect an account' }))
-      if (url) box.append(el('a', { class: 'connect', 'data-testid': 'inbox-connect', href: String(url), target: '_blank', rel: 'noopener', text: 'Connect' }))
+      if (a.href) box.append(button('Connect', 'approve', function () { connectLink(a, box, note) }))
+      else if (url) box.append(el('a', { class: 'connect', 'data-testid': 'inbox-connect', href: String(url), target: '_blank', rel: 'noopener', text: 'Connect' }))
     } else {
       box.append(
         button('Approve', 'approve', function () { post({ decision: 'approve', args_hash: a.argsHash }) }),
@@ -65,6 +66,20 @@ export const CONSOLE_INBOX_ACTIONS = String.raw`
       }
     }
     return el('div', {}, box, note)
+  }
+
+  // An MCP server's connect item: its link route makes a single-use link for this person and
+  // this item; the link is shown to follow (a window opened after a request would be blocked).
+  function connectLink(a, box, note) {
+    box.querySelectorAll('button').forEach(function (b) { b.disabled = true })
+    note.hidden = true
+    json(a.href, { method: 'POST', body: JSON.stringify({ runId: a.runId, itemId: a.callId }) }).then(function (link) {
+      box.replaceChildren(el('a', { class: 'connect', 'data-testid': 'inbox-connect', href: String(link.url), target: '_blank', rel: 'noopener', text: 'Open the connect link' }))
+    }).catch(function (e) {
+      box.querySelectorAll('button').forEach(function (b) { b.disabled = false })
+      note.textContent = e.message
+      note.hidden = false
+    })
   }
 
   // A form with one field per argument of the tool's schema, filled with the model's values.

@@ -19,6 +19,7 @@ import {
   withAnswered,
 } from './act-record'
 import { actDelegated, cancelledChild, startParallelDelegates } from './delegate-calls'
+import { needsEditScreening, screenEdited } from './guardrails/edited-input'
 
 /**
  * The act phase (docs/architecture.md): one call's next move per transition, in the model's
@@ -56,6 +57,10 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
     if (!tool?.idempotent) return finishCall(state, stepIndex, unknownOutcome(call), slice, 0)
     // Idempotent: running again with the same idempotency key is harmless.
     return runCall(state, stepIndex, { ...call, attempts: call.attempts + 1 }, slice)
+  }
+  // Arguments a person edited meet the tool-input guardrails before the call runs.
+  if (needsEditScreening(call, slice)) {
+    return screenEdited(state, stepIndex, call, !!tool?.sideEffect, slice)
   }
   if (tool?.sideEffect && needsStartRecord(call, state, tool)) {
     // Persisted before the side effect runs: a crash after this never runs it twice.

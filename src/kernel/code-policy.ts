@@ -1,12 +1,12 @@
 import { describeThrown } from './describe-thrown'
 import { verdictFor, type ConfirmPolicy, type ConfirmVerdict } from './confirm'
 import type { CallPolicy, PolicyVerdictRecord } from './state'
-import type { CodePolicy, PolicyContext, Tool } from './tool'
+import type { AgentPolicy, CodePolicy, PolicyContext, Tool } from './tool'
 
 /**
- * Policies as code (docs/human-in-the-loop.md#policies-as-code): a tool's `policy` decides per
- * call (`allow`, `ask`, `deny`, with a reason), within the run's confirm policy, never wider;
- * its `shadowPolicy` is asked too and only recorded. What either said is kept on the call.
+ * Policies as code (docs/human-in-the-loop.md#policies-as-code): a tool's `policy` and an agent's
+ * decide per call (`allow`, `ask`, `deny`, with a reason), within the run's confirm policy, never
+ * wider; a tool's `shadowPolicy` is asked too and only recorded. What each said is kept on the call.
  */
 
 /** How strict each verdict is: the stricter of the two applies. */
@@ -19,22 +19,32 @@ const AS_CONFIRM: Record<PolicyVerdictRecord['verdict'], ConfirmVerdict> = {
 }
 
 /**
- * The verdict on one call: the confirm policy's, made stricter by the tool's `policy`, and
- * the record of what the tool's policies said; null record for a tool without any.
+ * The verdict on one call: the confirm policy's, made stricter by the tool's `policy` and the
+ * agent's (`agentPolicy`, asked about every call of its runs): the strictest applies, so neither
+ * can widen what the other, or the confirm policy, allows. The record says what each said; null
+ * for a call with no code policy at all.
  */
 export function decidePolicy(
   confirm: ConfirmPolicy,
   tool: Tool,
   args: unknown,
   ctx: PolicyContext,
+  agentPolicy?: AgentPolicy,
 ): { verdict: ConfirmVerdict; record: CallPolicy | null } {
   const configured = verdictFor(confirm, tool)
-  if (!tool.policy && !tool.shadowPolicy) return { verdict: configured, record: null }
+  if (!tool.policy && !tool.shadowPolicy && !agentPolicy) {
+    return { verdict: configured, record: null }
+  }
   const own = tool.policy ? ask(tool.policy, args, ctx) : null
   const shadow = tool.shadowPolicy ? ask(tool.shadowPolicy, args, ctx) : null
-  const coded = own ? AS_CONFIRM[own.verdict] : configured
-  const verdict = STRICTNESS[coded] > STRICTNESS[configured] ? coded : configured
-  return { verdict, record: { configured, applied: verdict, policy: own, shadow } }
+  const call = { name: tool.name, args, sideEffect: tool.sideEffect }
+  const agent = agentPolicy ? ask((a, c) => agentPolicy(call, c), args, ctx) : null
+  let verdict = configured
+  for (const said of [own, agent]) {
+    const coded = said ? AS_CONFIRM[said.verdict] : configured
+    if (STRICTNESS[coded] > STRICTNESS[verdict]) verdict = coded
+  }
+  return { verdict, record: { configured, applied: verdict, policy: own, shadow, agent } }
 }
 
 /** A policy's answer; one that throws or answers something else asks a person, and says why. */

@@ -81,7 +81,15 @@ export {
   type PendingKind,
   type PersonAsk,
 } from './state'
-export type { CodePolicy, PersonRequest, PolicyContext, PolicyVerdict, ResolvedItem } from './tool'
+export type {
+  AgentPolicy,
+  CodePolicy,
+  PersonRequest,
+  PolicyCall,
+  PolicyContext,
+  PolicyVerdict,
+  ResolvedItem,
+} from './tool'
 export { decidePolicy } from './code-policy'
 export type { CallPolicy, PolicyVerdictRecord } from './state'
 

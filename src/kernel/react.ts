@@ -11,7 +11,7 @@ import type { Model } from './model'
 import { MemoryObservationStore } from './read-observation'
 import { ToolRegistry } from './registry'
 import { createRunState, PROTOCOL_SETTINGS, type RunState } from './state'
-import type { Tool } from './tool'
+import type { AgentPolicy, Tool } from './tool'
 import type { RunGuardrails } from './guardrails/guardrail'
 import { toRunResult, type RunResult } from './trace'
 import type { Deps, Pricing } from './transition'
@@ -50,6 +50,12 @@ export interface ReactOptions {
    * functions of your own.
    */
   guardrails?: Partial<RunGuardrails>
+  /**
+   * The agent's policy as code: `(call, ctx) => 'allow' | 'ask' | 'deny'` (or `{ verdict, reason }`)
+   * for every call, beside each tool's own `policy`; the stricter applies
+   * (docs/human-in-the-loop.md#policies-as-code).
+   */
+  policy?: AgentPolicy
   /** Called after every transition (for logs or checkpoints). */
   onState?: (state: RunState) => void
 }
@@ -97,6 +103,7 @@ export async function react(
     ...(options.pricing ? { pricing: options.pricing } : {}),
     ...(options.redact ? { redact: options.redact } : {}),
     ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+    ...(options.policy ? { policy: agentPolicyOption(options.policy) } : {}),
   }
   const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
   const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))
@@ -139,4 +146,15 @@ function agentOption(options: ReactOptions): AgentInput | undefined {
     }
   }
   return { instructions: instructions?.trim() || null, output: schema }
+}
+
+/** The `policy` option: a function, checked once here rather than at every call. */
+function agentPolicyOption(policy: unknown): AgentPolicy {
+  if (typeof policy !== 'function') {
+    throw new KernelUsageError(
+      'react(): policy must be a function (call, ctx) => "allow" | "ask" | "deny"',
+      'bad_option',
+    )
+  }
+  return policy as AgentPolicy
 }

@@ -146,7 +146,7 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   }
   seen.push(call)
   const tool = slice.registry.get(call.name)
-  const coded = !!tool && (!!tool.policy || !!tool.shadowPolicy)
+  const coded = !!tool && (!!tool.policy || !!tool.shadowPolicy || !!slice.deps.policy)
   const asks = !!tool && (policyAsks(tool, state, call) || !!tool.person || coded)
   // Nothing to look at before dispatch (which validates again, as the security boundary).
   if (!tool || (!asks && !tool.check)) return { ...call, status: 'ready' }
@@ -157,7 +157,7 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   if (problem) return answeredCall(call, 'tool_error', slice.redact(`[ToolError] ${problem}`))
   if (coded) {
     const ctx = { runId: state.id, callId: call.id, agent: state.agent.name }
-    const decided = decidePolicy(state.policy, tool, valid.args, ctx)
+    const decided = decidePolicy(state.policy, tool, valid.args, ctx, slice.deps.policy)
     call = { ...call, policy: decided.record }
     if (decided.record?.applied === 'deny' && decided.record.configured !== 'deny') {
       return answeredCall(call, 'denied', slice.redact(policyDenial(call)))
@@ -167,8 +167,11 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   return { ...call, status: 'awaiting_approval' }
 }
 
-/** The observation of a call the tool's own policy refused. */
+/** The observation of a call the tool's own policy, or the agent's, refused. */
 function policyDenial(call: Call): string {
-  const reason = call.policy?.policy?.reason
-  return `[ToolError] ${call.name} was not run: its policy denied it${reason ? ` (${reason})` : ''}. Use read-only tools instead, or ask the user for permission.`
+  const byTool = call.policy?.policy?.verdict === 'deny'
+  const said = byTool ? call.policy?.policy : call.policy?.agent
+  const whose = byTool ? 'its policy' : "the agent's policy"
+  const reason = said?.reason
+  return `[ToolError] ${call.name} was not run: ${whose} denied it${reason ? ` (${reason})` : ''}. Use read-only tools instead, or ask the user for permission.`
 }

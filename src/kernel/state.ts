@@ -123,16 +123,18 @@ export const PolicyVerdictRecordSchema = z.object({
 })
 export type PolicyVerdictRecord = z.infer<typeof PolicyVerdictRecordSchema>
 
-/** How a call's tool policies decided it (docs/human-in-the-loop.md#policies-as-code). */
+/** How a call's code policies decided it (docs/human-in-the-loop.md#policies-as-code). */
 export const CallPolicySchema = z.object({
   /** What the confirm policy alone said. */
   configured: z.enum(['run', 'ask', 'dry_run', 'deny']),
-  /** What applied: the stricter of the confirm policy and the tool's policy. */
+  /** What applied: the strictest of the confirm policy, the tool's policy and the agent's. */
   applied: z.enum(['run', 'ask', 'dry_run', 'deny']),
   /** The tool's policy; null when it has only a shadow policy. */
   policy: z.nullable(PolicyVerdictRecordSchema),
   /** The candidate policy in shadow mode: what it would have said, never applied. */
   shadow: z.nullable(PolicyVerdictRecordSchema),
+  /** The agent's policy (asked about every call of its runs); null when it has none. */
+  agent: z._default(z.nullable(PolicyVerdictRecordSchema), null),
 })
 export type CallPolicy = z.infer<typeof CallPolicySchema>
 

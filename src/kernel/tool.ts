@@ -71,6 +71,23 @@ export type CodePolicy<A = never> = (
   ctx: PolicyContext,
 ) => PolicyVerdict | { verdict: PolicyVerdict; reason?: string }
 
+/** A call as an agent's policy sees it: which tool, with what arguments, and whether it changes the world. */
+export interface PolicyCall {
+  name: string
+  args: unknown
+  sideEffect: boolean
+}
+
+/**
+ * An agent's policy written as code (docs/human-in-the-loop.md#policies-as-code): asked about
+ * every call of the agent's runs, whatever the tool, beside the tool's own `policy`; the stricter
+ * of the two (and of the confirm policy) applies.
+ */
+export type AgentPolicy = (
+  call: PolicyCall,
+  ctx: PolicyContext,
+) => PolicyVerdict | { verdict: PolicyVerdict; reason?: string }
+
 /** What a delegate tool says about its agent (kernel/delegation.ts). */
 export interface DelegateSpec {
   /** The agent a call starts a child run of. */

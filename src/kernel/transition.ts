@@ -7,7 +7,7 @@ import type { ToolRegistry } from './registry'
 import { callsFailed, errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
 import { type Phase, type RunState } from './state'
-import type { ObservationStore } from './tool'
+import type { AgentPolicy, ObservationStore } from './tool'
 import type { ChildRuns } from './delegation'
 import { runGuardrails, type RunGuardrails } from './guardrails/guardrail'
 
@@ -47,6 +47,11 @@ export interface Deps {
    * call's arguments, each observation and the final answer.
    */
   guardrails?: Partial<RunGuardrails>
+  /**
+   * The agent's policy (docs/human-in-the-loop.md#policies-as-code): asked about every call at
+   * review, beside the tool's own; the stricter applies.
+   */
+  policy?: AgentPolicy
 }
 
 export interface Pricing {

@@ -16,8 +16,10 @@ export {
   type McpToolOverride,
 } from './mcp-servers'
 export { McpSessions, withMcpSessions } from './mcp-sessions'
+export { HeldMcpCalls } from './mcp-held-calls'
 export {
   checkAnswer,
+  formAnswerProblems,
   withDefaults,
   type McpAnswer,
   type McpAsker,

@@ -71,12 +71,17 @@ export async function callMcpTool(
     args: Record<string, unknown>
     idempotencyKey: string
     sideEffect: boolean
+    /**
+     * The SDK's own limit for the request, when not the server's `timeout_ms` (a call that may
+     * be held open on a question: the caller's signal bounds each wait instead).
+     */
+    sdkTimeoutMs?: number
   },
   signal: AbortSignal,
   sessions?: McpSessions,
 ): Promise<McpCallResult> {
-  const resend = !call.sideEffect
-  return inSession(server, sessions, signal, { resend, tool: call.name }, (client, options) =>
+  const how = { resend: !call.sideEffect, tool: call.name, sdkTimeoutMs: call.sdkTimeoutMs }
+  return inSession(server, sessions, signal, how, (client, options) =>
     client.callTool(
       { name: call.name, arguments: call.args, _meta: { idempotencyKey: call.idempotencyKey } },
       undefined,
@@ -96,11 +101,12 @@ async function inSession<T>(
   server: McpServerConfig,
   sessions: McpSessions | undefined,
   signal: AbortSignal | undefined,
-  how: { resend: boolean; tool?: string },
+  how: { resend: boolean; tool?: string; sdkTimeoutMs?: number | undefined },
   use: (client: Client, options: RequestOptions) => Promise<T>,
 ): Promise<T> {
   // The SDK's own timeout a little later than the tool's, so dispatch's timeout speaks first.
-  const options = { ...(signal ? { signal } : {}), timeout: server.timeoutMs + 1_000 }
+  const timeout = how.sdkTimeoutMs ?? server.timeoutMs + 1_000
+  const options = { ...(signal ? { signal } : {}), timeout }
   return withMcpSessions(sessions, async (slice) => {
     for (let attempt = 1; ; attempt++) {
       const session = await untilAborted(slice.session(server), signal)

@@ -6,6 +6,7 @@
  */
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 import { outputProblems } from '../validation/output-schema'
+import { tooDeep } from '../validation/json-walk'
 
 /** Form mode, and URL mode (the 2025-11-25 revision's): declared only when someone answers. */
 export const ELICITATION_CAPABILITY = { form: {}, url: {} } as const
@@ -86,4 +87,17 @@ export function withDefaults(
     if ('default' in property) filled[key] = (property as { default: unknown }).default
   }
   return filled
+}
+
+/**
+ * What is wrong with a person's answer to a server's form, as a run's question item takes it
+ * (the content alone): the schema's defaults are applied first, as they are when it is sent.
+ * Empty: the answer is good.
+ */
+export function formAnswerProblems(schema: Record<string, unknown>, answer: unknown): string[] {
+  if (!answer || typeof answer !== 'object' || Array.isArray(answer)) {
+    return ["answer: must be an object of the form's fields"]
+  }
+  if (tooDeep(answer)) return ['answer: nests too deep']
+  return outputProblems(schema, withDefaults(schema, answer as Record<string, unknown>))
 }

@@ -5,6 +5,7 @@
  * another isolate, and a session's requests belong to the invocation that made them.
  */
 import type { McpAsker } from './mcp-elicitation'
+import type { HeldMcpCalls } from './mcp-held-calls'
 import { openMcpSession, type McpSession, type McpSessionAuth } from './mcp-session'
 import type { McpServerConfig } from './mcp-servers'
 
@@ -16,6 +17,11 @@ interface Entry {
 export class McpSessions {
   /** Who answers the servers' questions; without it the sessions declare no elicitation. */
   readonly #ask: McpAsker | undefined
+  /**
+   * A run's sessions: calls whose server asked a question are held open here while a person
+   * answers, and their sessions outlive the slice (mcp-held-calls.ts).
+   */
+  readonly held: HeldMcpCalls | undefined
   readonly #byServer = new Map<string, Entry>()
   readonly #auth: () => Promise<McpSessionAuth | undefined>
   /** Dropped sessions the server may still hold: ended with the slice's. */
@@ -23,14 +29,16 @@ export class McpSessions {
 
   /**
    * `auth`: where OAuth connections live and whose they are (servers with `auth` need it), or
-   * how to find out when a session first needs it. `ask`: who answers the servers' questions.
+   * how to find out when a session first needs it. `ask`: who answers the servers' questions
+   * at once; `hold`: where calls wait for a person instead (a run's, mcp-question-call.ts).
    */
   constructor(
     auth?: McpSessionAuth | (() => Promise<McpSessionAuth | undefined>),
-    options: { ask?: McpAsker } = {},
+    options: { ask?: McpAsker; hold?: HeldMcpCalls } = {},
   ) {
     this.#auth = typeof auth === 'function' ? auth : () => Promise.resolve(auth)
-    this.#ask = options.ask
+    this.held = options.hold
+    this.#ask = options.hold?.ask ?? options.ask
   }
 
   /** The server's session in this slice, opened (the initialize handshake) on first use. */
@@ -63,11 +71,18 @@ export class McpSessions {
     else this.#broken.add(session)
   }
 
-  /** Ends every session of the slice (each with its DELETE); the next use opens new ones. */
+  /**
+   * Ends every session of the slice (each with its DELETE); the next use opens new ones. A
+   * session with a call held open on a question stays, for the slice that takes the answer.
+   */
   async close(): Promise<void> {
-    const entries = [...this.#byServer.values()]
+    const entries: Entry[] = []
+    for (const [server, entry] of this.#byServer) {
+      if (this.held?.holds(server)) continue
+      entries.push(entry)
+      this.#byServer.delete(server)
+    }
     const broken = this.#broken
-    this.#byServer.clear()
     this.#broken = new Set()
     const ending = entries.map((e) =>
       e.opening.then(

@@ -1,6 +1,7 @@
 /** One MCP tool as a kernel tool: its name, schema and policy, and a handler that calls it. */
 import * as z from 'zod/mini'
 import { personNeeded } from '../kernel/pending-items'
+import { callAskingPerson, type AskingCall } from './mcp-question-call'
 import { defineTool, type Tool, type ToolContext } from '../kernel/tool'
 import { McpConnectionNeeded } from './oauth/connection-needed'
 import { callMcpTool, listMcpTools, type ListedMcpTool, type McpCallResult } from './mcp-client'
@@ -46,16 +47,13 @@ export function buildMcpTool(
   sessions?: McpSessions,
 ): Tool {
   const override = server.overrides[listed.name]
-  const { sideEffect } = mcpToolPolicy(listed.annotations, override)
+  const policy = mcpToolPolicy(listed.annotations, override)
   return defineMcpTool(server.name, listed, override, server.timeoutMs, async (args, ctx) => {
     let result: McpCallResult
     try {
-      result = await callMcpTool(
-        server,
-        { name: listed.name, args, idempotencyKey: ctx.idempotencyKey, sideEffect },
-        ctx.signal,
-        sessions,
-      )
+      const out = await sendCall(server, { name: listed.name, args, ...policy }, ctx, sessions)
+      if (!('called' in out)) return out.instead
+      result = out.called
     } catch (err) {
       // The server refused for want of a grant (none, a failed refresh, more scope): the call
       // was not taken, and waits on a `connect` item; once granted, it is sent again.
@@ -67,6 +65,22 @@ export function buildMcpTool(
       throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)
     return text
   })
+}
+
+/**
+ * Sends a call in `sessions`; in a run's (which hold calls), a question from the server makes the
+ * call wait for a person instead (mcp-question-call.ts).
+ */
+function sendCall(
+  server: McpServerConfig,
+  call: AskingCall,
+  ctx: ToolContext,
+  sessions: McpSessions | undefined,
+): Promise<{ called: McpCallResult } | { instead: unknown }> {
+  if (sessions?.held) return callAskingPerson(server, call, ctx, sessions, sessions.held)
+  const { name, args, sideEffect } = call
+  const request = { name, args, idempotencyKey: ctx.idempotencyKey, sideEffect }
+  return callMcpTool(server, request, ctx.signal, sessions).then((called) => ({ called }))
 }
 
 /**
@@ -148,12 +162,10 @@ export function connectableMcpTool(
           const listed = await listMcpTools(server, ctx.signal, sessions)
           return `the ${server.name} MCP server is connected; its tools (${listed.map((t) => t.name).join(', ')}) are offered from this conversation's next run (continue it)`
         }
-        const result = await callMcpTool(
-          server,
-          { name: tool, args, idempotencyKey: ctx.idempotencyKey, sideEffect: true },
-          ctx.signal,
-          sessions,
-        )
+        const call = { name: tool, args, sideEffect: true, idempotent: false }
+        const out = await sendCall(server, call, ctx, sessions)
+        if (!('called' in out)) return out.instead
+        const result = out.called
         const text = renderMcpResult(result)
         if (result.isError) {
           throw new Error(`the ${server.name} MCP server answered with an error: ${text}`)

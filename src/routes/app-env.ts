@@ -1,5 +1,6 @@
 import type { Env } from '../env'
 import type { RunVisibility, Scope } from '../security/api-tokens'
+import type { ServedAuth } from '../serve/oauth'
 
 /** Who sent an API request: a named token with its scopes, or a signed webhook. */
 export type Principal =
@@ -16,5 +17,7 @@ export type AppEnv = {
     principal: string
     /** The authenticated API caller (set by requireAuth). */
     caller: Principal
+    /** A served path's caller and, through OAuth, its verified token (set by requireServedCaller). */
+    served: Exclude<ServedAuth, { refusal: Response }>
   }
 }

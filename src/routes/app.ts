@@ -1,22 +1,53 @@
 import type { Context } from 'hono'
 import { Hono } from 'hono/tiny'
 import { ConfigError } from '../errors/config-error'
+import { loadConfig } from '../config'
 import { logEvent } from '../runs/log'
 import { registerSecrets } from '../security/redact'
 import { StartError, type StartRefusal } from '../runs/start'
-import { slackRoutes } from './slack/slack'
+import { slackDocs, slackRoutes } from './slack/slack'
 import type { AppEnv } from './app-env'
 import { ApiError, errorBody } from './api-error'
 import { allowedMethods } from './method-not-allowed'
 import { openApiDocument } from './openapi/openapi'
-import { consoleRoutes } from './console'
+import { consoleDocs, consoleRoutes } from './console'
 import { meDocs, meRoutes } from './api/me'
 import { agentsDocs, agentsRoutes } from './api/agents'
-import { approvalsRoutes } from './api/run-list'
+import { approvalsDocs, approvalsRoutes, inboxDocs, inboxRoutes } from './api/run-list'
+import type { DeclaredRoutes } from './openapi/serve-route'
 import { runsDocs, runsRoutes } from './api/runs'
-import { readiness } from './readiness'
-import { connectionRoutes, oauthRoutes } from './connections/connections'
+import { openApiRoute, serviceDocs, serviceRoutes } from './service'
+import { connectionDocs, connectionRoutes } from './connections/connections'
+import { oauthDocs, oauthRoutes } from './connections/oauth'
+import { requireServedCaller, servedOAuthRoutes } from './serve/oauth'
 import { a2aRoutes } from './serve/a2a'
+
+/**
+ * Every group of routes, mounted at its base, in the order /openapi.json lists them: each route
+ * is declared once, with its handler and what the document says of it.
+ */
+const GROUPS: readonly (readonly [DeclaredRoutes, Hono<AppEnv>])[] = [
+  [serviceDocs, serviceRoutes],
+  [consoleDocs, consoleRoutes],
+  [runsDocs, runsRoutes],
+  [approvalsDocs, approvalsRoutes],
+  [inboxDocs, inboxRoutes],
+  [meDocs, meRoutes],
+  [connectionDocs, connectionRoutes],
+  [oauthDocs, oauthRoutes],
+  [agentsDocs, agentsRoutes],
+  [slackDocs, slackRoutes],
+]
+const DOCUMENTED = GROUPS.map(([docs]) => docs)
+
+/** This deployment's budget maxima for /openapi.json; none while its settings are broken. */
+function deploymentMaxima(env: AppEnv['Bindings']): Record<string, number> | undefined {
+  try {
+    return loadConfig(env).maxBudget as unknown as Record<string, number>
+  } catch {
+    return undefined
+  }
+}
 
 /** The Worker's HTTP surface (docs/architecture.md#layers). Every error leaves as `{ error: { code, message } }`. */
 export const app = new Hono<AppEnv>()
@@ -42,23 +73,16 @@ app.use('*', async (c, next) => {
     c.res.headers.set('Cache-Control', 'no-store')
   }
 })
-app.get('/healthz', (c) =>
-  c.req.query('deep') === undefined ? c.json({ ok: true, service: 'edgeloop' }) : readiness(c),
+for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
+// The document of every group, this one included.
+serviceDocs.serve(app, openApiRoute, (c) =>
+  c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED, deploymentMaxima(c.env)) as object),
 )
-app.get('/readyz', readiness)
-app.get('/openapi.json', (c) =>
-  c.json(openApiDocument(new URL(c.req.url).origin, [runsDocs, meDocs, agentsDocs]) as object),
-)
-app.route(runsDocs.base, runsRoutes)
-app.route('/v1/approvals', approvalsRoutes)
-// Every kind of pending item, not only approvals: the same list under the name it has now.
-app.route('/v1/inbox', approvalsRoutes)
-app.route(meDocs.base, meRoutes)
-app.route(agentsDocs.base, agentsRoutes)
-app.route('/v1/connections', connectionRoutes)
-app.route('/oauth', oauthRoutes)
-app.route('/console', consoleRoutes)
-app.route('/slack', slackRoutes)
+// Served agents: who may call /mcp (OAuth access tokens or API tokens), and the OAuth
+// authorization server that issues those tokens (docs/serving.md#authorization).
+app.use('/mcp', requireServedCaller('/mcp'))
+app.use('/mcp/*', requireServedCaller('/mcp'))
+app.route('/', servedOAuthRoutes)
 // A2A: the agent card and the JSON-RPC endpoint (docs/serving.md#a2a).
 app.route('/', a2aRoutes)
 

@@ -1,5 +1,6 @@
 import { Hono } from 'hono/tiny'
 import type { AppEnv } from './app-env'
+import { declareRoute, DeclaredRoutes } from './openapi/serve-route'
 
 /**
  * `GET /console`: the web console (docs/architecture.md#events). Public files; the API calls need a
@@ -7,6 +8,9 @@ import type { AppEnv } from './app-env'
  * the Worker's script: docs/architecture.md#performance), served here with these headers.
  */
 export const consoleRoutes = new Hono<AppEnv>()
+
+/** What /openapi.json says of each file here. */
+export const consoleDocs = new DeclaredRoutes('/console')
 
 const headers = (type: string) => ({
   'Content-Type': `${type}; charset=utf-8`,
@@ -18,16 +22,52 @@ const headers = (type: string) => ({
   'Referrer-Policy': 'no-referrer',
 })
 
-/** Route under /console → its file under the assets directory, and its media type. */
+/** Each file: its route under /console, its file under the assets directory, its media type. */
 const FILES = [
-  ['/', 'console/index.html', 'text/html'],
-  ['/console.js', 'console/console.js', 'text/javascript'],
-  ['/console.css', 'console/console.css', 'text/css'],
-  ['/favicon.svg', 'console/favicon.svg', 'image/svg+xml'],
+  {
+    path: '/',
+    file: 'console/index.html',
+    type: 'text/html',
+    operationId: 'consolePage',
+    summary: 'The web console (asks for an API token)',
+  },
+  {
+    path: '/console.js',
+    file: 'console/console.js',
+    type: 'text/javascript',
+    operationId: 'consoleScript',
+    summary: "The console's script",
+  },
+  {
+    path: '/console.css',
+    file: 'console/console.css',
+    type: 'text/css',
+    operationId: 'consoleStyle',
+    summary: "The console's style sheet",
+  },
+  {
+    path: '/favicon.svg',
+    file: 'console/favicon.svg',
+    type: 'image/svg+xml',
+    operationId: 'consoleIcon',
+    summary: "The console's icon",
+  },
 ] as const
 
-for (const [route, file, type] of FILES) {
-  consoleRoutes.get(route, async (c) => {
+for (const { path, file, type, operationId, summary } of FILES) {
+  // Public: a file holds no secret; its API calls carry the token.
+  const declared = declareRoute({
+    method: 'get',
+    path,
+    operationId,
+    summary,
+    tags: ['service'],
+    security: [],
+    responses: {
+      '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
+    },
+  })
+  consoleDocs.serve(consoleRoutes, declared, async (c) => {
     const asset = await c.env.ASSETS.fetch(new URL(`/${file}`, c.req.url))
     if (!asset.ok) {
       await asset.body?.cancel()

@@ -2,6 +2,7 @@ import { argsHash } from '../kernel/canonical'
 import { findCall } from '../kernel/calls'
 import { answerProblems, checkEditedArgs } from '../kernel/person-input'
 import type { ToolRegistry } from '../kernel/registry'
+import { formAnswerProblems } from '../mcp/index'
 import type { RunState } from '../kernel/state'
 import type { DecideRequest, DecideResponse } from './types'
 
@@ -19,7 +20,12 @@ export async function checkPersonInput(
 ): Promise<{ ok: true; edit?: { args: Record<string, unknown>; hash: string } } | Refusal> {
   const call = findCall(state, input.callId)!.call
   if (call.approval!.kind === 'question' && input.decision === 'approve') {
-    const problems = answerProblems(call.approval!.ask, input.answer)
+    const ask = call.approval!.ask
+    // A server's form (docs/mcp.md#questions-from-servers): its defaults fill what is left out.
+    const problems =
+      ask?.schema && isMcpForm(ask.details)
+        ? formAnswerProblems(ask.schema, input.answer)
+        : answerProblems(ask, input.answer)
     if (problems.length) {
       const message = `the answer does not fit call ${call.id}'s question: ${problems.join('; ')}`
       return { ok: false, code: 'invalid_answer', message, problems }
@@ -35,4 +41,10 @@ export async function checkPersonInput(
   const edited = checkEditedArgs(tool, tools.jsonSchema(tool.name), input.args)
   if (!edited.ok) return edited
   return { ok: true, edit: { args: edited.args, hash: await argsHash(call.name, edited.args) } }
+}
+
+/** The item's details say it is an MCP server's form question. */
+function isMcpForm(details: Record<string, unknown> | null): boolean {
+  const mcp = details?.mcp as { mode?: unknown } | undefined
+  return mcp?.mode === 'form'
 }

@@ -12,6 +12,8 @@ import { redactorFor } from '../security/redact'
 import { guardrailsOfRun } from './run-guardrails'
 import type { RunStorage } from './storage'
 import type { RunInfo } from './types'
+import type { ServiceConfig } from '../config/index'
+import type { AgentPolicy } from '../kernel/tool'
 
 /**
  * What the kernel needs to advance one run (docs/architecture.md#layers): its tools (built-in
@@ -47,6 +49,7 @@ export function runDependencies(
     redact: redactorFor(env),
     children: childRuns(env, storage, info, slackThread),
     guardrails: guardrailsOfRun(state.agent.name, config),
+    ...agentPolicyOfRun(state.agent.name, config),
     ...(p !== undefined || c !== undefined
       ? { pricing: pricing(p ?? 0, c ?? 0, config.model.priceCachedPromptPer1kUsd) }
       : {}),
@@ -62,4 +65,13 @@ function pricing(
   return cachedPromptPer1K === undefined
     ? { promptPer1K, completionPer1K }
     : { promptPer1K, completionPer1K, cachedPromptPer1K }
+}
+
+/**
+ * The run's agent's policy as code, read from the deployed agent at every slice as its guardrails
+ * are (a deploy that changes it applies to runs in flight); none when it has none.
+ */
+function agentPolicyOfRun(agentName: string, config: ServiceConfig): { policy?: AgentPolicy } {
+  const policy = config.agents.find((a) => a.name === agentName)?.callPolicy
+  return policy ? { policy } : {}
 }

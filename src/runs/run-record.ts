@@ -75,8 +75,7 @@ export class RunRecord {
     const { state, info } = newRun(input, now)
     this.storage.ensureSchema()
     this.storageApi.transactionSync(() => {
-      this.storage.setValue('info', info)
-      this.storage.saveState(state)
+      this.storage.saveState(state, { info })
       this.info = info
       queueRunStarted(this.sinks(), info, state, now)
     })

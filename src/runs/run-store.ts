@@ -8,7 +8,7 @@ import { registerSecrets } from '../security/redact'
 import { retentionMsOrNone } from '../config/retention'
 import { observationForConversation } from './conversation-observations'
 import { checkPersonInput } from './person-input-check'
-import { OutboxPump } from './delivery/outbox-pump'
+import { INDEX_KIND, OutboxPump } from './delivery/outbox-pump'
 import type { StreamRequest, Subscription } from './events'
 import type { RunListHub } from './index/run-list-hub'
 import { logEvent } from './log'
@@ -17,6 +17,7 @@ import { ownerOf } from './run-owner'
 import { nextAlarmAt } from './next-alarm'
 import { OTEL_KIND } from './otel/otel-delivery'
 import type { DeliveryContext } from './outbox/delivery-context'
+import type { SkippedTool } from './api-result'
 import { RunRecord } from './run-record'
 import { exportRun } from './run-export'
 import { statusOf } from './run-status'
@@ -274,9 +275,11 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (!run.state) return
     // A deletion recorded by an instance that died before it could wipe the run.
     if (run.deleting && !this.#slice.running) run.wipe(run.deleting.by, 'api', Date.now())
-    // Deliver first: a decision's Slack update should not wait behind the next model call. A
-    // trace export waits until after the slice: a slow collector must never hold a run.
-    await this.#pump.deliverDue(OTEL_KIND)
+    // Deliver first: a decision's Slack update should not wait behind the next model call. The
+    // run index's row goes beside the slice and a trace export after it: neither a slow D1 nor
+    // a slow collector may hold a run.
+    const index = this.#pump.deliverIndex()
+    await this.#pump.deliverDue(OTEL_KIND, INDEX_KIND)
     // A run waiting for a child asks it how it stands, should its report have been lost.
     if (run.live?.phase === 'await_child' && !this.#slice.running && this.env.RUNS) {
       await pollChildren(run.live, run.storage, this.env.RUNS)
@@ -288,6 +291,7 @@ export class RunStore extends DurableObject<RunStoreEnv> {
     if (retention && endedAt !== undefined && Date.now() >= endedAt + retention) {
       run.wipe('retention', 'retention', Date.now())
     }
+    await index
     if (run.deleted) return this.#deliverRemovals()
     await this.#pump.deliverDue()
     if (run.deleted) return this.#deliverRemovals()
@@ -312,6 +316,10 @@ export class RunStore extends DurableObject<RunStoreEnv> {
   #deliveryContext(): DeliveryContext | undefined {
     const run = this.#run
     if (!run.live) return undefined
+    // Read from storage when a delivery asks (a callback's result, a trace export), once: most
+    // deliveries read neither, and the pump builds a context for every entry it looks at.
+    let skipped: SkippedTool[] | undefined
+    let slices: number[] | undefined
     return {
       env: this.env,
       state: run.state!,
@@ -322,10 +330,14 @@ export class RunStore extends DurableObject<RunStoreEnv> {
       runList: this.env.RUN_LIST,
       slackThreads: this.env.SLACK_THREADS,
       ...(this.env.RUNS ? { runs: this.env.RUNS } : {}),
-      skippedTools: skippedMcpTools(run.storage),
+      get skippedTools() {
+        return (skipped ??= skippedMcpTools(run.storage))
+      },
       liveAnswer: () => this.#slice.liveAnswer,
       latestState: () => run.state!,
-      slices: run.slices(),
+      get slices() {
+        return (slices ??= run.slices())
+      },
       now: Date.now(),
     }
   }

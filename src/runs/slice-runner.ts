@@ -3,11 +3,12 @@ import type { RunState } from '../kernel/state'
 import type { Deps, TransitionEvent } from '../kernel/transition'
 import type { ToolRegistry } from '../kernel/registry'
 import type { EnvVars } from '../env-vars'
-import { McpSessions } from '../mcp/index'
+import { HeldMcpCalls, McpSessions } from '../mcp/index'
 import { loadConfig } from '../config'
 import { personOf, sessionAuthOf, type ConnectionsEnv } from './connections/connections'
 import { internalFailure } from './internal-failure'
 import { logEvent } from './log'
+import { releaseClosedQuestions } from './mcp-held-questions'
 import { reservedToolNames, withRunMcpTools } from './mcp-tools'
 import type { LiveAnswer } from './outbox/delivery-context'
 import type { OutboxEntry } from './outbox/outbox'
@@ -25,13 +26,23 @@ import { queueStreamText, SlackPumps, STREAM_ID } from './slack'
 export class SliceRunner {
   /** Slack progress, the answer stream and the thread status, sent while a slice runs. */
   readonly #slack: SlackPumps
-  /** The slice's MCP sessions: opened on first use, ended when the slice ends. */
-  readonly #mcpSessions = new McpSessions(() =>
-    sessionAuthOf(
-      this.env as ConnectionsEnv,
-      loadConfig(this.env).mcpServers,
-      this.record.info ? personOf(this.record.info) : null,
-    ),
+  /**
+   * MCP calls held open on a server's question while a person answers: they outlive their
+   * slice, never the object (docs/mcp.md#questions-from-servers).
+   */
+  readonly #heldMcpCalls = new HeldMcpCalls()
+  /**
+   * The slice's MCP sessions: opened on first use, ended when the slice ends (but for one that
+   * holds a call on a question).
+   */
+  readonly #mcpSessions = new McpSessions(
+    () =>
+      sessionAuthOf(
+        this.env as ConnectionsEnv,
+        loadConfig(this.env).mcpServers,
+        this.record.info ? personOf(this.record.info) : null,
+      ),
+    { hold: this.#heldMcpCalls },
   )
   /** The native reply being written, streamed into the run's Slack thread. */
   #liveAnswer: LiveAnswer | undefined
@@ -141,6 +152,7 @@ export class SliceRunner {
     } finally {
       this.record.deltas.flush()
       await this.#slack.stop()
+      await releaseClosedQuestions(this.#heldMcpCalls, this.record.state)
       await this.#mcpSessions.close()
       this.#running = false
       this.#abort = undefined

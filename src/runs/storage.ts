@@ -7,12 +7,19 @@ import { parseRunState, type RunState, type Step } from '../kernel/state'
 export const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS run (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS step (i INTEGER PRIMARY KEY, json TEXT NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS observation (handle TEXT PRIMARY KEY, text TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS outbox (
      id TEXT PRIMARY KEY, kind TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL,
      attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL, last_error TEXT,
      updated_at INTEGER NOT NULL, result TEXT)`,
 ]
+
+/**
+ * Made by the first stored observation only: most runs store none (a tool's output is kept
+ * whole in its step unless it is long), and a table no run writes would cost each new run a
+ * write (docs/development.md#the-peer-bench).
+ */
+const OBSERVATION_SCHEMA = `CREATE TABLE IF NOT EXISTS observation (
+  handle TEXT PRIMARY KEY, text TEXT NOT NULL)`
 
 /** A stored observation must fit a 2 MB row; tools cap their output well below this. */
 export const MAX_STORED_OBSERVATION = 1_500_000
@@ -26,12 +33,20 @@ export class RunStorage {
   #agentSaved = false
 
   #ready: boolean
+  #observationsReady: boolean
 
   constructor(private readonly sql: SqlStorage) {
     // Reading an unknown run id must not create tables: they are made by the first write.
-    this.#ready =
-      sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run'`).toArray()
-        .length > 0
+    const tables = new Set(
+      sql
+        .exec<{ name: string }>(
+          `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('run', 'observation')`,
+        )
+        .toArray()
+        .map((r) => r.name),
+    )
+    this.#ready = tables.has('run')
+    this.#observationsReady = tables.has('observation')
   }
 
   /** Creates the tables (idempotent); every write path calls it first. */
@@ -80,31 +95,31 @@ export class RunStorage {
 
   /**
    * Writes what a transition changed: the state row, and the last step's row when it changed.
-   * The kernel only ever changes the last step, so earlier rows are never rewritten.
+   * The kernel only ever changes the last step, so earlier rows are never rewritten. `values`:
+   * other rows of the run table written with the state (a new run's info), in the same
+   * statement as its rows (measured: one statement instead of three for a new run,
+   * docs/development.md#the-peer-bench).
    */
-  saveState(state: RunState): number {
+  saveState(state: RunState, values: Record<string, unknown> = {}): number {
     this.ensureSchema()
     // The conversation (up to maxHistoryTokens of history) and the agent's snapshot are not
     // rewritten with every transition: each has a row of its own, written with the first state.
     const { steps, conversation, agent, ...meta } = state
-    let written = 0
-    if (!this.#agentSaved) {
-      const json = JSON.stringify(agent)
-      this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'agent', json)
-      this.#agentSaved = true
-      written += json.length
-    }
+    const rows: [string, string][] = Object.entries(values).map(([k, v]) => [k, JSON.stringify(v)])
+    if (!this.#agentSaved) rows.push(['agent', JSON.stringify(agent)])
     if (conversation && !this.#conversationSaved) {
-      const json = JSON.stringify(conversation)
-      this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'conversation', json)
-      this.#conversationSaved = true
-      written += json.length
+      rows.push(['conversation', JSON.stringify(conversation)])
     }
     const metaJson = JSON.stringify(meta)
-    if (metaJson !== this.#lastMeta) {
-      this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', 'state', metaJson)
+    if (metaJson !== this.#lastMeta) rows.push(['state', metaJson])
+    let written = 0
+    if (rows.length) {
+      const places = rows.map(() => '(?, ?)').join(', ')
+      this.sql.exec(`INSERT OR REPLACE INTO run (k, v) VALUES ${places}`, ...rows.flat())
+      this.#agentSaved = true
+      if (conversation) this.#conversationSaved = true
       this.#lastMeta = metaJson
-      written += metaJson.length
+      for (const [, json] of rows) written += json.length
     }
     const last = steps.at(-1)
     if (last) {
@@ -120,6 +135,10 @@ export class RunStorage {
 
   putObservation(handle: string, text: string): void {
     this.ensureSchema()
+    if (!this.#observationsReady) {
+      this.sql.exec(OBSERVATION_SCHEMA)
+      this.#observationsReady = true
+    }
     const stored =
       text.length > MAX_STORED_OBSERVATION
         ? `${text.slice(0, MAX_STORED_OBSERVATION)}\n…[stored copy cut at ${MAX_STORED_OBSERVATION} of ${text.length} characters]`
@@ -129,7 +148,7 @@ export class RunStorage {
 
   /** Every stored observation's handle, in order. */
   observationHandles(): string[] {
-    if (!this.#ready) return []
+    if (!this.#observationsReady) return []
     return this.sql
       .exec<{ handle: string }>('SELECT handle FROM observation ORDER BY handle')
       .toArray()
@@ -137,6 +156,7 @@ export class RunStorage {
   }
 
   getObservation(handle: string): string | undefined {
+    if (!this.#observationsReady) return undefined
     return this.sql
       .exec<{ text: string }>('SELECT text FROM observation WHERE handle = ?', handle)
       .toArray()[0]?.text

@@ -18,6 +18,8 @@ import { jsonTextDepth, MAX_JSON_DEPTH } from '../validation/json-walk'
 
 export const APPROVE_ACTION_ID = 'edgeloop_approve'
 export const DENY_ACTION_ID = 'edgeloop_deny'
+/** Opens the modal that edits the arguments before approving (slack/person-modal.ts). */
+export const EDIT_ACTION_ID = 'edgeloop_edit'
 /** Slack's limit for a button's `value`. */
 export const BUTTON_VALUE_LIMIT = 2000
 // Header blocks take plain_text of at most 150 characters.
@@ -50,6 +52,8 @@ export interface ApprovalRequest {
   agent?: string
   /** A child run: the agent and run that delegated to it (the card names both agents). */
   delegatedBy?: { agent: string; runId: string }
+  /** The tool takes edited arguments: the card offers Edit (a modal, docs/slack-app.md#modals). */
+  editable?: boolean
 }
 
 export interface ButtonValue {
@@ -64,7 +68,7 @@ const ButtonValueSchema = z.object({
   h: z.string().check(z.regex(SHA256_HEX_PATTERN)),
 })
 
-/** The approval request message: tool, exact arguments, reason, expiry, Approve / Deny. */
+/** The approval request message: tool, exact arguments, reason, expiry, Approve / Deny / Edit. */
 export function approvalBlocks(input: ApprovalRequest): SlackMessage {
   const { runId, callId, tool, args, reason, argsHash, expiresAt, requestedBy, agent } = input
   const by = input.delegatedBy
@@ -117,6 +121,7 @@ export function approvalBlocks(input: ApprovalRequest): SlackMessage {
       elements: [
         button('Approve', APPROVE_ACTION_ID, 'primary', value),
         button('Deny', DENY_ACTION_ID, 'danger', value),
+        ...(input.editable ? [button('Edit', EDIT_ACTION_ID, null, value)] : []),
       ],
     },
   ]
@@ -226,13 +231,13 @@ function buttonValue(value: ButtonValue): string {
 function button(
   label: string,
   actionId: string,
-  style: 'primary' | 'danger',
+  style: 'primary' | 'danger' | null,
   value: string,
 ): Block {
   return {
     type: 'button',
     text: { type: 'plain_text', text: label },
-    style,
+    ...(style ? { style } : {}),
     action_id: actionId,
     value,
   }

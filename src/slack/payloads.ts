@@ -90,6 +90,7 @@ export type SlackEventBody =
   | { kind: 'url_verification'; challenge: string }
   | { kind: 'app_mention'; eventId: string; teamId?: string; event: AppMentionEvent }
   | { kind: 'message'; eventId: string; teamId?: string; event: UserMessageEvent }
+  | { kind: 'app_home_opened'; eventId: string; teamId?: string; user: string }
   | { kind: 'ignored'; eventId?: string; reason: string }
 
 const BlockActionSchema = z.looseObject({
@@ -101,8 +102,8 @@ const BlockActionSchema = z.looseObject({
 })
 
 /**
- * The `payload` JSON of a `block_actions` interaction. Channel and message are required: edgeloop
- * only posts buttons in channel messages, and the decision replaces that message.
+ * The `payload` JSON of a `block_actions` interaction: a click on a message's button (with its
+ * channel and message) or on a view's (the Home tab: neither).
  */
 export const BlockActionsSchema = z.looseObject({
   type: z.literal('block_actions'),
@@ -114,18 +115,46 @@ export const BlockActionsSchema = z.looseObject({
   }),
   team: z.optional(z.looseObject({ id, domain: optionalString })),
   actions: z.array(BlockActionSchema).check(z.minLength(1)),
-  channel: z.looseObject({ id, name: optionalString }),
-  message: z.looseObject({ ts: slackTs, text: optionalString, thread_ts: z.optional(slackTs) }),
+  channel: z.optional(z.nullable(z.looseObject({ id, name: optionalString }))),
+  message: z.optional(
+    z.looseObject({ ts: slackTs, text: optionalString, thread_ts: z.optional(slackTs) }),
+  ),
   container: z.looseObject({
     type: id,
     message_ts: optionalString,
     channel_id: optionalString,
     is_ephemeral: z.optional(z.boolean()),
   }),
-  response_url: z.url(),
+  response_url: z.optional(z.url()),
   trigger_id: optionalString,
 })
 export type BlockActions = z.infer<typeof BlockActionsSchema>
+
+/**
+ * The `payload` JSON of a `view_submission` interaction: a modal of ours submitted. `state.values`
+ * holds each input's state by block id and action id.
+ */
+export const ViewSubmissionSchema = z.looseObject({
+  type: z.literal('view_submission'),
+  user: z.looseObject({ id, username: optionalString, team_id: optionalString }),
+  team: z.optional(z.nullable(z.looseObject({ id, domain: optionalString }))),
+  view: z.looseObject({
+    id,
+    callback_id: z.string(),
+    private_metadata: z.string(),
+    state: z.looseObject({
+      values: z.record(z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))),
+    }),
+  }),
+})
+export type ViewSubmission = z.infer<typeof ViewSubmissionSchema>
+
+/** An `app_home_opened` event: a person opened the app's Home tab. */
+export const AppHomeOpenedSchema = z.looseObject({
+  type: z.literal('app_home_opened'),
+  user: id,
+  tab: z.optional(z.string()),
+})
 
 /** Parse a slash command's form body. */
 export function parseSlashCommand(rawBody: string): Parsed<SlashCommand> {
@@ -156,6 +185,17 @@ export function parseEventBody(rawBody: string): Parsed<SlackEventBody> {
     ok: true,
     value: { kind: 'ignored', eventId, reason },
   })
+  if (event.type === 'app_home_opened') {
+    const home = validate('Slack app_home_opened event', AppHomeOpenedSchema, event)
+    if (!home.ok) return home
+    // The Messages tab is the DM (its messages come as message.im); only Home shows a view.
+    if (home.value.tab !== undefined && home.value.tab !== 'home') return ignore('messages tab')
+    const user = home.value.user
+    return {
+      ok: true,
+      value: { kind: 'app_home_opened', eventId, ...(teamId ? { teamId } : {}), user },
+    }
+  }
   if (event.type !== 'app_mention' && event.type !== 'message') {
     return ignore(`event type ${event.type}`)
   }
@@ -214,7 +254,36 @@ export function parseBlockActions(rawBody: string): Parsed<BlockActions> {
       error: `Slack interaction: unsupported type ${JSON.stringify(type)} (only block_actions)`,
     }
   }
-  return validate('Slack block_actions', BlockActionsSchema, json.value)
+  const parsed = validate('Slack block_actions', BlockActionsSchema, json.value)
+  if (!parsed.ok || parsed.value.container.type !== 'message') return parsed
+  // A click on a message's button says which message, in which channel.
+  for (const key of ['message', 'channel'] as const) {
+    if (!parsed.value[key]) return { ok: false, error: `Slack block_actions: ${key}: missing` }
+  }
+  return parsed
+}
+
+/** The `type` of an interactivity request's payload (`block_actions`, `view_submission`, …). */
+export function interactionType(rawBody: string): string | undefined {
+  const payload = formFields(rawBody).payload
+  if (payload === undefined || jsonTextDepth(payload, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return
+  try {
+    const type = (JSON.parse(payload) as { type?: unknown } | null)?.type
+    return typeof type === 'string' ? type : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Parse an interactivity request as `view_submission`. */
+export function parseViewSubmission(rawBody: string): Parsed<ViewSubmission> {
+  const payload = formFields(rawBody).payload
+  if (payload === undefined) {
+    return { ok: false, error: 'Slack interaction: missing form field "payload"' }
+  }
+  const json = parseJson('Slack interaction payload', payload)
+  if (!json.ok) return json
+  return validate('Slack view_submission', ViewSubmissionSchema, json.value)
 }
 
 /** Remove the leading `<@U…>` mentions (e.g. of the bot) from an `app_mention` text. */

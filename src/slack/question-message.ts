@@ -1,7 +1,7 @@
 /**
  * Block Kit for a question a run asks a person (docs/slack-app.md#questions): the question, a
- * button per choice and Decline. A question without choices is answered in the console or the
- * API, which the card says.
+ * button per choice and Decline. A question without choices (free text, or a JSON Schema) has an
+ * Answer button instead, which opens a modal (slack/person-modal.ts).
  */
 import * as z from 'zod/mini'
 import { escapeMrkdwn, slackDate, SLACK_TEXT_LIMIT, truncateText, userRef } from './mrkdwn'
@@ -13,6 +13,8 @@ import { SHA256_HEX_PATTERN } from '../validation/patterns'
 /** A choice button's action id starts with this, then its index (ids are unique in a block). */
 export const ANSWER_ACTION_PREFIX = 'edgeloop_answer_'
 export const DECLINE_QUESTION_ACTION_ID = 'edgeloop_decline_question'
+/** Opens the modal that answers a question without choices (slack/person-modal.ts). */
+export const ANSWER_MODAL_ACTION_ID = 'edgeloop_answer_modal'
 
 export interface QuestionRequest {
   runId: string
@@ -51,12 +53,11 @@ export function questionBlocks(input: QuestionRequest): SlackMessage {
       a: choice,
     }),
   )
-  buttons.push(
-    button('Decline', DECLINE_QUESTION_ACTION_ID, 'danger', { r: runId, c: callId, h: hash }),
-  )
-  const how = input.choices?.length
-    ? 'Choose an answer, or decline.'
-    : `Answer in the console, or with POST /v1/runs/${runId}/questions/${callId}; or decline here.`
+  const value = { r: runId, c: callId, h: hash }
+  if (!input.choices?.length)
+    buttons.push(button('Answer', ANSWER_MODAL_ACTION_ID, 'primary', value))
+  buttons.push(button('Decline', DECLINE_QUESTION_ACTION_ID, 'danger', value))
+  const how = input.choices?.length ? 'Choose an answer, or decline.' : 'Answer, or decline.'
   return {
     text: `Question from run ${escapeMrkdwn(runId)}: ${truncateText(input.question, 200).text}`,
     blocks: [

@@ -69,6 +69,22 @@ export interface SetStatusInput {
   status: string
 }
 
+export interface OpenViewInput {
+  /** From the interaction that opens it; Slack takes it once, within 3 seconds. */
+  trigger_id: string
+  view: Record<string, unknown>
+}
+
+export interface PublishViewInput {
+  /** Whose Home tab shows it. */
+  user_id: string
+  view: Record<string, unknown>
+}
+
+const ViewResult = z.looseObject({
+  ok: z.literal(true),
+  view: z.looseObject({ id: z.string(), hash: z.optional(z.string()) }),
+})
 const PostMessageResult = z.looseObject({
   ok: z.literal(true),
   channel: z.string(),
@@ -148,6 +164,16 @@ export class SlackClient {
   /** `assistant.threads.setStatus`: what an assistant app is doing in a thread. */
   async setStatus(input: SetStatusInput): Promise<z.infer<typeof OkResult>> {
     return this.#call('assistant.threads.setStatus', input, OkResult)
+  }
+
+  /** `views.open`: a modal, in answer to a person's click. */
+  async openView(input: OpenViewInput): Promise<z.infer<typeof ViewResult>> {
+    return this.#call('views.open', input, ViewResult)
+  }
+
+  /** `views.publish`: the app's Home tab as one person sees it. */
+  async publishView(input: PublishViewInput): Promise<z.infer<typeof ViewResult>> {
+    return this.#call('views.publish', input, ViewResult)
   }
 
   async #call<S extends z.ZodMiniType>(

@@ -145,4 +145,33 @@ export const badJudge = defineAgent({
   guardrails: { output: [{ name: 'policy', judge: { agent: 'nobody', instructions: 'Judge.' } }] },
 })
 
-export const TEST_AGENTS = [incident, ticket, clash, byName, guarded, scoped, reviewed, badJudge]
+/**
+ * A policy of the agent's own (docs/human-in-the-loop.md#policies-as-code): every calculation is
+ * reviewed by a person, and nothing is posted to /forbidden; the rest is left to the tools'
+ * policies and CONFIRM_POLICY.
+ */
+export const careful = defineAgent({
+  name: 'careful',
+  description: 'Test agent: a policy written as code for every call.',
+  instructions: 'You calculate and record.',
+  tools: ['http_post', 'calculator'],
+  policy: (call) => {
+    if (call.name === 'calculator')
+      return { verdict: 'ask', reason: 'every calculation is reviewed' }
+    const url = String((call.args as { url?: unknown }).url)
+    if (url.includes('/forbidden')) return { verdict: 'deny', reason: 'nothing goes to /forbidden' }
+    return 'allow'
+  },
+})
+
+export const TEST_AGENTS = [
+  incident,
+  ticket,
+  clash,
+  byName,
+  guarded,
+  scoped,
+  reviewed,
+  badJudge,
+  careful,
+]

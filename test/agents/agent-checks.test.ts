@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import * as z from 'zod/mini'
 import { defineAgent } from '../../agents/index'
-import { resolveAgents, type AgentLimits } from '../../src/config/agents'
+import { resolveAgents, resolveAgentSet, type AgentLimits } from '../../src/config/agents'
 import { AUTH, useServiceFakes } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
 import { DEFAULT_BUDGET } from '../../src/kernel/budget'
@@ -122,9 +122,15 @@ describe('resolveAgents', () => {
     model: modelConfigFromEnv({ MODEL: 'gpt-test', OPENAI_API_KEY: 'sk-x' }),
   }
   const base = { description: 'd', instructions: 'i' }
+  // Named in ENABLED_AGENTS: every problem is the deployment's (an unset list may leave an agent
+  // out instead: below).
   const problemsOf = (agents: ReturnType<typeof defineAgent>[]) => {
     try {
-      resolveAgents([], limits, [defineAgent({ name: 'default', ...base }), ...agents])
+      resolveAgents(
+        agents.map((a) => String(a.name)),
+        limits,
+        [defineAgent({ name: 'default', ...base }), ...agents],
+      )
       return []
     } catch (err) {
       return (err as { problems: { agent: string; field: string; message: string }[] }).problems
@@ -177,6 +183,39 @@ describe('resolveAgents', () => {
         message: expect.stringMatching(message),
       },
     ])
+  })
+
+  it('with ENABLED_AGENTS unset, leaves out an agent whose only problems are the settings, with why', () => {
+    const catalog = [
+      defineAgent({ name: 'default', ...base }),
+      defineAgent({ name: 'counter', ...base, tools: ['counter', 'calculator'] }),
+      defineAgent({ name: 'pricey', ...base, model: 'gpt-other' }),
+      defineAgent({ name: 'calc', ...base, tools: ['calculator'] }),
+    ]
+    const { agents, leftOut } = resolveAgentSet([], limits, catalog)
+    expect(agents.map((a) => a.name)).toEqual(['default', 'calc'])
+    expect(leftOut).toEqual([
+      { agent: 'counter', reason: expect.stringMatching(/^tools counter not offered/) },
+      {
+        agent: 'pricey',
+        reason: expect.stringMatching(/^model "gpt-other" is not in MODEL_ALLOW/),
+      },
+    ])
+    // Named, the same agent is the deployment's problem: 503 misconfigured naming its field.
+    expect(() => resolveAgentSet(['counter'], limits, catalog)).toThrow(/agent "counter" tools/)
+  })
+
+  it('with ENABLED_AGENTS unset, still refuses a broken definition and a needed delegate', () => {
+    const broken = [
+      defineAgent({ name: 'default', ...base }),
+      defineAgent({ name: 'counter', ...base, tools: ['counter'], temperature: 3 }),
+    ]
+    expect(() => resolveAgentSet([], limits, broken)).toThrow(/agent "counter" tools.*temperature/)
+    const delegated = [
+      defineAgent({ name: 'default', ...base, delegates: ['helper'] }),
+      defineAgent({ name: 'helper', ...base, tools: ['counter'] }),
+    ]
+    expect(() => resolveAgentSet([], limits, delegated)).toThrow(/agent "helper" tools/)
   })
 
   it('a tool named final_answer is refused: it would collide with the finish tool', () => {

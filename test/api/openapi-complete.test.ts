@@ -97,6 +97,33 @@ describe('/openapi.json', () => {
     )
   })
 
+  it("gives the deployment's budget maxima and the agent-name pattern the server enforces", async () => {
+    const res = await fetchWith({ MAX_STEPS: '12' }, '/openapi.json')
+    type Body = {
+      $ref?: string
+      properties: {
+        budget: { properties: Record<string, { maximum?: number }> }
+        agent: { pattern?: string }
+      }
+    }
+    type Op = { requestBody: { content: Record<string, { schema: Body }> } }
+    const doc = (await res.json()) as {
+      paths: Record<string, Record<string, Op>>
+      components: { schemas: Record<string, Body> }
+    }
+    const inline = doc.paths['/v1/runs']!.post!.requestBody.content['application/json']!.schema
+    const body = inline.$ref ? doc.components.schemas[inline.$ref.split('/').at(-1)!]! : inline
+    expect(body.properties.budget.properties.maxSteps!.maximum).toBe(12)
+    expect(body.properties.agent.pattern).toBe('^[a-z][a-z0-9_-]{0,39}$')
+    const over = await fetchWith({ MAX_STEPS: '12' }, '/v1/runs', {
+      method: 'POST',
+      headers: { authorization: 'Bearer test-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ task: 'x', budget: { maxSteps: 13 } }),
+    })
+    expect(over.status).toBe(400)
+    expect(await over.json()).toMatchObject({ error: { code: 'budget_over_maximum' } })
+  })
+
   it('documents every route the app answers, and nothing else', async () => {
     const doc = await document()
     // The app's own route table (middleware is ALL or `*`), `:id` written as `{id}`.

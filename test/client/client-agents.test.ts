@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { EdgeloopClient, EdgeloopError } from '../../src/client'
 import { reply } from '../fakes/fake-openai'
 import { API_TOKEN, drainAlarms, ORIGIN, useServiceFakes } from '../service/harness'
+import { shippedOf } from '../fixtures/shipped-agents'
 
 const fakes = useServiceFakes()
 const client = new EdgeloopClient({
@@ -15,7 +16,7 @@ const client = new EdgeloopClient({
 describe('EdgeloopClient and agents', () => {
   it('lists the agents and gets one; an unknown one is an EdgeloopError agent_not_found', async () => {
     const { agents } = await client.listAgents()
-    expect(agents.map((a) => a.name)).toEqual(['default', 'triage', 'lead'])
+    expect(shippedOf(agents.map((a) => a.name))).toEqual(['default', 'triage', 'lead'])
     const triage = await client.getAgent('triage')
     expect(triage.instructions).toMatch(/^You triage/)
     expect(triage.outputSchema).toMatchObject({ type: 'object' })

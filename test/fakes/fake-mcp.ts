@@ -38,6 +38,19 @@ export const SECTION_SCHEMA: ElicitRequestFormParams['requestedSchema'] = {
   required: ['section'],
 }
 
+/** What `publish_page` asks for: the channel to publish to. */
+export const CHANNEL_SCHEMA: ElicitRequestFormParams['requestedSchema'] = {
+  type: 'object',
+  properties: {
+    channel: { type: 'string', enum: ['blog', 'changelog'] },
+    notify: { type: 'boolean', default: false },
+  },
+  required: ['channel'],
+}
+
+/** Where `open_consent` sends the person (URL-mode elicitation). */
+export const CONSENT_URL = 'https://mcp.test/consent/c-1'
+
 export class FakeMcp {
   /** Every tools/call the server received, in order. */
   readonly calls: McpCall[] = []
@@ -107,6 +120,11 @@ export class FakeMcp {
   readonly gets: { lastEventId: string | null; at: number }[] = []
   /** What the client answered each `elicitation/create` with, in order. */
   readonly elicitAnswers: ElicitResult[] = []
+  /**
+   * Every page `publish_page` published (its side effect), with the answer it got (and, when
+   * asked to notify, the answer to its second question: which list).
+   */
+  readonly published: Record<string, unknown>[] = []
   /**
    * Checks a request's credentials instead of the fixed token: null lets it in, a Response
    * refuses it (test/fakes/fake-oauth.ts puts an OAuth resource server here).
@@ -342,6 +360,81 @@ export class FakeMcp {
               ? `searched ${JSON.stringify(answer.content)} for "${query}"`
               : `not searched: ${answer.action}`
           return { content: [{ type: 'text', text }] }
+        },
+      )
+    }
+    if (this.streams) {
+      // A side effect (no annotations) that asks where to publish before it does.
+      server.registerTool(
+        'publish_page',
+        {
+          description: 'Publish a page; asks to which channel.',
+          inputSchema: { page: z.string() },
+        },
+        async ({ page }, extra) => {
+          await record('publish_page', { page }, extra)
+          const answer = await extra.sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                message: `Publish "${page}" to which channel?`,
+                requestedSchema: CHANNEL_SCHEMA,
+              },
+            },
+            ElicitResultSchema,
+          )
+          this.elicitAnswers.push(answer)
+          if (answer.action !== 'accept') {
+            return { content: [{ type: 'text', text: `not published: ${answer.action}` }] }
+          }
+          // Asked to notify: a second question, which list.
+          let list: ElicitResult | undefined
+          if (answer.content?.notify === true) {
+            list = await extra.sendRequest(
+              {
+                method: 'elicitation/create',
+                params: {
+                  message: 'Notify which list?',
+                  requestedSchema: {
+                    type: 'object',
+                    properties: { list: { type: 'string' } },
+                    required: ['list'],
+                  },
+                },
+              },
+              ElicitResultSchema,
+            )
+            this.elicitAnswers.push(list)
+          }
+          this.published.push({ page, ...answer.content, ...(list ? { list: list.content } : {}) })
+          return {
+            content: [{ type: 'text', text: `published ${page} to ${answer.content!.channel}` }],
+          }
+        },
+      )
+      // Sends the person to a page of its own (URL mode, 2025-11-25).
+      server.registerTool(
+        'open_consent',
+        {
+          description: 'Asks the person to consent on the server’s page.',
+          annotations: { readOnlyHint: true },
+        },
+        async (extra) => {
+          await record('open_consent', {}, extra)
+          const answer = await extra.sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                mode: 'url',
+                message: 'Consent to reading your drive',
+                url: CONSENT_URL,
+                elicitationId: 'c-1',
+              },
+            },
+            ElicitResultSchema,
+          )
+          this.elicitAnswers.push(answer)
+          return { content: [{ type: 'text', text: `consent: ${answer.action}` }] }
         },
       )
     }

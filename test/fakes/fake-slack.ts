@@ -1,7 +1,7 @@
 /**
  * A strict fake of the Slack Web API (`chat.postMessage`, `chat.update`, `chat.postEphemeral`,
- * the streaming `chat.startStream` / `chat.appendStream` / `chat.stopStream`, and
- * `assistant.threads.setStatus`) for `new Outbound().on('slack.test', fakeSlack.handler)`, plus builders for SIGNED inbound
+ * the streaming `chat.startStream` / `chat.appendStream` / `chat.stopStream`,
+ * `assistant.threads.setStatus`, and `views.open` / `views.update` / `views.publish`) for `new Outbound().on('slack.test', fakeSlack.handler)`, plus builders for SIGNED inbound
  * Slack requests (slash commands, events, interactions) as Slack would send them.
  */
 import type { FakeHandler } from './outbound'
@@ -56,8 +56,22 @@ const METHODS = [
   'chat.postEphemeral',
   ...STREAM_METHODS,
   'assistant.threads.setStatus',
+  'views.open',
+  'views.update',
+  'views.publish',
 ] as const
 type Method = (typeof METHODS)[number]
+
+/** A view Slack holds: a modal opened (and updated), or a person's Home tab. */
+export interface FakeSlackView {
+  id: string
+  hash: string
+  view: Json
+  /** The user whose Home tab it is (`views.publish`). */
+  user?: string
+  /** The trigger_id a modal was opened with. */
+  triggerId?: string
+}
 
 export class FakeSlack {
   readonly calls: FakeSlackCall[] = []
@@ -76,6 +90,12 @@ export class FakeSlack {
   /** Methods called that this fake does not speak: a test fails on any (harness restore). */
   readonly unknownMethods: string[] = []
   #nextTs = 1
+  /** Modals opened (and updated) through `views.open` / `views.update`, oldest first. */
+  readonly modals: FakeSlackView[] = []
+  /** Each user's Home tab as last published. */
+  readonly homes = new Map<string, FakeSlackView>()
+  readonly #usedTriggers = new Set<string>()
+  #nextView = 1
 
   /** `channels`, when given, are the only ones the bot is in; others get `channel_not_found`. */
   constructor(options: { token: string; channels?: string[] }) {
@@ -165,6 +185,10 @@ export class FakeSlack {
     // Slack answers but warns when the charset is missing from a JSON body.
     const warning = /charset=utf-8/i.test(contentType) ? {} : { warning: 'missing_charset' }
 
+    if (method.startsWith('views.')) {
+      const answer = this.#view(method as Method, body)
+      return reply(200, { ...answer, ...(answer.ok ? warning : {}) })
+    }
     const problem = this.#checkArguments(method as Method, body)
     if (problem) return reply(200, { ok: false, error: problem })
     const channel = (body.channel ?? body.channel_id) as string
@@ -241,7 +265,71 @@ export class FakeSlack {
         })
         return reply(200, { ok: true, ...warning })
       }
+      default: // the views.* methods, answered above
+        return reply(200, { ok: false, error: 'unknown_method' })
     }
+  }
+
+  /**
+   * `views.open` (a trigger_id, used once), `views.update` (by view_id or external_id, with the
+   * hash it last read, if any) and `views.publish` (a user's Home tab): the view is checked as
+   * Slack checks it, and held.
+   */
+  #view(method: Method, body: Json): Json {
+    const view = body.view
+    if (!view || typeof view !== 'object' || Array.isArray(view))
+      return { ok: false, error: 'invalid_arguments' }
+    const problem = viewProblem(view as Json, method === 'views.publish' ? 'home' : 'modal')
+    if (problem)
+      return { ok: false, error: 'invalid_arguments', response_metadata: { messages: [problem] } }
+    const held = (v: FakeSlackView) => ({ ok: true, view: { ...v.view, id: v.id, hash: v.hash } })
+    if (method === 'views.open') {
+      const trigger = body.trigger_id
+      if (typeof trigger !== 'string' || !/^\d+\.\d+\.[0-9a-f]+$/.test(trigger))
+        return { ok: false, error: 'invalid_trigger_id' }
+      if (this.#usedTriggers.has(trigger)) return { ok: false, error: 'exchanged_trigger_id' }
+      this.#usedTriggers.add(trigger)
+      const opened = {
+        id: this.#viewId(),
+        hash: this.#viewHash(),
+        view: view as Json,
+        triggerId: trigger,
+      }
+      this.modals.push(opened)
+      return held(opened)
+    }
+    if (method === 'views.update') {
+      const target = this.modals.find(
+        (m) =>
+          (body.view_id !== undefined && m.id === body.view_id) ||
+          (body.external_id !== undefined && m.view.external_id === body.external_id),
+      )
+      if (!target) return { ok: false, error: 'not_found' }
+      if (body.hash !== undefined && body.hash !== target.hash)
+        return { ok: false, error: 'hash_conflict' }
+      target.view = view as Json
+      target.hash = this.#viewHash()
+      return held(target)
+    }
+    const user = body.user_id
+    if (typeof user !== 'string' || !/^[UW][A-Z0-9]+$/.test(user))
+      return { ok: false, error: 'invalid_arguments' }
+    const home = {
+      id: this.homes.get(user)?.id ?? this.#viewId(),
+      hash: this.#viewHash(),
+      view: view as Json,
+      user,
+    }
+    this.homes.set(user, home)
+    return held(home)
+  }
+
+  #viewId(): string {
+    return `V${String(this.#nextView++).padStart(8, '0')}`
+  }
+
+  #viewHash(): string {
+    return `${Date.now()}.${Math.random().toString(36).slice(2, 10)}`
   }
 
   /** The text each stream call carried, in order, for the stream message `ts`. */
@@ -296,9 +384,59 @@ function streamProblem(method: string, body: Json): string | undefined {
   return undefined
 }
 
+/**
+ * What Slack refuses in a view: a modal needs a title, and a submit button when it has inputs
+ * (title, submit and close at most 24 characters); a view holds at most 100 blocks, and
+ * `private_metadata` at most 3000 characters, `callback_id` 255; every input block has a label
+ * and an element, and each block id appears once.
+ */
+function viewProblem(view: Json, type: 'modal' | 'home'): string | undefined {
+  if (view.type !== type) return `view.type must be ${type}`
+  const blocks = view.blocks
+  if (!Array.isArray(blocks) || blocks.length > 100) return 'view.blocks: 1 to 100 blocks'
+  if (!blocksWithinLimits(blocks, 100)) return 'view.blocks: a block breaks a Block Kit limit'
+  const short = (t: unknown) =>
+    !!t &&
+    typeof t === 'object' &&
+    (t as Json).type === 'plain_text' &&
+    typeof (t as Json).text === 'string' &&
+    ((t as Json).text as string).length > 0 &&
+    ((t as Json).text as string).length <= 24
+  const inputs = blocks.filter((b) => (b as Json).type === 'input') as Json[]
+  if (type === 'modal') {
+    if (!short(view.title)) return 'view.title: plain_text of 1 to 24 characters'
+    if (view.close !== undefined && !short(view.close)) return 'view.close: at most 24 characters'
+    if (view.submit !== undefined && !short(view.submit))
+      return 'view.submit: at most 24 characters'
+    if (inputs.length && view.submit === undefined) return 'view.submit: required with input blocks'
+  } else if (inputs.length) return 'a Home tab takes no input blocks'
+  if (typeof view.private_metadata === 'string' && view.private_metadata.length > 3000)
+    return 'view.private_metadata: at most 3000 characters'
+  if (typeof view.callback_id === 'string' && view.callback_id.length > 255)
+    return 'view.callback_id: at most 255 characters'
+  const ids = blocks.map((b) => (b as Json).block_id).filter((id) => id !== undefined)
+  if (new Set(ids).size !== ids.length) return 'view.blocks: a block_id used twice'
+  for (const input of inputs) {
+    const element = input.element as Json | undefined
+    if (!input.label || !element || typeof element.type !== 'string')
+      return 'input: label and element required'
+    if (element.type === 'plain_text_input' && typeof element.initial_value === 'string') {
+      const max = typeof element.max_length === 'number' ? element.max_length : 3000
+      if (element.initial_value.length > max)
+        return 'plain_text_input: initial_value over max_length'
+    }
+    if (element.type === 'static_select') {
+      const options = element.options
+      if (!Array.isArray(options) || !options.length || options.length > 100)
+        return 'static_select: 1 to 100 options'
+    }
+  }
+  return undefined
+}
+
 /** The Block Kit limits Slack enforces that our messages could plausibly hit. */
-function blocksWithinLimits(blocks: unknown[]): boolean {
-  if (blocks.length > 50) return false
+function blocksWithinLimits(blocks: unknown[], maxBlocks = 50): boolean {
+  if (blocks.length > maxBlocks) return false
   const ok = (node: unknown, parent?: string): boolean => {
     if (Array.isArray(node)) return node.every((n) => ok(n, parent))
     if (!node || typeof node !== 'object') return true
@@ -501,6 +639,68 @@ export function blockActionsBody(input: {
         action_ts: '1700000200.000300',
       },
     ],
+  }
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
+}
+
+/**
+ * The `state.values` Slack sends for a modal's inputs: each input's value as the person left it,
+ * `typed[block_id]` where they typed or chose something, else its initial value (a
+ * `static_select` by option value).
+ */
+export function viewStateValues(view: Json, typed: Record<string, string> = {}): Json {
+  const values: Json = {}
+  for (const block of (view.blocks ?? []) as Json[]) {
+    if (block.type !== 'input') continue
+    const element = block.element as Json
+    const id = block.block_id as string
+    const actionId = element.action_id as string
+    let state: Json
+    if (element.type === 'static_select') {
+      const options = element.options as Json[]
+      const selected =
+        id in typed
+          ? (options.find((o) => o.value === typed[id]) ?? null)
+          : ((element.initial_option as Json | undefined) ?? null)
+      state = { type: element.type, selected_option: selected }
+    } else {
+      const value =
+        id in typed ? typed[id] : ((element.initial_value as string | undefined) ?? null)
+      state = { type: element.type, value: value === '' ? null : value }
+    }
+    values[id] = { [actionId]: state }
+  }
+  return values
+}
+
+/** A `view_submission` interaction form body: `view` (as opened) submitted with `values`. */
+export function viewSubmissionBody(input: {
+  view: { id: string; hash: string; view: Json }
+  values: Json
+  user_id: string
+  team_id?: string
+}): string {
+  const team = input.team_id ?? 'T0001'
+  const payload = {
+    type: 'view_submission',
+    team: { id: team, domain: 'example' },
+    user: { id: input.user_id, username: input.user_id.toLowerCase(), team_id: team },
+    api_app_id: 'A123456',
+    token: 'XXYYZZ',
+    trigger_id: '13345224609.738474920.8088930838d88f008e1',
+    view: {
+      ...input.view.view,
+      id: input.view.id,
+      team_id: team,
+      hash: input.view.hash,
+      state: { values: input.values },
+      app_id: 'A123456',
+      root_view_id: input.view.id,
+      previous_view_id: null,
+      bot_id: 'B0001',
+    },
+    response_urls: [],
+    is_enterprise_install: false,
   }
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
 }

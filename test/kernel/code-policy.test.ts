@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest'
 import {
   createRunState,
   defineTool,
+  react,
   runSlice,
   toRunResult,
+  type AgentPolicy,
   type CodePolicy,
   type ConfirmMode,
 } from '../../src/kernel/index'
@@ -83,6 +85,7 @@ describe('a refund policy written as code', () => {
       applied: 'run',
       policy: { verdict: 'allow', reason: 'under 50', error: null },
       shadow: null,
+      agent: null,
     })
   })
 
@@ -146,6 +149,118 @@ describe('a refund policy written as code', () => {
       applied: 'run',
       policy: null,
       shadow: { verdict: 'deny', reason: 'foreign account', error: null },
+      agent: null,
+    })
+  })
+})
+
+/**
+ * An agent's policy (`react({ policy })`, an agent definition's `policy`): asked about every call
+ * of the run, whatever the tool, composed with the tool's own: the stricter wins.
+ */
+describe("an agent's policy as code", () => {
+  const lookup = defineTool({
+    name: 'lookup',
+    description: 'Look an account up.',
+    params: z.object({ account: z.string() }),
+    returns: 'The account.',
+    handler: ({ account }) => `account ${account}`,
+  })
+  /** Business hours only for refunds; no lookups of internal accounts. */
+  const agentPolicy: AgentPolicy = (call) => {
+    const args = call.args as Record<string, unknown>
+    if (call.name === 'lookup' && String(args.account).startsWith('INT'))
+      return { verdict: 'deny', reason: 'internal accounts are off limits' }
+    if (call.sideEffect) return { verdict: 'ask', reason: 'every change is reviewed' }
+    return 'allow'
+  }
+
+  async function run(
+    calls: { name: string; args: Record<string, unknown> }[],
+    policy: AgentPolicy,
+    mode: ConfirmMode = 'allow',
+  ) {
+    const ran: Ran = []
+    const model = new ScriptedModel((_req, turn) =>
+      turn === 0
+        ? nativeCalls(
+            calls.map((c, i) => nativeCall(c.name, c.args, `c${i}`)),
+            'Go.',
+          )
+        : nativeAnswer('done'),
+    )
+    const result = await react('task', [refundTool(ran, { policy: refundPolicy }), lookup], {
+      model,
+      protocol: 'native',
+      confirm: { mode },
+      policy,
+    })
+    return { result, ran, calls: result.steps[0]!.calls }
+  }
+
+  it('the stricter wins: the tool allows a small refund, the agent asks', async () => {
+    const { result, ran, calls } = await run(
+      [{ name: 'refund', args: { amount: 20, account: 'DE1' } }],
+      agentPolicy,
+    )
+    // In memory nobody can answer, so the call it asks about is denied (react's rule).
+    expect(result.stopReason).toBe('finish')
+    expect(ran).toHaveLength(0)
+    expect(calls[0]!.approval).toMatchObject({ decision: 'denied' })
+    expect(calls[0]!.policy).toEqual({
+      configured: 'run',
+      applied: 'ask',
+      policy: { verdict: 'allow', reason: 'under 50', error: null },
+      shadow: null,
+      agent: { verdict: 'ask', reason: 'every change is reviewed', error: null },
+    })
+  })
+
+  it('the stricter wins the other way: the agent allows, the tool denies a foreign account', async () => {
+    const { ran, calls } = await run(
+      [{ name: 'refund', args: { amount: 20, account: 'US1' } }],
+      () => 'allow',
+    )
+    expect(ran).toHaveLength(0)
+    expect(calls[0]!.observation).toContain('its policy denied it (foreign account)')
+    expect(calls[0]!.policy).toMatchObject({ applied: 'deny', agent: { verdict: 'allow' } })
+  })
+
+  it('it decides about tools without a policy of their own, read-only ones too', async () => {
+    const { result, calls } = await run(
+      [
+        { name: 'lookup', args: { account: 'INT-7' } },
+        { name: 'lookup', args: { account: 'DE1' } },
+      ],
+      agentPolicy,
+    )
+    expect(result.ok).toBe(true)
+    expect(calls[0]!.observation).toContain(
+      "lookup was not run: the agent's policy denied it (internal accounts are off limits)",
+    )
+    expect(calls[1]!.observation).toContain('account DE1')
+    expect(calls[1]!.policy).toMatchObject({ configured: 'run', applied: 'run' })
+  })
+
+  it('never wider than the confirm policy: under deny, its allow refuses', async () => {
+    const { ran, calls } = await run(
+      [{ name: 'refund', args: { amount: 20, account: 'DE1' } }],
+      () => 'allow',
+      'deny',
+    )
+    expect(ran).toHaveLength(0)
+    expect(calls[0]!.policy).toMatchObject({ configured: 'deny', applied: 'deny' })
+  })
+
+  it('a policy that throws asks a person, and the error is recorded', async () => {
+    const { result, calls } = await run([{ name: 'lookup', args: { account: 'DE1' } }], () => {
+      throw new Error('rules service down')
+    })
+    expect(result.ok).toBe(true)
+    expect(calls[0]!.approval).toMatchObject({ decision: 'denied' })
+    expect(calls[0]!.policy!.agent).toMatchObject({
+      verdict: 'ask',
+      error: expect.stringContaining('rules service down'),
     })
   })
 })

@@ -44,8 +44,16 @@ describe('a run whose person has not connected a per-person server', () => {
       kind: 'connect',
       ask: { details: { server: 'tracker', owner: 'token:alpha', grantor: 'token:alpha' } },
     })
+    // The inbox says where its Connect action goes: the server's link route, for this item.
+    const inbox = (await (await api('/v1/inbox', { headers: ALPHA })).json()) as {
+      items: { runId: string; callId: string; actions: string[]; href: string | null }[]
+    }
+    const listed = inbox.items.find((i) => i.runId === id && i.callId === 'c1')!
+    expect(listed).toMatchObject({ actions: ['connect'], href: '/v1/connections/tracker/link' })
+    expect(item!.href).toBe(listed.href)
+    const server = listed.href!.split('/')[3]!
     const browser = await followLink(
-      await connectLink('tracker', ALPHA, { runId: id, itemId: 'c1' }),
+      await connectLink(server, ALPHA, { runId: id, itemId: 'c1' }),
       oauth.auth,
     )
     expect((await callback(browser.callback, browser.cookie)).status).toBe(200)

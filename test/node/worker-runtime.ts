@@ -29,6 +29,8 @@ export interface WorkerBuild {
   durableObjects: Record<string, { className: string; useSQLite?: boolean }>
   /** D1 binding names (`[[d1_databases]] binding`), local databases under the storage folder. */
   d1Databases: string[]
+  /** KV binding names (`[[kv_namespaces]] binding`), local namespaces under the storage folder. */
+  kvNamespaces: string[]
   /** `[assets]`: the directory the build writes (the console's files) and its binding. */
   assets?: { directory: string; binding: string }
 }
@@ -96,6 +98,12 @@ export function runtimeSettings(toml: string): Omit<WorkerBuild, 'scriptPath' | 
     if (!binding) throw new Error('wrangler.toml: a D1 database needs binding = "…"')
     d1Databases.push(binding)
   }
+  const kvNamespaces: string[] = []
+  for (const block of toml.split(/^\[\[kv_namespaces\]\]\s*$/m).slice(1)) {
+    const binding = /^binding\s*=\s*"([^"]+)"/m.exec(block.split(/^\[/m)[0]!)?.[1]
+    if (!binding) throw new Error('wrangler.toml: a KV namespace needs binding = "…"')
+    kvNamespaces.push(binding)
+  }
   const assetsBlock = toml.split(/^\[assets\]\s*$/m)[1]?.split(/^\[/m)[0]
   let assets: WorkerBuild['assets']
   if (assetsBlock !== undefined) {
@@ -110,6 +118,7 @@ export function runtimeSettings(toml: string): Omit<WorkerBuild, 'scriptPath' | 
     compatibilityFlags: strings(flags),
     durableObjects,
     d1Databases,
+    kvNamespaces,
     ...(assets ? { assets } : {}),
   }
 }
@@ -178,6 +187,7 @@ export class WorkerRuntime {
         compatibilityFlags: worker.compatibilityFlags,
         durableObjects: worker.durableObjects,
         d1Databases: worker.d1Databases,
+        kvNamespaces: worker.kvNamespaces,
         // As deployed: every request reaches the Worker first, which reads the files by binding.
         ...(worker.assets
           ? {

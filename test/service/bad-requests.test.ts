@@ -95,6 +95,12 @@ const table: Row[] = [
   ['POST /v1/runs body is null', () => postRun(null), 400, 'invalid_request'],
   ['POST /v1/runs blank task', () => postRun({ task: '   ' }), 400, 'invalid_request'],
   [
+    'POST /v1/runs agent that is no agent name (the pattern /openapi.json gives)',
+    () => postRun({ task: 'x', agent: 'Ops Team!' }),
+    400,
+    'invalid_request',
+  ],
+  [
     'POST /v1/runs unknown field',
     () => postRun({ task: 'x', tool: ['calculator'] }),
     400,

@@ -70,9 +70,11 @@ describe('a slash command run that needs an approval', () => {
     expect(text).toContain(`Expires <!date^${Math.floor(expiresAt / 1000)}^`)
 
     const buttons = buttonsOf(approval)
+    // http_post takes edited arguments: Edit opens a modal (test/hitl/slack-modals.test.ts).
     expect(buttons.map((b) => [b.text.text, b.style])).toEqual([
       ['Approve', 'primary'],
       ['Deny', 'danger'],
+      ['Edit', undefined],
     ])
     for (const b of buttons) {
       expect(JSON.parse(b.value)).toEqual({ r: runId, c: pending.callId, h: pending.argsHash })
@@ -274,7 +276,7 @@ describe('clicks that must not decide twice', () => {
     expect(view.status).toBe('awaiting_approval')
     expect(view.pendingApprovals).toHaveLength(1)
     expect(world.received).toHaveLength(0)
-    expect(buttonsOf(world.approvalMessage())).toHaveLength(2)
+    expect(buttonsOf(world.approvalMessage())).toHaveLength(3) // Approve, Deny, Edit: still there
   })
 
   it('tells an approver clicking a button of an unknown run, and creates no run', async () => {

@@ -46,7 +46,7 @@ function screenFrom(
 }
 
 /** Applies call `k`'s screening; true when it tripped (the step's other calls then never run). */
-function took(calls: Call[], k: number, s: Screened, log: Screened[]): boolean {
+export function took(calls: Call[], k: number, s: Screened, log: Screened[]): boolean {
   log.push(s)
   const call = calls[k]!
   if (!s.tripped) {

@@ -58,7 +58,7 @@ const getAgentRoute = declareRoute({
 
 agentsDocs.serve(agentsRoutes, getAgentRoute, requireAuth(), (c) => {
   const config = loadConfig(c.env)
-  const agent = findAgent(config.agents, c.req.param('name'))
+  const agent = findAgent(config, c.req.param('name'))
   const body: AgentBody = { ...agentItem(agent, config), instructions: agent.instructions }
   return c.json(body)
 })

@@ -13,6 +13,9 @@ import { ApiError } from '../api-error'
 import { requireAuth } from './auth'
 import { RUN_ID_PATTERN } from './schemas'
 import { AGENT_NAME_PATTERN } from '../../config'
+import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
+import { errorResponses, ROUTE_ERRORS } from '../openapi/openapi-errors'
+import { bearer, cursor, limit, ok } from '../openapi/openapi-parts'
 
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100
@@ -68,22 +71,67 @@ export async function listRunsHandler(c: Context<AppEnv>): Promise<Response> {
   )
 }
 
-/** `/v1/approvals`: the approval inbox across runs. */
-export const approvalsRoutes = new Hono<AppEnv>()
+/** What /openapi.json says of the inbox under its first name, `/v1/approvals`. */
+export const approvalsDocs = new DeclaredRoutes('/v1/approvals')
+export const approvalsRoutes = inboxGroup(approvalsDocs, 'listApprovals')
+/** Every kind of pending item, not only approvals: the same list under the name it has now. */
+export const inboxDocs = new DeclaredRoutes('/v1/inbox')
+export const inboxRoutes = inboxGroup(inboxDocs, 'listInbox')
 
-approvalsRoutes.use('*', requireAuth())
-approvalsRoutes.use('*', async (c, next) => {
-  if (c.var.principal === 'webhook') {
-    throw new ApiError(
-      403,
-      'forbidden',
-      'a webhook signature may only start runs (POST /v1/runs); use Authorization: Bearer <API_TOKEN>',
-    )
-  }
-  await next()
-})
+/**
+ * The inbox: every kind of pending item (approvals, questions, connections) across runs, newest
+ * first (docs/human-in-the-loop.md#the-inbox), served for `docs` (one list under two names).
+ */
+function inboxGroup(docs: DeclaredRoutes, operationId: 'listApprovals' | 'listInbox') {
+  const routes = new Hono<AppEnv>()
+  routes.use('*', requireAuth())
+  routes.use('*', async (c, next) => {
+    if (c.var.principal === 'webhook') {
+      throw new ApiError(
+        403,
+        'forbidden',
+        'a webhook signature may only start runs (POST /v1/runs); use Authorization: Bearer <API_TOKEN>',
+      )
+    }
+    await next()
+  })
+  docs.serve(routes, inboxRoute(operationId), listInbox)
+  return routes
+}
 
-approvalsRoutes.get('/', async (c) => {
+/** What /openapi.json says of the inbox under each of its names. */
+function inboxRoute(operationId: 'listApprovals' | 'listInbox') {
+  return declareRoute({
+    method: 'get',
+    path: '/',
+    operationId,
+    summary:
+      operationId === 'listInbox'
+        ? 'Every pending item (approvals, questions, connections) across runs, newest first'
+        : 'Pending items across runs, newest first (the inbox under its first name)',
+    description:
+      'Each item names its `kind`, what it asks (`ask`), its `actions` and the `href` they are posted to; approvals that may be edited carry their `editSchema`. Expired items are left out.',
+    tags: ['approvals'],
+    security: bearer,
+    parameters: [
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: ['pending'], default: 'pending' },
+      },
+      limit,
+      cursor,
+    ],
+    responses: {
+      '200': ok('A page of pending items', 'ApprovalPage'),
+      ...errorResponses(ROUTE_ERRORS.listApprovals),
+    },
+  })
+}
+
+/** `GET /v1/inbox?status=pending&limit=&cursor=`: the page of pending items the token may see. */
+async function listInbox(c: Context<AppEnv>): Promise<Response> {
   const status = c.req.query('status') ?? 'pending'
   if (status !== 'pending') {
     throw new ApiError(
@@ -104,7 +152,7 @@ approvalsRoutes.get('/', async (c) => {
       }),
     ),
   )
-})
+}
 
 /** A token limited to its own runs lists only those (filtered in the query, so pages stay full). */
 function ownedBy(caller: Principal): { owner?: string } {

@@ -80,22 +80,10 @@ runsDocs.serve(runsRoutes, startRunRoute, async (c) => {
   // The caller's trace, which the run's spans join (an invalid one is ignored, as W3C says).
   const trace = parseTraceparent(c.req.header('traceparent'))
   const { created, view } = await startRun(c.env, {
-    task: body.task,
+    ...body,
     requestedBy: c.var.principal,
     owner: ownerFor(c.var.caller),
-    ...(body.tools ? { tools: body.tools } : {}),
-    ...(body.budget ? { budget: body.budget } : {}),
-    ...(body.protocol ? { protocol: body.protocol } : {}),
-    ...(body.confirm ? { confirm: body.confirm } : {}),
-    ...(body.model ? { model: body.model } : {}),
-    ...(body.agent !== undefined ? { agent: body.agent } : {}),
-    ...(body.instructions !== undefined ? { instructions: body.instructions } : {}),
-    ...(body.output_schema !== undefined ? { outputSchema: body.output_schema } : {}),
-    ...(body.callback_url ? { callbackUrl: body.callback_url } : {}),
-    ...(body.callback_events ? { callbackEvents: body.callback_events } : {}),
-    ...(body.metadata ? { metadata: body.metadata } : {}),
     ...(key ? { idempotencyKey: key } : {}),
-    ...(body.continue !== undefined ? { continue: body.continue } : {}),
     ...(trace ? { trace } : {}),
   })
   const self = `/v1/runs/${view.id}`

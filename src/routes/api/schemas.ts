@@ -6,6 +6,8 @@ import { TOOL_NAME_PATTERN } from '../../kernel/names'
 import { PROTOCOL_SETTINGS } from '../../kernel/state'
 import { CALLBACK_EVENTS } from '../../api/enums'
 import { SHA256_HEX_PATTERN } from '../../validation/patterns'
+import { AGENT_NAME_PATTERN } from '../../config'
+import type { RunChoices } from '../../runs/start'
 
 /** Request schemas of the HTTP API: they validate requests and make /openapi.json. */
 
@@ -30,7 +32,7 @@ const runToolName = z
 /** The budget a request may set: the kernel's schema, the same one `react()` checks. */
 export { BudgetOverrides }
 
-export const CreateRunBody = z.strictObject({
+const CreateRunFields = z.strictObject({
   /** What the agent should do. */
   task: z.string().check(z.trim(), z.minLength(1), z.maxLength(20_000)),
   /**
@@ -46,7 +48,7 @@ export const CreateRunBody = z.strictObject({
     z.strictObject({ mode: z.enum(CONFIRM_MODES), tools: z.optional(z.array(toolName)) }),
   ),
   /** The agent to run (GET /v1/agents); absent: `default`. */
-  agent: z.optional(z.string().check(z.minLength(1), z.maxLength(40))),
+  agent: z.optional(z.string().check(z.regex(AGENT_NAME_PATTERN))),
   /** Ad-hoc instructions, put first in the system prompt instead of the agent's. */
   instructions: z.optional(
     z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_REQUEST_INSTRUCTIONS)),
@@ -69,6 +71,20 @@ export const CreateRunBody = z.strictObject({
    */
   continue: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 })
+
+/**
+ * `POST /v1/runs`: the body as a client writes it (snake_case, the document's `CreateRun`),
+ * parsed into what the run-start service takes (runs/start's `RunChoices`).
+ */
+export const CreateRunBody = z.pipe(
+  CreateRunFields,
+  z.transform(({ output_schema, callback_url, callback_events, ...same }): RunChoices => ({
+    ...same,
+    ...(output_schema !== undefined ? { outputSchema: output_schema } : {}),
+    ...(callback_url !== undefined ? { callbackUrl: callback_url } : {}),
+    ...(callback_events !== undefined ? { callbackEvents: callback_events } : {}),
+  })),
+)
 
 /**
  * The decider is the token's name: there is no `by` (a body with one is refused with

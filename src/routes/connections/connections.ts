@@ -1,39 +1,58 @@
 import { Hono } from 'hono/tiny'
 import type { Context } from 'hono'
-import { loadConfig, type EnvRecord, type ServiceConfig } from '../../config'
+import { loadConfig, type ServiceConfig } from '../../config'
 import {
-  resolveConnectItem,
-  clientMetadataDocument,
-  completeConnect,
   connectionOwner,
-  publicUrlOf,
-  ConnectRefused,
   connectionStoreOf,
   createConnectLink,
   deleteConnection,
-  followConnectLink,
 } from '../../runs/connections/connections'
-import { sha256Hex } from '../../security/sha256'
 import type { AppEnv } from '../app-env'
-import { ApiError, errorBody } from '../api-error'
+import { ApiError } from '../api-error'
 import { requireAuth } from '../api/auth'
 import { parseJsonBody } from '../body'
 import { ConnectLinkBody } from '../api/schemas'
+import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
+import { errorResponses, ROUTE_ERRORS } from '../openapi/openapi-errors'
+import { bearer, json, ok, type Parameter } from '../openapi/openapi-parts'
+import { refusals } from './connect-refusals'
 
 /**
- * MCP connections (docs/mcp.md#oauth). `/v1/connections`: list them (never their tokens), get a
- * single-use link to grant one, delete one. `/oauth/*`, which a person's browser and the
- * authorization server reach without a token: the client ID metadata document, the connect link
- * (it redirects to the authorization server) and the callback that completes the grant.
+ * MCP connections (docs/mcp.md#oauth), `/v1/connections`: list them (never their tokens), get a
+ * single-use link to grant one (its browser routes are oauth.ts), delete one.
  *
  * Who may do what: a token grants and deletes its own connection (`token:<its name>`) to a
  * per-person server; the deployment's connection, or another person's, needs `approvals:write`
  * (the scope of those who decide what runs may do).
  */
 export const connectionRoutes = new Hono<AppEnv>()
-export const oauthRoutes = new Hono<AppEnv>()
 
-connectionRoutes.get('/', requireAuth(), async (c) => {
+/** What /openapi.json says of each route here. */
+export const connectionDocs = new DeclaredRoutes('/v1/connections')
+
+const serverName: Parameter = {
+  name: 'server',
+  in: 'path',
+  required: true,
+  description: 'The MCP server, as named in MCP_SERVERS.',
+  schema: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}$' },
+}
+
+const listConnectionsRoute = declareRoute({
+  method: 'get',
+  path: '/',
+  operationId: 'listConnections',
+  summary: 'MCP connections and who granted them (never their tokens)',
+  description: 'A token limited to its own runs sees its own connections and the deployment’s.',
+  tags: ['connections'],
+  security: bearer,
+  responses: {
+    '200': ok('The connections', 'ConnectionList'),
+    ...errorResponses(ROUTE_ERRORS.listConnections),
+  },
+})
+
+connectionDocs.serve(connectionRoutes, listConnectionsRoute, requireAuth(), async (c) => {
   const store = await connectionStoreOf(c.env)
   const caller = c.var.caller
   const mine = caller.kind === 'token' && caller.runs === 'own' ? `token:${caller.name}` : undefined
@@ -53,7 +72,26 @@ connectionRoutes.get('/', requireAuth(), async (c) => {
   return c.json({ servers, connections })
 })
 
-connectionRoutes.post('/:server/link', requireAuth({ scope: () => null }), async (c) => {
+const createConnectLinkRoute = declareRoute({
+  method: 'post',
+  path: '/{server}/link',
+  operationId: 'createConnectLink',
+  summary: 'A single-use link (15 minutes) that starts granting a connection',
+  description:
+    'For a per-person server, any token gets a link for its own connection; the deployment’s connection needs approvals:write. Open the link in a browser: it redirects to the authorization server, which sends the person back to /oauth/callback.',
+  tags: ['connections'],
+  security: bearer,
+  parameters: [serverName],
+  requestBody: { required: false, ...json('ConnectLinkRequest') },
+  responses: {
+    '201': ok('The link', 'ConnectLink'),
+    ...errorResponses(ROUTE_ERRORS.createConnectLink),
+  },
+})
+
+const anyToken = requireAuth({ scope: () => null })
+
+connectionDocs.serve(connectionRoutes, createConnectLinkRoute, anyToken, async (c) => {
   const server = serverOf(c)
   const person = tokenPerson(c)
   const body = parseJsonBody(c.var.rawBody, ConnectLinkBody, c.req.header('content-type') ?? null, {
@@ -73,7 +111,31 @@ connectionRoutes.post('/:server/link', requireAuth({ scope: () => null }), async
   return c.json({ server: server.name, owner: connectionOwner(server, person), ...link }, 201)
 })
 
-connectionRoutes.delete('/:server', requireAuth({ scope: () => null }), async (c) => {
+const deleteConnectionRoute = declareRoute({
+  method: 'delete',
+  path: '/{server}',
+  operationId: 'deleteConnection',
+  summary: 'Revoke (at the authorization server, when it can) and forget a connection',
+  tags: ['connections'],
+  security: bearer,
+  parameters: [
+    serverName,
+    {
+      name: 'owner',
+      in: 'query',
+      required: false,
+      description:
+        'Whose connection (`deployment`, `token:<name>`, `slack:<user id>`); default: the server’s for this token. Another’s needs approvals:write.',
+      schema: { type: 'string' },
+    },
+  ],
+  responses: {
+    '200': ok('Deleted', 'ConnectionDeleted'),
+    ...errorResponses(ROUTE_ERRORS.deleteConnection),
+  },
+})
+
+connectionDocs.serve(connectionRoutes, deleteConnectionRoute, anyToken, async (c) => {
   const server = serverOf(c)
   const person = tokenPerson(c)
   const owner = c.req.query('owner') ?? connectionOwner(server, person) ?? person
@@ -90,46 +152,6 @@ connectionRoutes.delete('/:server', requireAuth({ scope: () => null }), async (c
     throw new ApiError(404, 'not_found', `no ${server.name} connection for ${owner}`)
   }
   return c.json({ server: server.name, owner, deleted: true, revoked: result.revoked })
-})
-
-oauthRoutes.get('/client-metadata.json', (c) => {
-  const publicUrl = publicUrlOf(c.env as unknown as EnvRecord)
-  if (!publicUrl) {
-    return c.json(errorBody('not_found', 'PUBLIC_URL is not set: no client metadata'), 404)
-  }
-  c.header('Cache-Control', 'public, max-age=3600')
-  return c.json(clientMetadataDocument(publicUrl))
-})
-
-oauthRoutes.get('/connect/:secret', async (c) => {
-  const servers = loadConfig(c.env).mcpServers
-  const followed = await refusals(() => followConnectLink(c.env, servers, c.req.param('secret')))
-  if (followed instanceof Response) return followed
-  const state = new URL(followed.location).searchParams.get('state') ?? ''
-  c.header('Set-Cookie', await browserCookie(state, followed.browserNonce))
-  c.header('Cache-Control', 'no-store')
-  c.header('Referrer-Policy', 'no-referrer')
-  return c.redirect(followed.location, 302)
-})
-
-oauthRoutes.get('/callback', async (c) => {
-  const servers = loadConfig(c.env).mcpServers
-  const q = (name: string) => c.req.query(name)
-  const state = q('state') ?? ''
-  const nonce = readCookie(c.req.header('Cookie'), await cookieName(state))
-  const done = await refusals(() =>
-    completeConnect(
-      c.env,
-      servers,
-      { state: q('state'), code: q('code'), iss: q('iss'), error: q('error') },
-      nonce,
-    ),
-  )
-  if (done instanceof Response) return done
-  if (done.runId && done.itemId) await resolveConnectItem(c.env.RUNS, done)
-  c.header('Cache-Control', 'no-store')
-  c.header('Set-Cookie', `${await cookieName(state)}=; Path=/; Secure; HttpOnly; Max-Age=0`)
-  return c.html(connectedPage(done.server))
 })
 
 function serverOf(c: Context<AppEnv>): ServiceConfig['mcpServers'][number] {
@@ -160,39 +182,4 @@ function mayGrant(
     'forbidden',
     `the ${server.name} MCP server's connection is the deployment's: granting it needs a token with approvals:write`,
   )
-}
-
-/** Runs `work`; a ConnectRefused becomes its 4xx (or 502) JSON answer. */
-async function refusals<T>(work: () => Promise<T>): Promise<T | Response> {
-  try {
-    return await work()
-  } catch (err) {
-    if (!(err instanceof ConnectRefused)) throw err
-    return Response.json(errorBody(err.code, err.message), {
-      status: err.status,
-      headers: { 'Cache-Control': 'no-store' },
-    })
-  }
-}
-
-/** The browser that followed the link, by a cookie only this authorization's callback reads. */
-async function cookieName(state: string): Promise<string> {
-  return `__Host-edgeloop_connect_${(await sha256Hex(state)).slice(0, 16)}`
-}
-
-async function browserCookie(state: string, nonce: string): Promise<string> {
-  return `${await cookieName(state)}=${nonce}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=600`
-}
-
-function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=')
-    if (k === name) return v.join('=')
-  }
-  return undefined
-}
-
-function connectedPage(server: string): string {
-  const safe = server.replace(/[^a-z0-9_-]/g, '')
-  return `<!doctype html><meta charset="utf-8"><title>Connected</title><p>${safe} is connected. The run that asked for it goes on; you can close this tab.</p>`
 }

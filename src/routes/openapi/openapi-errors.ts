@@ -155,6 +155,25 @@ export const ROUTE_ERRORS = {
   },
   clientMetadata: { 404: ['not_found'] },
   getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
+  // The authorization server for served agents (docs/serving.md#authorization).
+  servedOAuthMetadata: { 404: ['oauth_not_configured'] },
+  oauthAuthorize: {
+    400: [
+      'invalid_request',
+      'invalid_target',
+      'unauthorized_client',
+      'unsupported_response_type',
+      'invalid_scope',
+    ],
+    404: ['oauth_not_configured'],
+  },
+  oauthConsent: {
+    400: ['invalid_request', 'invalid_scope'],
+    401: ['invalid_token'],
+    403: ['invalid_scope'],
+    404: ['oauth_not_configured'],
+    413: ['payload_too_large'],
+  },
 } satisfies Record<string, ErrorCodes>
 
 /** What every error answers: `{ error: { code, message, details? } }`. */
@@ -168,28 +187,45 @@ export function errorResponses(codes: ErrorCodes): Record<string, ErrorResponse>
   return Object.fromEntries(
     Object.entries(codes).map(([status, list]) => [
       status,
-      {
-        description: `Error: ${list.join(', ')}`,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['error'],
-              properties: {
-                error: {
-                  type: 'object',
-                  required: ['code', 'message'],
-                  properties: {
-                    code: { type: 'string', enum: list },
-                    message: { type: 'string', description: 'What went wrong and what to do.' },
-                    details: { description: 'More about the error, when there is more.' },
-                  },
-                },
-              },
-            },
+      jsonError(`Error: ${list.join(', ')}`, {
+        error: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: {
+            code: { type: 'string', enum: list },
+            message: { type: 'string', description: 'What went wrong and what to do.' },
+            details: { description: 'More about the error, when there is more.' },
           },
         },
-      },
+      }),
     ]),
   )
+}
+
+/**
+ * An OAuth error response (RFC 6749 §5.2, `{ error, error_description }`) for each of `statuses`:
+ * what the authorization server's endpoints answer, in the shape OAuth clients parse.
+ */
+export function oauthErrorResponses(
+  statuses: number[],
+  codes: string[],
+): Record<string, ErrorResponse> {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      jsonError(`OAuth error: ${codes.join(', ')}`, {
+        error: { type: 'string', enum: codes },
+        error_description: { type: 'string' },
+      }),
+    ]),
+  )
+}
+
+function jsonError(description: string, properties: Record<string, unknown>): ErrorResponse {
+  return {
+    description,
+    content: {
+      'application/json': { schema: { type: 'object', required: ['error'], properties } },
+    },
+  }
 }

@@ -1,7 +1,6 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core'
 import { RUN_ID_PATTERN } from '../../kernel/names'
 import { CURSOR_PATTERN } from '../../runs/index/run-index'
-import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
 
 /** Pieces the OpenAPI document (openapi.ts) repeats: schemas by reference, parameters, shapes. */
 
@@ -108,20 +107,6 @@ export const listLastEventId: Parameter = {
   schema: { type: 'string', pattern: '^\\s*([0-9a-f]{8}-[0-9]{1,15})?\\s*$' },
 }
 export const bearer = [{ bearer: [] }]
-export const slackOperation = (operationId: string, summary: string) => ({
-  post: {
-    operationId,
-    summary,
-    description: 'Verified with Slack request signing (X-Slack-Signature), not the API token.',
-    tags: ['slack'],
-    security: [{ slackSignature: [] }],
-    responses: {
-      '200': { description: 'Acknowledged' },
-      ...errorResponses(ROUTE_ERRORS.slack),
-    },
-  },
-})
-
 /**
  * A Server-Sent Events answer: `description` of the stream, `frames` of its bytes, and the
  * schema each `data:` holds (`x-item-schema`; OpenAPI 3.2 calls it itemSchema).
@@ -144,20 +129,5 @@ type SseResponse = {
       schema: { type: 'string'; description: string }
       'x-item-schema': { $ref: string }
     }
-  }
-}
-
-/** A file of the web console: public (it holds no secret; its API calls carry the token). */
-export function consoleFile(operationId: string, summary: string, type: string) {
-  return {
-    get: {
-      operationId,
-      summary,
-      tags: ['service'],
-      security: [],
-      responses: {
-        '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
-      },
-    },
   }
 }

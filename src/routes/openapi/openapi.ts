@@ -1,62 +1,67 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
-import { servicePaths } from './openapi-service'
-import { connectionPaths } from './openapi-connections'
+import { servedOAuthPaths } from './openapi-served-oauth'
 import { a2aPaths } from './openapi-a2a'
 import { openApiComponents } from './openapi-components'
-import { errorResponses, ROUTE_ERRORS } from './openapi-errors'
-import { bearer, consoleFile, cursor, limit, ok, slackOperation } from './openapi-parts'
+import { bearer } from './openapi-parts'
 
 let cached: Record<string, unknown> | undefined
 
 /**
- * The OpenAPI 3.1 document: request schemas are the zod schemas that validate requests, response
- * schemas those the tests parse real responses with; the paths of `declared` routes are generated
- * from their declarations. `origin` becomes the one server.
+ * The OpenAPI 3.1 document: its paths generated from the routes `declared` (every group the app
+ * mounts, each route declared once with its handler); its components the request schemas that
+ * validate requests and the response schemas the tests parse real responses with. `origin`
+ * becomes the one server.
  */
-export function openApiDocument(origin: string, declared: readonly DeclaredRoutes[]): unknown {
+export function openApiDocument(
+  origin: string,
+  declared: readonly DeclaredRoutes[],
+  maxima?: Readonly<Record<string, number | undefined>>,
+): unknown {
   cached ??= buildDocument(declared)
-  return { ...cached, servers: [{ url: origin, description: 'This deployment' }] }
-}
-
-/** The paths of the routes declared under `base` (docs/decisions.md#the-openapi-document). */
-function pathsOf(declared: readonly DeclaredRoutes[], base: string): Record<string, unknown> {
-  const definitions = declared.filter((routes) => routes.base === base)
-  const registry = definitions.flatMap((routes) => routes.registry.definitions)
-  const info = { title: 'edgeloop', version: '0.1.0' }
-  return new OpenApiGeneratorV31(registry).generateDocument({ openapi: '3.1.0', info }).paths ?? {}
+  const document = { ...cached, servers: [{ url: origin, description: 'This deployment' }] }
+  return maxima ? withBudgetMaxima(document, maxima) : document
 }
 
 /**
- * The inbox: `/v1/approvals` and `/v1/inbox` are the same list of every kind of pending item
- * (docs/human-in-the-loop.md#the-inbox).
+ * The document with this deployment's budget maxima (MAX_STEPS and the rest) as the `maximum` of
+ * each budget field a request may set, wherever a schema has a `budget` object: a request above
+ * one is refused (`budget_over_maximum`), so the document says so.
  */
-function inboxOperation(operationId: 'listApprovals' | 'listInbox') {
-  return {
-    operationId,
-    summary:
-      operationId === 'listInbox'
-        ? 'Every pending item (approvals, questions, connections) across runs, newest first'
-        : 'Pending items across runs, newest first (the inbox under its first name)',
-    description:
-      'Each item names its `kind`, what it asks (`ask`), its `actions` and the `href` they are posted to; approvals that may be edited carry their `editSchema`. Expired items are left out.',
-    tags: ['approvals'],
-    security: bearer,
-    parameters: [
-      {
-        name: 'status',
-        in: 'query',
-        required: false,
-        schema: { type: 'string', enum: ['pending'], default: 'pending' },
-      },
-      limit,
-      cursor,
-    ],
-    responses: {
-      '200': ok('A page of pending items', 'ApprovalPage'),
-      ...errorResponses(ROUTE_ERRORS.listApprovals),
-    },
+export function withBudgetMaxima<T extends object>(
+  document: T,
+  maxima: Readonly<Record<string, number | undefined>>,
+): T {
+  const copy = structuredClone(document)
+  const pending: unknown[] = [copy]
+  while (pending.length) {
+    const node = pending.pop()
+    if (!node || typeof node !== 'object') continue
+    const budget = (node as { properties?: { budget?: { properties?: unknown } } }).properties
+      ?.budget?.properties
+    if (budget && typeof budget === 'object') {
+      for (const [key, field] of Object.entries(
+        budget as Record<string, Record<string, unknown>>,
+      )) {
+        const max = maxima[key]
+        if (typeof max === 'number' && Number.isFinite(max) && field && typeof field === 'object') {
+          field.maximum = max
+        }
+      }
+    }
+    pending.push(...Object.values(node))
   }
+  return copy
+}
+
+/**
+ * Every route's path item, generated from its declaration, in the order of `declared`
+ * (docs/decisions.md#the-openapi-document).
+ */
+function pathsOf(declared: readonly DeclaredRoutes[]): Record<string, unknown> {
+  const registry = declared.flatMap((routes) => routes.registry.definitions)
+  const info = { title: 'edgeloop', version: '0.1.0' }
+  return new OpenApiGeneratorV31(registry).generateDocument({ openapi: '3.1.0', info }).paths ?? {}
 }
 
 function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unknown> {
@@ -78,35 +83,15 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
       { name: 'service', description: 'Health, readiness and this description' },
       { name: 'slack', description: 'Slack app endpoints' },
       { name: 'connections', description: "MCP servers' OAuth connections, granted by a person" },
+      {
+        name: 'oauth',
+        description: 'The authorization server for served agents: clients act for an API token',
+      },
       { name: 'a2a', description: 'Our agents served to other agents over A2A' },
     ],
     components: openApiComponents(),
     security: bearer,
-    paths: {
-      ...servicePaths,
-      '/console': consoleFile(
-        'consolePage',
-        'The web console (asks for an API token)',
-        'text/html',
-      ),
-      '/console/console.js': consoleFile(
-        'consoleScript',
-        "The console's script",
-        'text/javascript',
-      ),
-      '/console/console.css': consoleFile('consoleStyle', "The console's style sheet", 'text/css'),
-      '/console/favicon.svg': consoleFile('consoleIcon', "The console's icon", 'image/svg+xml'),
-      // Declared with their handlers (routes/api/), in the order the document always had.
-      ...pathsOf(declared, '/v1/runs'),
-      '/v1/approvals': { get: inboxOperation('listApprovals') },
-      '/v1/inbox': { get: inboxOperation('listInbox') },
-      ...pathsOf(declared, '/v1/me'),
-      ...connectionPaths,
-      ...pathsOf(declared, '/v1/agents'),
-      '/slack/commands': slackOperation('slackCommand', 'Slack slash command'),
-      '/slack/events': slackOperation('slackEvent', 'Slack Events API'),
-      '/slack/interactions': slackOperation('slackInteraction', 'Slack interactivity'),
-      ...a2aPaths,
-    },
+    // The served agents' OAuth routes and A2A's are still described beside their handlers' folder.
+    paths: { ...pathsOf(declared), ...servedOAuthPaths, ...a2aPaths },
   }
 }

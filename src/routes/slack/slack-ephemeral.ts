@@ -4,8 +4,21 @@ import { logEvent } from '../../runs/log'
 import { SlackClient } from '../../slack/web-api'
 import type { AppEnv } from '../app-env'
 
-// An ephemeral note is a courtesy; the answer Slack waits for must stay well inside its 3 s.
-const EPHEMERAL_TIMEOUT_MS = 1_500
+// A call made while Slack waits for our answer (an ephemeral note, a modal opened) must stay
+// well inside its 3 s: one attempt, bounded.
+const INTERACTIVE_TIMEOUT_MS = 1_500
+
+/** A Web API client for calls made while Slack waits for our answer; null without a bot token. */
+export function interactiveClient(c: Context<AppEnv>): SlackClient | null {
+  const token = c.env.SLACK_BOT_TOKEN
+  if (!token) return null
+  return new SlackClient({
+    token,
+    baseUrl: loadConfig(c.env).slack.apiUrl,
+    maxRetries: 0,
+    timeoutMs: INTERACTIVE_TIMEOUT_MS,
+  })
+}
 
 /** Who gets a private note, where. */
 export interface EphemeralNote {
@@ -20,15 +33,9 @@ export interface EphemeralNote {
  * token it is skipped, and a Slack failure is logged, never an error for Slack.
  */
 export async function postEphemeralNote(c: Context<AppEnv>, note: EphemeralNote): Promise<void> {
-  const token = c.env.SLACK_BOT_TOKEN
-  if (!token) return
+  const client = interactiveClient(c)
+  if (!client) return
   try {
-    const client = new SlackClient({
-      token,
-      baseUrl: loadConfig(c.env).slack.apiUrl,
-      maxRetries: 0,
-      timeoutMs: EPHEMERAL_TIMEOUT_MS,
-    })
     await client.postEphemeral({
       channel: note.channel,
       user: note.user,

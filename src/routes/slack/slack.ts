@@ -3,12 +3,15 @@ import type { Context } from 'hono'
 import { logEvent } from '../../runs/log'
 import { parseEventBody, parseSlashCommand } from '../../slack/payloads'
 import { verifySlackRequest } from '../../slack/verify'
+import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
+import { errorResponses, ROUTE_ERRORS } from '../openapi/openapi-errors'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
 import { readRawBody } from '../body'
 import { slackInteraction } from './slack-interactions'
 import { answerSlackAsk, slackAgent, startRun, StartError } from '../../runs/start'
 import { postEphemeralNote } from './slack-ephemeral'
+import { publishHome } from './slack-home'
 import { loadConfig } from '../../config'
 
 /**
@@ -16,6 +19,23 @@ import { loadConfig } from '../../config'
  * acknowledged well inside Slack's 3 seconds; runs advance in their Durable Objects.
  */
 export const slackRoutes = new Hono<AppEnv>()
+
+/** What /openapi.json says of each route here. */
+export const slackDocs = new DeclaredRoutes('/slack')
+
+/** A Slack endpoint: signed by Slack, not by the API token; a 200 acknowledges it. */
+function slackRoute<P extends string>(path: P, operationId: string, summary: string) {
+  return declareRoute({
+    method: 'post',
+    path,
+    operationId,
+    summary,
+    description: 'Verified with Slack request signing (X-Slack-Signature), not the API token.',
+    tags: ['slack'],
+    security: [{ slackSignature: [] }],
+    responses: { '200': { description: 'Acknowledged' }, ...errorResponses(ROUTE_ERRORS.slack) },
+  })
+}
 
 slackRoutes.use('*', async (c, next) => {
   // Every Slack route is a POST: another method is a 405 with Allow (the app's not-found
@@ -42,7 +62,9 @@ slackRoutes.use('*', async (c, next) => {
   await next()
 })
 
-slackRoutes.post('/commands', async (c) => {
+const commandRoute = slackRoute('/commands', 'slackCommand', 'Slack slash command')
+
+slackDocs.serve(slackRoutes, commandRoute, async (c) => {
   const parsed = parseSlashCommand(c.var.rawBody)
   if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
   const cmd = parsed.value
@@ -69,13 +91,19 @@ slackRoutes.post('/commands', async (c) => {
   }
 })
 
-slackRoutes.post('/events', async (c) => {
+const eventRoute = slackRoute('/events', 'slackEvent', 'Slack Events API')
+
+slackDocs.serve(slackRoutes, eventRoute, async (c) => {
   const parsed = parseEventBody(c.var.rawBody)
   if (!parsed.ok) throw new ApiError(400, 'invalid_slack_payload', parsed.error)
   const body = parsed.value
   if (body.kind === 'url_verification') return c.json({ challenge: body.challenge })
   if (body.kind === 'ignored') {
     return c.json({ ok: true, runId: null, created: false, ignored: body.reason })
+  }
+  if (body.kind === 'app_home_opened') {
+    await publishHome(c, body.user)
+    return c.json({ ok: true, runId: null, created: false, home: body.user })
   }
   const { event } = body
   const thread = event.thread_ts && event.thread_ts !== event.ts ? event.thread_ts : undefined
@@ -109,7 +137,9 @@ slackRoutes.post('/events', async (c) => {
   return c.json({ ok: true, runId: null, created: false, ...outcome, retry })
 })
 
-slackRoutes.post('/interactions', slackInteraction)
+const interactionRoute = slackRoute('/interactions', 'slackInteraction', 'Slack interactivity')
+
+slackDocs.serve(slackRoutes, interactionRoute, slackInteraction)
 
 /** A request Slack sent that is refused (a 4xx), not a failure of ours. */
 function refused(err: unknown): err is ApiError | StartError {

@@ -56,7 +56,9 @@ export class Outbox {
 
   /**
    * Adds a delivery, or makes a finished one with this id due again: one entry that always
-   * carries the latest state (the run index). A pending one keeps its attempts and backoff; a
+   * carries the latest state (the run index). A pending one is left as it is (it keeps its
+   * attempts and backoff, and is delivered from the run as it is when its turn comes: nothing
+   * to write, measured at two writes of a two-call run, docs/development.md#the-peer-bench); a
    * delivered one is due again no sooner than `minGapMs` after it was delivered (a rate limit).
    */
   rearm<K extends OutboxKind>(
@@ -66,16 +68,18 @@ export class Outbox {
     now: number,
     minGapMs = 0,
   ): void {
+    const row = this.sql
+      .exec<{ status: OutboxStatus }>('SELECT status FROM outbox WHERE id = ?', id)
+      .toArray()[0]
+    if (row?.status === 'pending') return
     this.sql.exec(
       `INSERT INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
        VALUES (?, ?, ?, 'pending', 0, ?, ?)
        ON CONFLICT (id) DO UPDATE SET
-         attempts = CASE WHEN status = 'pending' THEN attempts ELSE 0 END,
-         next_at = CASE WHEN status = 'pending' THEN next_at
-           WHEN status = 'delivered' THEN MAX(excluded.next_at, updated_at + ?)
+         attempts = 0,
+         next_at = CASE WHEN status = 'delivered' THEN MAX(excluded.next_at, updated_at + ?)
            ELSE excluded.next_at END,
-         last_error = CASE WHEN status = 'pending' THEN last_error ELSE NULL END,
-         status = 'pending', updated_at = excluded.updated_at`,
+         last_error = NULL, status = 'pending', updated_at = excluded.updated_at`,
       id,
       kind,
       JSON.stringify(payload),

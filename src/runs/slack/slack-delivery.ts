@@ -163,6 +163,7 @@ async function approval(
           reason: found.thought,
           argsHash: found.call.approval.hash,
           expiresAt: found.call.approval.expiresAt,
+          editable: !!item.editSchema,
           ...(asker ? { requestedBy: asker } : {}),
           ...(state.agent.name !== 'default' || cards ? { agent: state.agent.name } : {}),
           ...(cards

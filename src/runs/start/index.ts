@@ -2,6 +2,7 @@ export {
   startRun,
   type Delegation,
   type Requester,
+  type RunChoices,
   type StartEnv,
   type StartedRun,
   type StartRequest,

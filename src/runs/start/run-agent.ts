@@ -34,7 +34,7 @@ export interface RunAgent {
 
 /** The agent the request names (omitted: `default`), narrowed by the request. */
 export function runAgent(config: ServiceConfig, ask: AgentAsk): RunAgent {
-  const agent = findAgent(config.agents, ask.agent ?? 'default')
+  const agent = findAgent(config, ask.agent ?? 'default')
   const { tools, mcpTools } = resolveTools(config, agent, ask.tools)
   const narrowed = narrowPolicy(agent.policy, ask.confirm)
   if (!narrowed.ok) {
@@ -134,14 +134,25 @@ function covers(own: readonly string[], name: string): boolean {
   return name.includes('__') && own.includes(allToolsOf(server))
 }
 
-/** The agent named `name`, or the refusal that names it and the agents there are. */
-export function findAgent(agents: readonly Agent[], name: string): Agent {
+/**
+ * The agent named `name`, or the refusal that names it and the agents there are (and, for a
+ * catalog agent the deployment leaves out, why).
+ */
+export function findAgent(
+  config: Pick<ServiceConfig, 'agents' | 'agentsLeftOut'>,
+  name: string,
+): Agent {
+  const { agents } = config
   const found = agents.find((a) => a.name === name)
   if (found) return found
+  const left = config.agentsLeftOut.find((a) => a.agent === name)
+  const names = agents.map((a) => a.name).join(', ')
   throw new StartError(
     'not_found',
     'agent_not_found',
-    `no agent "${name.slice(0, 60)}"; agents: ${agents.map((a) => a.name).join(', ')}`,
+    left
+      ? `agent "${left.agent}" is not offered by this deployment: ${left.reason}; agents: ${names}`
+      : `no agent "${name.slice(0, 60)}"; agents: ${names}`,
     { agents: agents.map((a) => a.name) },
   )
 }

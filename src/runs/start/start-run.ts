@@ -69,6 +69,27 @@ export interface StartRequest
   delegation?: Delegation
 }
 
+/**
+ * What an asker chooses of a run: the task and the options a start request may set. The API's
+ * start body, once parsed, is exactly this (`CreateRunBody` in routes/api/schemas.ts).
+ */
+export type RunChoices = Pick<
+  StartRequest,
+  | 'task'
+  | 'tools'
+  | 'budget'
+  | 'protocol'
+  | 'confirm'
+  | 'model'
+  | 'agent'
+  | 'instructions'
+  | 'outputSchema'
+  | 'callbackUrl'
+  | 'callbackEvents'
+  | 'metadata'
+  | 'continue'
+>
+
 /** A started run, or the one the idempotency key already started (`created: false`). */
 export interface StartedRun {
   created: boolean

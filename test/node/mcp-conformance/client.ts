@@ -55,7 +55,7 @@ const TERMINAL = new Set(['succeeded', 'failed', 'cancelled'])
 interface RunView {
   id: string
   status: string
-  pendingApprovals?: { callId: string; argsHash: string }[]
+  pendingApprovals?: { callId: string; argsHash: string; kind?: string }[]
   pendingQuestions?: { id: string }[]
 }
 
@@ -106,8 +106,16 @@ async function main(): Promise<number> {
         return view.status === 'succeeded' ? 0 : 1
       }
       for (const p of view.pendingApprovals ?? []) {
-        if (answered.has(p.callId)) continue
-        answered.add(p.callId)
+        if (answered.has(p.argsHash)) continue
+        answered.add(p.argsHash)
+        // A server's question: accepted with nothing filled in, so its defaults apply.
+        if (p.kind === 'question') {
+          await api(`/v1/runs/${id}/questions/${p.callId}`, {
+            question_hash: p.argsHash,
+            answer: {},
+          })
+          continue
+        }
         await api(`/v1/runs/${id}/approvals/${p.callId}`, {
           decision: 'approve',
           args_hash: p.argsHash,

@@ -1,0 +1,118 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { APPROVE_ACTION_ID } from '../../src/slack/approval-message'
+import { reply } from '../fakes/fake-openai'
+import { APPROVER, RECEIVER_HOST, REQUESTER, SlackWorld, uniqueId } from '../slack-e2e/harness'
+
+/**
+ * The app's Home tab (docs/slack-app.md#app-home) through the Worker's fetch: an
+ * `app_home_opened` event publishes (views.publish on the fake Slack Web API) what waits for the
+ * person, with the cards' buttons; a click there decides as a click on the card does, and the tab
+ * is published again.
+ */
+let world: SlackWorld
+beforeEach(() => {
+  world = new SlackWorld()
+})
+afterEach(() => world.restore())
+
+const ARGS = { url: `https://${RECEIVER_HOST}/deploys`, body: { service: 'order' } }
+
+function openHome(user: string) {
+  return world.post(
+    '/slack/events',
+    JSON.stringify({
+      token: 'XXYYZZ',
+      team_id: 'T0001',
+      api_app_id: 'A123456',
+      type: 'event_callback',
+      event_id: uniqueId('EvHome'),
+      event_time: 1700000100,
+      event: { type: 'app_home_opened', user, channel: 'D0HOME', tab: 'home', event_ts: '1.2' },
+      authorizations: [{ team_id: 'T0001', user_id: 'UFAKEBOT', is_bot: true }],
+    }),
+  )
+}
+
+type Button = { action_id: string; value: string; text: { text: string }; url?: string }
+function homeButtons(user: string): Button[] {
+  const blocks = (world.slack.homes.get(user)?.view.blocks ?? []) as {
+    type: string
+    elements?: Button[]
+  }[]
+  return blocks.flatMap((b) => (b.type === 'actions' ? (b.elements ?? []) : []))
+}
+
+/** A click on a Home tab button: a `block_actions` from a view (no channel, no message). */
+function clickInHome(user: string, button: Button, homeOf = user) {
+  const home = world.slack.homes.get(homeOf)!
+  const payload = {
+    type: 'block_actions',
+    user: { id: user, username: user.toLowerCase(), team_id: 'T0001' },
+    api_app_id: 'A123456',
+    token: 'XXYYZZ',
+    container: { type: 'view', view_id: home.id },
+    trigger_id: `${Date.now()}.738474920.abc${Date.now().toString(16)}`,
+    team: { id: 'T0001', domain: 'example' },
+    view: { ...home.view, id: home.id, hash: home.hash },
+    actions: [
+      {
+        action_id: button.action_id,
+        block_id: 'b1',
+        text: button.text,
+        value: button.value,
+        type: 'button',
+        action_ts: '1700000200.000300',
+      },
+    ],
+  }
+  return world.post(
+    '/slack/interactions',
+    new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+  )
+}
+
+describe('the Home tab', () => {
+  it("lists an approver's pending items with the card's buttons; a click there decides", async () => {
+    world.model.enqueue(reply.toolCalls([{ name: 'http_post', arguments: ARGS }]))
+    const { runId } = await world.command('record the deploy')
+    await world.settle(runId)
+    const res = await openHome(APPROVER)
+    expect(res.status).toBe(200)
+    const mine = homeButtons(APPROVER).filter((b) => JSON.parse(b.value).r === runId)
+    expect(mine.map((b) => b.text.text)).toEqual(['Approve', 'Deny', 'Edit'])
+    expect(JSON.stringify(world.slack.homes.get(APPROVER)!.view)).toContain('http_post')
+
+    world.model.enqueue(reply.text('Recorded.'))
+    const approve = mine.find((b) => b.action_id === APPROVE_ACTION_ID)!
+    expect((await clickInHome(APPROVER, approve)).status).toBe(200)
+    await world.deliverAll(runId)
+    expect(world.received).toHaveLength(1)
+    const view = await world.view(runId)
+    expect(view.status).toBe('succeeded')
+    expect(view.result.steps[0]!.calls[0]!.approval).toMatchObject({ decidedBy: APPROVER })
+    // Published again: the item is gone from the tab.
+    const after = homeButtons(APPROVER).filter((b) => JSON.parse(b.value).r === runId)
+    expect(after).toEqual([])
+  })
+
+  it('someone who is not an approver is told why nothing is listed', async () => {
+    await openHome(REQUESTER)
+    const home = JSON.stringify(world.slack.homes.get(REQUESTER)!.view)
+    expect(home).toContain('not in SLACK_APPROVERS')
+    expect(homeButtons(REQUESTER)).toEqual([])
+  })
+
+  it('a click in the tab by someone not an approver decides nothing and says why in a modal', async () => {
+    world.model.enqueue(reply.toolCalls([{ name: 'http_post', arguments: ARGS }]))
+    const { runId } = await world.command('record the deploy')
+    await world.settle(runId)
+    await openHome(APPROVER)
+    const approve = homeButtons(APPROVER).find(
+      (b) => b.action_id === APPROVE_ACTION_ID && JSON.parse(b.value).r === runId,
+    )!
+    // A copied button value: the clicker is checked, not the tab it came from.
+    await clickInHome(REQUESTER, approve, APPROVER)
+    expect((await world.view(runId)).status).toBe('awaiting_approval')
+    expect(JSON.stringify(world.slack.modals.at(-1)!.view)).toContain("can't decide")
+  })
+})
