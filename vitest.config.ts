@@ -143,6 +143,7 @@ export default defineConfig({
             'test/slack-streaming/**',
             'test/agent-catalog/**',
             'test/hitl/**',
+            'test/serve-a2a/**',
             'test/serve-oauth/**',
           ],
         },
@@ -362,6 +363,27 @@ export default defineConfig({
           }),
         ],
         test: { testTimeout: 30_000, name: 'script-model', include: ['test/script/**/*.test.ts'] },
+      },
+      {
+        // Our agents served over A2A (docs/serving.md#a2a), called with @a2a-js/sdk's client:
+        // MODEL=script, so a run does what its message says; http_post waits for an approval,
+        // ask_person for an answer.
+        plugins: [
+          sdkWithoutSourceMaps,
+          cloudflareTest({
+            wrangler,
+            miniflare: {
+              bindings: {
+                ...common,
+                MODEL: 'script',
+                MODEL_ALLOWLIST: '',
+                OPENAI_API_KEY: '',
+                ENABLED_TOOLS: 'calculator,http_post,ask_person',
+              },
+            },
+          }),
+        ],
+        test: { testTimeout: 30_000, name: 'serve-a2a', include: ['test/serve-a2a/**/*.test.ts'] },
       },
       {
         // Plain Node: the real Worker under Miniflare's API, killed and restarted (test/node/).

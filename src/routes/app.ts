@@ -21,6 +21,7 @@ import { connectionDocs, connectionRoutes } from './connections/connections'
 import { oauthDocs, oauthRoutes } from './connections/oauth'
 import { servedOAuthDocs, servedOAuthRoutes } from './serve/oauth'
 import { mcpDocs, mcpRoutes } from './serve/mcp'
+import { a2aRoutes } from './serve/a2a'
 
 /**
  * Every group of routes, mounted at its base, in the order /openapi.json lists them: each route
@@ -84,6 +85,8 @@ for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
 serviceDocs.serve(app, openApiRoute, (c) =>
   c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED, deploymentMaxima(c.env)) as object),
 )
+// A2A: the agent card and the JSON-RPC endpoint (docs/serving.md#a2a).
+app.route('/', a2aRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

@@ -178,6 +178,9 @@ describe('/openapi.json', () => {
         expect(op.security, `${method} ${path}`).toEqual(
           method === 'options' ? [] : [{ bearer: [] }],
         )
+      } else if (path === '/a2a') {
+        // A2A takes an API token as its bearer token (docs/serving.md#a2a).
+        expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }])
       } else if (path === '/readyz' || path === '/healthz') {
         expect(op.security, `${method} ${path}`).toEqual([{}, { bearer: [] }])
       } else {

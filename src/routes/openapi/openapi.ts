@@ -1,5 +1,6 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
+import { a2aPaths } from './openapi-a2a'
 import { openApiComponents } from './openapi-components'
 import { bearer } from './openapi-parts'
 
@@ -86,9 +87,11 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
         name: 'oauth',
         description: 'The authorization server for served agents: clients act for an API token',
       },
+      { name: 'a2a', description: 'Our agents served to other agents over A2A' },
     ],
     components: openApiComponents(),
     security: bearer,
-    paths: pathsOf(declared),
+    // A2A's routes are still described beside the declarations (openapi-a2a.ts).
+    paths: { ...pathsOf(declared), ...a2aPaths },
   }
 }

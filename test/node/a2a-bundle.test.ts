@@ -1,0 +1,132 @@
+/**
+ * A2A from the deployable bundle (docs/serving.md#a2a, docs/decisions.md#a2a-with-a2a-jssdk):
+ * @a2a-js/sdk's server parts as wrangler bundles them, without nodejs_compat, in workerd, with
+ * the platform running the alarms by itself; @a2a-js/sdk's client in Node over real HTTP.
+ */
+import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk'
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client'
+import { afterAll, describe, expect, it } from 'vitest'
+import { bundleWorker, tempStorage, WorkerRuntime } from './worker-runtime'
+
+const TOKEN = 'a2a-bundle-token'
+
+function message(text: string) {
+  return {
+    tenant: '',
+    message: {
+      messageId: crypto.randomUUID(),
+      contextId: '',
+      taskId: '',
+      role: Role.ROLE_USER,
+      parts: [
+        {
+          content: { $case: 'text' as const, value: text },
+          metadata: undefined,
+          filename: '',
+          mediaType: 'text/plain',
+        },
+      ],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    },
+    configuration: undefined,
+    metadata: undefined,
+  }
+}
+
+describe('A2A in the deployable bundle', () => {
+  const storage: { remove: () => Promise<void> }[] = []
+  afterAll(async () => {
+    for (const s of storage) await s.remove()
+  })
+
+  it('the SDK client sends, streams to an approval, and reads the completed task', async () => {
+    const worker = await bundleWorker()
+    const dir = await tempStorage()
+    storage.push(dir)
+    const posts: string[] = []
+    const rt = await WorkerRuntime.start({
+      worker,
+      storage: dir.path,
+      bindings: {
+        API_TOKEN: TOKEN,
+        MODEL: 'script',
+        ENABLED_TOOLS: 'calculator,http_post',
+        CONFIRM_POLICY: 'ask',
+        HTTP_ALLOWLIST: 'receiver.test',
+        CPU_MS: '30000',
+        LOG_LEVEL: 'silent',
+      },
+      outbound: async (req) => {
+        if (new URL(req.url).host !== 'receiver.test')
+          return new Response('no such host', { status: 502 })
+        posts.push(await req.text())
+        return Response.json({ ok: true })
+      },
+    })
+    try {
+      const fetchImpl: typeof fetch = (input, init) => {
+        const request = new Request(input, init)
+        request.headers.set('Authorization', `Bearer ${TOKEN}`)
+        return fetch(request)
+      }
+      const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      })
+      const base = String(await rt.url()).replace(/\/$/, '')
+      const client = await new ClientFactory(options).createFromUrl(base)
+      expect((await client.getAgentCard()).supportedInterfaces[0]!.url).toBe(`${base}/a2a`)
+
+      // Blocking: the answer arrives on the same request, the alarms running by themselves.
+      const done = (await client.sendMessage(
+        message('call calculator with {"expression": "6 * 7"}, then finish with 42.'),
+      )) as Task
+      expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+      expect(done.artifacts[0]!.parts[0]!.content).toEqual({ $case: 'text', value: '42.' })
+
+      // Streaming: working, then input-required at the approval; the stream ends there.
+      const post = 'call http_post with {"url": "https://receiver.test/x", "body": {"a": 1}}'
+      const events: StreamResponse[] = []
+      for await (const e of client.sendMessageStream(
+        message(`${post}, then finish with Posted.`),
+      )) {
+        events.push(e)
+      }
+      const last = events.at(-1)!.payload!
+      expect(last.$case === 'statusUpdate' && last.value.status?.state).toBe(
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+      )
+      const id = (events[0]!.payload!.value as Task).id
+      expect(posts).toEqual([])
+
+      const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+      const view = (await (await rt.fetch(`/v1/runs/${id}`, { headers: auth })).json()) as {
+        pendingApprovals: { callId: string; argsHash: string }[]
+      }
+      const item = view.pendingApprovals[0]!
+      const decided = await rt.fetch(`/v1/runs/${id}/approvals/${item.callId}`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ decision: 'approve', args_hash: item.argsHash }),
+      })
+      expect(decided.status).toBe(200)
+      let task = await client.getTask({ tenant: '', id, historyLength: 0 })
+      for (let i = 0; i < 200 && task.status?.state !== TaskState.TASK_STATE_COMPLETED; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        task = await client.getTask({ tenant: '', id, historyLength: 0 })
+      }
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+      expect(task.history).toEqual([])
+      expect(posts).toHaveLength(1)
+    } finally {
+      await rt.stop()
+    }
+  })
+})
