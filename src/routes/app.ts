@@ -21,7 +21,7 @@ import { connectionDocs, connectionRoutes } from './connections/connections'
 import { oauthDocs, oauthRoutes } from './connections/oauth'
 import { servedOAuthDocs, servedOAuthRoutes } from './serve/oauth'
 import { mcpDocs, mcpRoutes } from './serve/mcp'
-import { a2aRoutes } from './serve/a2a'
+import { a2aDocs, a2aRoutes } from './serve/a2a'
 
 /**
  * Every group of routes, mounted at its base, in the order /openapi.json lists them: each route
@@ -44,6 +44,8 @@ const GROUPS: readonly (readonly [DeclaredRoutes, Hono<AppEnv>])[] = [
   // Our agents as an MCP server; its route authenticates with requireServedCaller itself, to
   // answer a refusal as a JSON-RPC error and let the CORS preflight through (docs/serving.md).
   [mcpDocs, mcpRoutes],
+  // A2A: the agent card and the JSON-RPC endpoint (docs/serving.md#a2a).
+  [a2aDocs, a2aRoutes],
 ]
 const DOCUMENTED = GROUPS.map(([docs]) => docs)
 
@@ -85,8 +87,6 @@ for (const [docs, routes] of GROUPS) app.route(docs.base, routes)
 serviceDocs.serve(app, openApiRoute, (c) =>
   c.json(openApiDocument(new URL(c.req.url).origin, DOCUMENTED, deploymentMaxima(c.env)) as object),
 )
-// A2A: the agent card and the JSON-RPC endpoint (docs/serving.md#a2a).
-app.route('/', a2aRoutes)
 
 app.notFound((c) => {
   const path = new URL(c.req.url).pathname

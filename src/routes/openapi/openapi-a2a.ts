@@ -1,3 +1,4 @@
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
 import { bearer } from './openapi-parts'
 
 /**
@@ -61,50 +62,47 @@ const refused = (description: string) => ({
   content: { 'application/json': { schema: rpcResponse } },
 })
 
-export const a2aPaths = {
-  '/.well-known/agent-card.json': {
-    get: {
-      operationId: 'a2aAgentCard',
-      summary: 'The A2A agent card: every agent of the deployment as a skill',
-      tags: ['a2a'],
-      security: [],
-      responses: {
-        '200': {
-          description: 'The agent card (A2A v1.0 AgentCard)',
-          content: { 'application/json': { schema: { type: 'object' } } },
-        },
-      },
+/** `GET /.well-known/agent-card.json`, declared with its handler (routes/serve/a2a.ts). */
+export const a2aCardOperation = {
+  operationId: 'a2aAgentCard',
+  summary: 'The A2A agent card: every agent of the deployment as a skill',
+  tags: ['a2a'],
+  security: [],
+  responses: {
+    '200': {
+      description: 'The agent card (A2A v1.0 AgentCard)',
+      content: { 'application/json': { schema: { type: 'object' } } },
     },
   },
-  '/a2a': {
-    post: {
-      operationId: 'a2aJsonRpc',
-      summary: 'A2A JSON-RPC: a message starts a run of the skill it names; a task is a run',
-      description:
-        'Methods SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask (v1.0) and message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe (v0.3). A method’s error is a JSON-RPC error with HTTP 200; the streaming methods answer Server-Sent Events whose `data:` lines are JSON-RPC responses. The scope a method needs: runs:write to send or cancel, runs:read to read, approvals:write to answer a question.',
-      tags: ['a2a'],
-      security: bearer,
-      requestBody: {
-        required: true,
-        content: { 'application/json': { schema: rpcRequest } },
-      },
-      responses: {
-        '200': {
-          description: 'The JSON-RPC response, or for a stream its events',
-          content: {
-            'application/json': { schema: rpcResponse },
-            'text/event-stream': {
-              schema: {
-                type: 'string',
-                description: 'Server-Sent Events; each `data:` is a JSON-RPC response',
-              },
-            },
+} as unknown as Omit<RouteConfig, 'method' | 'path'>
+
+/** `POST /a2a`, declared with its handler (routes/serve/a2a.ts). */
+export const a2aOperation = {
+  operationId: 'a2aJsonRpc',
+  summary: 'A2A JSON-RPC: a message starts a run of the skill it names; a task is a run',
+  description:
+    'Methods SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask (v1.0) and message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe (v0.3). A method’s error is a JSON-RPC error with HTTP 200; the streaming methods answer Server-Sent Events whose `data:` lines are JSON-RPC responses. The scope a method needs: runs:write to send or cancel, runs:read to read, approvals:write to answer a question.',
+  tags: ['a2a'],
+  security: bearer,
+  requestBody: {
+    required: true,
+    content: { 'application/json': { schema: rpcRequest } },
+  },
+  responses: {
+    '200': {
+      description: 'The JSON-RPC response, or for a stream its events',
+      content: {
+        'application/json': { schema: rpcResponse },
+        'text/event-stream': {
+          schema: {
+            type: 'string',
+            description: 'Server-Sent Events; each `data:` is a JSON-RPC response',
           },
         },
-        '400': refused('Not JSON (-32700), or nested too deeply (-32600)'),
-        '401': refused('No API token, or an unknown one (-32600); `WWW-Authenticate: Bearer`'),
-        '413': refused('The body is over the size limit (-32600)'),
       },
     },
+    '400': refused('Not JSON (-32700), or nested too deeply (-32600)'),
+    '401': refused('No API token, or an unknown one (-32600); `WWW-Authenticate: Bearer`'),
+    '413': refused('The body is over the size limit (-32600)'),
   },
-}
+} as unknown as Omit<RouteConfig, 'method' | 'path'>

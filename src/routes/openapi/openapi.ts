@@ -1,6 +1,5 @@
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi'
 import type { DeclaredRoutes } from './serve-route'
-import { a2aPaths } from './openapi-a2a'
 import { openApiComponents } from './openapi-components'
 import { bearer } from './openapi-parts'
 
@@ -91,7 +90,6 @@ function buildDocument(declared: readonly DeclaredRoutes[]): Record<string, unkn
     ],
     components: openApiComponents(),
     security: bearer,
-    // A2A's routes are still described beside the declarations (openapi-a2a.ts).
-    paths: { ...pathsOf(declared), ...a2aPaths },
+    paths: pathsOf(declared),
   }
 }

@@ -14,6 +14,8 @@ import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
 import { requireAuth } from '../api/auth'
 import { refuseDeepJson } from '../body'
+import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
+import { a2aCardOperation, a2aOperation } from '../openapi/openapi-a2a'
 
 /**
  * A2A (docs/serving.md#a2a): the agent card, public, and the JSON-RPC endpoint, which takes an
@@ -22,13 +24,19 @@ import { refuseDeepJson } from '../body'
  */
 export const a2aRoutes = new Hono<AppEnv>()
 
-a2aRoutes.get(AGENT_CARD_PATH, (c) => {
+/** What /openapi.json says of the card and the endpoint (both at the top of the path space). */
+export const a2aDocs = new DeclaredRoutes('/')
+
+const getCard = declareRoute({ method: 'get', path: AGENT_CARD_PATH, ...a2aCardOperation })
+const postA2a = declareRoute({ method: 'post', path: A2A_PATH, ...a2aOperation })
+
+a2aDocs.serve(a2aRoutes, getCard, (c) => {
   const card = agentCard(loadConfig(c.env).agents, new URL(c.req.url).origin)
   // The card changes only with a deployment's settings.
   return c.json(card as object, 200, { 'Cache-Control': 'public, max-age=60' })
 })
 
-a2aRoutes.post(A2A_PATH, async (c) => {
+a2aDocs.serve(a2aRoutes, postA2a, async (c) => {
   let asked: { caller: A2aCaller; body: unknown }
   try {
     asked = await authenticatedBody(c)
