@@ -17,7 +17,7 @@ import {
   slashCommandBody,
   type FakeSlackMessage,
 } from '../fakes/fake-slack'
-import { api, drainAlarms, getRun, getTrace, ORIGIN } from '../service/harness'
+import { api, drainAlarms, getRun, getTrace, JSON_AUTH, ORIGIN } from '../service/harness'
 import {
   APPROVER as APPROVER_TOKEN,
   callback,
@@ -72,7 +72,9 @@ async function waitingForConnection() {
   )
   const res = await slackPost(
     '/slack/commands',
-    slashCommandBody({ text: 'delete the old page', trigger_id: `${Date.now()}.1.abc` }),
+    // A trigger of its own: the test clock stands still, and Slack's retry of one command is the
+    // same run.
+    slashCommandBody({ text: 'delete the old page', trigger_id: `${crypto.randomUUID()}.1.abc` }),
   )
   const runId = /run_[0-9a-f]{32}/.exec(((await res.json()) as { text: string }).text)![0]
   await drainAlarms(runId)
@@ -112,6 +114,15 @@ describe('a connection a Slack run needs', () => {
       text: expect.stringContaining('granted by an approver'),
     })
     expect((await getRun(runId)).pendingApprovals).toMatchObject([{ kind: 'connect' }])
+    // Ended here: the next test's grant would otherwise resume this run, as a grant resumes every
+    // run waiting for that connection.
+    const cancelled = await api(`/v1/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: JSON_AUTH,
+      body: '{}',
+    })
+    expect(cancelled.status).toBe(202)
+    await drainAlarms(runId)
   })
 
   it('Decline closes the item: the call is answered without running', async () => {
