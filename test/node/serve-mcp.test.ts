@@ -367,7 +367,7 @@ describe('/mcp refusals before the protocol, as the API answers them', () => {
     expect(await res.json()).toMatchObject({
       error: {
         code: 'forbidden',
-        message: expect.stringContaining('lacks runs:write'),
+        message: expect.stringContaining('lacks the scope runs:write'),
         details: { required: ['runs:write'] },
       },
     })
