@@ -57,6 +57,7 @@ describe('npm run cf-typegen', () => {
       'ASSETS',
       'CONFIRM_POLICY',
       'CPU_MS',
+      'OAUTH_KV',
       'RUNS',
       'RUN_INDEX',
       'RUN_LIST',

@@ -11,3 +11,9 @@ export class DurableObject<Env = unknown> {
     this.env = env
   }
 }
+
+/**
+ * @cloudflare/workers-oauth-provider imports it at load only to tell an entrypoint class from a
+ * handler object (`prototype instanceof`); the simulation runs no entrypoint.
+ */
+export class WorkerEntrypoint {}
