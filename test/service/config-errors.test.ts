@@ -70,6 +70,11 @@ describe('a bad setting answers 503 misconfigured, naming the variable to fix', 
       { SLACK_APPROVERS: 'UAPPROVER1,bob' },
       'SLACK_APPROVERS: "bob" is not a Slack user id',
     ],
+    [
+      'an approvals channel that is not a channel id',
+      { SLACK_APPROVALS_CHANNEL: '#ops' },
+      'SLACK_APPROVALS_CHANNEL must be a Slack channel id (C…, G…, as the channel\'s details show it; not a #name); got "#ops"',
+    ],
   ])('%s', async (_what, changes, message) => {
     const { status, body } = await startWith(changes)
     expect(status).toBe(503)
