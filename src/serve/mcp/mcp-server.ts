@@ -19,6 +19,7 @@ import { runStub, type RunView } from '../../runs/types'
 import { agentTool } from './agent-tools'
 import { callArguments } from './call-arguments'
 import { followRun } from './follow-run'
+import { holdServedCall } from '../../runs/index/hold-served-call'
 import type { McpCaller } from './mcp-caller'
 import { callResultOf, taskOf, waitingFor } from './run-result'
 import { RunTaskStore } from './run-tasks'
@@ -89,13 +90,31 @@ async function callAgent(
   }
   const args = callArguments(agent.name, params.arguments)
   if (args.conversation !== undefined) await checkConversation(env, caller, args.conversation)
+  // A call without a task waits on this request: it needs a place first, before any run starts.
+  const hold = params.task === undefined ? await holdWaitingCall(env, caller) : undefined
+  try {
+    return await startAndAnswer(env, caller, agent.name, args, params, extra)
+  } finally {
+    hold?.()
+  }
+}
+
+/** Starts the agent's run; answers its task, or its answer once it ends. */
+async function startAndAnswer(
+  env: Env,
+  caller: McpCaller,
+  agent: string,
+  args: ReturnType<typeof callArguments>,
+  params: { task?: unknown },
+  extra: CallExtra,
+): Promise<CallToolResult | CreateTaskResult> {
   let view: RunView
   try {
     ;({ view } = await startRun(env, {
       task: args.task,
       requestedBy: caller.name,
       owner: caller.name,
-      agent: agent.name,
+      agent,
       ...(args.conversation !== undefined ? { continue: args.conversation } : {}),
     }))
   } catch (err) {
@@ -107,9 +126,24 @@ async function callAgent(
     }
     throw err
   }
-  await log(extra, `started run ${view.id} of agent ${agent.name}`, view.id)
+  await log(extra, `started run ${view.id} of agent ${agent}`, view.id)
   if (params.task !== undefined) return { task: taskOf(view, TASK_POLL_MS) }
   return waitForAnswer(env, caller, view, extra)
+}
+
+/**
+ * A place among the token's waiting calls (SERVED_CALLS_PER_TOKEN, docs/limits.md#served-calls),
+ * freed by the function it answers; beyond the limit, an error that says to call with a task.
+ */
+async function holdWaitingCall(env: Env, caller: McpCaller): Promise<() => void> {
+  const limit = eventStreamLimits(env as unknown as EnvRecord).servedPerToken
+  const held = await holdServedCall(env.RUN_LIST, caller.name, limit)
+  if (held.ok) return held.release
+  throw new McpError(
+    ErrorCode.InvalidRequest,
+    `token "${caller.name}" already has ${held.limit} calls waiting at once (${held.setting} = ${held.limit}); nothing was started. Call with a task (params.task) and poll tasks/get, or retry once one has ended`,
+    { code: 'too_many_waiting_calls', setting: held.setting, limit: held.limit },
+  )
 }
 
 /** A call without a task: the run's answer on this request, if it comes within MCP_WAIT_SECONDS. */
