@@ -51,6 +51,7 @@ export interface EnvVars {
   SLACK_DM_CONVERSATION_MINUTES?: string
   SLACK_STREAM?: string
   SLACK_ASSISTANT?: string
+  SLACK_APPROVALS_CHANNEL?: string
   LOG_LEVEL?: string
   MAX_CONTEXT_TOKENS?: string
   MAX_PARALLEL_CALLS?: string
