@@ -15,6 +15,8 @@ export interface EnvVars {
   MCP_TOKEN_KEY?: string
   /** The key before the last rotation: still opens what it sealed (docs/mcp.md). */
   MCP_TOKEN_KEY_PREVIOUS?: string
+  /** Signs /mcp's session and event ids (else MCP_TOKEN_KEY does; docs/serving.md). */
+  MCP_SESSION_SECRET?: string
   // Vars (wrangler.toml [vars])
   OPENAI_BASE_URL?: string
   MODEL?: string
