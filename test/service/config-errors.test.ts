@@ -85,6 +85,11 @@ describe('a bad setting answers 503 misconfigured, naming the variable to fix', 
       { MCP_CLIENT_METADATA_URL: 'edgeloop.example.com/client.json' },
       'MCP_CLIENT_METADATA_URL is not a URL: set it to the https URL where',
     ],
+    [
+      'an approvals channel that is not a channel id',
+      { SLACK_APPROVALS_CHANNEL: '#ops' },
+      'SLACK_APPROVALS_CHANNEL must be a Slack channel id (C…, G…, as the channel\'s details show it; not a #name); got "#ops"',
+    ],
   ])('%s', async (_what, changes, message) => {
     const { status, body } = await startWith(changes)
     expect(status).toBe(503)
