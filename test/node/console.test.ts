@@ -7,9 +7,13 @@
  * service has them; and, against a second `wrangler dev` whose model is an OpenAI-compatible
  * fake on 127.0.0.1 that streams, the answer shown as it is written; a run started by a plain
  * API call listed from the run-list stream at both widths, and the poll when the stream is
- * refused. Screenshots go to test/output/ (console-timeline, -read-only, -phone-list,
- * -phone-run, -phone-run-full, -phone-live-list, -desktop, -desktop-live-list,
- * -delete-confirm, -deleted, -agents, -streaming; .png).
+ * refused. Against the bundle in workerd under Miniflare (console-worker.ts): the inbox's Connect
+ * through the OAuth authorization server fake at both widths, the run going on to its answer;
+ * the live text of a model call lost to a SIGKILL dropped for the call made again; the agent
+ * picker with a 40-character name. Screenshots go to test/output/ (console-timeline,
+ * -read-only, -phone-list, -phone-run, -phone-run-full, -phone-live-list, -desktop,
+ * -desktop-live-list, -delete-confirm, -deleted, -agents, -streaming, -{phone,desktop}-inbox-connect,
+ * -{phone,desktop}-connected, -desktop-retried-stream, -desktop-agent-picker; .png).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
