@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
+import { benchFirstRunProfile } from '../bench/first-run-profile.mjs'
 import { benchKernelVsAiSdk } from '../bench/kernel-vs-ai-sdk.mjs'
 import { benchPeer } from '../bench/peer-cost.mjs'
 import { benchServiceCost } from '../bench/service-cost.mjs'
@@ -69,6 +70,10 @@ if (only === 'peer') {
     report(await benchKernelVsAiSdk(root))
   })
 }
+// Not in a plain `npm run bench`: a profile under `perf` of where a fresh process's first run
+// goes (figures, no goal; the peer part judges the first run).
+if (only === 'first-run')
+  await run('first-run', async () => report(await benchFirstRunProfile(root)))
 await run('guardrails', async () => {
   const { benchGuardrails } = await importTs('./guardrails.bench.ts')
   report(await benchGuardrails())

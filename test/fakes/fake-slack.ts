@@ -659,6 +659,77 @@ export function urlVerificationBody(challenge: string): string {
   return JSON.stringify({ token: 'XXYYZZ', challenge, type: 'url_verification' })
 }
 
+/** A button of a posted message, as its `actions` block carries it. */
+export interface PostedButton {
+  action_id: string
+  value: string
+  style?: string
+  text: { type: string; text: string }
+}
+
+/** The buttons of a posted message's `actions` blocks. */
+export function buttonsOf(message: FakeSlackMessage): PostedButton[] {
+  return (message.blocks ?? []).flatMap((block) => {
+    const b = block as { type: string; elements?: PostedButton[] }
+    return b.type === 'actions' ? (b.elements ?? []) : []
+  })
+}
+
+/**
+ * The `block_actions` form body Slack posts when `userId` clicks the button `actionId` of a
+ * posted message: the message itself (its blocks, its thread), from its channel unless `from`
+ * says otherwise (a copied button elsewhere).
+ */
+export function messageClickBody(input: {
+  message: FakeSlackMessage
+  actionId: string
+  userId: string
+  triggerId: string
+  from?: { teamId?: string; channel?: string }
+}): string {
+  const { message, actionId, userId } = input
+  const team = input.from?.teamId ?? 'T0001'
+  const channel = input.from?.channel ?? message.channel
+  const button = buttonsOf(message).find((b) => b.action_id === actionId)
+  if (!button) throw new Error(`message ${message.ts} has no ${actionId} button`)
+  const payload = {
+    type: 'block_actions',
+    user: { id: userId, username: userId.toLowerCase(), name: userId.toLowerCase(), team_id: team },
+    api_app_id: 'A123456',
+    token: 'XXYYZZ',
+    container: {
+      type: 'message',
+      message_ts: message.ts,
+      channel_id: channel,
+      is_ephemeral: false,
+    },
+    trigger_id: input.triggerId,
+    team: { id: team, domain: 'example' },
+    channel: { id: channel, name: 'ops' },
+    message: {
+      type: 'message',
+      ts: message.ts,
+      text: message.text,
+      blocks: message.blocks,
+      bot_id: 'B0001',
+      ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+    },
+    response_url: 'https://hooks.slack.test/actions/T0001/1/abc',
+    actions: [
+      {
+        action_id: actionId,
+        block_id: 'edgeloop_approval',
+        text: button.text,
+        value: button.value,
+        style: button.style,
+        type: 'button',
+        action_ts: `${Math.floor(Date.now() / 1000)}.000300`,
+      },
+    ],
+  }
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
+}
+
 /** A `block_actions` interaction form body (`payload=` URL-encoded JSON) for one button click. */
 export function blockActionsBody(input: {
   action_id: string
