@@ -38,6 +38,8 @@ export interface EnvVars {
   MCP_SERVERS?: string
   /** The Worker's public https origin: the OAuth callback and client metadata URLs. */
   PUBLIC_URL?: string
+  /** Where edgeloop's OAuth client ID metadata document is published, when not PUBLIC_URL's. */
+  MCP_CLIENT_METADATA_URL?: string
   MAX_STEPS?: string
   MAX_SECONDS?: string
   MAX_PROMPT_TOKENS?: string
