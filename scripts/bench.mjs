@@ -7,6 +7,7 @@ import { benchFanOut } from '../bench/fan-out.mjs'
 import { benchFirstRunProfile } from '../bench/first-run-profile.mjs'
 import { benchKernelVsAiSdk } from '../bench/kernel-vs-ai-sdk.mjs'
 import { benchPeer } from '../bench/peer-cost.mjs'
+import { installPeer } from '../bench/peer-build.mjs'
 import { benchServiceCost } from '../bench/service-cost.mjs'
 import { importTs } from '../bench/import-ts.mjs'
 import { kernelExtras } from '../bench/kernel-extras.mjs'
@@ -74,6 +75,14 @@ if (only === 'peer') {
 // goes (figures, no goal; the peer part judges the first run).
 if (only === 'first-run')
   await run('first-run', async () => report(await benchFirstRunProfile(root)))
+// The kernel beside the AI SDK alone (the last part of `peer`, without workerd): for work on the
+// kernel's speed (docs/development.md#kernel-performance).
+if (only === 'ai-sdk') {
+  await run('ai-sdk', async () => {
+    await installPeer(root)
+    report(await benchKernelVsAiSdk(root))
+  })
+}
 await run('guardrails', async () => {
   const { benchGuardrails } = await importTs('./guardrails.bench.ts')
   report(await benchGuardrails())

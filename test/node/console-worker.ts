@@ -7,6 +7,7 @@
  * - `tracker`, an MCP server (the SDK's, test/fakes/fake-mcp.ts) that each person connects with
  *   OAuth, behind the authorization server fake of test/mcp-oauth/ (test/fakes/fake-oauth.ts);
  *   a browser reaches that server through `routeAuthServer()`;
+ * - agents: the shipped ones and console-agents.ts's, bundled in place of agents/index.ts;
  * - `crash()`: SIGKILLs workerd and starts a new one on the same storage and port, as a crash
  *   and a restart would; the page reconnects as it would to a restarted service.
  *
@@ -23,6 +24,8 @@ import { bundleWorker, tempStorage, WorkerRuntime } from './worker-runtime'
 
 const MODEL_KEY = 'sk-console-fake-openai-0123456789'
 const TRACKER_HOST = 'tracker.test'
+// The shipped agents and the test's (console-agents.ts), one with a name as long as may be.
+const AGENTS = { '../../agents/index': './test/node/console-agents.ts' }
 
 /** Lets a held model answer's SSE frames through, as many as the test opens. */
 export interface HeldAnswer {
@@ -95,7 +98,7 @@ export async function startConsoleWorker(bindings: Record<string, string>): Prom
   const start = async () => {
     const mine = ++generation
     return WorkerRuntime.start({
-      worker: await bundleWorker(),
+      worker: await bundleWorker(AGENTS),
       storage: storage.path,
       bindings: settings,
       port,

@@ -7,9 +7,13 @@
  * service has them; and, against a second `wrangler dev` whose model is an OpenAI-compatible
  * fake on 127.0.0.1 that streams, the answer shown as it is written; a run started by a plain
  * API call listed from the run-list stream at both widths, and the poll when the stream is
- * refused. Screenshots go to test/output/ (console-timeline, -read-only, -phone-list,
- * -phone-run, -phone-run-full, -phone-live-list, -desktop, -desktop-live-list,
- * -delete-confirm, -deleted, -agents, -streaming; .png).
+ * refused. Against the bundle in workerd under Miniflare (console-worker.ts): the inbox's Connect
+ * through the OAuth authorization server fake at both widths, the run going on to its answer;
+ * the live text of a model call lost to a SIGKILL dropped for the call made again; the agent
+ * picker with a 40-character name. Screenshots go to test/output/ (console-timeline,
+ * -read-only, -phone-list, -phone-run, -phone-run-full, -phone-live-list, -desktop,
+ * -desktop-live-list, -delete-confirm, -deleted, -agents, -streaming, -{phone,desktop}-inbox-connect,
+ * -{phone,desktop}-connected, -desktop-retried-stream, -desktop-agent-picker; .png).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -1015,6 +1019,66 @@ describe.skipIf(!available)(title, () => {
         expect(res.ok, `${path}: ${res.status}`).toBe(true)
         return res.json() as Promise<any>
       }
+
+    it('lays the agent picker out whole at 1280 px: several agents, one with a 40-character name', async () => {
+      const { agents } = (await as(TOKEN)('/v1/agents')) as {
+        agents: { name: string; description: string }[]
+      }
+      const names = agents.map((a) => a.name)
+      // console-agents.ts's agent with a name as long as may be, beside the shipped ones.
+      const long = agents.find((a) => a.name.length === 40)!
+      expect(long.name).toBe('payments_reconciliation_incident_analyst')
+      expect(names.length).toBeGreaterThanOrEqual(4)
+      const { page, errors } = await openConsole({ width: 1280, height: 800 }, '', {
+        baseUrl: world.baseUrl,
+      })
+      await page.locator('body[data-agents]').waitFor({ state: 'attached' })
+      await page.click('#start-box summary')
+      const picker = page.locator('#start-agent')
+      await picker.waitFor()
+      expect(
+        await picker.locator('option').evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+      ).toEqual(['', ...names])
+      await expectFits(page)
+      // The picker, and the list's agent filter, lie inside the screen and their panel, and
+      // show every option whole: each is no narrower than it would be sized to its widest option.
+      for (const selector of ['#start-agent', '#agent-filter']) {
+        const fit = await page.locator(selector).evaluate((select) => {
+          const box = select.getBoundingClientRect()
+          const panel = select.closest('section')!.getBoundingClientRect()
+          const probe = select.cloneNode(true) as typeof select
+          // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+          Object.assign(probe.style, { position: 'absolute', width: 'auto', maxWidth: 'none' })
+          select.parentElement!.append(probe)
+          const needs = probe.getBoundingClientRect().width
+          probe.remove()
+          const view = select.ownerDocument.defaultView!
+          return {
+            left: box.left,
+            right: box.right,
+            panel: [panel.left, panel.right],
+            width: box.width,
+            needs,
+            viewport: view.innerWidth,
+            scroll: [select.scrollWidth, select.clientWidth],
+          }
+        })
+        expect(fit.left, selector).toBeGreaterThanOrEqual(fit.panel[0]!)
+        expect(fit.right, selector).toBeLessThanOrEqual(fit.panel[1]!)
+        expect(fit.right, selector).toBeLessThanOrEqual(fit.viewport)
+        expect(fit.scroll[0], selector).toBeLessThanOrEqual(fit.scroll[1]!)
+        expect(fit.needs, `${selector}: ${JSON.stringify(fit)}`).toBeLessThanOrEqual(fit.width)
+      }
+      // Chosen, the long-named agent's description is shown beside the picker, wrapped.
+      await picker.selectOption(long.name)
+      const about = page.locator('#start-agent-about')
+      expect(await about.textContent()).toContain(long.description)
+      expect(await wraps(page, '#start-agent-about')).toBe(true)
+      await expectFits(page)
+      mkdirSync(OUTPUT, { recursive: true })
+      await page.screenshot({ path: join(OUTPUT, 'console-desktop-agent-picker.png') })
+      expect(errors).toEqual([])
+    }, 120_000)
 
     // Each width has its own person: a per-person server is connected once per person.
     for (const { viewport, token, name } of [

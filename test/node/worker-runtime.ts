@@ -35,20 +35,27 @@ export interface WorkerBuild {
   assets?: { directory: string; binding: string }
 }
 
-let building: Promise<WorkerBuild> | undefined
+const builds = new Map<string, Promise<WorkerBuild>>()
 
 /**
  * Bundles the Worker once per process with `wrangler deploy --dry-run --outdir` (the same build
  * a deploy uploads) and reads its compatibility settings and Durable Objects from wrangler.toml.
+ * `alias` adds import substitutions (wrangler's `--alias`, beside wrangler.toml's `[alias]`):
+ * an import written exactly as a key resolves to its value, a path from the repository root
+ * (a test's agent catalog, say); each set of aliases is bundled once.
  */
-export function bundleWorker(): Promise<WorkerBuild> {
-  building ??= (async () => {
+export function bundleWorker(alias: Record<string, string> = {}): Promise<WorkerBuild> {
+  const key = JSON.stringify(alias)
+  const cached = builds.get(key)
+  if (cached) return cached
+  const building = (async (): Promise<WorkerBuild> => {
     const outdir = await mkdtemp(join(tmpdir(), 'edgeloop-bundle-'))
     const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
+    const aliases = Object.entries(alias).flatMap(([from, to]) => ['--alias', `${from}:${to}`])
     try {
       await promisify(execFile)(
         process.execPath,
-        [wrangler, 'deploy', '--dry-run', '--outdir', outdir],
+        [wrangler, 'deploy', '--dry-run', '--outdir', outdir, ...aliases],
         {
           cwd: root,
           env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG: 'error' },
@@ -69,6 +76,7 @@ export function bundleWorker(): Promise<WorkerBuild> {
       ...runtimeSettings(await readFile(join(root, 'wrangler.toml'), 'utf8')),
     }
   })()
+  builds.set(key, building)
   return building
 }
 
