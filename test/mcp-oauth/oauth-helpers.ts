@@ -103,6 +103,22 @@ export async function followLink(link: string, auth: FakeAuthServer): Promise<Br
   return { cookie, callback: new URL(consent.headers.get('location')!), authorize }
 }
 
+/**
+ * A person's grant from link to callback (asserts the callback's 200): `server` connected as
+ * `headers`' token, for a run's item when given.
+ */
+export async function grantConnection(
+  server: string,
+  auth: FakeAuthServer,
+  headers: Record<string, string>,
+  item?: { runId: string; itemId: string },
+): Promise<Browser> {
+  const browser = await followLink(await connectLink(server, headers, item), auth)
+  const res = await callback(browser.callback, browser.cookie)
+  expect(res.status, await res.clone().text()).toBe(200)
+  return browser
+}
+
 /** The callback request the browser makes (path and query on the Worker). */
 export function callback(url: URL, cookie?: string): Promise<Response> {
   expect(url.origin).toBe(ORIGIN)
