@@ -12,7 +12,7 @@ import { toHex } from '../../src/security/hex'
 import { reply } from '../fakes/fake-openai'
 import { drainAlarms, getTrace, startRun } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
-import { APPROVER, useOAuthFakes } from './oauth-helpers'
+import { APPROVER, grantWikiWith, useOAuthFakes } from './oauth-helpers'
 
 const settings = env as unknown as { MCP_TOKEN_KEY: string; MCP_TOKEN_KEY_PREVIOUS: string }
 const OLD = settings.MCP_TOKEN_KEY_PREVIOUS
@@ -37,21 +37,8 @@ async function sealedWith(table: 'mcp_connections' | 'mcp_oauth_clients'): Promi
 
 /** The wiki connection granted through the routes, with the old key as the only key. */
 async function grantBeforeRotation(): Promise<void> {
-  const linked = await fetchWith(BEFORE_ROTATION, '/v1/connections/wiki/link', {
-    method: 'POST',
-    headers: { ...APPROVER, 'content-type': 'application/json' },
-    body: '{}',
-  })
-  expect(linked.status).toBe(201)
-  const link = new URL(((await linked.json()) as { url: string }).url)
-  const followed = await fetchWith(BEFORE_ROTATION, link.pathname, { redirect: 'manual' })
-  expect(followed.status).toBe(302)
-  const consent = await oauth.auth.handler(new Request(followed.headers.get('location')!))
-  const back = new URL(consent.headers.get('location')!)
-  const done = await fetchWith(BEFORE_ROTATION, `${back.pathname}${back.search}`, {
-    headers: { cookie: followed.headers.get('set-cookie')!.split(';')[0]! },
-  })
-  expect(done.status, await done.clone().text()).toBe(200)
+  const { callback } = await grantWikiWith(BEFORE_ROTATION, oauth.auth)
+  expect(callback.status, await callback.clone().text()).toBe(200)
 }
 
 async function searchRun(): Promise<string> {
