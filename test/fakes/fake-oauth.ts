@@ -45,8 +45,11 @@ export interface FakeAuthOptions {
    * and the redirect URI asked for (draft-ietf-oauth-client-id-metadata-document).
    */
   clientIdMetadataDocuments?: boolean
-  /** Let the token endpoint take requests and never answer (until the client gives up). */
-  hangTokenEndpoint?: boolean
+  /**
+   * The token endpoint fails: `hang` takes requests and never answers (until the client gives
+   * up), `reset` breaks each connection at once.
+   */
+  tokenEndpoint?: 'hang' | 'reset'
 }
 
 export class FakeAuthServer {
@@ -85,8 +88,9 @@ export class FakeAuthServer {
       return new Response(null, { status: 404 })
     if (url.pathname === '/register' && req.method === 'POST') return this.#register(req)
     if (url.pathname === '/authorize') return this.#authorize(url)
-    if (url.pathname === '/token' && req.method === 'POST' && this.options.hangTokenEndpoint) {
-      return hang(req)
+    if (url.pathname === '/token' && this.options.tokenEndpoint === 'hang') return hang(req)
+    if (url.pathname === '/token' && this.options.tokenEndpoint === 'reset') {
+      throw new TypeError('Network connection lost.')
     }
     if (url.pathname === '/token' && req.method === 'POST') return this.#token(req)
     if (url.pathname === '/revoke' && req.method === 'POST') return this.#revoke(req)

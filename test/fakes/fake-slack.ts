@@ -740,6 +740,8 @@ export function blockActionsBody(input: {
   team_id?: string
   message_ts?: string
   response_url?: string
+  /** Each click has its own (a modal opens once per trigger); one default for the rest. */
+  trigger_id?: string
 }): string {
   const channel = input.channel_id ?? 'C2147483705'
   const team = input.team_id ?? 'T0001'
@@ -755,7 +757,7 @@ export function blockActionsBody(input: {
     api_app_id: 'A123456',
     token: 'XXYYZZ',
     container: { type: 'message', message_ts: messageTs, channel_id: channel, is_ephemeral: false },
-    trigger_id: '13345224609.738474920.8088930838d88f008e0',
+    trigger_id: input.trigger_id ?? '13345224609.738474920.8088930838d88f008e0',
     team: { id: team, domain: 'example' },
     channel: { id: channel, name: 'ops' },
     message: { type: 'message', ts: messageTs, text: 'Approval needed', bot_id: 'B0001' },

@@ -7,7 +7,12 @@
  * another token's ids are refused and leak nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js'
 import { mcpClient, startMcpWorker, TOKENS, type McpWorker } from './serve-mcp/mcp-worker.ts'
 import { runApi } from './serve-mcp/run-api.ts'
 
@@ -18,8 +23,10 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(() => worker?.stop())
 
-const ROLLBACK =
-  'call `rollback_deploy` with {"service": "billing", "to_version": "v1.0.1", "reason": "resumed"}, then finish with Rolled back.'
+/** A run that rolls `service` back, once a person approves. */
+const rollback = (service = 'order', version = 'v1.0.1') =>
+  `call \`rollback_deploy\` with {"service": "${service}", "to_version": "${version}", "reason": "over MCP"}, then finish with Rolled back.`
+const ROLLBACK = rollback()
 const VERSION = '2025-11-25'
 
 const { api, approveWhenAsked } = runApi(() => worker)
@@ -266,7 +273,7 @@ describe('/mcp resumable call streams', () => {
       logs.push(String((n.params.data as { message: string }).message))
     })
     const call = client.callTool(
-      { name: 'default', arguments: { task: ROLLBACK.replace('billing', 'search') } },
+      { name: 'default', arguments: { task: rollback('payments') } },
       undefined,
       { onprogress: (p) => progress.push(p.message ?? ''), timeout: 60_000 },
     )
@@ -280,6 +287,165 @@ describe('/mcp resumable call streams', () => {
     expect(result.structuredContent).toEqual({ answer: 'Rolled back.' })
     expect((result._meta as any)['edgeloop/run'].id).toBe(runId)
     expect(progress.some((m) => m.includes('approval of rollback_deploy'))).toBe(true)
+    await client.close()
+  })
+})
+
+describe('/mcp pending items offered through elicitation', () => {
+  /** A client declaring elicitation whose handler answers with `answer` (after `before`). */
+  async function elicitingClient(
+    answer: ElicitResult,
+    before: (request: ElicitRequest) => Promise<void> = async () => {},
+  ) {
+    const client = await mcpClient(worker.url, TOKENS.alpha, { capabilities: { elicitation: {} } })
+    const asked: { id: string; params: ElicitRequest['params'] }[] = []
+    const errors: string[] = []
+    client.onerror = (err) => errors.push(err.message)
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      asked.push({ id: String(extra.requestId), params: request.params })
+      await before(request)
+      return answer
+    })
+    return { client, asked, errors }
+  }
+
+  const runOf = (result: { _meta?: unknown }) =>
+    (result._meta as { 'edgeloop/run': { id: string } })['edgeloop/run'].id
+
+  async function callsOf(runId: string) {
+    const trace = await api(`/v1/runs/${runId}/trace`, TOKENS.alpha)
+    return trace.steps.flatMap((s: { calls: unknown[] }) => s.calls) as Record<string, any>[]
+  }
+
+  /** The run's one call, rollback_deploy, approved by alpha and run (once: one call, done). */
+  async function expectRolledBackOnce(runId: string) {
+    const calls = await callsOf(runId)
+    expect(calls.map((c) => c.name)).toEqual(['rollback_deploy'])
+    expect(calls[0]).toMatchObject({
+      status: 'done',
+      approval: { decision: 'approved', decidedBy: 'alpha' },
+    })
+    expect(calls[0]!.observation).not.toMatch(/^\[ToolError\]/)
+  }
+
+  it('approved in the client: the side effect runs once and the call answers its result', async () => {
+    const { client, asked } = await elicitingClient({
+      action: 'accept',
+      content: { decision: 'approve' },
+    })
+    const result = await client.callTool(
+      { name: 'default', arguments: { task: rollback('inventory', 'v1.8.0') } },
+      undefined,
+      { timeout: 30_000 },
+    )
+    expect(result.structuredContent).toEqual({ answer: 'Rolled back.' })
+    expect(asked[0]?.params).toMatchObject({
+      mode: 'form',
+      message: expect.stringContaining('rollback_deploy'),
+      requestedSchema: { properties: { decision: { enum: ['approve', 'deny'] } } },
+    })
+    await expectRolledBackOnce(runOf(result))
+    await client.close()
+  })
+
+  it('declined in the client: the run gets the denial and nothing runs', async () => {
+    const { client, asked } = await elicitingClient({ action: 'decline' })
+    const result = await client.callTool(
+      { name: 'default', arguments: { task: rollback('gateway') } },
+      undefined,
+      { timeout: 30_000 },
+    )
+    expect(asked.length).toBeGreaterThan(0)
+    const calls = await callsOf(runOf(result))
+    expect(calls).toHaveLength(1)
+    expect(calls[0]).toMatchObject({
+      kind: 'denied',
+      approval: { decision: 'denied', reason: 'declined in the MCP client (elicitation)' },
+    })
+    await client.close()
+  })
+
+  it('decided in the API first: the answer through the client is refused and changes nothing', async () => {
+    let approved: Promise<void> | null = null
+    const { client, asked, errors } = await elicitingClient(
+      { action: 'accept', content: { decision: 'deny' } },
+      // The client answers only once the person's approval in the API is in.
+      async () => {
+        for (let i = 0; i < 100 && !approved; i++) await new Promise((r) => setTimeout(r, 20))
+        await approved
+      },
+    )
+    client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
+      const data = JSON.stringify(n.params.data)
+      const id = /run (run_[0-9a-f]{32})/.exec(data)?.[1]
+      if (id && !approved && data.includes('waiting for a person')) {
+        approved = approveWhenAsked(id, TOKENS.alpha)
+      }
+    })
+    const result = await client.callTool(
+      { name: 'default', arguments: { task: rollback('payments', 'v5.1.0') } },
+      undefined,
+      { timeout: 30_000 },
+    )
+    expect(result.structuredContent).toEqual({ answer: 'Rolled back.' })
+    await expectRolledBackOnce(runOf(result))
+    // The client's late "deny" got a clear refusal; sent again by hand, the same.
+    const session = (client.transport as { sessionId?: string }).sessionId!
+    expect(asked.length).toBeGreaterThan(0)
+    expect(errors.join('\n')).toMatch(/already/)
+    {
+      const again = await fetch(worker.url, {
+        method: 'POST',
+        headers: mcp(TOKENS.alpha, { 'Mcp-Session-Id': session }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: asked[0]!.id,
+          result: { action: 'accept', content: { decision: 'deny' } },
+        }),
+      })
+      expect(again.status).toBe(409)
+      const body = (await again.json()) as any
+      expect(body.error).toMatchObject({ code: 'already_decided', details: { decidedBy: 'alpha' } })
+    }
+    await client.close()
+  })
+
+  it("a forged offer id, or another token's, is not found and decides nothing", async () => {
+    const { client, asked } = await elicitingClient({ action: 'cancel' })
+    const call = client.callTool(
+      { name: 'default', arguments: { task: rollback('order') } },
+      undefined,
+      { timeout: 30_000 },
+    )
+    for (let i = 0; i < 100 && !asked.length; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(asked.length).toBeGreaterThan(0)
+    const offer = asked[0]!.id
+    const [kind, payload] = offer.split('.')
+    const beta = await initialize(TOKENS.beta)
+    const alpha = (client.transport as { sessionId?: string }).sessionId!
+    for (const [token, session, id] of [
+      [TOKENS.alpha, alpha, `${kind}.${payload}.${'0'.repeat(64)}`],
+      [TOKENS.beta, beta, offer],
+    ] as const) {
+      const res = await fetch(worker.url, {
+        method: 'POST',
+        headers: mcp(token, { 'Mcp-Session-Id': session }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          result: { action: 'accept', content: { decision: 'approve' } },
+        }),
+      })
+      expect(res.status).toBe(404)
+      expect(((await res.json()) as any).error.code).toBe('offer_not_found')
+    }
+    // Cancelled in the client and refused above: the approval still waits, for a person to decide.
+    const waiting = (await api('/v1/runs?limit=100', TOKENS.alpha)).items.filter(
+      (r: { status: string }) => r.status === 'awaiting_approval',
+    )
+    expect(waiting.length).toBeGreaterThan(0)
+    for (const r of waiting) await approveWhenAsked(r.id, TOKENS.alpha)
+    expect((await call).structuredContent).toEqual({ answer: 'Rolled back.' })
     await client.close()
   })
 })

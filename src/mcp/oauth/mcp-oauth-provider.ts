@@ -76,6 +76,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   readonly #flow: McpOAuthFlow
   #verifier: string | undefined
   #refreshFailed = false
+  /** An OAuth request the authorization server failed (no answer in time, a redirect, too big). */
+  #unanswered: McpOAuthError | undefined
   /** The issuer and metadata discovery found, checked (saveDiscoveryState). */
   #discovered: OAuthDiscoveryState | undefined
   readonly addClientAuthentication: OAuthClientProvider['addClientAuthentication']
@@ -181,6 +183,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   redirectToAuthorization(url: URL): void {
     if (this.#flow.kind !== 'begin') {
+      // The SDK begins a new authorization after a refresh that failed this way, as after one
+      // refused: the grant still stands, and the authorization server is what failed.
+      if (this.#unanswered) throw this.#unanswered
       throw this.#needed(this.#refreshFailed ? 'refresh_failed' : 'no_grant', url)
     }
     this.#flow.onAuthorization(url, this.#verifier!)
@@ -214,6 +219,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
       // grant again (a `connect` item), so nothing dead is kept.
       if (await records.deleteConnection(this.#server.name, owner)) this.#refreshFailed = true
     }
+  }
+
+  /** An OAuth request of this flow failed at the authorization server (oauth-fetch.ts). */
+  authFailed(err: unknown): void {
+    if (err instanceof McpOAuthError) this.#unanswered = err
   }
 
   /** Called by `auth()` right after discovery, before anything is sent or stored: checked here. */

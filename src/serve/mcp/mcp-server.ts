@@ -7,6 +7,7 @@ import {
   McpError,
   type CallToolResult,
   type CreateTaskResult,
+  type JSONRPCRequest,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
@@ -18,6 +19,7 @@ import type { Env } from '../../env'
 import { idFromKey, startRun, StartError } from '../../runs/start'
 import { runStub, type RunView } from '../../runs/types'
 import { agentTool } from './agent-tools'
+import { answerOffer, itemOffers } from './elicitation'
 import { callArguments } from './call-arguments'
 import { CallEvents, changeNotifications, logNotification, RESUME_RETRY_MS } from './call-events'
 import { followRun } from './follow-run'
@@ -25,7 +27,7 @@ import type { McpCaller } from './mcp-caller'
 import { checkSession, messageOf, sessionFor, sessionKey } from './mcp-sessions'
 import { callResultOf, taskOf } from './run-result'
 import { RunTaskStore } from './run-tasks'
-import type { McpSession } from './signed-ids'
+import { isOfferId, type McpSession } from './signed-ids'
 
 /** How often a client is told to poll a task (tasks/get), and how often tasks/result looks. */
 const TASK_POLL_MS = 1_000
@@ -45,8 +47,14 @@ export async function serveMcp(
   const checked = await checkSession(env, request, caller)
   if ('refusal' in checked) return checked.refusal
   const message = messageOf(raw)
+  const key = sessionKey(env)
+  // The client's answer to an elicitation this server sent (elicitation.ts): no SDK server knows it.
+  if (key && message && !('method' in message) && 'id' in message && isOfferId(message.id)) {
+    return answerOffer(env, key, caller, message as typeof message & { id: string })
+  }
   const resumable = await resumableCall(env, caller, checked.session, message)
-  const server = mcpServer(env, caller, resumable)
+  const offers = itemOffers(key, caller, checked.session)
+  const server = mcpServer(env, caller, { resumable, offers })
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     ...(resumable ? { eventStore: resumable.events, retryInterval: RESUME_RETRY_MS } : {}),
@@ -93,7 +101,13 @@ async function resumableCall(
   return { events, idempotencyKey }
 }
 
-function mcpServer(env: Env, caller: McpCaller, resumable: ResumableCall | null): Server {
+/** What a call's stream does beyond answering: resumable, and offering pending items. */
+interface CallStreaming {
+  resumable: ResumableCall | null
+  offers: ReturnType<typeof itemOffers>
+}
+
+function mcpServer(env: Env, caller: McpCaller, streaming: CallStreaming): Server {
   const server = new Server(
     { name: 'edgeloop', title: 'edgeloop agents', version: '0.1.0' },
     {
@@ -114,7 +128,9 @@ function mcpServer(env: Env, caller: McpCaller, resumable: ResumableCall | null)
     tools: loadConfig(env).agents.map(agentTool),
   }))
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callAgent(env, caller, request.params, extra, resumable),
+    callAgent(env, caller, request.params, extra, streaming, (offer) =>
+      server.transport!.send(offer, { relatedRequestId: extra.requestId }),
+    ),
   )
   return server
 }
@@ -133,8 +149,10 @@ async function callAgent(
   caller: McpCaller,
   params: { name: string; arguments?: Record<string, unknown>; task?: unknown },
   extra: CallExtra,
-  resumable: ResumableCall | null,
+  streaming: CallStreaming,
+  sendOffer: (offer: JSONRPCRequest) => Promise<void>,
 ): Promise<CallToolResult | CreateTaskResult> {
+  const { resumable } = streaming
   const agents = loadConfig(env).agents
   const agent = agents.find((a) => a.name === params.name)
   if (!agent) {
@@ -169,7 +187,7 @@ async function callAgent(
     logNotification(`started run ${view.id} of agent ${agent.name}`, view.id),
   )
   if (params.task !== undefined) return { task: taskOf(view, TASK_POLL_MS) }
-  return waitForAnswer(env, caller, view, extra, resumable)
+  return waitForAnswer(env, caller, view, extra, streaming, sendOffer)
 }
 
 /**
@@ -182,7 +200,8 @@ async function waitForAnswer(
   caller: McpCaller,
   started: RunView,
   extra: CallExtra,
-  resumable: ResumableCall | null,
+  { resumable, offers }: CallStreaming,
+  sendOffer: (offer: JSONRPCRequest) => Promise<void>,
 ): Promise<CallToolResult> {
   const serving = mcpServing(env as unknown as EnvRecord)
   const token = extra._meta?.progressToken
@@ -198,6 +217,7 @@ async function waitForAnswer(
       // Each event's id carries where the stream stands once it is sent.
       if (cursor) Object.assign(cursor, { seq, progress })
       for (const n of changeNotifications(view, token, progress)) await extra.sendNotification(n)
+      for (const offer of offers ? await offers(view) : []) await sendOffer(offer)
     },
   })
   if (ended) return callResultOf(env, ended)

@@ -6,8 +6,10 @@ import type { Env } from '../../env'
 import { runStub } from '../../runs/types'
 import { errorResponse } from '../oauth/error-response'
 import { changeNotifications, RESUME_RETRY_MS } from './call-events'
+import { itemOffers } from './elicitation'
 import { followRun } from './follow-run'
 import type { McpCaller } from './mcp-caller'
+import { ownRun } from './own-run'
 import { checkSession, sessionKey } from './mcp-sessions'
 import { callResultOf } from './run-result'
 import { eventId, verifyEventId, type CallCursor } from './signed-ids'
@@ -50,9 +52,8 @@ export async function resumeCall(env: Env, request: Request, caller: McpCaller):
     )
   }
   const cursor = await verifyEventId(key, lastEventId.trim(), caller.name)
-  const stub = cursor ? runStub(env.RUNS, cursor.run) : null
-  const owner = stub ? await stub.owner() : null
-  if (!cursor || !stub || owner?.run !== 'live' || owner.owner !== caller.name) {
+  const stub = cursor ? await ownRun(env, caller, cursor.run) : null
+  if (!cursor || !stub) {
     return errorResponse(
       404,
       'stream_not_found',
@@ -64,7 +65,8 @@ export async function resumeCall(env: Env, request: Request, caller: McpCaller):
   const write = (text: string) => writer.write(new TextEncoder().encode(text))
   const send = async (message: JSONRPCMessage) =>
     write(`id: ${await eventId(key, caller.name, cursor)}\ndata: ${JSON.stringify(message)}\n\n`)
-  const following = followOn(env, caller, cursor, request.signal, send, write)
+  const offers = itemOffers(key, caller, checked.session)
+  const following = followOn(env, caller, cursor, request.signal, send, write, offers)
   following
     .catch(async (err: unknown) => {
       const message = err instanceof Error ? err.message : String(err)
@@ -88,6 +90,7 @@ async function followOn(
   signal: AbortSignal,
   send: (message: JSONRPCMessage) => Promise<void>,
   write: (text: string) => Promise<void>,
+  offers: ReturnType<typeof itemOffers>,
 ): Promise<void> {
   await write(`retry: ${RESUME_RETRY_MS}\n\n`)
   const { view } = await followRun(runStub(env.RUNS, cursor.run), cursor.run, {
@@ -102,6 +105,7 @@ async function followOn(
       for (const n of changeNotifications(changed, cursor.progressToken, progress)) {
         await send({ jsonrpc: '2.0', ...n })
       }
+      for (const offer of offers ? await offers(changed) : []) await send(offer)
     },
   })
   if (view) await send({ jsonrpc: '2.0', id: cursor.request, result: callResultOf(env, view) })

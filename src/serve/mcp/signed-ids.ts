@@ -32,8 +32,20 @@ export interface CallCursor {
   progress: number
 }
 
+/** A pending item offered through elicitation: the request id says which item, as it was shown. */
+export interface OfferedItem {
+  run: string
+  call: string
+  kind: 'approval' | 'question'
+  /** The item's hash when offered: a decision binds to it (docs/human-in-the-loop.md). */
+  hash: string
+  /** How the form's content maps to the answer: an object schema as is, else `{ answer }`. */
+  form: 'decision' | 'object' | 'answer'
+}
+
 const SESSION = 's1'
 const EVENT = 'e1'
+const OFFER = 'q1'
 /** Ids past this are not ours: nothing longer is parsed or hashed. */
 const MAX_ID_LENGTH = 2_048
 
@@ -84,6 +96,31 @@ export async function verifyEventId(
     ...(pt !== undefined ? { progressToken: pt as string | number } : {}),
     progress: pn as number,
   }
+}
+
+/** The JSON-RPC id of the elicitation/create that offers `item` to token `caller`. */
+export async function offerId(key: string, caller: string, item: OfferedItem): Promise<string> {
+  return sign(key, OFFER, { sub: caller, ...item })
+}
+
+/** Whether `id` is the shape of an offer's id (then it is answered by elicitation.ts). */
+export const isOfferId = (id: unknown): id is string =>
+  typeof id === 'string' && id.startsWith(`${OFFER}.`)
+
+/** The item an elicitation's id offered, if it was signed under `key` for `caller`; else null. */
+export async function verifyOfferId(
+  key: string,
+  id: string,
+  caller: string,
+): Promise<OfferedItem | null> {
+  const body = await verify(key, OFFER, id)
+  if (!body || body.sub !== caller) return null
+  const { run, call, kind, hash, form } = body
+  if (typeof run !== 'string' || !RUN_ID_PATTERN.test(run)) return null
+  if (typeof call !== 'string' || typeof hash !== 'string') return null
+  if (kind !== 'approval' && kind !== 'question') return null
+  if (form !== 'decision' && form !== 'object' && form !== 'answer') return null
+  return { run, call, kind, hash, form }
 }
 
 async function sign(key: string, kind: string, body: Record<string, unknown>): Promise<string> {
