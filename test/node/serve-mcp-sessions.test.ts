@@ -317,6 +317,17 @@ describe('/mcp pending items offered through elicitation', () => {
     return trace.steps.flatMap((s: { calls: unknown[] }) => s.calls) as Record<string, any>[]
   }
 
+  /** The run's one call, rollback_deploy, approved by alpha and run (once: one call, done). */
+  async function expectRolledBackOnce(runId: string) {
+    const calls = await callsOf(runId)
+    expect(calls.map((c) => c.name)).toEqual(['rollback_deploy'])
+    expect(calls[0]).toMatchObject({
+      status: 'done',
+      approval: { decision: 'approved', decidedBy: 'alpha' },
+    })
+    expect(calls[0]!.observation).not.toMatch(/^\[ToolError\]/)
+  }
+
   it('approved in the client: the side effect runs once and the call answers its result', async () => {
     const { client, asked } = await elicitingClient({
       action: 'accept',
@@ -333,13 +344,7 @@ describe('/mcp pending items offered through elicitation', () => {
       message: expect.stringContaining('rollback_deploy'),
       requestedSchema: { properties: { decision: { enum: ['approve', 'deny'] } } },
     })
-    const calls = await callsOf(runOf(result))
-    expect(calls.map((c) => c.name)).toEqual(['rollback_deploy'])
-    expect(calls[0]).toMatchObject({
-      status: 'done',
-      approval: { decision: 'approved', decidedBy: 'alpha' },
-    })
-    expect(calls[0]!.observation).not.toMatch(/^\[ToolError\]/)
+    await expectRolledBackOnce(runOf(result))
     await client.close()
   })
 
@@ -383,13 +388,7 @@ describe('/mcp pending items offered through elicitation', () => {
       { timeout: 30_000 },
     )
     expect(result.structuredContent).toEqual({ answer: 'Rolled back.' })
-    const calls = await callsOf(runOf(result))
-    expect(calls.map((c) => c.name)).toEqual(['rollback_deploy'])
-    expect(calls[0]).toMatchObject({
-      status: 'done',
-      approval: { decision: 'approved', decidedBy: 'alpha' },
-    })
-    expect(calls[0]!.observation).not.toMatch(/^\[ToolError\]/)
+    await expectRolledBackOnce(runOf(result))
     // The client's late "deny" got a clear refusal; sent again by hand, the same.
     const session = (client.transport as { sessionId?: string }).sessionId!
     expect(asked.length).toBeGreaterThan(0)

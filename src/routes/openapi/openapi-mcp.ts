@@ -25,7 +25,7 @@ export const mcpOperation = {
   operationId: 'mcp',
   summary: 'The agents as an MCP server (Streamable HTTP, JSON-RPC 2.0)',
   description:
-    'Each agent of the deployment is an MCP tool. One JSON-RPC message per request (initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, notifications). initialize answers an Mcp-Session-Id (signed, nothing kept on the server) when MCP_SESSION_SECRET or MCP_TOKEN_KEY is set; a tools/call in a session streams with SSE event ids and may be closed before its result, to be resumed with GET. A request answers `application/json` or a `text/event-stream` carrying progress and log notifications, then the response; protocol errors are JSON-RPC errors, refusals before the protocol (token, Origin, body) the API error answers. The token (an API token or an OAuth access token for /mcp) needs runs:write. See docs/serving.md.',
+    'Each agent of the deployment is an MCP tool. One JSON-RPC message per request (initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, notifications). initialize answers an Mcp-Session-Id (signed, nothing kept on the server) when MCP_SESSION_SECRET or MCP_TOKEN_KEY is set; a tools/call in a session streams with SSE event ids and may be closed before its result, to be resumed with GET; a pending item of its run may be offered through the client elicitation, whose response POSTed back decides it (202, or a refusal such as 409 already_decided). A request answers `application/json` or a `text/event-stream` carrying progress and log notifications, then the response; protocol errors are JSON-RPC errors, refusals before the protocol (token, Origin, body) the API error answers. The token (an API token or an OAuth access token for /mcp) needs runs:write. See docs/serving.md.',
   tags: ['mcp'],
   security: bearer,
   parameters: [
@@ -57,8 +57,10 @@ export const mcpOperation = {
     },
     '202': { description: 'A notification or response from the client, accepted' },
     ...errorResponses({
-      400: ['json_too_deep', 'invalid_encoding', 'client_disconnected'],
-      404: ['session_not_found'],
+      // A client's answer to an elicitation (docs/serving.md#elicitation) is decided as the API's.
+      400: ['json_too_deep', 'invalid_encoding', 'client_disconnected', 'invalid_answer'],
+      404: ['session_not_found', 'offer_not_found'],
+      409: ['already_decided', 'hash_mismatch', 'not_pending', 'run_finished', 'run_cancelling'],
       // The challenge is in WWW-Authenticate (docs/serving.md#authorization).
       401: ['unauthorized', 'invalid_token'],
       403: ['forbidden', 'insufficient_scope', 'origin_not_allowed'],

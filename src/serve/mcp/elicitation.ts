@@ -4,9 +4,10 @@ import type {
   JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Env } from '../../env'
-import { runStub, type DecideRequest, type RunView } from '../../runs/types'
+import type { DecideRequest, RunView } from '../../runs/types'
 import { errorResponse } from '../oauth/error-response'
 import type { McpCaller } from './mcp-caller'
+import { ownRun } from './own-run'
 import { offerId, verifyOfferId, type McpSession, type OfferedItem } from './signed-ids'
 
 /**
@@ -114,9 +115,8 @@ export async function answerOffer(
   message: JSONRPCMessage & { id: string },
 ): Promise<Response> {
   const offered = await verifyOfferId(key, message.id, caller.name)
-  const stub = offered ? runStub(env.RUNS, offered.run) : null
-  const owner = stub ? await stub.owner() : null
-  if (!offered || !stub || owner?.run !== 'live' || owner.owner !== caller.name) {
+  const stub = offered ? await ownRun(env, caller, offered.run) : null
+  if (!offered || !stub) {
     return errorResponse(
       404,
       'offer_not_found',

@@ -9,6 +9,7 @@ import { changeNotifications, RESUME_RETRY_MS } from './call-events'
 import { itemOffers } from './elicitation'
 import { followRun } from './follow-run'
 import type { McpCaller } from './mcp-caller'
+import { ownRun } from './own-run'
 import { checkSession, sessionKey } from './mcp-sessions'
 import { callResultOf } from './run-result'
 import { eventId, verifyEventId, type CallCursor } from './signed-ids'
@@ -51,9 +52,8 @@ export async function resumeCall(env: Env, request: Request, caller: McpCaller):
     )
   }
   const cursor = await verifyEventId(key, lastEventId.trim(), caller.name)
-  const stub = cursor ? runStub(env.RUNS, cursor.run) : null
-  const owner = stub ? await stub.owner() : null
-  if (!cursor || !stub || owner?.run !== 'live' || owner.owner !== caller.name) {
+  const stub = cursor ? await ownRun(env, caller, cursor.run) : null
+  if (!cursor || !stub) {
     return errorResponse(
       404,
       'stream_not_found',
