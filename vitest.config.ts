@@ -252,6 +252,9 @@ export default defineConfig({
                 ...fakeProvider,
                 PUBLIC_URL: 'https://edgeloop.test',
                 MCP_TOKEN_KEY: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDE=',
+                // Mid-rotation (docs/mcp.md#where-tokens-live): what the key before sealed still
+                // opens (test/mcp-oauth/key-rotation.test.ts).
+                MCP_TOKEN_KEY_PREVIOUS: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDA=',
                 MCP_SERVERS: JSON.stringify([
                   {
                     name: 'tracker',

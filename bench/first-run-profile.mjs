@@ -17,6 +17,7 @@ import {
   stackOwner,
   startPerfWorker,
 } from './workerd-perf.mjs'
+import { NO_MEASUREMENT } from './verdict.mjs'
 
 /** Fresh workerd processes: each gives one first run and one warm run. */
 const STARTS = Number(process.env.PROFILE_STARTS ?? 4)
@@ -106,6 +107,10 @@ export async function benchFirstRunProfile(root) {
     } finally {
       await stop()
     }
+  }
+  // perf attached too late or not at all: a profile of nothing is not printed as one.
+  if (!first.samples || !warm.samples) {
+    return `first-run profile: ${NO_MEASUREMENT} (perf took ${first.samples} samples of the first runs, ${warm.samples} of the warm runs)`
   }
   return report(first, warm, walls)
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import type { Env } from '../../src/env'
 import { api } from '../service/harness'
 import { fetchWith } from '../service/worker-with'
-import { APPROVER, connectionList, useOAuthFakes } from './oauth-helpers'
+import { connectionList, grantWikiWith, useOAuthFakes } from './oauth-helpers'
 
 const ELSEWHERE = 'https://id.edgeloop.test/clients/edgeloop.json'
 
@@ -23,28 +23,7 @@ const { fakes, oauth } = useOAuthFakes(() => ({
 }))
 
 type Settings = Partial<Record<keyof Env, string | undefined>>
-
-/** A person's grant of the wiki server through the routes, with the Worker under `settings`. */
-async function grant(settings: Settings): Promise<{ authorize: URL; callback: Response }> {
-  const linked = await fetchWith(settings, '/v1/connections/wiki/link', {
-    method: 'POST',
-    headers: { ...APPROVER, 'content-type': 'application/json' },
-    body: '{}',
-  })
-  expect(linked.status).toBe(201)
-  const link = new URL(((await linked.json()) as { url: string }).url)
-  const followed = await fetchWith(settings, link.pathname, { redirect: 'manual' })
-  expect(followed.status, await followed.clone().text()).toBe(302)
-  const cookie = followed.headers.get('set-cookie')!.split(';')[0]!
-  const authorize = new URL(followed.headers.get('location')!)
-  const consent = await oauth.auth.handler(new Request(authorize))
-  expect(consent.status, await consent.clone().text()).toBe(302)
-  const back = new URL(consent.headers.get('location')!)
-  const callback = await fetchWith(settings, `${back.pathname}${back.search}`, {
-    headers: { cookie },
-  })
-  return { authorize, callback }
-}
+const grant = (settings: Settings) => grantWikiWith(settings, oauth.auth)
 
 describe('an authorization server that supports client ID metadata documents', () => {
   it.each([

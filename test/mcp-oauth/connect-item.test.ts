@@ -15,6 +15,7 @@ import {
   connectionList,
   connectLink,
   followLink,
+  grantConnection,
   useOAuthFakes,
 } from './oauth-helpers'
 
@@ -22,8 +23,7 @@ const { fakes, oauth } = useOAuthFakes()
 
 /** The approver grants the deployment's wiki connection (for the run's item, when given). */
 async function grantWiki(item?: { runId: string; itemId: string }): Promise<Browser> {
-  const browser = await followLink(await connectLink('wiki', APPROVER, item), oauth.auth)
-  expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+  const browser = await grantConnection('wiki', oauth.auth, APPROVER, item)
   if (item) await drainAlarms(item.runId)
   return browser
 }

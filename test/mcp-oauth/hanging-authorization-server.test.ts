@@ -17,6 +17,7 @@ import {
   connectionList,
   connectLink,
   followLink,
+  grantConnection,
   useOAuthFakes,
 } from './oauth-helpers'
 
@@ -45,8 +46,7 @@ describe('a token endpoint that never answers', () => {
   })
 
   it('a run whose refresh gets no answer goes on without the server, told why; the grant is kept', async () => {
-    const browser = await followLink(await connectLink('wiki', APPROVER), oauth.auth)
-    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    await grantConnection('wiki', oauth.auth, APPROVER)
     const granted = await storedWiki()
     oauth.auth.expireAccessTokens()
     oauth.auth.options.tokenEndpoint = 'hang'
@@ -70,8 +70,7 @@ describe('a token endpoint that never answers', () => {
     expect(oauth.auth.tokenRequests.map((r) => r.grant_type)).toEqual(['authorization_code'])
   })
   it('a refresh whose connection breaks is said so, not taken for a missing grant', async () => {
-    const browser = await followLink(await connectLink('wiki', APPROVER), oauth.auth)
-    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    await grantConnection('wiki', oauth.auth, APPROVER)
     const granted = await storedWiki()
     oauth.auth.expireAccessTokens()
     oauth.auth.options.tokenEndpoint = 'reset'

@@ -271,7 +271,10 @@ export async function deleteConnection(
 ): Promise<{ deleted: boolean; revoked: boolean }> {
   const store = await storeOrRefuse(env)
   const connection = await store.connection(server.name, owner)
-  if (!connection) return { deleted: false, revoked: false }
+  // One sealed under a key no longer held (MCP_TOKEN_KEY rotated without the old one listed)
+  // cannot be revoked, but is still forgotten.
+  if (!connection)
+    return { deleted: await store.deleteConnection(server.name, owner), revoked: false }
   let revoked = false
   if (server.auth) {
     revoked = await revokeMcpTokens(
