@@ -10,12 +10,11 @@
  *   rt.kill() // now; `await rt.killed` once it is gone
  *   const next = await WorkerRuntime.start({ worker, storage, bindings, outbound })
  */
-import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { promisify } from 'node:util'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+import { cachedBundleDir } from './bundle-cache.ts'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -39,25 +38,12 @@ let building: Promise<WorkerBuild> | undefined
 
 /**
  * Bundles the Worker once per process with `wrangler deploy --dry-run --outdir` (the same build
- * a deploy uploads) and reads its compatibility settings and Durable Objects from wrangler.toml.
+ * a deploy uploads; reused across processes while its sources are unchanged: bundle-cache.ts)
+ * and reads its compatibility settings and Durable Objects from wrangler.toml.
  */
 export function bundleWorker(): Promise<WorkerBuild> {
   building ??= (async () => {
-    const outdir = await mkdtemp(join(tmpdir(), 'edgeloop-bundle-'))
-    const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
-    try {
-      await promisify(execFile)(
-        process.execPath,
-        [wrangler, 'deploy', '--dry-run', '--outdir', outdir],
-        {
-          cwd: root,
-          env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG: 'error' },
-        },
-      )
-    } catch (err) {
-      const { stderr, stdout } = err as { stderr?: string; stdout?: string }
-      throw new Error(`bundling the Worker failed: ${stderr || stdout || (err as Error).message}`)
-    }
+    const outdir = await cachedBundleDir()
     // The entry, and the modules wrangler.toml's Text rule wrote beside it (agents' Markdown).
     const texts = (await readdir(outdir)).filter((f) => f.endsWith('.md'))
     return {
