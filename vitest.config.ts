@@ -133,11 +133,9 @@ function workerProject(
 
 export default defineConfig({
   test: {
-    // Two test files at a time, also on a 2-core machine (vitest's default there is one): most
-    // of a file's time is spent waiting on workerd, wrangler or Chromium, not on vitest's own
-    // process. Files do not share state: every workerd project starts a workerd per file, and
-    // the node project's files use port 0 and storage folders of their own
-    // (docs/development.md#tests-benchmarks-ci has the figures).
+    // Two test files at a time, also on a 2-core machine (vitest's default there is one): a file
+    // of a workerd project waits on its own workerd much of its time. Files do not share state:
+    // each gets a workerd of its own (docs/development.md#tests-benchmarks-ci has the figures).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // The first request of a file loads the whole Worker into workerd: allow for a cold start.
     testTimeout: 30_000,
@@ -215,6 +213,9 @@ export default defineConfig({
         ...fakeProvider,
         PUBLIC_URL: 'https://edgeloop.test',
         MCP_TOKEN_KEY: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDE=',
+        // Mid-rotation (docs/mcp.md#where-tokens-live): what the key before sealed still
+        // opens (test/mcp-oauth/key-rotation.test.ts).
+        MCP_TOKEN_KEY_PREVIOUS: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDA=',
         MCP_SERVERS: JSON.stringify([
           {
             name: 'tracker',
@@ -309,6 +310,11 @@ export default defineConfig({
           include: ['test/node/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // One file at a time, after the workerd projects: its files run many workerd, wrangler
+          // and Chromium processes each (the crash test one per crash point, side by side), and two such files at
+          // once on the shared 2-core machine ran past their timeouts.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -49,8 +49,12 @@ export interface AgentDefinition {
    * confirm policy: the strictest applies (docs/human-in-the-loop.md#policies-as-code).
    */
   policy?: AgentPolicy
-  /** Slack channel ids where mentions and slash commands go to this agent. */
-  slack?: { channels: readonly string[] }
+  /**
+   * Slack: `channels`, the channel ids where mentions and slash commands go to this agent;
+   * `approvals`, the channel id where the pending items of its runs not started from Slack (the
+   * API, a webhook, MCP, A2A) are posted as cards (docs/agents.md#slack).
+   */
+  slack?: { channels?: readonly string[]; approvals?: string }
 }
 
 /** Declares an agent (one file per agent in agents/, one line in agents/catalog.ts). */

@@ -138,11 +138,16 @@ export const RunView = z.object({
   createdAt: iso,
   requestedBy: z.string(),
   metadata: z.optional(json),
+  /**
+   * Where the run talks in Slack: a Slack-started run's channel, thread and user; a run of the
+   * API, MCP or A2A that posts its pending items' cards in an approvals channel, that channel
+   * alone (no `userId`: no Slack user asked).
+   */
   slack: z.optional(
     z.object({
       channel: z.string(),
       threadTs: z.optional(z.string()),
-      userId: z.string(),
+      userId: z.optional(z.string()),
       teamId: z.optional(z.string()),
     }),
   ),

@@ -82,7 +82,7 @@ export interface RunView {
   slack?: {
     channel: string
     threadTs?: string
-    userId: string
+    userId?: string
     teamId?: string
   }
   blocked?: {

@@ -43,6 +43,8 @@ export interface Agent {
   outputSchema: Record<string, unknown> | null
   /** Slack channel ids it answers in. */
   slackChannels: string[]
+  /** The channel its runs not started from Slack post their pending items in; null: none. */
+  slackApprovals: string | null
   /** The agents it may delegate to (each an `ask_<name>` tool); empty: none. */
   delegates: string[]
   /** Its guardrails as the definition names them (checked); empty: none. */
@@ -91,7 +93,8 @@ export function agentVariable(name: string): string {
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/
 /** Characters of an agent's instructions at most (a request's own are bounded tighter). */
 export const MAX_AGENT_INSTRUCTIONS = 100_000
-const SLACK_CHANNEL_PATTERN = /^[CGD][A-Z0-9]{2,}$/
+/** A Slack conversation id: a channel (`C…`), a private channel (`G…`), a DM (`D…`). */
+export const SLACK_CHANNEL_PATTERN = /^[CGD][A-Z0-9]{2,}$/
 
 /** What the agents are checked against. */
 export interface AgentLimits {
@@ -284,6 +287,13 @@ function resolveAgent(
   if (badChannels.length) {
     problem('slack.channels', `${badChannels.join(', ')} are not Slack channel ids (C…, G…)`)
   }
+  const approvals = def.slack?.approvals
+  if (approvals !== undefined && !SLACK_CHANNEL_PATTERN.test(String(approvals))) {
+    problem(
+      'slack.approvals',
+      `${JSON.stringify(approvals)} is not a Slack channel id (C…, G…, as the channel's details show it; not a #name)`,
+    )
+  }
   return {
     name,
     description: String(def.description ?? ''),
@@ -297,6 +307,7 @@ function resolveAgent(
     budgetSet,
     outputSchema,
     slackChannels: [...channels],
+    slackApprovals: approvals === undefined ? null : String(approvals),
     delegates: delegates.map(String),
     guardrails: def.guardrails ?? {},
     callPolicy: callPolicyOf(def.policy, problem),

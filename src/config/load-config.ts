@@ -14,7 +14,7 @@ import { readSettings, type EnvRecord } from '../settings/setting'
 import { LOG_LEVELS } from './log-level'
 import { eventStreamLimits, type EventStreamLimits } from './event-streams'
 import { otelConfigFromEnv, type OtelConfig } from './otel'
-import { resolveAgentSet, type Agent, type AgentLeftOut } from './agents'
+import { resolveAgentSet, SLACK_CHANNEL_PATTERN, type Agent, type AgentLeftOut } from './agents'
 import { delegateTools } from './delegates'
 import { retentionMsFromEnv } from './retention'
 import { BUDGET_SETTINGS, serverBudgets, type ServerBudgets } from './budget'
@@ -53,6 +53,11 @@ export interface ServiceConfig extends ServerBudgets {
     stream: boolean
     /** The app is a Slack assistant app: set the thread status while a run works. */
     assistant: boolean
+    /**
+     * Where the pending items of runs not started from Slack are posted when their agent names
+     * no `slack.approvals` channel (SLACK_APPROVALS_CHANNEL); null: nowhere.
+     */
+    approvalsChannel: string | null
   }
   /** Open event streams and their queues (read again by the events route on its own). */
   eventStreams: EventStreamLimits
@@ -93,6 +98,14 @@ const SERVICE_SETTINGS = {
   }),
   SLACK_STREAM: setting.oneOf(['auto', 'off'], 'off'),
   SLACK_ASSISTANT: setting.flag(),
+  SLACK_APPROVALS_CHANNEL: setting.parsedBy((raw) => {
+    if (raw === undefined) return null
+    if (!SLACK_CHANNEL_PATTERN.test(raw))
+      throw new Error(
+        `must be a Slack channel id (C…, G…, as the channel's details show it; not a #name)`,
+      )
+    return raw
+  }),
   // Read by runs/log.ts on every line; checked here so a typo is reported like any setting.
   LOG_LEVEL: setting.oneOf(LOG_LEVELS, 'info'),
 }
@@ -178,6 +191,7 @@ export function parseConfig(env: EnvRecord): ServiceConfig {
       dmConversationMinutes: s.SLACK_DM_CONVERSATION_MINUTES,
       stream: s.SLACK_STREAM === 'auto',
       assistant: s.SLACK_ASSISTANT,
+      approvalsChannel: s.SLACK_APPROVALS_CHANNEL,
     },
     eventStreams: eventStreamLimits(env),
     retentionMs: retentionMsFromEnv(env),

@@ -12,7 +12,7 @@ import type { StreamRequest, Subscription } from './events/event-stream'
 import type { RunOwner } from './run-owner'
 
 /** Where a Slack-started run answers (the thread: the mention's ts, or the ack message's ts). */
-export type SlackOrigin = NonNullable<RunViewBody['slack']>
+export type SlackOrigin = NonNullable<RunViewBody['slack']> & { userId: string }
 
 export interface StartInput {
   id: string
@@ -50,15 +50,20 @@ export interface StartInput {
   agent?: AgentInput
   /** A child run: the run and call that started it (runs/child-runs.ts). */
   parent?: ParentRef
-  /** A child of a Slack-started run: where its approval cards go (the parent's thread). */
+  /**
+   * A run not started from Slack that posts its pending items' cards there, and nothing else: a
+   * child of a Slack-started run (the parent's thread), or a run of the API, a webhook, MCP or
+   * A2A whose agent (or the deployment) names an approvals channel.
+   */
   slackCards?: SlackCards
 }
 
 /**
- * Where a child of a Slack-started run posts its approval cards, and nothing else: the root
- * run's channel and thread, with the agent that delegated to it (the card names both).
+ * Where a run posts its pending items' cards, and nothing else: a child of a Slack-started run,
+ * the root run's channel and thread with the Slack user who asked and the agent that delegated
+ * (the card names both); any other run, the approvals channel alone (no thread, no Slack user).
  */
-export type SlackCards = SlackOrigin & { parentAgent: string }
+export type SlackCards = Omit<SlackOrigin, 'userId'> & { userId?: string; parentAgent?: string }
 
 /** What the run's info row keeps: its trace, and the caller's span it joins, if any. */
 export interface RunTrace {

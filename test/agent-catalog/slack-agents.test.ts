@@ -3,11 +3,16 @@
  * signed slash commands and Events API posts through the Worker's fetch, the fake Slack Web API
  * and the fake model. An agent that names channels answers mentions and slash commands there;
  * `/edgeloop <agent>: <task>` picks one anywhere; the approval card names the agent; a structured
- * answer is posted compact. A channel claimed twice, or written as a #name, is a 503.
+ * answer is posted compact; a run of the API posts its approval card in the agent's approvals
+ * channel. A channel claimed twice, or written as a #name, is a 503.
  */
+import { env } from 'cloudflare:workers'
+import { createExecutionContext } from 'cloudflare:test'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import worker from '../../src/index'
+import type { Env } from '../../src/env'
 import incidentInstructions from './incident.md?raw'
-import { INCIDENT_CHANNEL, TICKETS_CHANNEL } from './channels'
+import { INCIDENT_APPROVALS_CHANNEL, INCIDENT_CHANNEL, TICKETS_CHANNEL } from './channels'
 import { reply } from '../fakes/fake-openai'
 import { signedSlackRequest, slashCommandBody } from '../fakes/fake-slack'
 import {
@@ -201,5 +206,67 @@ describe('channel rules are configuration', () => {
       error: { code: 'misconfigured', message: expect.stringContaining('agent "clash"') },
     })
     expect(world.model.bodies).toHaveLength(0)
+  })
+})
+
+describe("an agent's approvals channel (slack.approvals)", () => {
+  /** `POST /v1/runs` with the operator's token. */
+  async function startByApi(body: Record<string, unknown>): Promise<string> {
+    const res = await worker.fetch(
+      new Request(`${BASE}/v1/runs`, {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }) as Request<unknown, IncomingRequestCfProperties>,
+      env as Env,
+      createExecutionContext(),
+    )
+    expect(res.status).toBe(202)
+    return ((await res.json()) as { id: string }).id
+  }
+
+  it('a run of the API posts its card there, alone, and a click there decides it', async () => {
+    world.model.enqueue(
+      reply.toolCalls([{ name: 'http_post', arguments: POST_ARGS }], { content: 'Record it.' }),
+      reply.text('Recorded.'),
+    )
+    const runId = await startByApi({ task: 'Record the incident as mitigated', agent: 'incident' })
+    await world.settle(runId)
+    expect(await world.view(runId)).toMatchObject({
+      status: 'awaiting_approval',
+      slack: { channel: INCIDENT_APPROVALS_CHANNEL },
+    })
+    // Only the card: no "working on it", no thread, nothing in the agent's own channel.
+    const posted = world.messages(INCIDENT_APPROVALS_CHANNEL)
+    expect(posted).toHaveLength(1)
+    expect(posted[0]!.thread_ts).toBeUndefined()
+    expect(world.messages(INCIDENT_CHANNEL)).toEqual([])
+    const card = world.approvalMessage(INCIDENT_APPROVALS_CHANNEL)
+    expect(blockText(card)).toContain('*Agent:* `incident`')
+
+    // The same button from another channel (a copied value) decides nothing.
+    await world.click(card, 'approve', APPROVER, { channel: INCIDENT_CHANNEL })
+    await world.settle(runId)
+    expect((await world.view(runId)).status).toBe('awaiting_approval')
+    expect(world.slack.ephemerals().at(-1)?.text).toContain('answers in another channel')
+
+    expect((await world.click(card, 'approve', APPROVER)).status).toBe(200)
+    await world.settle(runId)
+    expect(world.received.map((r) => r.url)).toEqual([POST_ARGS.url])
+    const view = await world.deliverAll(runId)
+    expect(view).toMatchObject({ status: 'succeeded', result: { answer: 'Recorded.' } })
+    // The card now says who decided; the answer is the API's, not posted in Slack.
+    expect(world.messages(INCIDENT_APPROVALS_CHANNEL)).toHaveLength(1)
+    expect(world.slack.updatesOf(card.ts)).toHaveLength(1)
+  })
+
+  it('an agent without one, and no SLACK_APPROVALS_CHANNEL: nothing is posted', async () => {
+    world.model.enqueue(reply.toolCalls([{ name: 'http_post', arguments: POST_ARGS }]))
+    const runId = await startByApi({ task: 'Post it', tools: ['http_post'] })
+    await world.settle(runId)
+    const view = await world.view(runId)
+    expect(view.status).toBe('awaiting_approval')
+    expect(view.slack).toBeUndefined()
+    expect(world.slack.succeeded('chat.postMessage')).toEqual([])
   })
 })

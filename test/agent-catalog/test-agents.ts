@@ -1,13 +1,14 @@
 /**
  * The agents the `agent-catalog` test project adds to the shipped catalog (vitest.config.ts
  * appends them to agents/catalog.ts for that project's Worker): agents made with the real
- * `defineAgent` that no shipped agent is — Slack channels, a side-effecting tool, an output
+ * `defineAgent` that no shipped agent is — Slack channels and an approvals channel, a
+ * side-effecting tool, an output
  * schema, guardrails at every point and a model-judged one, and three that break the rules (two
  * the channel rules, one a guardrail's; offered only when a test enables them).
  */
 import * as z from 'zod/mini'
 import { defineAgent } from '../../agents/define-agent'
-import { INCIDENT_CHANNEL, TICKETS_CHANNEL } from './channels'
+import { INCIDENT_APPROVALS_CHANNEL, INCIDENT_CHANNEL, TICKETS_CHANNEL } from './channels'
 import incidentInstructions from './incident.md'
 
 export const incident = defineAgent({
@@ -15,7 +16,7 @@ export const incident = defineAgent({
   description: 'Test agent: answers in the incident channel, records decisions with http_post.',
   instructions: incidentInstructions,
   tools: ['http_post', 'calculator'],
-  slack: { channels: [INCIDENT_CHANNEL] },
+  slack: { channels: [INCIDENT_CHANNEL], approvals: INCIDENT_APPROVALS_CHANNEL },
 })
 
 export const ticket = defineAgent({

@@ -147,15 +147,17 @@ describe('resolveAgents', () => {
         confirm: { mode: 'dry_run' },
         budget: { maxSteps: 20 },
         output: z.object({ a: z.number() }),
-        slack: { channels: ['C0123ABC'] },
+        slack: { channels: ['C0123ABC'], approvals: 'G0APPROVALS' },
       }),
     ])
+    expect(agents[0]).toMatchObject({ name: 'default', slackApprovals: null })
     expect(agents[1]).toMatchObject({
       name: 'ok',
       policy: { mode: 'dry_run' },
       budget: { maxSteps: 20 },
       outputSchema: { type: 'object', required: ['a'] },
       slackChannels: ['C0123ABC'],
+      slackApprovals: 'G0APPROVALS',
     })
   })
 
@@ -174,6 +176,7 @@ describe('resolveAgents', () => {
     ],
     [{ output: 'not a schema' }, 'output', /zod schema or a JSON Schema object/],
     [{ slack: { channels: ['general'] } }, 'slack.channels', /general are not Slack channel ids/],
+    [{ slack: { approvals: '#ops' } }, 'slack.approvals', /"#ops" is not a Slack channel id/],
   ])('names the field of a bad agent: %j', (fields, field, message) => {
     const problems = problemsOf([defineAgent({ name: 'bad', ...base, ...(fields as object) })])
     expect(problems).toEqual([

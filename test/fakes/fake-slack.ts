@@ -448,10 +448,17 @@ function blocksWithinLimits(blocks: unknown[], maxBlocks = 50): boolean {
     if (o.type === 'button') {
       if (typeof o.value === 'string' && o.value.length > 2000) return false
       if (typeof o.action_id === 'string' && o.action_id.length > 255) return false
+      // A link button: an absolute http(s) URL of at most 3,000 characters, taken as it is.
+      if (o.url !== undefined && !(typeof o.url === 'string' && isButtonUrl(o.url))) return false
     }
     return Object.values(o).every((v) => ok(v, typeof o.type === 'string' ? o.type : parent))
   }
   return ok(blocks)
+}
+
+function isButtonUrl(url: string): boolean {
+  if (url.length > 3000 || !URL.canParse(url)) return false
+  return ['http:', 'https:'].includes(new URL(url).protocol)
 }
 
 // ── Signed inbound requests ────────────────────────────────────────────────────────────────
@@ -552,6 +559,60 @@ export function eventCallbackBody(input: {
   })
 }
 
+/** An `event_callback` JSON body carrying `app_home_opened`: `user` opened the app's Home tab. */
+export function appHomeOpenedBody(input: { user: string; event_id: string }): string {
+  return JSON.stringify({
+    token: 'XXYYZZ',
+    team_id: 'T0001',
+    api_app_id: 'A123456',
+    type: 'event_callback',
+    event_id: input.event_id,
+    event_time: 1700000100,
+    event: {
+      type: 'app_home_opened',
+      user: input.user,
+      channel: 'D0HOME',
+      tab: 'home',
+      event_ts: '1.2',
+    },
+    authorizations: [{ team_id: 'T0001', user_id: 'UFAKEBOT', is_bot: true }],
+  })
+}
+
+/**
+ * A `block_actions` form body for a click on a button of a view Slack holds (the Home tab, a
+ * modal): no channel and no message, the view and a fresh `trigger_id`.
+ */
+export function viewBlockActionsBody(input: {
+  view: FakeSlackView
+  user_id: string
+  button: { action_id: string; value?: string; text: { text: string } }
+}): string {
+  const trigger = `${Date.now()}.738474920.abc${(viewClicks++).toString(16)}`
+  const payload = {
+    type: 'block_actions',
+    user: { id: input.user_id, username: input.user_id.toLowerCase(), team_id: 'T0001' },
+    api_app_id: 'A123456',
+    token: 'XXYYZZ',
+    container: { type: 'view', view_id: input.view.id },
+    trigger_id: trigger,
+    team: { id: 'T0001', domain: 'example' },
+    view: { ...input.view.view, id: input.view.id, hash: input.view.hash },
+    actions: [
+      {
+        action_id: input.button.action_id,
+        block_id: 'b1',
+        text: { type: 'plain_text', ...input.button.text },
+        ...(input.button.value !== undefined ? { value: input.button.value } : {}),
+        type: 'button',
+        action_ts: '1700000200.000300',
+      },
+    ],
+  }
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
+}
+let viewClicks = 1
+
 /**
  * An `event_callback` JSON body carrying a `message` event (`message.channels`, `message.im`…):
  * `subtype`, `bot_id`, `edited`, `hidden` etc. as Slack sends them for edits, deletions and bots.
@@ -598,6 +659,77 @@ export function urlVerificationBody(challenge: string): string {
   return JSON.stringify({ token: 'XXYYZZ', challenge, type: 'url_verification' })
 }
 
+/** A button of a posted message, as its `actions` block carries it. */
+export interface PostedButton {
+  action_id: string
+  value: string
+  style?: string
+  text: { type: string; text: string }
+}
+
+/** The buttons of a posted message's `actions` blocks. */
+export function buttonsOf(message: FakeSlackMessage): PostedButton[] {
+  return (message.blocks ?? []).flatMap((block) => {
+    const b = block as { type: string; elements?: PostedButton[] }
+    return b.type === 'actions' ? (b.elements ?? []) : []
+  })
+}
+
+/**
+ * The `block_actions` form body Slack posts when `userId` clicks the button `actionId` of a
+ * posted message: the message itself (its blocks, its thread), from its channel unless `from`
+ * says otherwise (a copied button elsewhere).
+ */
+export function messageClickBody(input: {
+  message: FakeSlackMessage
+  actionId: string
+  userId: string
+  triggerId: string
+  from?: { teamId?: string; channel?: string }
+}): string {
+  const { message, actionId, userId } = input
+  const team = input.from?.teamId ?? 'T0001'
+  const channel = input.from?.channel ?? message.channel
+  const button = buttonsOf(message).find((b) => b.action_id === actionId)
+  if (!button) throw new Error(`message ${message.ts} has no ${actionId} button`)
+  const payload = {
+    type: 'block_actions',
+    user: { id: userId, username: userId.toLowerCase(), name: userId.toLowerCase(), team_id: team },
+    api_app_id: 'A123456',
+    token: 'XXYYZZ',
+    container: {
+      type: 'message',
+      message_ts: message.ts,
+      channel_id: channel,
+      is_ephemeral: false,
+    },
+    trigger_id: input.triggerId,
+    team: { id: team, domain: 'example' },
+    channel: { id: channel, name: 'ops' },
+    message: {
+      type: 'message',
+      ts: message.ts,
+      text: message.text,
+      blocks: message.blocks,
+      bot_id: 'B0001',
+      ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+    },
+    response_url: 'https://hooks.slack.test/actions/T0001/1/abc',
+    actions: [
+      {
+        action_id: actionId,
+        block_id: 'edgeloop_approval',
+        text: button.text,
+        value: button.value,
+        style: button.style,
+        type: 'button',
+        action_ts: `${Math.floor(Date.now() / 1000)}.000300`,
+      },
+    ],
+  }
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
+}
+
 /** A `block_actions` interaction form body (`payload=` URL-encoded JSON) for one button click. */
 export function blockActionsBody(input: {
   action_id: string
@@ -608,6 +740,8 @@ export function blockActionsBody(input: {
   team_id?: string
   message_ts?: string
   response_url?: string
+  /** Each click has its own (a modal opens once per trigger); one default for the rest. */
+  trigger_id?: string
 }): string {
   const channel = input.channel_id ?? 'C2147483705'
   const team = input.team_id ?? 'T0001'
@@ -623,7 +757,7 @@ export function blockActionsBody(input: {
     api_app_id: 'A123456',
     token: 'XXYYZZ',
     container: { type: 'message', message_ts: messageTs, channel_id: channel, is_ephemeral: false },
-    trigger_id: '13345224609.738474920.8088930838d88f008e0',
+    trigger_id: input.trigger_id ?? '13345224609.738474920.8088930838d88f008e0',
     team: { id: team, domain: 'example' },
     channel: { id: channel, name: 'ops' },
     message: { type: 'message', ts: messageTs, text: 'Approval needed', bot_id: 'B0001' },

@@ -21,14 +21,17 @@ const LOCK = join(CACHE, '.lock')
 /** What steers the build without being one of its inputs. */
 const BUILD_FILES = ['wrangler.toml', 'tsconfig.json', 'package.json', 'package-lock.json']
 /** Entries kept: one per recent state of the sources (a branch switch back finds its own). */
-const KEEP = 6
+const KEEP = 8
 /** A lock older than this is from a process that died while it bundled. */
 const STALE_LOCK_MS = 10 * 60_000
 
-/** The directory holding the bundle for the sources as they are now (see the file comment). */
-export async function cachedBundleDir(): Promise<string> {
+/**
+ * The directory holding the bundle for the sources as they are now (see the file comment);
+ * `args` are further arguments of wrangler's (`--alias from:to`), part of what an entry is for.
+ */
+export async function cachedBundleDir(args: string[] = []): Promise<string> {
   await mkdir(CACHE, { recursive: true })
-  const hit = await findEntry()
+  const hit = await findEntry(args)
   if (hit) {
     // A hit skips wrangler, and with it wrangler.toml's [build] (the console's assets, which
     // the runtime serves): run it as wrangler would. It rewrites nothing that is current. Loaded
@@ -42,21 +45,21 @@ export async function cachedBundleDir(): Promise<string> {
   }
   await lock()
   try {
-    return (await findEntry()) ?? (await bundleAnew())
+    return (await findEntry(args)) ?? (await bundleAnew(args))
   } finally {
     await rm(LOCK, { recursive: true, force: true })
   }
 }
 
 /** Runs wrangler's bundling into a new entry; its path. */
-async function bundleAnew(): Promise<string> {
+async function bundleAnew(args: string[]): Promise<string> {
   const tmp = join(CACHE, `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`)
   const metafile = `${tmp}.meta.json`
   const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
   try {
     await promisify(execFile)(
       process.execPath,
-      [wrangler, 'deploy', '--dry-run', '--outdir', tmp, '--metafile', metafile],
+      [wrangler, 'deploy', '--dry-run', '--outdir', tmp, '--metafile', metafile, ...args],
       { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG: 'error' } },
     )
   } catch (err) {
@@ -70,8 +73,9 @@ async function bundleAnew(): Promise<string> {
   const inputs = Object.keys(meta.inputs ?? {})
   if (!inputs.length) throw new Error('wrangler wrote no metafile inputs for the bundle')
   const hashes = new Map<string, string>()
-  const manifest: Record<string, string> = {}
-  for (const file of [...BUILD_FILES, ...inputs].sort()) manifest[file] = await hashOf(file, hashes)
+  const files: Record<string, string> = {}
+  for (const file of [...BUILD_FILES, ...inputs].sort()) files[file] = await hashOf(file, hashes)
+  const manifest: Manifest = { args, files }
   const id = createHash('sha256').update(JSON.stringify(manifest)).digest('hex').slice(0, 24)
   await writeFile(join(tmp, 'inputs.json'), JSON.stringify(manifest))
   const entry = join(CACHE, id)
@@ -81,18 +85,25 @@ async function bundleAnew(): Promise<string> {
   return entry
 }
 
-/** The newest entry whose inputs are all unchanged, if any. */
-async function findEntry(): Promise<string | undefined> {
+/** What an entry was made from: wrangler's further arguments, and each input file's SHA-256. */
+interface Manifest {
+  args: string[]
+  files: Record<string, string>
+}
+
+/** The newest entry made with `args` whose inputs are all unchanged, if any. */
+async function findEntry(args: string[]): Promise<string | undefined> {
   const hashes = new Map<string, string>()
   for (const entry of await entries()) {
-    let manifest: Record<string, string>
+    let manifest: Manifest
     try {
       manifest = JSON.parse(await readFile(join(entry, 'inputs.json'), 'utf8'))
     } catch {
       continue // being written, or damaged: not an entry
     }
+    if (JSON.stringify(manifest.args) !== JSON.stringify(args) || !manifest.files) continue
     let same = true
-    for (const [file, hash] of Object.entries(manifest)) {
+    for (const [file, hash] of Object.entries(manifest.files)) {
       if ((await hashOf(file, hashes)) !== hash) {
         same = false
         break

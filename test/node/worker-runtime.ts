@@ -34,16 +34,23 @@ export interface WorkerBuild {
   assets?: { directory: string; binding: string }
 }
 
-let building: Promise<WorkerBuild> | undefined
+const builds = new Map<string, Promise<WorkerBuild>>()
 
 /**
  * Bundles the Worker once per process with `wrangler deploy --dry-run --outdir` (the same build
  * a deploy uploads; reused across processes while its sources are unchanged: bundle-cache.ts)
  * and reads its compatibility settings and Durable Objects from wrangler.toml.
+ * `alias` adds import substitutions (wrangler's `--alias`, beside wrangler.toml's `[alias]`):
+ * an import written exactly as a key resolves to its value, a path from the repository root
+ * (a test's agent catalog, say); each set of aliases is bundled once.
  */
-export function bundleWorker(): Promise<WorkerBuild> {
-  building ??= (async () => {
-    const outdir = await cachedBundleDir()
+export function bundleWorker(alias: Record<string, string> = {}): Promise<WorkerBuild> {
+  const key = JSON.stringify(alias)
+  const cached = builds.get(key)
+  if (cached) return cached
+  const building = (async (): Promise<WorkerBuild> => {
+    const aliases = Object.entries(alias).flatMap(([from, to]) => ['--alias', `${from}:${to}`])
+    const outdir = await cachedBundleDir(aliases)
     // The entry, and the modules wrangler.toml's Text rule wrote beside it (agents' Markdown).
     const texts = (await readdir(outdir)).filter((f) => f.endsWith('.md'))
     return {
@@ -55,6 +62,7 @@ export function bundleWorker(): Promise<WorkerBuild> {
       ...runtimeSettings(await readFile(join(root, 'wrangler.toml'), 'utf8')),
     }
   })()
+  builds.set(key, building)
   return building
 }
 

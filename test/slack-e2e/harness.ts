@@ -17,6 +17,7 @@ import { FakeOpenAI } from '../fakes/fake-openai'
 import {
   FakeSlack,
   eventCallbackBody,
+  messageClickBody,
   messageEventBody,
   signedSlackRequest,
   slashCommandBody,
@@ -207,54 +208,11 @@ export class SlackWorld {
     /** Where the click seems to come from (a copied button elsewhere); default the message's. */
     from: { teamId?: string; channel?: string } = {},
   ) {
-    const team = from.teamId ?? 'T0001'
-    const channel = from.channel ?? message.channel
     const actionId = action === 'approve' ? APPROVE_ACTION_ID : DENY_ACTION_ID
-    const button = buttonsOf(message).find((b) => b.action_id === actionId)
-    if (!button) throw new Error(`message ${message.ts} has no ${action} button`)
-    const payload = {
-      type: 'block_actions',
-      user: {
-        id: userId,
-        username: userId.toLowerCase(),
-        name: userId.toLowerCase(),
-        team_id: team,
-      },
-      api_app_id: 'A123456',
-      token: 'XXYYZZ',
-      container: {
-        type: 'message',
-        message_ts: message.ts,
-        channel_id: channel,
-        is_ephemeral: false,
-      },
-      trigger_id: uniqueId('13345224609.'),
-      team: { id: team, domain: 'example' },
-      channel: { id: channel, name: 'ops' },
-      message: {
-        type: 'message',
-        ts: message.ts,
-        text: message.text,
-        blocks: message.blocks,
-        bot_id: 'B0001',
-        ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
-      },
-      response_url: 'https://hooks.slack.test/actions/T0001/1/abc',
-      actions: [
-        {
-          action_id: actionId,
-          block_id: 'edgeloop_approval',
-          text: button.text,
-          value: button.value,
-          style: button.style,
-          type: 'button',
-          action_ts: `${Math.floor(Date.now() / 1000)}.000300`,
-        },
-      ],
-    }
+    const triggerId = uniqueId('13345224609.')
     return this.post(
       '/slack/interactions',
-      new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+      messageClickBody({ message, actionId, userId, triggerId, from }),
     )
   }
 
@@ -327,20 +285,7 @@ export interface SlackEventAck {
   busy?: string
 }
 
-export interface PostedButton {
-  action_id: string
-  value: string
-  style?: string
-  text: { type: string; text: string }
-}
-
-/** The buttons of a posted message's `actions` blocks. */
-export function buttonsOf(message: FakeSlackMessage): PostedButton[] {
-  return (message.blocks ?? []).flatMap((block) => {
-    const b = block as { type: string; elements?: PostedButton[] }
-    return b.type === 'actions' ? (b.elements ?? []) : []
-  })
-}
+export { buttonsOf, type PostedButton } from '../fakes/fake-slack'
 
 /** All mrkdwn / plain text of a message's blocks, joined. */
 export function blockText(message: FakeSlackMessage): string {

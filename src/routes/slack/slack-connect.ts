@@ -11,7 +11,7 @@ import { parseQuestionValue } from '../../slack/question-message'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
 import { closedReason, originRefusal, refusalText } from './slack-decider'
-import { clickReply } from './slack-modals'
+import { clickReply, sendLinkPrivately } from './slack-modals'
 
 /**
  * Connect or Decline on a `connect` card (docs/slack-app.md#connections). Whose connection it is
@@ -86,10 +86,12 @@ export async function slackConnect(
       itemId: callId,
       scopes: typeof details.scopes === 'string' ? details.scopes : null,
     })
-    await tell(
-      `<${link.url}|Connect ${server.name}> — a link for you alone, usable once, until ` +
-        `${new Date(link.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')}. The run resumes once you grant it.`,
-    )
+    const until = new Date(link.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    await sendLinkPrivately(c, payload, {
+      url: link.url,
+      label: `Connect ${server.name}`,
+      text: `A link for you alone, usable once, until ${until}. The run resumes once you grant it.`,
+    })
   } catch (err) {
     if (!(err instanceof ConnectRefused)) throw err
     await tell(`Could not make a connect link: ${err.message}`)

@@ -50,9 +50,10 @@ export function originRefusal(c: Context<AppEnv>, view: RunView, who: SlackDecid
 }
 
 /**
- * Buttons are only ever posted in the run's own Slack thread: a click from another workspace or
- * channel (a copied button value) is refused, as is one for a run not started from Slack. A view
- * (a modal opened from the card, the Home tab) has no channel: the workspace must match.
+ * Buttons are only ever posted in the run's own Slack place (its thread, or the approvals channel
+ * of a run not started from Slack): a click from another workspace or channel (a copied button
+ * value) is refused, as is one for a run that posts nothing in Slack. A view (a modal opened from
+ * the card, the Home tab) has no channel: the workspace must match.
  */
 function clickOutsideOrigin(
   view: RunView,
@@ -60,7 +61,7 @@ function clickOutsideOrigin(
   channel: string | null,
 ): string | undefined {
   const origin = view.slack
-  if (!origin) return `run ${view.id} was not started from Slack`
+  if (!origin) return `run ${view.id} posts nothing in Slack`
   if (origin.teamId !== undefined && teamId !== origin.teamId) {
     return `run ${view.id} belongs to another Slack workspace`
   }

@@ -73,7 +73,8 @@ export const SLACK_DELIVERERS: { [K in SlackKind]: Deliverer<K> } = {
 /** What every Slack delivery checks and builds first: the run's origin, the token, a client. */
 function slack<K extends SlackKind>(send: SlackSend<K>): Deliverer<K> {
   return async (entry, ctx) => {
-    // A child of a Slack-started run sends only its approval cards, to its parent's thread.
+    // A run with cards only (a child of a Slack-started run, to its parent's thread; a run of
+    // the API, MCP or A2A, to its approvals channel) sends only its pending items' cards.
     const origin = ctx.info.slack ?? ctx.info.slackCards
     if (!origin) throw new DeliveryError('run was not started from Slack', { retryable: false })
     const token = ctx.env.SLACK_BOT_TOKEN
@@ -176,8 +177,8 @@ async function approval(
             editable: !!item.editSchema,
             ...(asker ? { requestedBy: asker } : {}),
             ...(state.agent.name !== 'default' || cards ? { agent: state.agent.name } : {}),
-            ...(cards
-              ? { delegatedBy: { agent: cards.parentAgent, runId: state.parent!.runId } }
+            ...(cards?.parentAgent && state.parent
+              ? { delegatedBy: { agent: cards.parentAgent, runId: state.parent.runId } }
               : {}),
           })
   const res = await client.postMessage({

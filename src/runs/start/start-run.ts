@@ -3,7 +3,7 @@ import type { ConfirmPolicy } from '../../kernel/confirm'
 import { canonicalJson } from '../../kernel/canonical'
 import type { ParentRef } from '../../kernel/state'
 import { sha256Hex } from '../../security/sha256'
-import { DEMO_MODEL, loadConfig, overMaxima, type ServiceConfig } from '../../config'
+import { DEMO_MODEL, loadConfig, overMaxima, type Agent, type ServiceConfig } from '../../config'
 import type { EnvVars } from '../../env-vars'
 import type { RunOwner } from '../run-owner'
 import { runStub, type RunView, type SlackCards, type StartInput } from '../types'
@@ -150,7 +150,7 @@ export async function startRun<T extends Rpc.DurableObjectBranded | undefined>(
     ...(conversation ? { conversation } : {}),
     ...(req.trace ? { trace: req.trace } : {}),
     ...(req.idempotencyKey ? { requestHash: await requestHash(req) } : {}),
-    ...(req.delegation?.slackCards ? { slackCards: req.delegation.slackCards } : {}),
+    ...slackCardsOf(config, agent, req),
     ...(req.delegation ? { parent: req.delegation.parent } : {}),
   })
   if (out.deleted) {
@@ -170,6 +170,22 @@ export async function startRun<T extends Rpc.DurableObjectBranded | undefined>(
     )
   }
   return out
+}
+
+/**
+ * Where a run not started from Slack posts its pending items' cards (docs/agents.md#slack): a
+ * child, its parent's place; any other run, its agent's `slack.approvals` channel, else
+ * SLACK_APPROVALS_CHANNEL. A Slack-started run's cards go in its own thread.
+ */
+function slackCardsOf(
+  config: ServiceConfig,
+  agent: Agent,
+  req: StartRequest,
+): { slackCards?: SlackCards } {
+  if (req.slack) return {}
+  if (req.delegation?.slackCards) return { slackCards: req.delegation.slackCards }
+  const channel = agent.slackApprovals ?? config.slack.approvalsChannel
+  return channel ? { slackCards: { channel } } : {}
 }
 
 /** The run's id: its parent's choice, its key's, or a new one. */
