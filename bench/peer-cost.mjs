@@ -50,11 +50,11 @@ const PAGE = Array.from({ length: 64 }, (_, i) => `line ${String(i).padStart(2, 
   .padEnd(PAGE_BYTES, '.')
 
 /**
- * The outside world of both Workers. The model counts assistant turns: a call to http_get of
+ * The outside world of both Workers (also the first-run profile's, bench/first-run-profile.mjs). The model counts assistant turns: a call to http_get of
  * page 1, then page 2, then the answer. `outbound(request, name)` counts model calls and page
  * reads per system (each workerd's outbound service names its system).
  */
-function network() {
+export function network() {
   const callbacks = callbackReceiver()
   const seen = { edgeloop: { model: 0, pages: 0 }, peer: { model: 0, pages: 0 } }
   const net = {
@@ -98,7 +98,7 @@ function network() {
 }
 
 /** The two systems: how each starts a run and knows it is done. */
-const SYSTEMS = {
+export const SYSTEMS = {
   edgeloop: {
     classes: ['RunStore'],
     runClass: 'RunStore',
@@ -138,10 +138,17 @@ const SYSTEMS = {
   },
 }
 
+/** The settings both systems run the task with (the tool and its allowlist; no streaming). */
+export const TASK_BINDINGS = {
+  ENABLED_TOOLS: 'http_get',
+  HTTP_ALLOWLIST: CALLBACK_HOST,
+  MODEL_STREAM: 'off',
+}
+
 /** One workerd running `build` (with its storage counted), its base URL, idle rate and runs. */
 async function start(name, build, net) {
   const worker = withStorageCounts(build, SYSTEMS[name].classes)
-  const bindings = { ENABLED_TOOLS: 'http_get', HTTP_ALLOWLIST: CALLBACK_HOST, MODEL_STREAM: 'off' }
+  const bindings = TASK_BINDINGS
   const outbound = (request) => net.outbound(request, name)
   const started = await startBenchWorker(outbound, bindings, { worker })
   const base = await started.rt.url()

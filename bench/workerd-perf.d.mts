@@ -9,5 +9,9 @@ export function perfShares(
   pid: number,
   work: () => Promise<unknown>,
 ): Promise<{ samples: number; shares: number[] }>
+/** `perf script`'s stacks of process `pid` while `work()` runs, blank-line separated. */
+export function perfStacks(pid: number, work: () => Promise<unknown>): Promise<string>
+/** Samples a second of CPU. */
+export const FREQUENCY: number
 export function classify(script: string): { samples: number; shares: number[] }
 export function stackKind(stack: string): number

@@ -12,7 +12,12 @@ import { promisify } from 'node:util'
 import { sleep, startBenchWorker } from './workerd-cpu.mjs'
 
 /** Samples per second: enough for a few thousand over a batch of runs. */
-const FREQUENCY = 2000
+export const FREQUENCY = 2000
+/**
+ * How long perf gets to attach before the work starts: at a load of 15 on 2 cores, 400 ms
+ * missed about half of a first run's samples.
+ */
+const PERF_ATTACH_MS = 1500
 
 /**
  * The kinds. A sample belongs to the kind of the innermost frame of its stack that names one
@@ -121,6 +126,15 @@ export async function perfUsable() {
  * ms as the samples measure it (cpu-clock, FREQUENCY a second of CPU).
  */
 export async function perfShares(pid, work) {
+  const counted = classify(await perfStacks(pid, work))
+  return { ...counted, cpuMs: (counted.samples * 1000) / FREQUENCY }
+}
+
+/**
+ * `perf script`'s text of the samples of process `pid` taken while `work()` runs: stacks (leaf
+ * first, one frame per line) separated by blank lines, FREQUENCY samples a second of CPU.
+ */
+export async function perfStacks(pid, work) {
   const dir = await mkdtemp(join(tmpdir(), 'edgeloop-perf-'))
   const data = join(dir, 'perf.data')
   try {
@@ -142,8 +156,8 @@ export async function perfShares(pid, work) {
       { stdio: 'ignore' },
     )
     const exited = new Promise((resolve) => rec.on('exit', resolve))
-    // perf needs a moment to attach before the first sample.
-    await sleep(300)
+    // perf needs a moment to attach before the first sample (longer on a loaded machine).
+    await sleep(PERF_ATTACH_MS)
     try {
       await work()
     } finally {
@@ -157,8 +171,7 @@ export async function perfShares(pid, work) {
         maxBuffer: 1 << 30,
       },
     )
-    const counted = classify(stdout)
-    return { ...counted, cpuMs: (counted.samples * 1000) / FREQUENCY }
+    return stdout
   } finally {
     await rm(dir, { recursive: true, force: true })
   }

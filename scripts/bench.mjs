@@ -4,8 +4,10 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
+import { benchFirstRunProfile } from '../bench/first-run-profile.mjs'
 import { benchKernelVsAiSdk } from '../bench/kernel-vs-ai-sdk.mjs'
 import { benchPeer } from '../bench/peer-cost.mjs'
+import { installPeer } from '../bench/peer-build.mjs'
 import { benchServiceCost } from '../bench/service-cost.mjs'
 import { importTs } from '../bench/import-ts.mjs'
 import { kernelExtras } from '../bench/kernel-extras.mjs'
@@ -66,6 +68,18 @@ await run('cost', async () => report(await benchServiceCost()))
 if (only === 'peer') {
   await run('peer', async () => {
     report(await benchPeer(root))
+    report(await benchKernelVsAiSdk(root))
+  })
+}
+// Not in a plain `npm run bench`: a profile under `perf` of where a fresh process's first run
+// goes (figures, no goal; the peer part judges the first run).
+if (only === 'first-run')
+  await run('first-run', async () => report(await benchFirstRunProfile(root)))
+// The kernel beside the AI SDK alone (the last part of `peer`, without workerd): for work on the
+// kernel's speed (docs/development.md#kernel-performance).
+if (only === 'ai-sdk') {
+  await run('ai-sdk', async () => {
+    await installPeer(root)
     report(await benchKernelVsAiSdk(root))
   })
 }

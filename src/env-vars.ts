@@ -15,6 +15,8 @@ export interface EnvVars {
   MCP_TOKEN_KEY?: string
   /** The key before the last rotation: still opens what it sealed (docs/mcp.md). */
   MCP_TOKEN_KEY_PREVIOUS?: string
+  /** Signs /mcp's session and event ids (else MCP_TOKEN_KEY does; docs/serving.md). */
+  MCP_SESSION_SECRET?: string
   // Vars (wrangler.toml [vars])
   OPENAI_BASE_URL?: string
   MODEL?: string
@@ -36,6 +38,8 @@ export interface EnvVars {
   MCP_SERVERS?: string
   /** The Worker's public https origin: the OAuth callback and client metadata URLs. */
   PUBLIC_URL?: string
+  /** Where edgeloop's OAuth client ID metadata document is published, when not PUBLIC_URL's. */
+  MCP_CLIENT_METADATA_URL?: string
   MAX_STEPS?: string
   MAX_SECONDS?: string
   MAX_PROMPT_TOKENS?: string

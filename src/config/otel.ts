@@ -55,13 +55,29 @@ export function tracesUrlOf(base: string): string {
   return url.toString()
 }
 
+/** Every variable `otelConfigFromEnv` reads. */
+const OTEL_VARIABLES = [...Object.keys(OTEL_SETTINGS), 'OTEL_EXPORTER_OTLP_HEADERS']
+
+/**
+ * The last answer of `otelOrNone` and the values it was read from. A run's object asks at every
+ * transition it saves; reading the settings anew each time was about 0.3 ms of a two-call run's
+ * Worker CPU (docs/development.md#the-peer-bench). Keyed by the values, not the env object:
+ * tests change settings in place.
+ */
+let lastRead: { values: unknown[]; config: OtelConfig | undefined } | undefined
+
 /** What a run's object exports with: nothing while the settings are unset or invalid. */
 export function otelOrNone(env: object): OtelConfig | undefined {
+  const values = OTEL_VARIABLES.map((name) => (env as EnvRecord)[name])
+  if (lastRead?.values.every((v, i) => v === values[i])) return lastRead.config
+  let config: OtelConfig | undefined
   try {
-    return otelConfigFromEnv(env as EnvRecord)
+    config = otelConfigFromEnv(env as EnvRecord)
   } catch {
-    return undefined
+    config = undefined
   }
+  lastRead = { values, config }
+  return config
 }
 
 /** Not read through `readSetting`, whose messages quote the value: this one is a secret. */

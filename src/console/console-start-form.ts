@@ -32,18 +32,17 @@ export const CONSOLE_START_FORM = String.raw`
       agents.map(function (a) { return el('option', { value: a.name, text: a.name }) })))
     $('agent-filter').value = list.agent
     $('start-agent').replaceChildren.apply($('start-agent'), [el('option', { value: '', text: 'default (no agent)' })].concat(
-      agents.map(function (a) {
-        return el('option', { value: a.name, text: a.name + (a.description ? ' — ' + a.description : '') })
-      })))
+      agents.map(function (a) { return el('option', { value: a.name, text: a.name }) })))
     describeAgent()
   }
 
-  // What the chosen agent brings: its tools, model and protocol.
+  // What the chosen agent is for and brings: its description (here, not in the picker, whose
+  // options a select cannot wrap), tools, model and protocol.
   function describeAgent() {
     var name = $('start-agent').value
     var agent = (agents || []).filter(function (a) { return a.name === name })[0]
     $('start-agent-about').textContent = agent
-      ? [agent.model ? 'model ' + agent.model : '', agent.protocol ? agent.protocol + ' protocol' : '',
+      ? [agent.description || '', agent.model ? 'model ' + agent.model : '', agent.protocol ? agent.protocol + ' protocol' : '',
         agent.tools && agent.tools.length ? 'tools ' + agent.tools.join(', ') : '',
         agent.outputSchema ? 'structured answer' : ''].filter(Boolean).join(' · ')
       : ''

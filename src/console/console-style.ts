@@ -1,7 +1,8 @@
 /**
  * The console's style sheet (/console/console.css). Two columns on a wide screen; below 700 px
  * one, the open run first. Nothing is wider than the screen: long words, tokens and argument
- * JSON wrap instead.
+ * JSON wrap instead. The list's column is wide enough for an agent's longest name (40
+ * characters) in the pickers, which cannot wrap.
  */
 export const CONSOLE_CSS = `
 :root { font: 14px/1.45 system-ui, sans-serif; color: #1d2330; background: #f5f6f8; }
@@ -11,7 +12,7 @@ body { margin: 0; overflow-wrap: anywhere; }
 header { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; padding: .5rem 1rem; background: #1d2330; color: #fff; }
 header h1 { font-size: 1.1rem; margin: 0; display: flex; gap: .4rem; align-items: center; }
 #who { flex: 1; opacity: .7; min-width: 0; }
-main { display: grid; grid-template-columns: minmax(260px, 1fr) minmax(0, 3fr); gap: 1rem; padding: 1rem; align-items: start; }
+main { display: grid; grid-template-columns: minmax(26rem, 1fr) minmax(0, 3fr); gap: 1rem; padding: 1rem; align-items: start; }
 section { background: #fff; border-radius: 6px; padding: .75rem 1rem; box-shadow: 0 1px 2px #0002; min-width: 0; }
 h2 { font-size: 1rem; margin: .25rem 0 .5rem; }
 h3.waiting { font-size: .95rem; margin: .75rem 0 0; color: #8a5a00; }

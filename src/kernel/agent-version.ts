@@ -11,7 +11,7 @@
  * with the versions of the (short) rests seen after it, so a run of a known agent only writes
  * the rest's canonical JSON. The digits are the same as hashing the whole text.
  */
-import { canonicalJson } from './canonical'
+import { canonicalJson, sameJson } from './canonical'
 import { MAX_JSON_DEPTH } from '../validation/json-walk'
 
 /** The 64-bit FNV-1a state as two 32-bit halves (BigInt arithmetic is several times slower). */
@@ -67,6 +67,26 @@ function cachedVersion(instructions: string, tail: string): string {
 
 /** FNV-1a 64 of `canonicalJson(content)`, as its first 12 hex digits. */
 export function agentVersion(content: unknown): string {
+  for (const seen of SEEN) if (sameJson(seen.content, content)) return seen.version
+  const version = computedVersion(content)
+  if (SEEN.length >= SEEN_SIZE) SEEN.pop()
+  // A copy of its own (what a caller does to its objects later cannot change it): the same
+  // canonical JSON, so what `sameJson` finds equal to it has this version.
+  SEEN.unshift({ content: JSON.parse(canonicalJson(content)) as unknown, version })
+  return version
+}
+
+/**
+ * The last contents versioned, newest first. Every run versions its agent when it starts, most
+ * with a content seen before; `sameJson` finds one without writing any text, where the JSON
+ * text of the content (the key of the caches below) cost 20–60 µs a run in
+ * `npm run bench -- kernel` (docs/development.md#kernel-performance). `sameJson` says equal only
+ * where canonical JSON does (canonical.ts), so a match has the same version.
+ */
+const SEEN: { content: unknown; version: string }[] = []
+const SEEN_SIZE = 16
+
+function computedVersion(content: unknown): string {
   if (typeof content === 'object' && content !== null && !Array.isArray(content)) {
     const { instructions, ...rest } = content as Record<string, unknown>
     // Canonical JSON leaves out undefined values and sorts keys: the instructions come first

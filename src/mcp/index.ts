@@ -42,7 +42,7 @@ export {
 } from './oauth/mcp-oauth-provider'
 export { oauthFetch } from './oauth/oauth-fetch'
 export type { OAuthClient, OAuthRecords, StoredConnection } from './oauth/oauth-records'
-export { checkMcpOAuthSettings, publicUrlOf } from './mcp-oauth-settings'
+export { checkMcpOAuthSettings, clientMetadataUrlOf, publicUrlOf } from './mcp-oauth-settings'
 export {
   beginMcpAuthorization,
   finishMcpAuthorization,

@@ -2,14 +2,17 @@
  * The settings OAuth for MCP servers needs besides MCP_SERVERS (docs/mcp.md#oauth): the key that
  * seals connections at rest (MCP_TOKEN_KEY, and MCP_TOKEN_KEY_PREVIOUS during a rotation), and,
  * for `auth: "oauth"`, the Worker's public origin (PUBLIC_URL), where the authorization server
- * sends a person back and reads edgeloop's client metadata document.
+ * sends a person back and reads edgeloop's client metadata document, unless that document is
+ * published at another https URL (MCP_CLIENT_METADATA_URL).
  */
 import { ConfigError } from '../errors/config-error'
 import type { EnvRecord } from '../settings/setting'
 import type { McpServerConfig } from './mcp-servers'
+import { CLIENT_METADATA_PATH } from './oauth/mcp-oauth-provider'
 
 /** Throws a ConfigError naming the setting a server with `auth` needs and lacks. */
 export function checkMcpOAuthSettings(env: EnvRecord, servers: readonly McpServerConfig[]): void {
+  clientMetadataUrlOf(env)
   const withAuth = servers.filter((s) => s.auth)
   if (!withAuth.length) return
   const names = withAuth.map((s) => s.name).join(', ')
@@ -59,6 +62,45 @@ export function publicUrlOf(env: EnvRecord): string | undefined {
     throw new ConfigError('PUBLIC_URL', 'PUBLIC_URL must be https (http only on localhost)')
   }
   return url.origin
+}
+
+/**
+ * Where edgeloop's client ID metadata document is published, which is then its client id:
+ * MCP_CLIENT_METADATA_URL when set (a deployment behind another host, or one that publishes the
+ * document elsewhere), else PUBLIC_URL/oauth/client-metadata.json when PUBLIC_URL is https;
+ * undefined otherwise (the client then registers itself). A client id URL must be https with a
+ * path (draft-ietf-oauth-client-id-metadata-document §3); any other value is a ConfigError.
+ */
+export function clientMetadataUrlOf(env: EnvRecord): string | undefined {
+  const raw = text(env, 'MCP_CLIENT_METADATA_URL')
+  if (raw === undefined) {
+    const origin = publicUrlOf(env)
+    if (origin === undefined || !origin.startsWith('https:')) return undefined
+    return new URL(CLIENT_METADATA_PATH, origin).href
+  }
+  let url: URL | undefined
+  try {
+    url = new URL(raw)
+  } catch {
+    url = undefined
+  }
+  const problem =
+    url === undefined
+      ? 'is not a URL'
+      : url.protocol !== 'https:'
+        ? `is ${url.protocol.slice(0, -1)}, and a client id URL must be https`
+        : url.pathname === '/'
+          ? 'has no path, and a client id URL must have one'
+          : url.hash || url.username || url.password
+            ? 'must not carry a fragment or credentials'
+            : undefined
+  if (problem) {
+    throw new ConfigError(
+      'MCP_CLIENT_METADATA_URL',
+      `MCP_CLIENT_METADATA_URL ${problem}: set it to the https URL where edgeloop's client metadata document is served (e.g. https://edgeloop.example.com/oauth/client-metadata.json), or unset it`,
+    )
+  }
+  return url!.href
 }
 
 function text(env: EnvRecord, name: string): string | undefined {

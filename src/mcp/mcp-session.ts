@@ -58,7 +58,10 @@ export async function openMcpSession(
     fetch: async (input, init) => {
       // Discovery, registration and tokens (any URL but the endpoint's): bounded, no redirects.
       if (String(input instanceof Request ? input.url : input) !== endpoint) {
-        return forAuth(input as string | URL, init)
+        return forAuth(input as string | URL, init).catch((err: unknown) => {
+          authProvider?.authFailed(err)
+          throw err
+        })
       }
       // Every request to the endpoint goes out, the GET stream too: it carries what the server
       // starts (a question to a person: elicitation) and resumes a response stream the server

@@ -26,10 +26,11 @@ export interface FrozenMcpServer {
   /** Why the server could not be asked; then `unavailable` names the tools that say so. */
   error?: string
   /**
-   * The server answered, and refused: it needs a connection (HTTP 401, no grant) or a scope
-   * (HTTP 403). Absent when it could not be reached at all.
+   * The server answered, and refused: it needs a connection (HTTP 401, no grant), more scope
+   * than a person's grant holds (HTTP 403 `insufficient_scope`, a new grant helps), or it is
+   * forbidden (another 403: no grant helps). Absent when it could not be reached at all.
    */
-  access?: 'needs_connection' | 'forbidden'
+  access?: 'needs_connection' | 'needs_scope' | 'forbidden'
   /** The server's own names of the stand-ins for a server that could not be asked. */
   unavailable?: string[]
   /** Asked for by name, but not in the server's list: they answer with an error. */
@@ -238,8 +239,10 @@ export function mcpTools(
         add(unavailableMcpTool(record.server, name(listed.name), why))
       }
     }
+    // A grant helps (none yet, or one with more scope): a call waits on a `connect` item.
+    const connectable = record.access === 'needs_connection' || record.access === 'needs_scope'
     for (const tool of record.unavailable ?? []) {
-      if (record.access === 'needs_connection' && server?.auth?.kind === 'oauth') {
+      if (connectable && server?.auth?.kind === 'oauth') {
         add(connectableMcpTool(server, tool, sessions))
         continue
       }
@@ -271,7 +274,7 @@ function some<T extends Record<string, string[]>>(lists: T): Partial<T> {
 /** Whether a failure was a refusal (401, 403) rather than no answer. */
 function accessOf(err: unknown): Pick<FrozenMcpServer, 'access'> {
   if (err instanceof McpConnectionNeeded) {
-    return { access: err.reason === 'insufficient_scope' ? 'forbidden' : 'needs_connection' }
+    return { access: err.reason === 'insufficient_scope' ? 'needs_scope' : 'needs_connection' }
   }
   if (err instanceof McpAccessRefused) {
     return { access: err.status === 403 ? 'forbidden' : 'needs_connection' }

@@ -146,7 +146,9 @@ function unreachable(f: FrozenMcpServer): string {
   if (f.access === 'needs_connection') {
     return `the ${f.server} MCP server needs a connection (${f.error})`
   }
-  if (f.access === 'forbidden') return `the ${f.server} MCP server is forbidden (${f.error})`
+  if (f.access === 'forbidden' || f.access === 'needs_scope') {
+    return `the ${f.server} MCP server is forbidden (${f.error})`
+  }
   return `the ${f.server} MCP server could not be reached (${f.error}); runs go on without its tools`
 }
 

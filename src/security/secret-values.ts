@@ -24,6 +24,7 @@ const NAMED = [
   'SLACK_BOT_TOKEN',
   'MCP_TOKEN_KEY',
   'MCP_TOKEN_KEY_PREVIOUS',
+  'MCP_SESSION_SECRET',
 ]
 /** Any other setting named like a secret (a one-file tool's key, an MCP token named so). */
 const SECRET_LIKE_NAME = /(TOKEN|SECRET|PASSWORD|API_KEY)$/

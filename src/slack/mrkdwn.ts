@@ -11,6 +11,20 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }
 
+/**
+ * A mrkdwn link `<url|label>`: the label escaped like any text, and in the URL `&` as `&amp;`
+ * (Slack reads entities there too) and the characters that would end the link early (`<`, `>`,
+ * `|`) percent-encoded, which a URL means the same by.
+ */
+export function mrkdwnLink(url: string, label: string): string {
+  const href = url
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '%3C')
+    .replace(/>/g, '%3E')
+    .replace(/\|/g, '%7C')
+  return `<${href}|${escapeMrkdwn(label)}>`
+}
+
 /** Cut `text` to at most `max` UTF-16 units without splitting an entity or a surrogate pair. */
 export function truncateText(text: string, max: number): { text: string; truncated: boolean } {
   if (text.length <= max) return { text, truncated: false }
@@ -27,9 +41,13 @@ export function slackDate(ms: number): string {
   return `<!date^${seconds}^{date_short_pretty} {time}|${fallback.replace('T', ' ')}>`
 }
 
-/** `<@U…>` for a Slack user id; anything else (e.g. an API caller) is shown escaped. */
+/**
+ * `<@U…>` for a Slack person, recorded as `slack:U…` (or, in decisions stored before that, the
+ * bare user id); anything else (e.g. an API token's name) is shown escaped.
+ */
 export function userRef(id: string): string {
-  return /^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : escapeMrkdwn(id)
+  const user = id.replace(/^slack:/, '')
+  return /^[UW][A-Z0-9]+$/.test(user) ? `<@${user}>` : escapeMrkdwn(id)
 }
 
 /**

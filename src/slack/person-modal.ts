@@ -33,6 +33,7 @@ export const ANSWER_CALLBACK_ID = 'edgeloop_answer_question'
 // Slack's limits: a modal title, submit and close text 24 characters, private_metadata 3000.
 const TITLE_LIMIT = 24
 const METADATA_LIMIT = 3000
+const BUTTON_LIMIT = 75
 
 /** What a modal decides: the item (run, call, hash), where its card is, and how to read it. */
 export interface ModalItem {
@@ -112,6 +113,42 @@ export function noticeModal(title: string, text: string): Block {
     title: plain(truncateText(title, TITLE_LIMIT).text),
     close: plain('Close'),
     blocks: [section(truncateText(escapeMrkdwn(text), SLACK_TEXT_LIMIT).text)],
+  }
+}
+
+/** The `action_id` of a modal's link button: Slack reports its click, which decides nothing. */
+export const OPEN_LINK_ACTION_ID = 'edgeloop_open_link'
+
+/**
+ * A modal that hands over a link (a click in the Home tab, which has no thread for a private
+ * note): what it is for, and a button that opens `url` in the browser. Block Kit takes the URL
+ * as it is there (no mrkdwn, nothing escaped); Slack allows 3,000 characters.
+ */
+export function linkModal(input: {
+  title: string
+  text: string
+  label: string
+  url: string
+}): Block {
+  return {
+    type: 'modal',
+    title: plain(truncateText(input.title, TITLE_LIMIT).text),
+    close: plain('Close'),
+    blocks: [
+      section(truncateText(escapeMrkdwn(input.text), SLACK_TEXT_LIMIT).text),
+      {
+        type: 'actions',
+        elements: [
+          {
+            type: 'button',
+            text: plain(truncateText(input.label, BUTTON_LIMIT).text),
+            action_id: OPEN_LINK_ACTION_ID,
+            url: input.url,
+            style: 'primary',
+          },
+        ],
+      },
+    ],
   }
 }
 

@@ -59,6 +59,7 @@ describe('docs/configuration.md and docs/tools.md', () => {
     'CALLBACK_ALLOWLIST',
     'HTTP_POST_IDEMPOTENT',
     'MCP_SERVERS',
+    'MCP_CLIENT_METADATA_URL',
     'SLACK_API_URL',
     'SLACK_APPROVERS',
     'SLACK_FORBID_SELF_APPROVAL',

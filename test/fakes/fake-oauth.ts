@@ -40,6 +40,16 @@ export interface FakeAuthOptions {
   metadataBytes?: number
   /** Answer the metadata with a redirect to itself. */
   redirectLoop?: boolean
+  /**
+   * Accept client ID metadata documents: an https `client_id` is fetched, and must name itself
+   * and the redirect URI asked for (draft-ietf-oauth-client-id-metadata-document).
+   */
+  clientIdMetadataDocuments?: boolean
+  /**
+   * The token endpoint fails: `hang` takes requests and never answers (until the client gives
+   * up), `reset` breaks each connection at once.
+   */
+  tokenEndpoint?: 'hang' | 'reset'
 }
 
 export class FakeAuthServer {
@@ -53,6 +63,8 @@ export class FakeAuthServer {
   readonly secrets = new Map<string, string>()
   /** Every form posted to /token, in order. */
   readonly tokenRequests: Record<string, string>[] = []
+  /** Every client ID metadata document URL it fetched, in order. */
+  readonly clientDocuments: string[] = []
   readonly revocations: string[] = []
   /** How long an access token lives, in seconds. */
   accessTtl = 3600
@@ -76,6 +88,10 @@ export class FakeAuthServer {
       return new Response(null, { status: 404 })
     if (url.pathname === '/register' && req.method === 'POST') return this.#register(req)
     if (url.pathname === '/authorize') return this.#authorize(url)
+    if (url.pathname === '/token' && this.options.tokenEndpoint === 'hang') return hang(req)
+    if (url.pathname === '/token' && this.options.tokenEndpoint === 'reset') {
+      throw new TypeError('Network connection lost.')
+    }
     if (url.pathname === '/token' && req.method === 'POST') return this.#token(req)
     if (url.pathname === '/revoke' && req.method === 'POST') return this.#revoke(req)
     return new Response('not found', { status: 404 })
@@ -122,6 +138,7 @@ export class FakeAuthServer {
       scopes_supported: ['read', 'write'],
     }
     if (o.metadataBytes) body.padding = 'x'.repeat(o.metadataBytes)
+    if (o.clientIdMetadataDocuments) body.client_id_metadata_document_supported = true
     return Response.json(body)
   }
 
@@ -136,9 +153,10 @@ export class FakeAuthServer {
     )
   }
 
-  #authorize(url: URL): Response {
+  async #authorize(url: URL): Promise<Response> {
     const q = (k: string) => url.searchParams.get(k)
-    const client = this.registered.get(q('client_id') ?? '')
+    const client =
+      this.registered.get(q('client_id') ?? '') ?? (await this.#clientDocument(q('client_id')))
     const redirectUri = q('redirect_uri') ?? ''
     if (!client || !client.redirectUris.includes(redirectUri)) {
       return oauthError(400, 'invalid_client')
@@ -163,6 +181,20 @@ export class FakeAuthServer {
     back.searchParams.set('state', q('state') ?? '')
     back.searchParams.set('iss', this.issuer)
     return new Response(null, { status: 302, headers: { location: back.href } })
+  }
+
+  /** The client a client ID metadata document describes (fetched from its URL), or undefined. */
+  async #clientDocument(clientId: string | null): Promise<{ redirectUris: string[] } | undefined> {
+    if (!this.options.clientIdMetadataDocuments || !clientId?.startsWith('https://')) {
+      return undefined
+    }
+    this.clientDocuments.push(clientId)
+    const res = await fetch(clientId)
+    if (!res.ok) return undefined
+    const doc = (await res.json()) as { client_id?: string; redirect_uris?: string[] }
+    // The document must name the URL it was fetched from as its client id.
+    if (doc.client_id !== clientId) return undefined
+    return { redirectUris: doc.redirect_uris ?? [] }
   }
 
   async #token(req: Request): Promise<Response> {
@@ -315,6 +347,15 @@ export function protectedMcp(
     return mcp.handler(req)
   }
   return { mcp, handler, access }
+}
+
+/** A server that took the request and never answers: only the client's abort ends the wait. */
+function hang(req: Request): Promise<Response> {
+  return new Promise((_, reject) => {
+    const signal = req.signal
+    if (signal.aborted) reject(signal.reason)
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true })
+  })
 }
 
 function oauthError(status: number, error: string): Response {

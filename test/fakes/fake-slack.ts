@@ -448,10 +448,17 @@ function blocksWithinLimits(blocks: unknown[], maxBlocks = 50): boolean {
     if (o.type === 'button') {
       if (typeof o.value === 'string' && o.value.length > 2000) return false
       if (typeof o.action_id === 'string' && o.action_id.length > 255) return false
+      // A link button: an absolute http(s) URL of at most 3,000 characters, taken as it is.
+      if (o.url !== undefined && !(typeof o.url === 'string' && isButtonUrl(o.url))) return false
     }
     return Object.values(o).every((v) => ok(v, typeof o.type === 'string' ? o.type : parent))
   }
   return ok(blocks)
+}
+
+function isButtonUrl(url: string): boolean {
+  if (url.length > 3000 || !URL.canParse(url)) return false
+  return ['http:', 'https:'].includes(new URL(url).protocol)
 }
 
 // ── Signed inbound requests ────────────────────────────────────────────────────────────────
@@ -551,6 +558,60 @@ export function eventCallbackBody(input: {
     authorizations: [{ team_id: 'T0001', user_id: 'UFAKEBOT', is_bot: true }],
   })
 }
+
+/** An `event_callback` JSON body carrying `app_home_opened`: `user` opened the app's Home tab. */
+export function appHomeOpenedBody(input: { user: string; event_id: string }): string {
+  return JSON.stringify({
+    token: 'XXYYZZ',
+    team_id: 'T0001',
+    api_app_id: 'A123456',
+    type: 'event_callback',
+    event_id: input.event_id,
+    event_time: 1700000100,
+    event: {
+      type: 'app_home_opened',
+      user: input.user,
+      channel: 'D0HOME',
+      tab: 'home',
+      event_ts: '1.2',
+    },
+    authorizations: [{ team_id: 'T0001', user_id: 'UFAKEBOT', is_bot: true }],
+  })
+}
+
+/**
+ * A `block_actions` form body for a click on a button of a view Slack holds (the Home tab, a
+ * modal): no channel and no message, the view and a fresh `trigger_id`.
+ */
+export function viewBlockActionsBody(input: {
+  view: FakeSlackView
+  user_id: string
+  button: { action_id: string; value?: string; text: { text: string } }
+}): string {
+  const trigger = `${Date.now()}.738474920.abc${(viewClicks++).toString(16)}`
+  const payload = {
+    type: 'block_actions',
+    user: { id: input.user_id, username: input.user_id.toLowerCase(), team_id: 'T0001' },
+    api_app_id: 'A123456',
+    token: 'XXYYZZ',
+    container: { type: 'view', view_id: input.view.id },
+    trigger_id: trigger,
+    team: { id: 'T0001', domain: 'example' },
+    view: { ...input.view.view, id: input.view.id, hash: input.view.hash },
+    actions: [
+      {
+        action_id: input.button.action_id,
+        block_id: 'b1',
+        text: { type: 'plain_text', ...input.button.text },
+        ...(input.button.value !== undefined ? { value: input.button.value } : {}),
+        type: 'button',
+        action_ts: '1700000200.000300',
+      },
+    ],
+  }
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString()
+}
+let viewClicks = 1
 
 /**
  * An `event_callback` JSON body carrying a `message` event (`message.channels`, `message.im`…):
@@ -679,6 +740,8 @@ export function blockActionsBody(input: {
   team_id?: string
   message_ts?: string
   response_url?: string
+  /** Each click has its own (a modal opens once per trigger); one default for the rest. */
+  trigger_id?: string
 }): string {
   const channel = input.channel_id ?? 'C2147483705'
   const team = input.team_id ?? 'T0001'
@@ -694,7 +757,7 @@ export function blockActionsBody(input: {
     api_app_id: 'A123456',
     token: 'XXYYZZ',
     container: { type: 'message', message_ts: messageTs, channel_id: channel, is_ephemeral: false },
-    trigger_id: '13345224609.738474920.8088930838d88f008e0',
+    trigger_id: input.trigger_id ?? '13345224609.738474920.8088930838d88f008e0',
     team: { id: team, domain: 'example' },
     channel: { id: channel, name: 'ops' },
     message: { type: 'message', ts: messageTs, text: 'Approval needed', bot_id: 'B0001' },

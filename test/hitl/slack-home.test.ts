@@ -1,7 +1,16 @@
+import { exports } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { APPROVE_ACTION_ID } from '../../src/slack/approval-message'
 import { reply } from '../fakes/fake-openai'
-import { APPROVER, RECEIVER_HOST, REQUESTER, SlackWorld, uniqueId } from '../slack-e2e/harness'
+import { appHomeOpenedBody, viewBlockActionsBody } from '../fakes/fake-slack'
+import {
+  APPROVER,
+  BASE,
+  RECEIVER_HOST,
+  REQUESTER,
+  SlackWorld,
+  uniqueId,
+} from '../slack-e2e/harness'
 
 /**
  * The app's Home tab (docs/slack-app.md#app-home) through the Worker's fetch: an
@@ -9,6 +18,7 @@ import { APPROVER, RECEIVER_HOST, REQUESTER, SlackWorld, uniqueId } from '../sla
  * person, with the cards' buttons; a click there decides as a click on the card does, and the tab
  * is published again.
  */
+const worker = exports.default
 let world: SlackWorld
 beforeEach(() => {
   world = new SlackWorld()
@@ -18,19 +28,7 @@ afterEach(() => world.restore())
 const ARGS = { url: `https://${RECEIVER_HOST}/deploys`, body: { service: 'order' } }
 
 function openHome(user: string) {
-  return world.post(
-    '/slack/events',
-    JSON.stringify({
-      token: 'XXYYZZ',
-      team_id: 'T0001',
-      api_app_id: 'A123456',
-      type: 'event_callback',
-      event_id: uniqueId('EvHome'),
-      event_time: 1700000100,
-      event: { type: 'app_home_opened', user, channel: 'D0HOME', tab: 'home', event_ts: '1.2' },
-      authorizations: [{ team_id: 'T0001', user_id: 'UFAKEBOT', is_bot: true }],
-    }),
-  )
+  return world.post('/slack/events', appHomeOpenedBody({ user, event_id: uniqueId('EvHome') }))
 }
 
 type Button = { action_id: string; value: string; text: { text: string }; url?: string }
@@ -44,31 +42,8 @@ function homeButtons(user: string): Button[] {
 
 /** A click on a Home tab button: a `block_actions` from a view (no channel, no message). */
 function clickInHome(user: string, button: Button, homeOf = user) {
-  const home = world.slack.homes.get(homeOf)!
-  const payload = {
-    type: 'block_actions',
-    user: { id: user, username: user.toLowerCase(), team_id: 'T0001' },
-    api_app_id: 'A123456',
-    token: 'XXYYZZ',
-    container: { type: 'view', view_id: home.id },
-    trigger_id: `${Date.now()}.738474920.abc${Date.now().toString(16)}`,
-    team: { id: 'T0001', domain: 'example' },
-    view: { ...home.view, id: home.id, hash: home.hash },
-    actions: [
-      {
-        action_id: button.action_id,
-        block_id: 'b1',
-        text: button.text,
-        value: button.value,
-        type: 'button',
-        action_ts: '1700000200.000300',
-      },
-    ],
-  }
-  return world.post(
-    '/slack/interactions',
-    new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
-  )
+  const view = world.slack.homes.get(homeOf)!
+  return world.post('/slack/interactions', viewBlockActionsBody({ view, user_id: user, button }))
 }
 
 describe('the Home tab', () => {
@@ -89,7 +64,9 @@ describe('the Home tab', () => {
     expect(world.received).toHaveLength(1)
     const view = await world.view(runId)
     expect(view.status).toBe('succeeded')
-    expect(view.result.steps[0]!.calls[0]!.approval).toMatchObject({ decidedBy: APPROVER })
+    expect(view.result.steps[0]!.calls[0]!.approval).toMatchObject({
+      decidedBy: `slack:${APPROVER}`,
+    })
     // Published again: the item is gone from the tab.
     const after = homeButtons(APPROVER).filter((b) => JSON.parse(b.value).r === runId)
     expect(after).toEqual([])
@@ -115,4 +92,39 @@ describe('the Home tab', () => {
     expect((await world.view(runId)).status).toBe('awaiting_approval')
     expect(JSON.stringify(world.slack.modals.at(-1)!.view)).toContain("can't decide")
   })
+
+  it("lists a Slack run's item however many items of API runs are newer", async () => {
+    world.model.enqueue(reply.toolCalls([{ name: 'http_post', arguments: ARGS }]))
+    const { runId: slackRun } = await world.command('record the deploy')
+    await world.settle(slackRun)
+    // Later, API runs wait on more approvals than the tab lists (HOME_ITEMS is 21).
+    world.advance(1_000)
+    const apiRuns = [await apiRunWaiting(12), await apiRunWaiting(12)]
+
+    await openHome(APPROVER)
+    const runs = new Set(homeButtons(APPROVER).map((b) => JSON.parse(b.value).r as string))
+    expect(runs.has(slackRun)).toBe(true)
+    // The API runs' items are the console's, not the Slack approvers'.
+    expect(apiRuns.filter((r) => runs.has(r))).toEqual([])
+  })
 })
+
+/** An API run (not Slack's) waiting on `n` approvals, each of its own http_post. */
+async function apiRunWaiting(n: number): Promise<string> {
+  const calls = Array.from({ length: n }, (_, i) => ({
+    id: `call_${i}`,
+    name: 'http_post',
+    arguments: { ...ARGS, body: { service: `svc-${i}` } },
+  }))
+  world.model.enqueue(reply.toolCalls(calls))
+  const started = await worker.fetch(`${BASE}/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer test-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ task: `record ${n} deploys` }),
+  })
+  expect(started.status).toBe(202)
+  const runId = ((await started.json()) as { id: string }).id
+  await world.settle(runId)
+  expect((await world.view(runId)).pendingApprovals).toHaveLength(n)
+  return runId
+}

@@ -62,6 +62,25 @@ describe('agentVersion', () => {
     expect(agentVersion(boxed)).not.toBe(agentVersion(plain))
   })
 
+  it('keeps a copy of each content it remembers: a caller changing its objects later is seen', () => {
+    const tools = ['a']
+    const policy = { mode: 'ask' }
+    const content = { name: 'kept', instructions: null, tools, policy }
+    const first = agentVersion(content)
+    expect(agentVersion({ ...content, tools: ['a'], policy: { mode: 'ask' } })).toBe(first)
+    tools.push('b')
+    policy.mode = 'deny'
+    expect(agentVersion(content)).toBe(reference(content))
+    expect(agentVersion(content)).not.toBe(first)
+    // A value canonical JSON writes as null (NaN) is not taken for null.
+    expect(agentVersion({ name: 'n', temperature: NaN })).toBe(
+      reference({ name: 'n', temperature: NaN }),
+    )
+    expect(agentVersion({ name: 'n', temperature: null })).toBe(
+      reference({ name: 'n', temperature: null }),
+    )
+  })
+
   it('tells contents apart', () => {
     expect(agentVersion({ instructions: 'a' })).not.toBe(agentVersion({ instructions: 'b' }))
   })

@@ -10,14 +10,29 @@ import { api, decide, drainAlarms, getRun, getTrace, startRun } from '../service
 import {
   ALPHA,
   APPROVER,
+  type Browser,
   callback,
   connectionList,
   connectLink,
   followLink,
+  grantConnection,
   useOAuthFakes,
 } from './oauth-helpers'
 
 const { fakes, oauth } = useOAuthFakes()
+
+/** The approver grants the deployment's wiki connection (for the run's item, when given). */
+async function grantWiki(item?: { runId: string; itemId: string }): Promise<Browser> {
+  const browser = await grantConnection('wiki', oauth.auth, APPROVER, item)
+  if (item) await drainAlarms(item.runId)
+  return browser
+}
+
+/** The run's one step, the wiki page deleted: what the model answered and the server got. */
+async function expectDeleted(id: string): Promise<void> {
+  expect(await getTrace(id)).toMatchObject({ ok: true, answer: 'Deleted.' })
+  expect(oauth.wiki.calls.map((c) => [c.tool, c.args])).toEqual([['delete_page', { page: 'old' }]])
+}
 
 describe('a run whose person has not connected a per-person server', () => {
   it('offers its tools; a call waits on a connect item for that person, then goes', async () => {
@@ -65,8 +80,7 @@ describe('a run whose person has not connected a per-person server', () => {
 
 describe('a run whose connection is gone', () => {
   it('waits on a connect item; the grant at the callback resolves it and the call goes once', async () => {
-    const first = await followLink(await connectLink('wiki', APPROVER), oauth.auth)
-    expect((await callback(first.callback, first.cookie)).status).toBe(200)
+    await grantWiki()
     fakes.ai.enqueue(
       reply.toolCalls([{ id: 'c1', name: 'wiki__delete_page', arguments: { page: 'old' } }]),
       reply.text('Deleted.'),
@@ -105,17 +119,8 @@ describe('a run whose connection is gone', () => {
     expect(oauth.wiki.calls).toEqual([])
     expect(await connectionList()).toEqual([])
 
-    const browser = await followLink(
-      await connectLink('wiki', APPROVER, { runId: id, itemId: 'c1' }),
-      oauth.auth,
-    )
-    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
-    await drainAlarms(id)
-    const trace = await getTrace(id)
-    expect(trace).toMatchObject({ ok: true, answer: 'Deleted.' })
-    expect(oauth.wiki.calls.map((c) => [c.tool, c.args])).toEqual([
-      ['delete_page', { page: 'old' }],
-    ])
+    await grantWiki({ runId: id, itemId: 'c1' })
+    await expectDeleted(id)
     expect(await connectionList()).toEqual([
       expect.objectContaining({ server: 'wiki', grantor: 'token:approver' }),
     ])
@@ -124,9 +129,8 @@ describe('a run whose connection is gone', () => {
 
 describe('a run whose server asks for more scope (403 insufficient_scope: step-up)', () => {
   it('waits on a connect item naming the scope; a link for that item asks for it', async () => {
-    const first = await followLink(await connectLink('wiki', APPROVER), oauth.auth)
+    const first = await grantWiki()
     expect(first.authorize.searchParams.get('scope')).toBe('read') // the server's challenge
-    expect((await callback(first.callback, first.cookie)).status).toBe(200)
     fakes.ai.enqueue(
       reply.toolCalls([{ id: 'c1', name: 'wiki__delete_page', arguments: { page: 'old' } }]),
       reply.text('Deleted.'),
@@ -145,16 +149,65 @@ describe('a run whose server asks for more scope (403 insufficient_scope: step-u
     })
 
     // The person asks for a link for the item and names no scope: the item's is asked for.
-    const browser = await followLink(
-      await connectLink('wiki', APPROVER, { runId: id, itemId: 'c1' }),
-      oauth.auth,
-    )
+    const browser = await grantWiki({ runId: id, itemId: 'c1' })
     expect(browser.authorize.searchParams.get('scope')).toBe('admin')
-    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    await expectDeleted(id)
+  })
+})
+
+describe('a server that asks for more scope when the run lists its tools (step-up at listing)', () => {
+  it('offers the tool; its call waits on a connect item naming the scope, then goes', async () => {
+    await grantWiki()
+    // Before the run starts, the server wants more than the "read" that was granted.
+    oauth.wikiAccess.scope = 'admin'
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'wiki__delete_page', arguments: { page: 'old' } }]),
+      reply.text('Deleted.'),
+    )
+    const id = await startRun({ task: 'Delete the old page', tools: ['wiki__delete_page'] })
     await drainAlarms(id)
-    expect(await getTrace(id)).toMatchObject({ ok: true, answer: 'Deleted.' })
-    expect(oauth.wiki.calls.map((c) => [c.tool, c.args])).toEqual([
-      ['delete_page', { page: 'old' }],
+    // The listing was refused with 403 insufficient_scope: the trace says so, and the tool is
+    // offered as a stand-in whose real policy was never listed (a side effect, approved first).
+    expect((await getTrace(id)).skippedTools).toEqual([
+      { tool: 'wiki__*', reason: expect.stringMatching(/forbidden.*needs scope admin/) },
     ])
+    const asked = await getRun(id)
+    expect(asked.pendingApprovals).toEqual([
+      expect.objectContaining({ callId: 'c1', kind: 'approval' }),
+    ])
+    await decide(id, 'c1', { decision: 'approve', args_hash: asked.pendingApprovals[0]!.argsHash })
+    await drainAlarms(id)
+    const item = (await getRun(id)).pendingApprovals.find((p) => p.kind === 'connect')
+    expect(item).toMatchObject({
+      callId: 'c1',
+      kind: 'connect',
+      ask: { details: { server: 'wiki', scopes: 'admin', reason: 'insufficient_scope' } },
+    })
+    expect(oauth.wiki.calls).toEqual([])
+
+    const browser = await grantWiki({ runId: id, itemId: 'c1' })
+    expect(browser.authorize.searchParams.get('scope')).toBe('admin')
+    await expectDeleted(id)
+  })
+
+  it('a server offered whole gets a connect stand-in, not an unavailable one', async () => {
+    await grantWiki()
+    oauth.wikiAccess.scope = 'admin'
+    fakes.ai.enqueue(
+      reply.toolCalls([{ id: 'c1', name: 'wiki__unavailable', arguments: {} }]),
+      reply.text('Connected.'),
+    )
+    const id = await startRun({ task: 'Use the wiki', tools: ['wiki__*'] })
+    await drainAlarms(id)
+    // Read-only (nothing is sent but the list): it asks for the connection at once.
+    const item = (await getRun(id)).pendingApprovals.find((p) => p.kind === 'connect')
+    expect(item).toMatchObject({
+      callId: 'c1',
+      ask: { details: { server: 'wiki', scopes: 'admin', reason: 'insufficient_scope' } },
+    })
+    await grantWiki({ runId: id, itemId: 'c1' })
+    const trace = await getTrace(id)
+    expect(trace).toMatchObject({ ok: true, answer: 'Connected.' })
+    expect(trace.steps[0]!.calls[0]!.observation).toMatch(/wiki MCP server is connected/)
   })
 })

@@ -211,7 +211,8 @@ describe('a server that asks for more scope (403 insufficient_scope)', () => {
   it('is "forbidden: needs scope X"; a grant with that scope serves the next run', async () => {
     await grantWiki()
     oauth.wikiAccess.scope = 'admin'
-    fakes.ai.enqueue(search('c1', 'wiki__search'), reply.text('No.'))
+    // (A call of its stand-in would wait on a connect item: connect-item.test.ts.)
+    fakes.ai.enqueue(reply.text('No.'))
     const first = await startRun({ task: 'Search', tools: ['wiki__search'] })
     await drainAlarms(first)
     expect((await getTrace(first)).skippedTools).toEqual([

@@ -11,6 +11,7 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import {
   beginMcpAuthorization,
+  clientMetadataUrlOf,
   finishMcpAuthorization,
   McpOAuthProvider,
   type McpServerAuth,
@@ -145,7 +146,23 @@ describe('where the authorization server may be', () => {
   })
 
   it('offers its client metadata URL only over https', () => {
-    expect(provider().clientMetadataUrl).toBe('https://edgeloop.test/oauth/client-metadata.json')
-    expect(provider('http://127.0.0.1:8787').clientMetadataUrl).toBeUndefined()
+    const own = 'https://edgeloop.test/oauth/client-metadata.json'
+    expect(clientMetadataUrlOf({ PUBLIC_URL: PUBLIC_URL })).toBe(own)
+    expect(clientMetadataUrlOf({ PUBLIC_URL: 'http://127.0.0.1:8787' })).toBeUndefined()
+    // Published elsewhere: that URL, whatever PUBLIC_URL is.
+    const elsewhere = 'https://id.example.com/edgeloop.json'
+    expect(
+      clientMetadataUrlOf({
+        PUBLIC_URL: 'http://127.0.0.1:8787',
+        MCP_CLIENT_METADATA_URL: elsewhere,
+      }),
+    ).toBe(elsewhere)
+    const offered = new McpOAuthProvider(
+      server('any'),
+      { records: {} as never, owner: 'deployment', publicUrl: PUBLIC_URL, clientMetadataUrl: own },
+      { kind: 'use' },
+    )
+    expect(offered.clientMetadataUrl).toBe(own)
+    expect(provider().clientMetadataUrl).toBeUndefined()
   })
 })

@@ -7,7 +7,9 @@ import { beforeEach, expect } from 'vitest'
 import { FakeAuthServer, protectedMcp } from '../fakes/fake-oauth'
 import type { FakeMcp } from '../fakes/fake-mcp'
 import type { FakeHandler } from '../fakes/outbound'
+import type { Env } from '../../src/env'
 import { api, ORIGIN, useServiceFakes } from '../service/harness'
+import { fetchWith } from '../service/worker-with'
 
 export const APPROVER = { authorization: 'Bearer test-approver-token' }
 export const ALPHA = { authorization: 'Bearer test-alpha-token' }
@@ -101,6 +103,50 @@ export async function followLink(link: string, auth: FakeAuthServer): Promise<Br
   const consent = await auth.handler(new Request(authorize))
   expect(consent.status, await consent.clone().text()).toBe(302)
   return { cookie, callback: new URL(consent.headers.get('location')!), authorize }
+}
+
+/**
+ * A person's grant from link to callback (asserts the callback's 200): `server` connected as
+ * `headers`' token, for a run's item when given.
+ */
+export async function grantConnection(
+  server: string,
+  auth: FakeAuthServer,
+  headers: Record<string, string>,
+  item?: { runId: string; itemId: string },
+): Promise<Browser> {
+  const browser = await followLink(await connectLink(server, headers, item), auth)
+  const res = await callback(browser.callback, browser.cookie)
+  expect(res.status, await res.clone().text()).toBe(200)
+  return browser
+}
+
+/**
+ * The approver's grant of the wiki server from link to callback with the Worker's routes under
+ * `settings` (fetchWith): the authorization request, and the callback's answer.
+ */
+export async function grantWikiWith(
+  settings: Partial<Record<keyof Env, string | undefined>>,
+  auth: FakeAuthServer,
+): Promise<{ authorize: URL; callback: Response }> {
+  const linked = await fetchWith(settings, '/v1/connections/wiki/link', {
+    method: 'POST',
+    headers: { ...APPROVER, 'content-type': 'application/json' },
+    body: '{}',
+  })
+  expect(linked.status).toBe(201)
+  const link = new URL(((await linked.json()) as { url: string }).url)
+  const followed = await fetchWith(settings, link.pathname, { redirect: 'manual' })
+  expect(followed.status, await followed.clone().text()).toBe(302)
+  const cookie = followed.headers.get('set-cookie')!.split(';')[0]!
+  const authorize = new URL(followed.headers.get('location')!)
+  const consent = await auth.handler(new Request(authorize))
+  expect(consent.status, await consent.clone().text()).toBe(302)
+  const back = new URL(consent.headers.get('location')!)
+  const callback = await fetchWith(settings, `${back.pathname}${back.search}`, {
+    headers: { cookie },
+  })
+  return { authorize, callback }
 }
 
 /** The callback request the browser makes (path and query on the Worker). */

@@ -11,10 +11,12 @@ import { APPROVE_ACTION_ID } from '../../src/slack/approval-message'
 import { CONNECT_ACTION_ID, DECLINE_CONNECT_ACTION_ID } from '../../src/slack/connect-message'
 import { reply } from '../fakes/fake-openai'
 import {
+  appHomeOpenedBody,
   blockActionsBody,
   FakeSlack,
   signedSlackRequest,
   slashCommandBody,
+  viewBlockActionsBody,
   type FakeSlackMessage,
 } from '../fakes/fake-slack'
 import { api, drainAlarms, getRun, getTrace, JSON_AUTH, ORIGIN } from '../service/harness'
@@ -104,6 +106,47 @@ describe('a connection a Slack run needs', () => {
     expect(oauth.wiki.calls.map((c) => c.tool)).toEqual(['delete_page'])
     const replaced = slack.messages(CHANNEL).find((m) => m.ts === card.ts)!
     expect(replaced.text).toBe(`:white_check_mark: Connected by <@${APPROVER}>`)
+  })
+
+  it('Connect in the Home tab opens a modal whose button is the link itself', async () => {
+    const { runId } = await waitingForConnection()
+    await slackPost(
+      '/slack/events',
+      appHomeOpenedBody({ user: APPROVER, event_id: `EvHome${crypto.randomUUID().slice(0, 8)}` }),
+    )
+    const home = slack.homes.get(APPROVER)!
+    type Button = { action_id: string; value?: string; text: { text: string }; url?: string }
+    const buttons = (home.view.blocks as { type: string; elements?: Button[] }[]).flatMap((b) =>
+      b.type === 'actions' ? (b.elements ?? []) : [],
+    )
+    const connect = buttons.find(
+      (b) => b.action_id === CONNECT_ACTION_ID && JSON.parse(b.value!).r === runId,
+    )!
+    const clicked = await slackPost(
+      '/slack/interactions',
+      viewBlockActionsBody({ view: home, user_id: APPROVER, button: connect }),
+    )
+    expect(clicked.status).toBe(200)
+    // views.open as Slack took it: the URL is the button's `url`, as made, nothing escaped.
+    const opened = slack.succeeded('views.open').at(-1)!.body!.view as {
+      blocks: { type: string; text?: { text: string }; elements?: Button[] }[]
+    }
+    const link = opened.blocks.flatMap((b) => b.elements ?? []).find((e) => e.url)!
+    expect(link.text.text).toBe('Connect wiki')
+    expect(link.url).toMatch(/^https:\/\/edgeloop\.test\/oauth\/connect\/[A-Za-z0-9_-]+$/)
+    expect(JSON.stringify(opened)).not.toContain('&lt;')
+    // The link works: followed to the authorization server and back, the run resumes.
+    const browser = await followLink(link.url!, oauth.auth)
+    expect((await callback(browser.callback, browser.cookie)).status).toBe(200)
+    await drainAlarms(runId)
+    expect(await getTrace(runId)).toMatchObject({ ok: true, answer: 'Deleted.' })
+    expect(oauth.wiki.calls.map((c) => c.tool)).toEqual(['delete_page'])
+    // Slack reports a click on a link button too; it decides nothing and is acknowledged.
+    const ack = await slackPost(
+      '/slack/interactions',
+      viewBlockActionsBody({ view: slack.modals.at(-1)!, user_id: APPROVER, button: link }),
+    )
+    expect(ack.status).toBe(200)
   })
 
   it('someone who is not an approver is told why; no link is made', async () => {

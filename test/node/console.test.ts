@@ -7,9 +7,13 @@
  * service has them; and, against a second `wrangler dev` whose model is an OpenAI-compatible
  * fake on 127.0.0.1 that streams, the answer shown as it is written; a run started by a plain
  * API call listed from the run-list stream at both widths, and the poll when the stream is
- * refused. Screenshots go to test/output/ (console-timeline, -read-only, -phone-list,
- * -phone-run, -phone-run-full, -phone-live-list, -desktop, -desktop-live-list,
- * -delete-confirm, -deleted, -agents, -streaming; .png).
+ * refused. Against the bundle in workerd under Miniflare (console-worker.ts): the inbox's Connect
+ * through the OAuth authorization server fake at both widths, the run going on to its answer;
+ * the live text of a model call lost to a SIGKILL dropped for the call made again; the agent
+ * picker with a 40-character name. Screenshots go to test/output/ (console-timeline,
+ * -read-only, -phone-list, -phone-run, -phone-run-full, -phone-live-list, -desktop,
+ * -desktop-live-list, -delete-confirm, -deleted, -agents, -streaming, -{phone,desktop}-inbox-connect,
+ * -{phone,desktop}-connected, -desktop-retried-stream, -desktop-agent-picker; .png).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -21,6 +25,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startWranglerDev } from '../../bench/wrangler-dev.mjs'
 import { wranglerConfigWithoutDevVars } from '../../scripts/test-wrangler-config.mjs'
 import { FAKE_OPENAI_KEY, FakeOpenAI, reply } from '../fakes/fake-openai'
+import { startConsoleWorker, type ConsoleWorker } from './console-worker'
 import { serveFake, type FakeHttpServer } from './fake-http-server'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -33,6 +38,8 @@ const READER_TOKEN = 'console-reader-token'
 const LAUNCHER_TOKEN = 'console-launcher-token'
 // May read and delete runs: the console offers it Delete.
 const JANITOR_TOKEN = 'console-janitor-token'
+// A second person with every scope: their own connection to a per-person MCP server.
+const STANDBY_TOKEN = 'console-standby-token'
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex')
 const API_TOKENS = JSON.stringify([
   {
@@ -44,6 +51,11 @@ const API_TOKENS = JSON.stringify([
   // Starts runs, reads none: the console says so instead of failing on every list.
   { name: 'launcher', sha256: sha256(LAUNCHER_TOKEN), scopes: ['runs:write'] },
   { name: 'janitor', sha256: sha256(JANITOR_TOKEN), scopes: ['runs:read', 'runs:delete'] },
+  {
+    name: 'standby',
+    sha256: sha256(STANDBY_TOKEN),
+    scopes: ['runs:read', 'runs:write', 'approvals:write'],
+  },
 ])
 const TASK = 'The order service 5xx rate jumped from 0.1% to 12%. Find the root cause and fix it.'
 const OUTPUT = join(ROOT, 'test/output')
@@ -982,5 +994,268 @@ describe.skipIf(!available)(title, () => {
         expect(errors).toEqual([])
       }, 120_000)
     }
+  })
+  describe('in workerd under Miniflare: an MCP server behind OAuth, a model that streams, a crash', () => {
+    let world: ConsoleWorker
+    let unroute: (() => Promise<void>) | undefined
+
+    beforeAll(async () => {
+      world = await startConsoleWorker({ API_TOKENS, API_TOKEN: '' })
+      unroute = await world.routeAuthServer(context)
+    }, 120_000)
+
+    afterAll(async () => {
+      await unroute?.()
+      await world?.stop()
+    })
+
+    const as =
+      (token: string) =>
+      async (path: string, init: RequestInit = {}) => {
+        const res = await fetch(`${world.baseUrl}${path}`, {
+          ...init,
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        })
+        expect(res.ok, `${path}: ${res.status}`).toBe(true)
+        return res.json() as Promise<any>
+      }
+
+    it('lays the agent picker out whole at 1280 px: several agents, one with a 40-character name', async () => {
+      const { agents } = (await as(TOKEN)('/v1/agents')) as {
+        agents: { name: string; description: string }[]
+      }
+      const names = agents.map((a) => a.name)
+      // console-agents.ts's agent with a name as long as may be, beside the shipped ones.
+      const long = agents.find((a) => a.name.length === 40)!
+      expect(long.name).toBe('payments_reconciliation_incident_analyst')
+      expect(names.length).toBeGreaterThanOrEqual(4)
+      const { page, errors } = await openConsole({ width: 1280, height: 800 }, '', {
+        baseUrl: world.baseUrl,
+      })
+      await page.locator('body[data-agents]').waitFor({ state: 'attached' })
+      await page.click('#start-box summary')
+      const picker = page.locator('#start-agent')
+      await picker.waitFor()
+      expect(
+        await picker.locator('option').evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+      ).toEqual(['', ...names])
+      await expectFits(page)
+      // The picker, and the list's agent filter, lie inside the screen and their panel, and
+      // show every option whole: each is no narrower than it would be sized to its widest option.
+      for (const selector of ['#start-agent', '#agent-filter']) {
+        const fit = await page.locator(selector).evaluate((select) => {
+          const box = select.getBoundingClientRect()
+          const panel = select.closest('section')!.getBoundingClientRect()
+          const probe = select.cloneNode(true) as typeof select
+          // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+          Object.assign(probe.style, { position: 'absolute', width: 'auto', maxWidth: 'none' })
+          select.parentElement!.append(probe)
+          const needs = probe.getBoundingClientRect().width
+          probe.remove()
+          const view = select.ownerDocument.defaultView!
+          return {
+            left: box.left,
+            right: box.right,
+            panel: [panel.left, panel.right],
+            width: box.width,
+            needs,
+            viewport: view.innerWidth,
+            scroll: [select.scrollWidth, select.clientWidth],
+          }
+        })
+        expect(fit.left, selector).toBeGreaterThanOrEqual(fit.panel[0]!)
+        expect(fit.right, selector).toBeLessThanOrEqual(fit.panel[1]!)
+        expect(fit.right, selector).toBeLessThanOrEqual(fit.viewport)
+        expect(fit.scroll[0], selector).toBeLessThanOrEqual(fit.scroll[1]!)
+        expect(fit.needs, `${selector}: ${JSON.stringify(fit)}`).toBeLessThanOrEqual(fit.width)
+      }
+      // Chosen, the long-named agent's description is shown beside the picker, wrapped in its
+      // panel.
+      await picker.selectOption(long.name)
+      const about = page.locator('#start-agent-about')
+      expect(await about.textContent()).toContain(long.description)
+      const aboutBox = (await about.boundingBox())!
+      const panelBox = (await page.locator('#runs-panel').boundingBox())!
+      expect(aboutBox.x + aboutBox.width).toBeLessThanOrEqual(panelBox.x + panelBox.width)
+      await expectFits(page)
+      mkdirSync(OUTPUT, { recursive: true })
+      await page.screenshot({ path: join(OUTPUT, 'console-desktop-agent-picker.png') })
+      expect(errors).toEqual([])
+    }, 120_000)
+
+    // Each width has its own person: a per-person server is connected once per person.
+    for (const { viewport, token, name } of [
+      { viewport: { name: 'phone', width: 390, height: 844 }, token: TOKEN, name: TOKEN_NAME },
+      {
+        viewport: { name: 'desktop', width: 1280, height: 800 },
+        token: STANDBY_TOKEN,
+        name: 'standby',
+      },
+    ]) {
+      it(`the inbox connects the MCP server a run waits on, through the OAuth consent, and the run finishes (${viewport.name}, ${viewport.width} px)`, async () => {
+        const api = as(token)
+        world.model.enqueue(
+          reply.toolCalls([{ name: 'tracker__search', arguments: { query: 'bugs' } }]),
+          reply.text('Three pages mention bugs.'),
+        )
+        const { id } = await api('/v1/runs', {
+          method: 'POST',
+          body: JSON.stringify({ task: 'Find the pages about bugs', tools: ['tracker__search'] }),
+        })
+        // Not connected, the server's tool is a stand-in whose policy was never listed: a side
+        // effect, approved first (docs/mcp.md#oauth); the call then waits on the connection.
+        let view: any
+        await expect
+          .poll(async () => (view = await api(`/v1/runs/${id}`)).pendingApprovals.length, {
+            timeout: 60_000,
+          })
+          .toBe(1)
+        const approval = view.pendingApprovals[0]
+        expect(approval.kind).toBe('approval')
+        await api(`/v1/runs/${id}/approvals/${approval.callId}`, {
+          method: 'POST',
+          body: JSON.stringify({ decision: 'approve', args_hash: approval.argsHash }),
+        })
+        const calls = world.tracker.calls.length
+
+        const { page, errors } = await openConsole(viewport, '', { token, baseUrl: world.baseUrl })
+        const item = page.locator(`#inbox li[data-run="${id}"][data-kind=connect]`)
+        await item.waitFor({ timeout: 60_000 })
+        expect(await item.textContent()).toContain('tracker')
+        const connect = item.locator('button[data-testid=inbox-connect]')
+        await connect.waitFor()
+        // Usable at this width: nothing reaches past the screen, the action lies inside it.
+        await expectFits(page)
+        const button = (await connect.boundingBox())!
+        expect(button.x).toBeGreaterThanOrEqual(0)
+        expect(button.x + button.width).toBeLessThanOrEqual(viewport.width)
+        expect(button.y + button.height).toBeLessThanOrEqual(viewport.height)
+        mkdirSync(OUTPUT, { recursive: true })
+        await page.screenshot({ path: join(OUTPUT, `console-${viewport.name}-inbox-connect.png`) })
+
+        // A single-use link for this person and this item, followed in a new tab: the
+        // authorization server's consent, then back to this Worker's callback.
+        const linked = page.waitForResponse(
+          (r) => new URL(r.url()).pathname === '/v1/connections/tracker/link',
+        )
+        await connect.click()
+        const asked = await linked
+        expect(asked.status()).toBe(201)
+        expect(JSON.parse(asked.request().postData()!)).toEqual({
+          runId: id,
+          itemId: approval.callId,
+        })
+        const link = item.locator('a[data-testid=inbox-connect]')
+        await link.waitFor()
+        expect(await link.getAttribute('href')).toMatch(
+          new RegExp(`^${world.baseUrl}/oauth/connect/[0-9a-f]{64}$`),
+        )
+        await expectFits(page)
+        const [tab] = await Promise.all([context.waitForEvent('page'), link.click()])
+        opened.push(tab)
+        await tab.waitForURL((url) => url.pathname === '/oauth/callback', { timeout: 30_000 })
+        await tab.locator('text=tracker is connected').waitFor({ timeout: 30_000 })
+
+        // The grant resolved the item: it leaves the inbox, the call goes once, the run ends.
+        await item.waitFor({ state: 'detached', timeout: 30_000 })
+        await page.locator(`#runs li[data-run="${id}"]`).click()
+        const answer = page.locator('[data-testid=answer]')
+        await answer.waitFor({ timeout: 30_000 })
+        expect(await answer.textContent()).toBe('Three pages mention bugs.')
+        expect(await page.locator('[data-testid=run-status]').textContent()).toBe('succeeded')
+        await expectFits(page)
+        await page.screenshot({ path: join(OUTPUT, `console-${viewport.name}-connected.png`) })
+        const trace = await api(`/v1/runs/${id}/trace`)
+        expect(trace.steps[0].calls[0].observation).toBe('3 pages mention "bugs"')
+        expect(world.tracker.calls.slice(calls).map((c) => [c.tool, c.args])).toEqual([
+          ['search', { query: 'bugs' }],
+        ])
+        const { connections } = await api('/v1/connections')
+        expect(connections).toContainEqual(
+          expect.objectContaining({ server: 'tracker', owner: `token:${name}` }),
+        )
+        expect(world.model.violations).toEqual([])
+        expect(world.network.unexpected).toEqual([])
+        expect(errors).toEqual([])
+      }, 120_000)
+    }
+
+    it('drops the text of a model call a crash lost: only the call made again is shown, then its step', async () => {
+      const LOST = 'Lost words: the process died while this was written, and nobody stores it.'
+      const KEPT = 'Kept words: the call made again after the restart wrote this, and it is stored.'
+      // Both answers are held until this page listens; the first stops after a few pieces.
+      const first = world.holdNextAnswer()
+      const again = world.holdNextAnswer()
+      world.model.enqueue(reply.text(LOST, { stallAfterChunks: 12 }), reply.text(KEPT))
+      const api = as(TOKEN)
+      const { id } = await api('/v1/runs', {
+        method: 'POST',
+        body: JSON.stringify({ task: 'Say it' }),
+      })
+      const { page, errors } = await openConsole({ width: 1280, height: 800 }, `#run=${id}`, {
+        baseUrl: world.baseUrl,
+      })
+      await page.locator('body[data-last-event]').waitFor({ state: 'attached', timeout: 30_000 })
+      // Every text the live answer shows, in order, from here on.
+      await page.evaluate(() => {
+        const w = globalThis as any
+        w.liveTexts = []
+        new w.MutationObserver(() => {
+          const live = w.document.querySelector('[data-testid=live-answer]')
+          const text = live ? live.textContent : null
+          if (text && w.liveTexts[w.liveTexts.length - 1] !== text) w.liveTexts.push(text)
+        }).observe(w.document.getElementById('run-panel'), {
+          subtree: true,
+          childList: true,
+          characterData: true,
+        })
+      })
+      const liveTexts = () => page.evaluate(() => (globalThis as any).liveTexts as string[])
+      await first.arrived
+      first.pass()
+      const live = page.locator('[data-testid=live-answer]')
+      await expect
+        .poll(async () => (await live.textContent()) ?? '', { timeout: 30_000 })
+        .toMatch(/^Lost words/)
+      expect(LOST.startsWith((await live.textContent())!)).toBe(true)
+
+      // workerd dies while the model writes; a new one on the same storage makes the call again.
+      const reconnected = page.waitForResponse(
+        (r) => new URL(r.url()).pathname === `/v1/runs/${id}/events`,
+        { timeout: 60_000 },
+      )
+      await world.crash()
+      await reconnected
+      await again.arrived
+      // The call made again writes a few pieces, and stops there for now.
+      again.pass(8)
+      await expect
+        .poll(async () => (await live.textContent()) ?? '', { timeout: 30_000 })
+        .toMatch(/^Kept words/)
+      const written = (await live.textContent())!
+      expect(KEPT.startsWith(written)).toBe(true)
+      expect(written.length).toBeLessThan(KEPT.length)
+      expect(await page.locator('#run-panel').textContent()).not.toContain('Lost words')
+      await page.screenshot({ path: join(OUTPUT, 'console-desktop-retried-stream.png') })
+
+      // The rest: the step is stored with the kept call's text alone.
+      again.pass()
+      const answer = page.locator('[data-testid=answer]')
+      await answer.waitFor({ timeout: 30_000 })
+      expect(await answer.textContent()).toBe(KEPT)
+      expect(await page.locator('[data-testid=live]').count()).toBe(0)
+      expect(await page.locator('#run-panel').textContent()).not.toContain('Lost words')
+      // From the first piece of the kept call on, no text of the lost one was shown.
+      const seen = await liveTexts()
+      const from = seen.findIndex((t) => t.startsWith('Kept words'))
+      expect(from).toBeGreaterThan(0)
+      expect(seen.slice(0, from).every((t) => LOST.startsWith(t))).toBe(true)
+      expect(seen.slice(from).filter((t) => !KEPT.startsWith(t))).toEqual([])
+      const trace = await api(`/v1/runs/${id}/trace`)
+      expect(trace.usage.lostModelCalls).toBe(1)
+      expect(JSON.stringify(trace)).not.toContain('Lost words')
+      expect(world.model.violations).toEqual([])
+      expect(errors).toEqual([])
+    }, 180_000)
   })
 })

@@ -86,6 +86,7 @@ describe('MCP conformance suite, server scenarios', () => {
         'tools-list',
         'logging-set-level',
         'dns-rebinding-protection',
+        'server-sse-multiple-streams',
       ]) {
         expect(results[scenario], scenario).toEqual([])
       }

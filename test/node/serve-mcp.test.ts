@@ -21,6 +21,7 @@ import {
   TOKENS,
   type McpWorker,
 } from './serve-mcp/mcp-worker.ts'
+import { runApi } from './serve-mcp/run-api.ts'
 
 let worker: McpWorker
 
@@ -32,34 +33,7 @@ afterAll(() => worker?.stop())
 const ROLLBACK =
   'call `rollback_deploy` with {"service": "order", "to_version": "v2.13.2", "reason": "over MCP"}, then finish with Rolled back.'
 
-/** The HTTP API of the same Worker, as `token`. */
-async function api(path: string, token: string, body?: unknown): Promise<any> {
-  const res = await worker.runtime.fetch(path, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const json = await res.json()
-  expect(res.ok, `${path}: ${res.status} ${JSON.stringify(json)}`).toBe(true)
-  return json
-}
-
-/** Approves the run's one pending approval through the API, once it is there. */
-async function approveWhenAsked(runId: string, token: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const view = await api(`/v1/runs/${runId}`, token)
-    const pending = view.pendingApprovals[0]
-    if (pending) {
-      await api(`/v1/runs/${runId}/approvals/${pending.callId}`, token, {
-        decision: 'approve',
-        args_hash: pending.argsHash,
-      })
-      return
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`run ${runId} never asked for an approval`)
-}
+const { api, approveWhenAsked } = runApi(() => worker)
 
 const callAsTask = (client: Client, name: string, args: Record<string, unknown>) =>
   client.request(
@@ -447,8 +421,10 @@ describe('/mcp refusals before the protocol, as the API answers them', () => {
     expect(await text.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } })
   })
 
-  it('GET (no standalone stream in a stateless server) is 405 with Allow: OPTIONS, POST', async () => {
-    const res = await fetch(worker.url, { headers: bearer(TOKENS.alpha) })
+  it('GET without Last-Event-ID (no standalone stream) is 405 with Allow: OPTIONS, POST', async () => {
+    const res = await fetch(worker.url, {
+      headers: { ...bearer(TOKENS.alpha), Accept: 'text/event-stream' },
+    })
     expect(res.status).toBe(405)
     expect(res.headers.get('Allow')).toBe('OPTIONS, POST')
   })
@@ -472,7 +448,7 @@ describe('/mcp after a restart with other settings', () => {
     await again.close()
   })
 
-  it('a call past MCP_WAIT_SECONDS names the task capability; a revoked token is refused mid-task', async () => {
+  it('a call past MCP_WAIT_SECONDS without a session names the task capability; a revoked token is refused mid-task', async () => {
     const beta = await mcpClient(worker.url, TOKENS.beta)
     const { task } = await callAsTask(beta, 'default', { task: ROLLBACK })
     await until(beta, task.taskId, 'input_required')
@@ -496,11 +472,18 @@ describe('/mcp after a restart with other settings', () => {
     expect(revoked.status).toBe(401)
     expect(JSON.stringify(await revoked.json())).not.toContain(task.taskId)
 
-    const alpha = await mcpClient(worker.url, TOKENS.alpha)
-    const slow = alpha.callTool({ name: 'default', arguments: { task: ROLLBACK } })
-    await expect(slow).rejects.toThrow(
+    // A client without a session (a stateless one) cannot resume a stream: it is told to use a task.
+    const slow = await post(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'default', arguments: { task: ROLLBACK } },
+      }),
+      { ...bearer(TOKENS.alpha), 'MCP-Protocol-Version': '2025-11-25' },
+    )
+    expect(await slow.text()).toMatch(
       /did not end within 1 s \(MCP_WAIT_SECONDS\); it goes on\. Call with a task \(params\.task/,
     )
-    await alpha.close()
   })
 })

@@ -10,12 +10,11 @@
  *   rt.kill() // now; `await rt.killed` once it is gone
  *   const next = await WorkerRuntime.start({ worker, storage, bindings, outbound })
  */
-import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { promisify } from 'node:util'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+import { cachedBundleDir } from './bundle-cache.ts'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -35,29 +34,23 @@ export interface WorkerBuild {
   assets?: { directory: string; binding: string }
 }
 
-let building: Promise<WorkerBuild> | undefined
+const builds = new Map<string, Promise<WorkerBuild>>()
 
 /**
  * Bundles the Worker once per process with `wrangler deploy --dry-run --outdir` (the same build
- * a deploy uploads) and reads its compatibility settings and Durable Objects from wrangler.toml.
+ * a deploy uploads; reused across processes while its sources are unchanged: bundle-cache.ts)
+ * and reads its compatibility settings and Durable Objects from wrangler.toml.
+ * `alias` adds import substitutions (wrangler's `--alias`, beside wrangler.toml's `[alias]`):
+ * an import written exactly as a key resolves to its value, a path from the repository root
+ * (a test's agent catalog, say); each set of aliases is bundled once.
  */
-export function bundleWorker(): Promise<WorkerBuild> {
-  building ??= (async () => {
-    const outdir = await mkdtemp(join(tmpdir(), 'edgeloop-bundle-'))
-    const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
-    try {
-      await promisify(execFile)(
-        process.execPath,
-        [wrangler, 'deploy', '--dry-run', '--outdir', outdir],
-        {
-          cwd: root,
-          env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG: 'error' },
-        },
-      )
-    } catch (err) {
-      const { stderr, stdout } = err as { stderr?: string; stdout?: string }
-      throw new Error(`bundling the Worker failed: ${stderr || stdout || (err as Error).message}`)
-    }
+export function bundleWorker(alias: Record<string, string> = {}): Promise<WorkerBuild> {
+  const key = JSON.stringify(alias)
+  const cached = builds.get(key)
+  if (cached) return cached
+  const building = (async (): Promise<WorkerBuild> => {
+    const aliases = Object.entries(alias).flatMap(([from, to]) => ['--alias', `${from}:${to}`])
+    const outdir = await cachedBundleDir(aliases)
     // The entry, and the modules wrangler.toml's Text rule wrote beside it (agents' Markdown).
     const texts = (await readdir(outdir)).filter((f) => f.endsWith('.md'))
     return {
@@ -69,6 +62,7 @@ export function bundleWorker(): Promise<WorkerBuild> {
       ...runtimeSettings(await readFile(join(root, 'wrangler.toml'), 'utf8')),
     }
   })()
+  builds.set(key, building)
   return building
 }
 

@@ -71,6 +71,21 @@ describe('a bad setting answers 503 misconfigured, naming the variable to fix', 
       'SLACK_APPROVERS: "bob" is not a Slack user id',
     ],
     [
+      'a client metadata URL over http',
+      { MCP_CLIENT_METADATA_URL: 'http://edgeloop.example.com/oauth/client-metadata.json' },
+      'MCP_CLIENT_METADATA_URL is http, and a client id URL must be https',
+    ],
+    [
+      'a client metadata URL without a path',
+      { MCP_CLIENT_METADATA_URL: 'https://edgeloop.example.com' },
+      'MCP_CLIENT_METADATA_URL has no path, and a client id URL must have one',
+    ],
+    [
+      'a client metadata URL that is no URL',
+      { MCP_CLIENT_METADATA_URL: 'edgeloop.example.com/client.json' },
+      'MCP_CLIENT_METADATA_URL is not a URL: set it to the https URL where',
+    ],
+    [
       'an approvals channel that is not a channel id',
       { SLACK_APPROVALS_CHANNEL: '#ops' },
       'SLACK_APPROVALS_CHANNEL must be a Slack channel id (C…, G…, as the channel\'s details show it; not a #name); got "#ops"',

@@ -44,6 +44,11 @@ export interface McpOAuthContext {
   owner: string
   /** The Worker's public origin (PUBLIC_URL); needed for `auth: "oauth"`. */
   publicUrl?: string
+  /**
+   * Where edgeloop's client ID metadata document is published (an https URL, its client id):
+   * `clientMetadataUrlOf` of the settings. Without it the client registers itself.
+   */
+  clientMetadataUrl?: string
   now?: () => number
 }
 
@@ -71,6 +76,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   readonly #flow: McpOAuthFlow
   #verifier: string | undefined
   #refreshFailed = false
+  /** An OAuth request the authorization server failed (no answer in time, a redirect, too big). */
+  #unanswered: McpOAuthError | undefined
   /** The issuer and metadata discovery found, checked (saveDiscoveryState). */
   #discovered: OAuthDiscoveryState | undefined
   readonly addClientAuthentication: OAuthClientProvider['addClientAuthentication']
@@ -99,14 +106,14 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * The client ID metadata document the Worker serves (when no client is pre-registered). Only
-   * over https: an authorization server fetches it to learn who edgeloop is, and a client id
-   * must be an https URL; a Worker on http://localhost registers itself instead.
+   * The client ID metadata document's URL (when no client is pre-registered), which the SDK
+   * uses as the client id when the authorization server says it supports such documents. Only
+   * over https (the context has none otherwise): an authorization server fetches it to learn
+   * who edgeloop is; a Worker on http://localhost registers itself instead.
    */
   get clientMetadataUrl(): string | undefined {
     if (this.#server.auth.kind !== 'oauth' || this.#server.auth.clientId) return undefined
-    const url = new URL(CLIENT_METADATA_PATH, this.#ctx.publicUrl)
-    return url.protocol === 'https:' ? url.href : undefined
+    return this.#ctx.clientMetadataUrl
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -176,6 +183,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   redirectToAuthorization(url: URL): void {
     if (this.#flow.kind !== 'begin') {
+      // The SDK begins a new authorization after a refresh that failed this way, as after one
+      // refused: the grant still stands, and the authorization server is what failed.
+      if (this.#unanswered) throw this.#unanswered
       throw this.#needed(this.#refreshFailed ? 'refresh_failed' : 'no_grant', url)
     }
     this.#flow.onAuthorization(url, this.#verifier!)
@@ -211,6 +221,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
     }
   }
 
+  /** An OAuth request of this flow failed at the authorization server (oauth-fetch.ts). */
+  authFailed(err: unknown): void {
+    if (err instanceof McpOAuthError) this.#unanswered = err
+  }
+
   /** Called by `auth()` right after discovery, before anything is sent or stored: checked here. */
   saveDiscoveryState(state: OAuthDiscoveryState): void {
     checkDiscovery(this.#server.name, state)
@@ -239,12 +254,16 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 }
 
-/** The client ID metadata document the Worker serves at CLIENT_METADATA_PATH. */
-export function clientMetadataDocument(publicUrl: string): OAuthClientMetadata & {
-  client_id: string
-} {
+/**
+ * The client ID metadata document the Worker serves at CLIENT_METADATA_PATH; its `client_id` is
+ * the URL it is published at (`clientId`, else PUBLIC_URL's), as the document must say.
+ */
+export function clientMetadataDocument(
+  publicUrl: string,
+  clientId: string = new URL(CLIENT_METADATA_PATH, publicUrl).href,
+): OAuthClientMetadata & { client_id: string } {
   return {
-    client_id: new URL(CLIENT_METADATA_PATH, publicUrl).href,
+    client_id: clientId,
     client_name: 'edgeloop',
     client_uri: new URL('/', publicUrl).href,
     redirect_uris: [new URL(OAUTH_CALLBACK_PATH, publicUrl).href],

@@ -3,6 +3,7 @@ import { loadConfig, type EnvRecord } from '../../config'
 import {
   resolveConnectItem,
   clientMetadataDocument,
+  clientMetadataUrlOf,
   completeConnect,
   publicUrlOf,
   followConnectLink,
@@ -47,7 +48,10 @@ oauthDocs.serve(oauthRoutes, clientMetadataRoute, (c) => {
     return c.json(errorBody('not_found', 'PUBLIC_URL is not set: no client metadata'), 404)
   }
   c.header('Cache-Control', 'public, max-age=3600')
-  return c.json(clientMetadataDocument(publicUrl))
+  // Published elsewhere (MCP_CLIENT_METADATA_URL, served from here by a proxy): that URL is the
+  // client id the document must name.
+  const clientId = clientMetadataUrlOf(c.env as unknown as EnvRecord)
+  return c.json(clientMetadataDocument(publicUrl, clientId))
 })
 
 const followConnectLinkRoute = declareRoute({

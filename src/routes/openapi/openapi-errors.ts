@@ -3,7 +3,7 @@
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
-  Record<400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 429 | 500 | 502 | 503, string[]>
+  Record<400 | 401 | 403 | 404 | 405 | 406 | 409 | 410 | 413 | 415 | 429 | 500 | 502 | 503, string[]>
 >
 
 const BODY_400 = [

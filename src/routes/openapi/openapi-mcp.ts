@@ -2,6 +2,14 @@ import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
 import { errorResponses } from './openapi-errors'
 import { bearer } from './openapi-parts'
 
+const sessionHeader = {
+  name: 'Mcp-Session-Id',
+  in: 'header',
+  required: false,
+  description: 'The session initialize answered (docs/serving.md#sessions-and-resumption).',
+  schema: { type: 'string' },
+}
+
 const message = {
   type: 'object',
   required: ['jsonrpc'],
@@ -17,7 +25,7 @@ export const mcpOperation = {
   operationId: 'mcp',
   summary: 'The agents as an MCP server (Streamable HTTP, JSON-RPC 2.0)',
   description:
-    'Each agent of the deployment is an MCP tool. One JSON-RPC message per request (initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, notifications). Stateless: no Mcp-Session-Id. A request answers `application/json` or a `text/event-stream` carrying progress and log notifications, then the response; protocol errors are JSON-RPC errors, refusals before the protocol (token, Origin, body) the API error answers. The token (an API token or an OAuth access token for /mcp) needs runs:write. See docs/serving.md.',
+    'Each agent of the deployment is an MCP tool. One JSON-RPC message per request (initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, notifications). initialize answers an Mcp-Session-Id (signed, nothing kept on the server) when MCP_SESSION_SECRET or MCP_TOKEN_KEY is set; a tools/call in a session streams with SSE event ids and may be closed before its result, to be resumed with GET; a pending item of its run may be offered through the client elicitation, whose response POSTed back decides it (202, or a refusal such as 409 already_decided). A request answers `application/json` or a `text/event-stream` carrying progress and log notifications, then the response; protocol errors are JSON-RPC errors, refusals before the protocol (token, Origin, body) the API error answers. The token (an API token or an OAuth access token for /mcp) needs runs:write. See docs/serving.md.',
   tags: ['mcp'],
   security: bearer,
   parameters: [
@@ -28,6 +36,7 @@ export const mcpOperation = {
       description: 'The protocol version initialize agreed on (after initialize).',
       schema: { type: 'string', example: '2025-11-25' },
     },
+    sessionHeader,
   ],
   requestBody: {
     required: true,
@@ -48,7 +57,10 @@ export const mcpOperation = {
     },
     '202': { description: 'A notification or response from the client, accepted' },
     ...errorResponses({
-      400: ['json_too_deep', 'invalid_encoding', 'client_disconnected'],
+      // A client's answer to an elicitation (docs/serving.md#elicitation) is decided as the API's.
+      400: ['json_too_deep', 'invalid_encoding', 'client_disconnected', 'invalid_answer'],
+      404: ['session_not_found', 'offer_not_found'],
+      409: ['already_decided', 'hash_mismatch', 'not_pending', 'run_finished', 'run_cancelling'],
       // The challenge is in WWW-Authenticate (docs/serving.md#authorization).
       401: ['unauthorized', 'invalid_token'],
       403: ['forbidden', 'insufficient_scope', 'origin_not_allowed'],
@@ -69,4 +81,50 @@ export const mcpPreflightOperation = {
   tags: ['mcp'],
   security: [],
   responses: { '204': { description: 'The preflight answer (Access-Control-* headers)' } },
+} as unknown as Omit<RouteConfig, 'method' | 'path'>
+
+/**
+ * `GET /mcp`: resumes a tools/call's SSE stream from its Last-Event-ID (docs/serving.md); without
+ * one it is 405, as MCP's transport spec lets a server without a standalone stream answer.
+ */
+export const mcpResumeOperation = {
+  operationId: 'mcpResume',
+  summary: "Resume a tools/call's SSE stream (Last-Event-ID, in a session)",
+  description:
+    "Sends the rest of a call's stream: progress and log notifications as its run changes, then the tools/call's JSON-RPC response (the original request id). Closed again at MCP_WAIT_SECONDS; the client comes back with the last event id it got. Needs the Mcp-Session-Id of the token that made the call.",
+  tags: ['mcp'],
+  security: bearer,
+  parameters: [
+    {
+      name: 'Last-Event-ID',
+      in: 'header',
+      required: false,
+      description: 'The id of the last event the client got on the call stream.',
+      schema: { type: 'string' },
+    },
+    sessionHeader,
+  ],
+  responses: {
+    '200': {
+      description: 'The rest of the stream',
+      content: {
+        'text/event-stream': {
+          schema: {
+            type: 'string',
+            description: 'Server-Sent Events; each `data:` is one JSON-RPC message',
+          },
+        },
+      },
+    },
+    ...errorResponses({
+      400: ['session_required'],
+      401: ['unauthorized', 'invalid_token'],
+      403: ['forbidden', 'insufficient_scope', 'origin_not_allowed'],
+      404: ['session_not_found', 'stream_not_found'],
+      405: ['method_not_allowed'],
+      406: ['not_acceptable'],
+      500: ['internal_error'],
+      503: ['misconfigured', 'token_check_failed'],
+    }),
+  },
 } as unknown as Omit<RouteConfig, 'method' | 'path'>

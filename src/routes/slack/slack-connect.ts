@@ -10,8 +10,8 @@ import type { BlockActions } from '../../slack/payloads'
 import { parseQuestionValue } from '../../slack/question-message'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
-import { closedReason, originRefusal, refusalText } from './slack-decider'
-import { clickReply } from './slack-modals'
+import { closedReason, originRefusal, refusalText, slackPerson } from './slack-decider'
+import { clickReply, sendLinkPrivately } from './slack-modals'
 
 /**
  * Connect or Decline on a `connect` card (docs/slack-app.md#connections). Whose connection it is
@@ -53,7 +53,7 @@ export async function slackConnect(
   }
   const details = item.ask?.details ?? {}
   const owner = typeof details.owner === 'string' ? details.owner : 'deployment'
-  const person = `slack:${userId}`
+  const person = slackPerson(userId)
   const notYours = grantRefusal(c, owner, userId)
   if (notYours) {
     logEvent(c.env, 'slack_unauthorised_click', { runId, callId, userId }, 'warn')
@@ -66,7 +66,7 @@ export async function slackConnect(
       kind: 'connect',
       decision: 'deny',
       argsHash: hash,
-      by: userId,
+      by: slackPerson(userId),
     })
     if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))
     return c.body(null, 200)
@@ -86,10 +86,12 @@ export async function slackConnect(
       itemId: callId,
       scopes: typeof details.scopes === 'string' ? details.scopes : null,
     })
-    await tell(
-      `<${link.url}|Connect ${server.name}> — a link for you alone, usable once, until ` +
-        `${new Date(link.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')}. The run resumes once you grant it.`,
-    )
+    const until = new Date(link.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    await sendLinkPrivately(c, payload, {
+      url: link.url,
+      label: `Connect ${server.name}`,
+      text: `A link for you alone, usable once, until ${until}. The run resumes once you grant it.`,
+    })
   } catch (err) {
     if (!(err instanceof ConnectRefused)) throw err
     await tell(`Could not make a connect link: ${err.message}`)
@@ -100,7 +102,9 @@ export async function slackConnect(
 /** Why `userId` may not grant (or decline) the connection `owner` holds, or null. */
 function grantRefusal(c: Context<AppEnv>, owner: string, userId: string): string | null {
   if (owner !== 'deployment') {
-    return owner === `slack:${userId}` ? null : `This connection is ${owner}'s to grant, not yours.`
+    return owner === slackPerson(userId)
+      ? null
+      : `This connection is ${owner}'s to grant, not yours.`
   }
   const { approvers } = loadConfig(c.env).slack
   const allowed = canApprove({ approvers, userId, forbidSelfApproval: false })

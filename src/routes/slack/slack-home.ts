@@ -40,10 +40,17 @@ export async function publishHome(
   }
 }
 
-/** The inbox's items of runs started from Slack (their items are decided by Slack's approvers). */
+/**
+ * The inbox's items of runs started from Slack (their items are decided by Slack's approvers),
+ * selected in the index before the limit: other runs' items, however many, take no place.
+ */
 async function slackItems(c: Context<AppEnv>): Promise<HomeItem[]> {
-  const page = await listPendingApprovals(c.env.RUN_INDEX, { now: Date.now(), limit: HOME_ITEMS })
-  return page.items.filter((i) => i.requestedBy.startsWith('slack:')).map(homeItem)
+  const page = await listPendingApprovals(c.env.RUN_INDEX, {
+    now: Date.now(),
+    requestedByPrefix: 'slack:',
+    limit: HOME_ITEMS,
+  })
+  return page.items.map(homeItem)
 }
 
 function homeItem(i: ApprovalListItemBody): HomeItem {

@@ -14,16 +14,18 @@ import {
   EDIT_CALLBACK_ID,
   editModal,
   fallbackBlock,
+  linkModal,
   noticeModal,
   parseModalItem,
   readModal,
   type ModalItem,
   type ModalView,
 } from '../../slack/person-modal'
+import { escapeMrkdwn, mrkdwnLink } from '../../slack/mrkdwn'
 import { parseQuestionValue } from '../../slack/question-message'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
-import { closedReason, refusalText, slackRefusal } from './slack-decider'
+import { closedReason, refusalText, slackPerson, slackRefusal } from './slack-decider'
 import { interactiveClient, postEphemeralNote } from './slack-ephemeral'
 import { publishHome } from './slack-home'
 
@@ -46,6 +48,32 @@ export function clickReply(
   return async (text) => {
     if (payload.trigger_id) await openModal(c, payload.trigger_id, noticeModal('edgeloop', text))
   }
+}
+
+/** A link for the clicker alone, and what it is for (`text`, plain; `label` names the link). */
+export interface PrivateLink {
+  url: string
+  label: string
+  text: string
+}
+
+/**
+ * How a link is handed privately to the person who clicked: in an ephemeral note under the card,
+ * as a mrkdwn link; for a click in a view (the Home tab), in a modal with a button that opens it.
+ */
+export async function sendLinkPrivately(
+  c: Context<AppEnv>,
+  payload: BlockActions,
+  link: PrivateLink,
+): Promise<void> {
+  const channel = payload.channel?.id
+  if (channel) {
+    const text = `${mrkdwnLink(link.url, link.label)} — ${escapeMrkdwn(link.text)}`
+    const threadTs = payload.message?.thread_ts
+    return postEphemeralNote(c, { channel, user: payload.user.id, threadTs, text })
+  }
+  if (payload.trigger_id)
+    await openModal(c, payload.trigger_id, linkModal({ title: 'edgeloop', ...link }))
 }
 
 /**
@@ -176,7 +204,7 @@ export async function slackViewSubmission(c: Context<AppEnv>): Promise<Response>
     kind: editing ? 'approval' : 'question',
     decision: 'approve',
     argsHash: item.hash,
-    by: userId,
+    by: slackPerson(userId),
     ...(editing ? { args: read.value as Record<string, unknown> } : { answer: read.value }),
   })
   if (out.ok) {

@@ -14,6 +14,7 @@
  */
 import {
   beginMcpAuthorization,
+  clientMetadataUrlOf,
   connectionOwner,
   finishMcpAuthorization,
   publicUrlOf,
@@ -29,7 +30,12 @@ import type { EnvRecord } from '../../config'
 import { runStub } from '../types'
 import { ConnectionStore, type PendingAuthorization, type TakeRefusal } from './connection-store'
 
-export { clientMetadataDocument, connectionOwner, publicUrlOf } from '../../mcp/index'
+export {
+  clientMetadataDocument,
+  clientMetadataUrlOf,
+  connectionOwner,
+  publicUrlOf,
+} from '../../mcp/index'
 
 export const CONNECT_LINK_PATH = '/oauth/connect'
 const LINK_TTL_MS = 15 * 60_000
@@ -41,6 +47,7 @@ export interface ConnectionsEnv {
   MCP_TOKEN_KEY?: string
   MCP_TOKEN_KEY_PREVIOUS?: string
   PUBLIC_URL?: string
+  MCP_CLIENT_METADATA_URL?: string
 }
 
 const boxes = new Map<string, Promise<SealedBox>>()
@@ -81,8 +88,17 @@ export async function sessionAuthOf(
   if (!servers.some((s) => s.auth)) return undefined
   const records = await connectionStoreOf(env)
   if (!records) return undefined
+  return { records, person, ...urlsOf(env) }
+}
+
+/** Where the authorization server finds edgeloop: PUBLIC_URL, and its client metadata URL. */
+function urlsOf(env: ConnectionsEnv): { publicUrl?: string; clientMetadataUrl?: string } {
   const publicUrl = publicUrlOf(env as EnvRecord)
-  return { records, person, ...(publicUrl ? { publicUrl } : {}) }
+  const clientMetadataUrl = clientMetadataUrlOf(env as EnvRecord)
+  return {
+    ...(publicUrl ? { publicUrl } : {}),
+    ...(clientMetadataUrl ? { clientMetadataUrl } : {}),
+  }
 }
 
 /**
@@ -159,12 +175,12 @@ export async function followConnectLink(
   if (!taken.ok) throw refusedTake('connect link', taken.why)
   const link = taken.pending
   const server = serverNamed(servers, link.server)
-  const { publicUrl } = await oauthReady(env, server)
+  const { urls } = await oauthReady(env, server)
   const state = randomSecret()
   const browserNonce = randomSecret()
   const begun = await beginMcpAuthorization(
     server as McpServerConfig & { auth: McpServerAuth },
-    { records: store, owner: link.owner, publicUrl },
+    { records: store, owner: link.owner, ...urls },
     { state, scopes: link.scopes },
   ).catch((err: unknown) => {
     throw new ConnectRefused(502, 'authorization_server_failed', (err as Error).message)
@@ -230,10 +246,10 @@ export async function completeConnect(
     )
   }
   const server = serverNamed(servers, pending.server)
-  const { publicUrl } = await oauthReady(env, server)
+  const { urls } = await oauthReady(env, server)
   await finishMcpAuthorization(
     server as McpServerConfig & { auth: McpServerAuth },
-    { records: store, owner: pending.owner, publicUrl },
+    { records: store, owner: pending.owner, ...urls },
     {
       code: params.code,
       codeVerifier: pending.codeVerifier!,
@@ -255,13 +271,15 @@ export async function deleteConnection(
 ): Promise<{ deleted: boolean; revoked: boolean }> {
   const store = await storeOrRefuse(env)
   const connection = await store.connection(server.name, owner)
-  if (!connection) return { deleted: false, revoked: false }
+  // One sealed under a key no longer held (MCP_TOKEN_KEY rotated without the old one listed)
+  // cannot be revoked, but is still forgotten.
+  if (!connection)
+    return { deleted: await store.deleteConnection(server.name, owner), revoked: false }
   let revoked = false
   if (server.auth) {
-    const publicUrl = publicUrlOf(env as EnvRecord)
     revoked = await revokeMcpTokens(
       server as McpServerConfig & { auth: McpServerAuth },
-      { records: store, owner, ...(publicUrl ? { publicUrl } : {}) },
+      { records: store, owner, ...urlsOf(env) },
       connection,
     ).catch(() => false)
   }
@@ -289,8 +307,8 @@ async function oauthReady(env: ConnectionsEnv, server: McpServerConfig) {
     )
   }
   const store = await storeOrRefuse(env)
-  const publicUrl = publicUrlOf(env as EnvRecord)!
-  return { store, publicUrl, server }
+  const urls = urlsOf(env)
+  return { store, publicUrl: urls.publicUrl!, urls, server }
 }
 
 function serverNamed(servers: readonly McpServerConfig[], name: string): McpServerConfig {

@@ -16,7 +16,7 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS pending_approvals (
      run_id TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
      args_hash TEXT NOT NULL, reason TEXT NOT NULL, requested_by TEXT NOT NULL,
-     requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, owner TEXT,
+     requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, owner TEXT, item TEXT,
      PRIMARY KEY (run_id, call_id))`,
   `CREATE INDEX IF NOT EXISTS approvals_by_requested ON pending_approvals (requested_at DESC)`,
   // Deleted runs' ids: a late write of a deleted run's row (a delivery in flight when it was
@@ -81,20 +81,35 @@ export function ensureSchema(db: D1Database): Promise<void> {
 }
 
 /**
- * Two round trips to D1 where every column is there (every isolate's but the very first's): the
- * tables and their columns in one batch, the indexes in another. A round trip per added column
- * used to make an isolate's first index write wait for nine of them, in the first run after a
- * start (docs/development.md#the-peer-bench).
+ * One round trip to D1 where every column is there (every isolate's but the very first's): the
+ * tables, the indexes and a look at the columns in one batch. A database from before an indexed
+ * column fails that batch whole (a D1 batch is one transaction): it gets the tables and their
+ * columns first, then the indexes. A round trip per added column used to make an isolate's first
+ * index write wait for nine of them, in the first run after a start; then two
+ * (docs/development.md#the-peer-bench).
  */
 async function createSchema(db: D1Database): Promise<void> {
+  let columns: Map<string, Set<string>>
+  try {
+    columns = await tablesWith(db, [...SCHEMA, ...ADDED_INDEXES])
+  } catch (err) {
+    if (!/no such column/i.test(String((err as Error).message))) throw err
+    await addColumns(db, await tablesWith(db, SCHEMA))
+    await db.batch(ADDED_INDEXES.map((s) => db.prepare(s)))
+    return
+  }
+  // Columns without an index of their own may still be missing.
+  await addColumns(db, columns)
+}
+
+/** Runs `statements` and reads each table's columns in the same batch. */
+async function tablesWith(db: D1Database, statements: string[]): Promise<Map<string, Set<string>>> {
   // PRAGMA table_info is the statement form D1 documents (docs: D1 "Database commands").
   const info = TABLES.map((t) => db.prepare(`PRAGMA table_info(${t})`))
-  const out = await db.batch<{ name: string }>([...SCHEMA.map((s) => db.prepare(s)), ...info])
-  const columns = new Map(
-    TABLES.map((t, i) => [t, new Set(out[SCHEMA.length + i]!.results.map((c) => c.name))]),
+  const out = await db.batch<{ name: string }>([...statements.map((s) => db.prepare(s)), ...info])
+  return new Map(
+    TABLES.map((t, i) => [t, new Set(out[statements.length + i]!.results.map((c) => c.name))]),
   )
-  await addColumns(db, columns)
-  await db.batch(ADDED_INDEXES.map((s) => db.prepare(s)))
 }
 
 async function addColumns(db: D1Database, columns: Map<string, Set<string>>): Promise<void> {

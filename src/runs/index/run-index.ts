@@ -259,15 +259,30 @@ type ApprovalRow = {
   item: string | null
 }
 
-/** Pending approvals across runs, newest first (only `owner`'s runs' if given); expired ones are left out. */
+/**
+ * Pending approvals across runs, newest first (only `owner`'s runs' if given, only those of runs
+ * whose requester starts with `requestedByPrefix` if given, e.g. `slack:`); expired ones are
+ * left out. The filters apply before the limit, so a page is full whenever enough items match.
+ */
 export async function listPendingApprovals(
   db: D1Database,
-  query: { now: number; owner?: string; limit: number; cursor?: string },
+  query: {
+    now: number
+    owner?: string
+    requestedByPrefix?: string
+    limit: number
+    cursor?: string
+  },
 ): Promise<Page<ApprovalListItem>> {
   await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const args: unknown[] = [query.now]
   let page = query.owner !== undefined ? `AND owner = ?${args.push(query.owner)}` : ''
+  if (query.requestedByPrefix !== undefined) {
+    // substr, not LIKE: a prefix holding `_` or `%` is matched as written.
+    const prefix = args.push(query.requestedByPrefix)
+    page += ` AND substr(requested_by, 1, length(?${prefix})) = ?${prefix}`
+  }
   if (after) {
     const t = args.push(after.t)
     const key = args.push(after.id)

@@ -7,40 +7,108 @@ import {
   McpError,
   type CallToolResult,
   type CreateTaskResult,
+  type JSONRPCRequest,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js'
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker'
+import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js'
 import { loadConfig, type EnvRecord } from '../../config'
 import { eventStreamLimits } from '../../config/event-streams'
 import { mcpServing } from '../../config/mcp-serving'
 import type { Env } from '../../env'
-import { startRun, StartError } from '../../runs/start'
+import { idFromKey, startRun, StartError } from '../../runs/start'
 import { runStub, type RunView } from '../../runs/types'
 import { agentTool } from './agent-tools'
+import { answerOffer, itemOffers } from './elicitation'
 import { callArguments } from './call-arguments'
+import { CallEvents, changeNotifications, logNotification, RESUME_RETRY_MS } from './call-events'
 import { followRun } from './follow-run'
 import { holdServedCall } from '../../runs/index/hold-served-call'
 import type { McpCaller } from './mcp-caller'
-import { callResultOf, taskOf, waitingFor } from './run-result'
+import { checkSession, messageOf, sessionFor, sessionKey } from './mcp-sessions'
+import { callResultOf, taskOf } from './run-result'
 import { RunTaskStore } from './run-tasks'
+import { isOfferId, type McpSession } from './signed-ids'
 
 /** How often a client is told to poll a task (tasks/get), and how often tasks/result looks. */
 const TASK_POLL_MS = 1_000
 
 /**
- * Answers one request to `/mcp` (docs/serving.md#mcp): the SDK's server and its Web-standard
- * Streamable HTTP transport, made per request (stateless: a Worker holds no session; a task's
- * state is its run's). Every agent of the deployment is a tool; a call starts a run as
- * `POST /v1/runs` does, with the caller as requester.
+ * Answers one POST to `/mcp` (docs/serving.md#mcp): the SDK's server and its Web-standard
+ * Streamable HTTP transport, made per request (a Worker holds nothing between requests: a
+ * session is a signed id, a task's state is its run's). Every agent of the deployment is a tool;
+ * a call starts a run as `POST /v1/runs` does, with the caller as requester. `raw` is the body.
  */
-export async function serveMcp(env: Env, request: Request, caller: McpCaller): Promise<Response> {
-  const server = mcpServer(env, caller)
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+export async function serveMcp(
+  env: Env,
+  request: Request,
+  caller: McpCaller,
+  raw: string,
+): Promise<Response> {
+  const checked = await checkSession(env, request, caller)
+  if ('refusal' in checked) return checked.refusal
+  const message = messageOf(raw)
+  const key = sessionKey(env)
+  // The client's answer to an elicitation this server sent (elicitation.ts): no SDK server knows it.
+  if (key && message && !('method' in message) && 'id' in message && isOfferId(message.id)) {
+    return answerOffer(env, key, caller, message as typeof message & { id: string })
+  }
+  const resumable = await resumableCall(env, caller, checked.session, message)
+  const offers = itemOffers(key, caller, checked.session)
+  const server = mcpServer(env, caller, { resumable, offers })
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    ...(resumable ? { eventStore: resumable.events, retryInterval: RESUME_RETRY_MS } : {}),
+  })
   await server.connect(transport)
-  return transport.handleRequest(request)
+  const response = await transport.handleRequest(
+    new Request(request.url, { method: 'POST', headers: request.headers, body: raw }),
+  )
+  const session = response.ok ? await sessionFor(env, caller, message) : null
+  if (!session) return response
+  const opened = new Response(response.body, response)
+  opened.headers.set('Mcp-Session-Id', session)
+  return opened
 }
 
-function mcpServer(env: Env, caller: McpCaller): Server {
+/**
+ * A tools/call without a task, in a session: its stream can be resumed. Its run's id is chosen
+ * now (an idempotency key only this call has), so that even the priming event's id names it.
+ */
+interface ResumableCall {
+  events: CallEvents
+  idempotencyKey: string
+}
+
+async function resumableCall(
+  env: Env,
+  caller: McpCaller,
+  session: McpSession | null,
+  message: ReturnType<typeof messageOf>,
+): Promise<ResumableCall | null> {
+  const key = sessionKey(env)
+  if (!key || !session || !message || !isJSONRPCRequest(message)) return null
+  if (message.method !== 'tools/call' || message.params?.task !== undefined) return null
+  const idempotencyKey = `mcp-call:${caller.name}:${crypto.randomUUID()}`
+  const token = (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken
+  const progressToken = typeof token === 'string' || typeof token === 'number' ? token : undefined
+  const events = new CallEvents(key, caller.name, {
+    run: await idFromKey(idempotencyKey),
+    seq: 0,
+    request: message.id,
+    ...(progressToken !== undefined ? { progressToken } : {}),
+    progress: 0,
+  })
+  return { events, idempotencyKey }
+}
+
+/** What a call's stream does beyond answering: resumable, and offering pending items. */
+interface CallStreaming {
+  resumable: ResumableCall | null
+  offers: ReturnType<typeof itemOffers>
+}
+
+function mcpServer(env: Env, caller: McpCaller, streaming: CallStreaming): Server {
   const server = new Server(
     { name: 'edgeloop', title: 'edgeloop agents', version: '0.1.0' },
     {
@@ -61,7 +129,9 @@ function mcpServer(env: Env, caller: McpCaller): Server {
     tools: loadConfig(env).agents.map(agentTool),
   }))
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callAgent(env, caller, request.params, extra),
+    callAgent(env, caller, request.params, extra, streaming, (offer) =>
+      server.transport!.send(offer, { relatedRequestId: extra.requestId }),
+    ),
   )
   return server
 }
@@ -70,6 +140,8 @@ interface CallExtra {
   signal: AbortSignal
   _meta?: { progressToken?: string | number }
   sendNotification: (notification: ServerNotification) => Promise<void>
+  /** Given by the transport when the stream can be resumed (an event store, 2025-11-25). */
+  closeSSEStream?: () => void
 }
 
 /** tools/call: starts the agent's run; answers its task, or waits for its answer. */
@@ -78,7 +150,10 @@ async function callAgent(
   caller: McpCaller,
   params: { name: string; arguments?: Record<string, unknown>; task?: unknown },
   extra: CallExtra,
+  streaming: CallStreaming,
+  sendOffer: (offer: JSONRPCRequest) => Promise<void>,
 ): Promise<CallToolResult | CreateTaskResult> {
+  const { resumable } = streaming
   const agents = loadConfig(env).agents
   const agent = agents.find((a) => a.name === params.name)
   if (!agent) {
@@ -91,44 +166,35 @@ async function callAgent(
   const args = callArguments(agent.name, params.arguments)
   if (args.conversation !== undefined) await checkConversation(env, caller, args.conversation)
   // A call without a task waits on this request: it needs a place first, before any run starts.
-  const hold = params.task === undefined ? await holdWaitingCall(env, caller) : undefined
+  const release = params.task === undefined ? await holdWaitingCall(env, caller) : undefined
   try {
-    return await startAndAnswer(env, caller, agent.name, args, params, extra)
-  } finally {
-    hold?.()
-  }
-}
-
-/** Starts the agent's run; answers its task, or its answer once it ends. */
-async function startAndAnswer(
-  env: Env,
-  caller: McpCaller,
-  agent: string,
-  args: ReturnType<typeof callArguments>,
-  params: { task?: unknown },
-  extra: CallExtra,
-): Promise<CallToolResult | CreateTaskResult> {
-  let view: RunView
-  try {
-    ;({ view } = await startRun(env, {
-      task: args.task,
-      requestedBy: caller.name,
-      owner: caller.name,
-      agent,
-      ...(args.conversation !== undefined ? { continue: args.conversation } : {}),
-    }))
-  } catch (err) {
-    if (err instanceof StartError) {
-      throw new McpError(ErrorCode.InvalidParams, err.message, {
-        code: err.code,
-        details: err.details,
-      })
+    let view: RunView
+    try {
+      ;({ view } = await startRun(env, {
+        task: args.task,
+        requestedBy: caller.name,
+        owner: caller.name,
+        agent: agent.name,
+        ...(args.conversation !== undefined ? { continue: args.conversation } : {}),
+        ...(resumable ? { idempotencyKey: resumable.idempotencyKey } : {}),
+      }))
+    } catch (err) {
+      if (err instanceof StartError) {
+        throw new McpError(ErrorCode.InvalidParams, err.message, {
+          code: err.code,
+          details: err.details,
+        })
+      }
+      throw err
     }
-    throw err
+    await extra.sendNotification(
+      logNotification(`started run ${view.id} of agent ${agent.name}`, view.id),
+    )
+    if (params.task !== undefined) return { task: taskOf(view, TASK_POLL_MS) }
+    return await waitForAnswer(env, caller, view, extra, streaming, sendOffer)
+  } finally {
+    release?.()
   }
-  await log(extra, `started run ${view.id} of agent ${agent}`, view.id)
-  if (params.task !== undefined) return { task: taskOf(view, TASK_POLL_MS) }
-  return waitForAnswer(env, caller, view, extra)
 }
 
 /**
@@ -146,36 +212,42 @@ async function holdWaitingCall(env: Env, caller: McpCaller): Promise<() => void>
   )
 }
 
-/** A call without a task: the run's answer on this request, if it comes within MCP_WAIT_SECONDS. */
+/**
+ * A call without a task: the run's answer on this request, if it comes within MCP_WAIT_SECONDS.
+ * A resumable call's stream is closed then instead (SSE polling): the client comes back with
+ * GET and the last event id, and resume-call.ts follows the run from where this stream stood.
+ */
 async function waitForAnswer(
   env: Env,
   caller: McpCaller,
   started: RunView,
   extra: CallExtra,
+  { resumable, offers }: CallStreaming,
+  sendOffer: (offer: JSONRPCRequest) => Promise<void>,
 ): Promise<CallToolResult> {
   const serving = mcpServing(env as unknown as EnvRecord)
   const token = extra._meta?.progressToken
   let progress = 0
-  const ended = await followRun(runStub(env.RUNS, started.id), started.id, {
+  const cursor = resumable?.events.cursor
+  const { view: ended } = await followRun(runStub(env.RUNS, started.id), started.id, {
     holder: caller.name,
     limits: eventStreamLimits(env as unknown as EnvRecord),
     waitMs: serving.waitMs,
     signal: extra.signal,
-    onChange: async (view) => {
-      const message =
-        view.status === 'awaiting_approval'
-          ? waitingFor(view)
-          : `run ${view.id}: step ${view.stepCount}`
-      if (view.status === 'awaiting_approval') await log(extra, message, view.id)
-      if (token === undefined) return
-      progress++
-      await extra.sendNotification({
-        method: 'notifications/progress',
-        params: { progressToken: token, progress, message },
-      })
+    onChange: async (view, seq) => {
+      if (token !== undefined) progress++
+      // Each event's id carries where the stream stands once it is sent.
+      if (cursor) Object.assign(cursor, { seq, progress })
+      for (const n of changeNotifications(view, token, progress)) await extra.sendNotification(n)
+      for (const offer of offers ? await offers(view) : []) await sendOffer(offer)
     },
   })
   if (ended) return callResultOf(env, ended)
+  if (extra.closeSSEStream) {
+    extra.closeSSEStream()
+    // The stream is closed: this answer is never sent; the resumed stream carries the result.
+    throw new McpError(ErrorCode.RequestTimeout, `run ${started.id} goes on; resume the stream`)
+  }
   throw new McpError(
     ErrorCode.RequestTimeout,
     `run ${started.id} did not end within ${serving.waitMs / 1000} s (MCP_WAIT_SECONDS); it goes on. Call with a task (params.task; the server declares the tasks capability for tools/call) to follow it with tasks/get and tasks/result, or read GET /v1/runs/${started.id}`,
@@ -205,12 +277,4 @@ async function checkConversation(env: Env, caller: McpCaller, id: string): Promi
       code: 'run_not_found',
     })
   }
-}
-
-/** A log message (notifications/message) on the call's stream: what the run is doing. */
-async function log(extra: CallExtra, message: string, runId: string): Promise<void> {
-  await extra.sendNotification({
-    method: 'notifications/message',
-    params: { level: 'info', logger: 'edgeloop', data: { message, runId } },
-  })
 }

@@ -1,8 +1,8 @@
 import { McpError, ErrorCode, type Result, type Task } from '@modelcontextprotocol/sdk/types.js'
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js'
-import { RUN_ID_PATTERN } from '../../kernel/names'
-import { runStub, type RunStoreApi, type RunView } from '../../runs/types'
+import type { RunStoreApi, RunView } from '../../runs/types'
 import type { McpCaller } from './mcp-caller'
+import { ownRun } from './own-run'
 import { callResultOf, taskOf } from './run-result'
 import type { Env } from '../../env'
 
@@ -75,10 +75,8 @@ export class RunTaskStore implements TaskStore {
 
   /** Run `id` and its stub, if it is a run this token started; else null. */
   private async ownRun(id: string): Promise<{ stub: RunStoreApi; view: RunView } | null> {
-    if (!RUN_ID_PATTERN.test(id)) return null
-    const stub = runStub(this.env.RUNS, id)
-    const owner = await stub.owner()
-    if (owner.run !== 'live' || owner.owner !== this.caller.name) return null
+    const stub = await ownRun(this.env, this.caller, id)
+    if (!stub) return null
     const view = await stub.get()
     return view ? { stub, view } : null
   }

@@ -4,7 +4,8 @@
  * scripted model, and for an `auth/*` scenario OAuth — `auth: "oauth"` with PUBLIC_URL (the
  * Worker's own local URL, where the authorization server sends the browser back) and
  * MCP_TOKEN_KEY, or the scenario's pre-registered client or client credentials (the suite hands
- * them over in MCP_CONFORMANCE_CONTEXT) as the entry's `client_id` and secret settings.
+ * them over in MCP_CONFORMANCE_CONTEXT) as the entry's `client_id` and secret settings, and for
+ * `auth/basic-cimd` the client metadata URL the suite expects (MCP_CLIENT_METADATA_URL).
  */
 
 /** The API token the person uses, and the name the scenario's server has in MCP_SERVERS. */
@@ -26,9 +27,19 @@ export interface Scenario {
   context: ScenarioContext
 }
 
+/**
+ * Where the suite's example client publishes its client ID metadata document: the client id
+ * `auth/basic-cimd` expects when its authorization server says it supports such documents. Its
+ * authorization server never fetches it; edgeloop is told it as a deployment whose document is
+ * published on another host is (MCP_CLIENT_METADATA_URL), and the SDK's order decides whether
+ * it is used.
+ */
+export const SUITE_CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
+
 /** The Worker's bindings for `scenario`, with the Worker at `publicUrl`. */
 export function scenarioBindings(scenario: Scenario, publicUrl: string): Record<string, string> {
   const { entry, secrets } = serverEntry(scenario)
+  const cimd = scenario.name === 'auth/basic-cimd'
   return {
     API_TOKEN: TOKEN,
     MODEL: 'script',
@@ -37,6 +48,7 @@ export function scenarioBindings(scenario: Scenario, publicUrl: string): Record<
     PUBLIC_URL: publicUrl,
     MCP_TOKEN_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'),
     LOG_LEVEL: process.env.EDGELOOP_LOG_LEVEL ?? 'warn',
+    ...(cimd ? { MCP_CLIENT_METADATA_URL: SUITE_CLIENT_METADATA_URL } : {}),
     ...secrets,
   }
 }

@@ -77,6 +77,8 @@ export async function mcpBindings(): Promise<Record<string, string>> {
     CONFIRM_POLICY: 'ask',
     ENABLED_TOOLS: 'calculator,rollback_deploy',
     LOG_LEVEL: 'silent',
+    // Sessions and resumable call streams (docs/serving.md#sessions-and-resumption).
+    MCP_SESSION_SECRET: 'mcp-session-test-secret',
   }
 }
 

@@ -15,7 +15,7 @@ import {
 } from './chooser'
 import { randomScenario, type Scenario } from './scenarios'
 import { delegationScenario } from './delegation-scenarios'
-import { slackScenario } from './slack-scenarios'
+import { slackPersonScenario, slackScenario } from './slack-scenarios'
 import type { FaultBudget } from './sim'
 import { World, type Breakage, type Outcome } from './world'
 import type { Violation } from './invariants'
@@ -129,8 +129,15 @@ export function delegationOfSeed(seed: number): Scenario {
   return delegationScenario(mulberry32(seed * 7919 + 23))
 }
 
-/** The Slack-started run a Slack seed draws (a stream of its own, as delegation's). */
+/** Slack seeds from here on draw a person deciding in a modal or by a question's buttons. */
+export const SLACK_PERSON_SEEDS = 1001
+
+/**
+ * The Slack-started run a Slack seed draws (a stream of its own, as delegation's); seeds from
+ * SLACK_PERSON_SEEDS on, one with Slack's modals and question buttons (a stream of their own).
+ */
 export function slackOfSeed(seed: number): Scenario {
+  if (seed >= SLACK_PERSON_SEEDS) return slackPersonScenario(mulberry32(seed * 7919 + 31))
   return slackScenario(mulberry32(seed * 7919 + 29))
 }
 

@@ -64,6 +64,7 @@ export const SELF_CHECK_EXPECTS: Record<string, ViolationKind[]> = {
   ],
   provider_twice: ['usage_miscount'],
   slack_twice: ['duplicate_slack_message'],
+  slack_drops_edit: ['slack_edit_lost'],
 }
 
 export function hashOf(name: string, args: Record<string, unknown>): string {

@@ -13,12 +13,15 @@
  *   npm run sim -- --delegation N       N delegation seeds (default 300): a lead and its children
  *   npm run sim -- --delegation-seed N  replays delegation seed N (with --schedule S too)
  *   npm run sim -- --slack N            N Slack seeds (default 200): runs started by a mention
+ *   npm run sim -- --slack-person N     N Slack seeds from 1001 (default 100): people decide in
+ *                                       modals (an edit, an answer) and by a question's buttons
  *   npm run sim -- --slack-seed N       replays Slack seed N (with --schedule S too)
  */
 import { decodeSchedule, encodeSchedule, RandomChooser, ReplayChooser } from './chooser'
 import {
   delegationOfSeed,
   slackOfSeed,
+  SLACK_PERSON_SEEDS,
   describeFailure,
   exhaust,
   newStats,
@@ -250,14 +253,22 @@ async function slackPass(quick: boolean): Promise<Stats> {
   const t0 = now()
   const c0 = cpuMs()
   const figures = new Map<string, number>()
-  for (let seed = from; seed < from + count; seed++) {
+  // Then people deciding in Slack's modals and by a question's buttons (seeds of their own).
+  const people = Number(value('--slack-person') ?? (quick ? 10 : 100))
+  const personFrom = SLACK_PERSON_SEEDS + from - 1
+  const seeds = [
+    ...Array.from({ length: count }, (_, k) => from + k),
+    ...Array.from({ length: people }, (_, k) => personFrom + k),
+  ]
+  for (const seed of seeds) {
     const out = await randomSchedule(seed, stats, undefined, 'slack')
     for (const [k, v] of Object.entries(out.slackFigures()))
       figures.set(k, (figures.get(k) ?? 0) + v)
   }
   stats.ms = now() - t0
   stats.cpuMs = cpuMs() - c0
-  console.log(summary(`slack (seeds ${from}…${from + count - 1})`, stats))
+  const also = people ? ` and ${personFrom}…${personFrom + people - 1}` : ''
+  console.log(summary(`slack (seeds ${from}…${from + count - 1}${also})`, stats))
   console.log(`  exercised: ${[...figures].map(([k, v]) => `${k} ${v}`).join(', ')}`)
   return stats
 }
@@ -269,15 +280,16 @@ async function selfCheck(): Promise<number> {
   const target = scenarios.findIndex((s) => s.name === 'read,post,answer ask approve|deny')
   for (const breakage of Object.keys(SELF_CHECK_EXPECTS) as Breakage[]) {
     const stats = newStats()
-    // Slack is simulated in the Slack-started schedules only.
-    const mode = breakage === 'slack_twice' ? 'slack' : 'random'
+    // Slack is simulated in the Slack-started schedules only; its modals in the person seeds.
+    const mode = breakage.startsWith('slack_') ? 'slack' : 'random'
+    const first = breakage === 'slack_drops_edit' ? SLACK_PERSON_SEEDS : 1
     if (mode === 'random')
       await exhaust(scenarios[target]!, target, stats, {
         breakage,
         maxSchedules: 200,
         maxFailures: 1,
       })
-    for (let seed = 1; seed <= 60 && !stats.failures.length; seed++)
+    for (let seed = first; seed < first + 60 && !stats.failures.length; seed++)
       await randomSchedule(seed, stats, breakage, mode)
     const f = stats.failures[0]
     const expected = SELF_CHECK_EXPECTS[breakage]!

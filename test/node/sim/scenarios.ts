@@ -24,6 +24,8 @@ export interface PersonAction {
   edit?: Record<string, unknown>
   /** What an approve on a question answers (default its first choice). */
   answer?: string
+  /** In Slack: submits the modal (an edit, an answer) a second time, as a double click does. */
+  submitsTwice?: boolean
 }
 
 export interface Scenario {

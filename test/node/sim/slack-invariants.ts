@@ -8,9 +8,14 @@
  */
 import { parseButtonValue } from '../../../src/slack/approval-message'
 import type { FakeSlackCall } from '../../fakes/fake-slack'
+import type { SlackPersonViolation } from './slack-person-invariants'
 
 export type SlackViolation =
-  'duplicate_slack_message' | 'slack_unknown_run' | 'slack_missing' | 'slack_after_delete'
+  | 'duplicate_slack_message'
+  | 'slack_unknown_run'
+  | 'slack_missing'
+  | 'slack_after_delete'
+  | SlackPersonViolation
 
 /** One call the Slack host took, with how many causes of a repeat had happened before it. */
 export interface SlackArrival {

@@ -12,6 +12,9 @@ import {
   eventCallbackBody,
   FakeSlack,
   signedSlackRequest,
+  viewStateValues,
+  viewSubmissionBody,
+  type FakeSlackView,
 } from '../../fakes/fake-slack'
 import { APPROVE_ACTION_ID, DENY_ACTION_ID } from '../../../src/slack/approval-message'
 import { SlackThread } from '../../../src/runs/slack-thread'
@@ -27,6 +30,8 @@ const TEAM = 'T0001'
 const REQUESTER = 'USIMREQ01'
 /** A person's Slack user id (all of them are approvers; the requester is not). */
 export const slackUser = (by: string) => `USIM${by.toUpperCase()}`
+/** Whom the run records a person's decisions in Slack under (docs/human-in-the-loop.md). */
+export const slackDecider = (by: string) => `slack:${slackUser(by)}`
 
 /** The Slack settings a Slack-started schedule's Worker runs with. */
 export function slackEnv(people: string[]): Record<string, string> {
@@ -75,6 +80,8 @@ export interface SlackClick {
 /** Slack's side: the Web API fake, the events it delivers to the Worker, the clicks it forwards. */
 export class SimSlack {
   readonly api = new FakeSlack({ token: SLACK_TOKEN, channels: [SLACK_CHANNEL] })
+  /** Broken Slack (self-check): a submitted modal carries its prefilled values, not what was typed. */
+  dropsEdits = false
   /** Event deliveries Slack made (first and retries). */
   readonly deliveries: { eventId: string; retry: number; status: number | 'failed' }[] = []
 
@@ -143,19 +150,57 @@ export class SimSlack {
     )
   }
 
-  /** A person's click on a card's button, as Slack posts the `block_actions`. */
+  /** A person's click on a card's Approve or Deny, as Slack posts the `block_actions`. */
   click(c: SlackClick, after: (status: number | 'failed') => void): void {
+    const actionId = c.decision === 'approve' ? APPROVE_ACTION_ID : DENY_ACTION_ID
+    this.press({ by: c.by, actionId, value: c.value, messageTs: c.messageTs }, after)
+  }
+
+  #triggers = 0
+
+  /**
+   * A click on any button of a card (a choice, Decline, Edit, Answer): the `block_actions` with a
+   * `trigger_id` of its own, which a modal may be opened with once; returns that trigger.
+   */
+  press(
+    c: { by: string; actionId: string; value: string; messageTs: string },
+    after: (status: number | 'failed') => void,
+  ): string {
+    const trigger = `${++this.#triggers}.738474920.${(0xa000 + this.#triggers).toString(16)}`
     const body = blockActionsBody({
-      action_id: c.decision === 'approve' ? APPROVE_ACTION_ID : DENY_ACTION_ID,
+      action_id: c.actionId,
       value: c.value,
       user_id: slackUser(c.by),
       username: c.by,
       channel_id: SLACK_CHANNEL,
       team_id: TEAM,
       message_ts: c.messageTs,
+      trigger_id: trigger,
     })
     this.#post('/slack/interactions', body).then(
       (res) => after(res.status),
+      () => after('failed'),
+    )
+    return trigger
+  }
+
+  /**
+   * A person submits a modal Slack shows them (`view_submission`), with `typed` in its inputs
+   * (by block id; the rest as prefilled). The answer: its status and body (empty: accepted).
+   */
+  submit(
+    c: { by: string; modal: FakeSlackView; typed: Record<string, string> },
+    after: (answer: { status: number; body: string } | 'failed') => void,
+  ): void {
+    if (this.dropsEdits) this.sim.log('  BROKEN Slack submits the modal as it was prefilled')
+    const body = viewSubmissionBody({
+      view: c.modal,
+      values: viewStateValues(c.modal.view, this.dropsEdits ? {} : c.typed),
+      user_id: slackUser(c.by),
+      team_id: TEAM,
+    })
+    this.#post('/slack/interactions', body).then(
+      async (res) => after({ status: res.status, body: await res.text() }),
       () => after('failed'),
     )
   }

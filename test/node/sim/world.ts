@@ -27,7 +27,8 @@ import { SimSlackThreads, slackEnv } from './slack-sim'
 import { SlackPart } from './slack-world'
 
 /** A deliberately broken platform, for the self-check. */
-export type Breakage = 'lose_commit' | 'concurrent_alarm' | 'provider_twice' | 'slack_twice'
+export type Breakage =
+  'lose_commit' | 'concurrent_alarm' | 'provider_twice' | 'slack_twice' | 'slack_drops_edit'
 
 export interface WorldOptions {
   chooser: Chooser
@@ -191,9 +192,14 @@ export class World {
           scenario.people,
           this.decisions,
           (kind, detail) => this.checker.fail(kind, detail),
+          (runId) => this.committedState(runId),
+          scenario.idempotent,
         )
       : undefined
-    if (this.slack) this.slack.postsTwice = options.breakage === 'slack_twice'
+    if (this.slack) {
+      this.slack.postsTwice = options.breakage === 'slack_twice'
+      this.slack.slack.dropsEdits = options.breakage === 'slack_drops_edit'
+    }
   }
 
   readonly tag = 'sim'
