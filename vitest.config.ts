@@ -1,9 +1,10 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin'
 import { generateKeyPairSync } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { defineConfig, type Plugin } from 'vitest/config'
+import { defineConfig, type Plugin, type TestProjectInlineConfiguration } from 'vitest/config'
 import { build } from './scripts/build.mjs'
 import { wranglerConfigWithoutDevVars } from './scripts/test-wrangler-config.mjs'
 
@@ -110,8 +111,32 @@ const fakeProvider = {
   OPENAI_BASE_URL: 'https://api.openai.test/v1',
 }
 
+/**
+ * A project whose tests run in workerd (the vitest plugin) against the Worker with `bindings`;
+ * its files are test/<name>/ unless `include` says otherwise. `plugins` run before the plugin's.
+ */
+function workerProject(
+  name: string,
+  bindings: Record<string, string>,
+  options: { include?: string[]; exclude?: string[]; plugins?: Plugin[] } = {},
+): TestProjectInlineConfiguration {
+  const { include = [`test/${name}/**/*.test.ts`], exclude, plugins = [] } = options
+  return {
+    plugins: [
+      sdkWithoutSourceMaps,
+      ...plugins,
+      cloudflareTest({ wrangler, miniflare: { bindings } }),
+    ],
+    test: { testTimeout: 30_000, name, include, ...(exclude ? { exclude } : {}) },
+  }
+}
+
 export default defineConfig({
   test: {
+    // Two test files at a time, also on a 2-core machine (vitest's default there is one): a file
+    // of a workerd project waits on its own workerd much of its time. Files do not share state:
+    // each gets a workerd of its own (docs/development.md#tests-benchmarks-ci has the figures).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // The first request of a file loads the whole Worker into workerd: allow for a cold start.
     testTimeout: 30_000,
     hookTimeout: 30_000,
@@ -119,20 +144,11 @@ export default defineConfig({
     // are, on purpose (docs/decisions.md#oauth-for-served-agents). Every other line is kept.
     onConsoleLog: (log) => !log.startsWith('CIMD (Client ID Metadata Document) is disabled'),
     projects: [
-      {
-        // The service wired to a fake OpenAI-compatible provider.
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: { ...common, ...fakeProvider },
-            },
-          }),
-        ],
-        test: {
-          testTimeout: 30_000,
-          name: 'edgeloop',
+      // The service wired to a fake OpenAI-compatible provider.
+      workerProject(
+        'edgeloop',
+        { ...common, ...fakeProvider },
+        {
           include: ['test/**/*.test.ts'],
           exclude: [
             'test/demo/**',
@@ -147,247 +163,145 @@ export default defineConfig({
             'test/serve-oauth/**',
           ],
         },
-      },
-      {
-        // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: {
-                ...common,
-                ...fakeProvider,
-                SLACK_STREAM: 'auto',
-                SLACK_ASSISTANT: 'true',
-              },
-            },
-          }),
-        ],
-        test: {
-          testTimeout: 30_000,
-          name: 'slack-streaming',
-          include: ['test/slack-streaming/**/*.test.ts'],
+      ),
+      // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
+      workerProject('slack-streaming', {
+        ...common,
+        ...fakeProvider,
+        SLACK_STREAM: 'auto',
+        SLACK_ASSISTANT: 'true',
+      }),
+      // The Worker built with test agents (testAgentCatalog above); the two that break the
+      // channel rules are in the catalog but not offered unless a test enables them.
+      workerProject(
+        'agent-catalog',
+        {
+          ...common,
+          ...fakeProvider,
+          ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed,careful',
         },
-      },
-      {
-        // The Worker built with test agents (testAgentCatalog above); the two that break the
-        // channel rules are in the catalog but not offered unless a test enables them.
-        plugins: [
-          sdkWithoutSourceMaps,
-          testAgentCatalog,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: {
-                ...common,
-                ...fakeProvider,
-                ENABLED_AGENTS: 'triage,incident,ticket,guarded,scoped,reviewed,careful',
-              },
+        { plugins: [testAgentCatalog] },
+      ),
+      // A person in the loop (docs/human-in-the-loop.md): ask_person enabled beside http_post.
+      workerProject('hitl', {
+        ...common,
+        ...fakeProvider,
+        ENABLED_TOOLS: 'calculator,http_post,ask_person',
+      }),
+      // MCP servers as tool sources: a real SDK server (test/fakes/fake-mcp.ts) on mcp.test,
+      // and one that is down.
+      workerProject('mcp', {
+        ...common,
+        ...fakeProvider,
+        MCP_SERVERS: JSON.stringify([
+          {
+            name: 'docs',
+            url: 'https://mcp.test/mcp',
+            token_secret: 'DOCS_MCP_AUTH',
+            timeout_ms: 2_000,
+            overrides: { list_pages: { sideEffect: true } },
+          },
+          { name: 'down', url: 'https://down.test/mcp', timeout_ms: 500 },
+        ]),
+        DOCS_MCP_AUTH: 'docs-mcp-token-0123',
+      }),
+      // MCP servers behind OAuth (docs/mcp.md#oauth): a small authorization server on
+      // auth.test (test/fakes/fake-oauth.ts) protecting SDK servers: one whose connection is
+      // each person's, one the deployment's, one reached with client credentials.
+      workerProject('mcp-oauth', {
+        ...common,
+        ...fakeProvider,
+        PUBLIC_URL: 'https://edgeloop.test',
+        MCP_TOKEN_KEY: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDE=',
+        // Mid-rotation (docs/mcp.md#where-tokens-live): what the key before sealed still
+        // opens (test/mcp-oauth/key-rotation.test.ts).
+        MCP_TOKEN_KEY_PREVIOUS: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDA=',
+        MCP_SERVERS: JSON.stringify([
+          {
+            name: 'tracker',
+            url: 'https://tracker.test/mcp',
+            auth: 'oauth',
+            owner: 'person',
+            timeout_ms: 2_000,
+          },
+          {
+            name: 'wiki',
+            url: 'https://wiki.test/mcp',
+            auth: 'oauth',
+            owner: 'deployment',
+            timeout_ms: 2_000,
+          },
+          {
+            name: 'm2m',
+            url: 'https://m2m.test/mcp',
+            auth: 'client_credentials',
+            client_id: 'edgeloop-m2m',
+            client_secret_secret: 'M2M_CLIENT_SECRET',
+            timeout_ms: 2_000,
+          },
+          {
+            name: 'keyed',
+            url: 'https://keyed.test/mcp',
+            auth: 'client_credentials',
+            client_id: 'edgeloop-keyed',
+            private_key_secret: 'KEYED_PRIVATE_KEY',
+            private_key_alg: 'ES256',
+            timeout_ms: 2_000,
+          },
+        ]),
+        M2M_CLIENT_SECRET: 'm2m-client-secret-0123456789',
+        // A key made for this run of the tests; the fake authorization server checks the
+        // client's assertions with its public half (KEYED_PUBLIC_JWK).
+        KEYED_PRIVATE_KEY: KEYED.privateKey,
+        KEYED_PUBLIC_JWK: KEYED.publicJwk,
+      }),
+      // Served agents behind OAuth (docs/serving.md#authorization): PUBLIC_URL set, so /mcp is
+      // a protected resource of the Worker's own authorization server (OAUTH_KV, local).
+      workerProject('serve-oauth', {
+        ...common,
+        ...fakeProvider,
+        PUBLIC_URL: 'https://edgeloop.test',
+      }),
+      // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from
+      // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
+      // Empty wins over values a developer may have in .dev.vars.
+      workerProject(
+        'offline-demo',
+        { ...common, MODEL: 'demo', MODEL_ALLOWLIST: '', ENABLED_TOOLS: '', OPENAI_API_KEY: '' },
+        { include: ['test/demo/**/*.test.ts'] },
+      ),
+      // MODEL=script, as docs/trying-tools.md sets it up: runs follow the script in their task,
+      // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
+      workerProject(
+        'script-model',
+        {
+          ...common,
+          MODEL: 'script',
+          MODEL_ALLOWLIST: '',
+          OPENAI_API_KEY: '',
+          ENABLED_TOOLS: 'calculator,http_post',
+          MCP_SERVERS: JSON.stringify([
+            {
+              name: 'docs',
+              url: 'https://mcp.test/mcp',
+              token_secret: 'DOCS_MCP_TOKEN',
+              timeout_ms: 2_000,
             },
-          }),
-        ],
-        test: {
-          testTimeout: 30_000,
-          name: 'agent-catalog',
-          include: ['test/agent-catalog/**/*.test.ts'],
+          ]),
+          DOCS_MCP_TOKEN: 'docs-mcp-token-0123',
         },
-      },
-      {
-        // A person in the loop (docs/human-in-the-loop.md): ask_person enabled beside http_post.
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: {
-                ...common,
-                ...fakeProvider,
-                ENABLED_TOOLS: 'calculator,http_post,ask_person',
-              },
-            },
-          }),
-        ],
-        test: { testTimeout: 30_000, name: 'hitl', include: ['test/hitl/**/*.test.ts'] },
-      },
-      {
-        // MCP servers as tool sources: a real SDK server (test/fakes/fake-mcp.ts) on mcp.test,
-        // and one that is down.
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: {
-                ...common,
-                ...fakeProvider,
-                MCP_SERVERS: JSON.stringify([
-                  {
-                    name: 'docs',
-                    url: 'https://mcp.test/mcp',
-                    token_secret: 'DOCS_MCP_AUTH',
-                    timeout_ms: 2_000,
-                    overrides: { list_pages: { sideEffect: true } },
-                  },
-                  { name: 'down', url: 'https://down.test/mcp', timeout_ms: 500 },
-                ]),
-                DOCS_MCP_AUTH: 'docs-mcp-token-0123',
-              },
-            },
-          }),
-        ],
-        test: { testTimeout: 30_000, name: 'mcp', include: ['test/mcp/**/*.test.ts'] },
-      },
-      {
-        // MCP servers behind OAuth (docs/mcp.md#oauth): a small authorization server on
-        // auth.test (test/fakes/fake-oauth.ts) protecting SDK servers: one whose connection is
-        // each person's, one the deployment's, one reached with client credentials.
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: {
-                ...common,
-                ...fakeProvider,
-                PUBLIC_URL: 'https://edgeloop.test',
-                MCP_TOKEN_KEY: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDE=',
-                // Mid-rotation (docs/mcp.md#where-tokens-live): what the key before sealed still
-                // opens (test/mcp-oauth/key-rotation.test.ts).
-                MCP_TOKEN_KEY_PREVIOUS: 'ZWRnZWxvb3AtdGVzdC1tY3AtdG9rZW4ta2V5LTAwMDA=',
-                MCP_SERVERS: JSON.stringify([
-                  {
-                    name: 'tracker',
-                    url: 'https://tracker.test/mcp',
-                    auth: 'oauth',
-                    owner: 'person',
-                    timeout_ms: 2_000,
-                  },
-                  {
-                    name: 'wiki',
-                    url: 'https://wiki.test/mcp',
-                    auth: 'oauth',
-                    owner: 'deployment',
-                    timeout_ms: 2_000,
-                  },
-                  {
-                    name: 'm2m',
-                    url: 'https://m2m.test/mcp',
-                    auth: 'client_credentials',
-                    client_id: 'edgeloop-m2m',
-                    client_secret_secret: 'M2M_CLIENT_SECRET',
-                    timeout_ms: 2_000,
-                  },
-                  {
-                    name: 'keyed',
-                    url: 'https://keyed.test/mcp',
-                    auth: 'client_credentials',
-                    client_id: 'edgeloop-keyed',
-                    private_key_secret: 'KEYED_PRIVATE_KEY',
-                    private_key_alg: 'ES256',
-                    timeout_ms: 2_000,
-                  },
-                ]),
-                M2M_CLIENT_SECRET: 'm2m-client-secret-0123456789',
-                // A key made for this run of the tests; the fake authorization server checks
-                // the client's assertions with its public half (KEYED_PUBLIC_JWK).
-                KEYED_PRIVATE_KEY: KEYED.privateKey,
-                KEYED_PUBLIC_JWK: KEYED.publicJwk,
-              },
-            },
-          }),
-        ],
-        test: { testTimeout: 30_000, name: 'mcp-oauth', include: ['test/mcp-oauth/**/*.test.ts'] },
-      },
-      {
-        // Served agents behind OAuth (docs/serving.md#authorization): PUBLIC_URL set, so /mcp is
-        // a protected resource of the Worker's own authorization server (OAUTH_KV, local).
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: { ...common, ...fakeProvider, PUBLIC_URL: 'https://edgeloop.test' },
-            },
-          }),
-        ],
-        test: {
-          testTimeout: 30_000,
-          name: 'serve-oauth',
-          include: ['test/serve-oauth/**/*.test.ts'],
-        },
-      },
-      {
-        // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from
-        // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            // Empty wins over values a developer may have in .dev.vars.
-            miniflare: {
-              bindings: {
-                ...common,
-                MODEL: 'demo',
-                MODEL_ALLOWLIST: '',
-                ENABLED_TOOLS: '',
-                OPENAI_API_KEY: '',
-              },
-            },
-          }),
-        ],
-        test: { testTimeout: 30_000, name: 'offline-demo', include: ['test/demo/**/*.test.ts'] },
-      },
-      {
-        // MODEL=script, as docs/trying-tools.md sets it up: runs follow the script in their task,
-        // no provider, a side-effecting tool (http_post) and an MCP server (the fake docs one).
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: {
-                ...common,
-                MODEL: 'script',
-                MODEL_ALLOWLIST: '',
-                OPENAI_API_KEY: '',
-                ENABLED_TOOLS: 'calculator,http_post',
-                MCP_SERVERS: JSON.stringify([
-                  {
-                    name: 'docs',
-                    url: 'https://mcp.test/mcp',
-                    token_secret: 'DOCS_MCP_TOKEN',
-                    timeout_ms: 2_000,
-                  },
-                ]),
-                DOCS_MCP_TOKEN: 'docs-mcp-token-0123',
-              },
-            },
-          }),
-        ],
-        test: { testTimeout: 30_000, name: 'script-model', include: ['test/script/**/*.test.ts'] },
-      },
-      {
-        // Our agents served over A2A (docs/serving.md#a2a), called with @a2a-js/sdk's client:
-        // MODEL=script, so a run does what its message says; http_post waits for an approval,
-        // ask_person for an answer.
-        plugins: [
-          sdkWithoutSourceMaps,
-          cloudflareTest({
-            wrangler,
-            miniflare: {
-              bindings: {
-                ...common,
-                MODEL: 'script',
-                MODEL_ALLOWLIST: '',
-                OPENAI_API_KEY: '',
-                ENABLED_TOOLS: 'calculator,http_post,ask_person',
-              },
-            },
-          }),
-        ],
-        test: { testTimeout: 30_000, name: 'serve-a2a', include: ['test/serve-a2a/**/*.test.ts'] },
-      },
+        { include: ['test/script/**/*.test.ts'] },
+      ),
+      // Our agents served over A2A (docs/serving.md#a2a), called with @a2a-js/sdk's client:
+      // MODEL=script, so a run does what its message says; http_post waits for an approval,
+      // ask_person for an answer.
+      workerProject('serve-a2a', {
+        ...common,
+        MODEL: 'script',
+        MODEL_ALLOWLIST: '',
+        OPENAI_API_KEY: '',
+        ENABLED_TOOLS: 'calculator,http_post,ask_person',
+      }),
       {
         // Plain Node: the real Worker under Miniflare's API, killed and restarted (test/node/).
         test: {
@@ -396,6 +310,11 @@ export default defineConfig({
           include: ['test/node/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // One file at a time, after the workerd projects: its files run many workerd, wrangler
+          // and Chromium processes each (the crash test one per crash point, side by side), and two such files at
+          // once on the shared 2-core machine ran past their timeouts.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

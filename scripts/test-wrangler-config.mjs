@@ -3,15 +3,20 @@
 // them, so a developer's local settings (say MODEL_PROTOCOL=text) would change what the tests
 // see. The paths it names (`main`, `[build]`'s `cwd` and `watch_dir`, `[assets]`'s `directory`,
 // the `[alias]` targets) are made absolute.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeAtomic } from './write-atomic.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** Writes the copy (under node_modules/.cache) and returns its path. */
 export function wranglerConfigWithoutDevVars() {
-  const dir = join(root, 'node_modules', '.cache', 'edgeloop-test')
+  // One folder per checkout: a copy of the project that links this node_modules
+  // (test/node/own-agent.test.ts) writes its own, not over the one other test files are reading.
+  const checkout = createHash('sha256').update(root).digest('hex').slice(0, 12)
+  const dir = join(root, 'node_modules', '.cache', 'edgeloop-test', checkout)
   mkdirSync(dir, { recursive: true })
   const source = readFileSync(join(root, 'wrangler.toml'), 'utf8')
   const main = /^main = "(.+)"$/m
@@ -31,6 +36,14 @@ export function wranglerConfigWithoutDevVars() {
       (_, key, file) => `${key}${JSON.stringify(resolve(root, file))}`,
     )
   const path = join(dir, 'wrangler.toml')
-  writeFileSync(path, toml)
+  // Rewritten only when it changed, and whole: test files side by side (test/node/) start
+  // `wrangler dev` on this copy while another file asks for it.
+  let current
+  try {
+    current = readFileSync(path, 'utf8')
+  } catch {
+    current = undefined
+  }
+  if (current !== toml) writeAtomic(path, toml)
   return path
 }

@@ -54,7 +54,7 @@ export function connectDecidedBlocks(input: {
   by?: string
   at: number
 }): SlackMessage {
-  const who = input.by ? ` by ${userRef(input.by.replace(/^slack:/, ''))}` : ''
+  const who = input.by ? ` by ${userRef(input.by)}` : ''
   const headline = {
     connected: `:white_check_mark: Connected${who}`,
     declined: `:no_entry: Declined${who}`,

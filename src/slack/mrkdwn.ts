@@ -41,9 +41,13 @@ export function slackDate(ms: number): string {
   return `<!date^${seconds}^{date_short_pretty} {time}|${fallback.replace('T', ' ')}>`
 }
 
-/** `<@U…>` for a Slack user id; anything else (e.g. an API caller) is shown escaped. */
+/**
+ * `<@U…>` for a Slack person, recorded as `slack:U…` (or, in decisions stored before that, the
+ * bare user id); anything else (e.g. an API token's name) is shown escaped.
+ */
 export function userRef(id: string): string {
-  return /^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : escapeMrkdwn(id)
+  const user = id.replace(/^slack:/, '')
+  return /^[UW][A-Z0-9]+$/.test(user) ? `<@${user}>` : escapeMrkdwn(id)
 }
 
 /**

@@ -64,7 +64,9 @@ describe('the Home tab', () => {
     expect(world.received).toHaveLength(1)
     const view = await world.view(runId)
     expect(view.status).toBe('succeeded')
-    expect(view.result.steps[0]!.calls[0]!.approval).toMatchObject({ decidedBy: APPROVER })
+    expect(view.result.steps[0]!.calls[0]!.approval).toMatchObject({
+      decidedBy: `slack:${APPROVER}`,
+    })
     // Published again: the item is gone from the tab.
     const after = homeButtons(APPROVER).filter((b) => JSON.parse(b.value).r === runId)
     expect(after).toEqual([])

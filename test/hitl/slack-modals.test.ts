@@ -104,11 +104,11 @@ describe('Edit, then approve, in Slack', () => {
     expect(call.args).toEqual(edited)
     expect(call.approval).toMatchObject({
       decision: 'approved',
-      decidedBy: APPROVER,
-      edit: { originalArgs: ARGS, originalHash: pending.argsHash, by: APPROVER },
+      decidedBy: `slack:${APPROVER}`,
+      edit: { originalArgs: ARGS, originalHash: pending.argsHash, by: `slack:${APPROVER}` },
     })
     expect(JSON.stringify(world.model.bodies.at(-1))).toContain(
-      `[Edited] ${APPROVER} changed the arguments before approving`,
+      `[Edited] slack:${APPROVER} changed the arguments before approving`,
     )
     // The card is replaced by the decision, showing the arguments that ran.
     const replaced = world.messages(CHANNEL).find((m) => m.ts === card.ts)!
@@ -187,8 +187,8 @@ describe('a question without choices, answered in a Slack modal', () => {
     await world.settle(runId)
     const call = (await world.view(runId)).result.steps[0]!.calls[0]!
     expect(call).toMatchObject({
-      observation: `${APPROVER} answered: INC-7`,
-      approval: { kind: 'question', answer: 'INC-7', decidedBy: APPROVER },
+      observation: `slack:${APPROVER} answered: INC-7`,
+      approval: { kind: 'question', answer: 'INC-7', decidedBy: `slack:${APPROVER}` },
     })
   })
 

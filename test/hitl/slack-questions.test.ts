@@ -63,8 +63,8 @@ describe('a question in Slack', () => {
     const view = await world.view(runId)
     expect(view.status).toBe('succeeded')
     expect(view.result.steps[0]!.calls[0]).toMatchObject({
-      observation: `${APPROVER} answered: eu-west`,
-      approval: { kind: 'question', answer: 'eu-west', decidedBy: APPROVER },
+      observation: `slack:${APPROVER} answered: eu-west`,
+      approval: { kind: 'question', answer: 'eu-west', decidedBy: `slack:${APPROVER}` },
     })
     // The card's buttons are replaced by what was answered, and by whom.
     const replaced = world.messages(CHANNEL).find((m) => m.ts === card.ts)!

@@ -19,7 +19,10 @@ import { runApi } from './serve-mcp/run-api.ts'
 let worker: McpWorker
 
 beforeAll(async () => {
-  worker = await startMcpWorker({ MCP_WAIT_SECONDS: '1' })
+  worker = await startMcpWorker({
+    MCP_WAIT_SECONDS: '1',
+    ENABLED_TOOLS: 'calculator,rollback_deploy,ask_person',
+  })
 }, 120_000)
 afterAll(() => worker?.stop())
 
@@ -407,6 +410,31 @@ describe('/mcp pending items offered through elicitation', () => {
       const body = (await again.json()) as any
       expect(body.error).toMatchObject({ code: 'already_decided', details: { decidedBy: 'alpha' } })
     }
+    await client.close()
+  })
+
+  it('a question is offered as its own form, and the answer from the client answers it', async () => {
+    const { client, asked } = await elicitingClient({ action: 'accept', content: { answer: 'eu' } })
+    const result = await client.callTool(
+      {
+        name: 'default',
+        arguments: {
+          task: 'call `ask_person` with {"question": "Which region?", "choices": ["eu", "us"]}, then finish with Asked.',
+        },
+      },
+      undefined,
+      { timeout: 30_000 },
+    )
+    expect(asked[0]?.params).toMatchObject({
+      mode: 'form',
+      message: 'Which region?',
+      requestedSchema: { properties: { answer: { type: 'string', enum: ['eu', 'us'] } } },
+    })
+    const calls = await callsOf(runOf(result))
+    expect(calls[0]).toMatchObject({
+      name: 'ask_person',
+      approval: { kind: 'question', decision: 'approved', answer: 'eu', decidedBy: 'alpha' },
+    })
     await client.close()
   })
 

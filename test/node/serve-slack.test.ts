@@ -150,7 +150,7 @@ describe('an MCP call whose run waits for a Slack approval', () => {
       {
         name: 'http_post',
         status: 'done',
-        approval: { decision: 'approved', decidedBy: APPROVER },
+        approval: { decision: 'approved', decidedBy: `slack:${APPROVER}` },
       },
     ])
     // The card's buttons are replaced by who decided; nothing else of the run is posted there.

@@ -23,12 +23,11 @@ describe('deterministic simulation (bounded pass)', () => {
     // Delegated runs (a lead and its children, each in its own object) were explored too.
     expect(out).toMatch(/^delegation \(seeds 1…\d+ and 74\): \d+ schedules/m)
     // Slack-started runs: cards posted to the simulated Web API and clicked in Slack.
-    expect(out).toMatch(/^slack \(seeds 1…\d+\): \d+ schedules/m)
+    expect(out).toMatch(/^slack \(seeds 1…\d+ and 1001…\d+\): \d+ schedules/m)
     expect(out).toMatch(/cards posted [1-9]\d*,.* Slack clicks [1-9]/)
     expect(out).toMatch(/caught slack_twice: duplicate_slack_message/)
     // People in Slack's modals: edits accepted and answers given, checked; a Slack that loses
     // what was typed in the Edit modal is caught.
-    expect(out).toMatch(/^slack \(seeds 1…\d+ and 1001…\d+\)/m)
     expect(out).toMatch(
       /modals opened [1-9]\d*, edits accepted [1-9]\d*, answers accepted \(modal\) [1-9]\d*, answers pressed \(buttons\) [1-9]/,
     )

@@ -10,12 +10,11 @@
  *   rt.kill() // now; `await rt.killed` once it is gone
  *   const next = await WorkerRuntime.start({ worker, storage, bindings, outbound })
  */
-import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { promisify } from 'node:util'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+import { cachedBundleDir } from './bundle-cache.ts'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -39,7 +38,8 @@ const builds = new Map<string, Promise<WorkerBuild>>()
 
 /**
  * Bundles the Worker once per process with `wrangler deploy --dry-run --outdir` (the same build
- * a deploy uploads) and reads its compatibility settings and Durable Objects from wrangler.toml.
+ * a deploy uploads; reused across processes while its sources are unchanged: bundle-cache.ts)
+ * and reads its compatibility settings and Durable Objects from wrangler.toml.
  * `alias` adds import substitutions (wrangler's `--alias`, beside wrangler.toml's `[alias]`):
  * an import written exactly as a key resolves to its value, a path from the repository root
  * (a test's agent catalog, say); each set of aliases is bundled once.
@@ -49,22 +49,8 @@ export function bundleWorker(alias: Record<string, string> = {}): Promise<Worker
   const cached = builds.get(key)
   if (cached) return cached
   const building = (async (): Promise<WorkerBuild> => {
-    const outdir = await mkdtemp(join(tmpdir(), 'edgeloop-bundle-'))
-    const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js')
     const aliases = Object.entries(alias).flatMap(([from, to]) => ['--alias', `${from}:${to}`])
-    try {
-      await promisify(execFile)(
-        process.execPath,
-        [wrangler, 'deploy', '--dry-run', '--outdir', outdir, ...aliases],
-        {
-          cwd: root,
-          env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG: 'error' },
-        },
-      )
-    } catch (err) {
-      const { stderr, stdout } = err as { stderr?: string; stdout?: string }
-      throw new Error(`bundling the Worker failed: ${stderr || stdout || (err as Error).message}`)
-    }
+    const outdir = await cachedBundleDir(aliases)
     // The entry, and the modules wrangler.toml's Text rule wrote beside it (agents' Markdown).
     const texts = (await readdir(outdir)).filter((f) => f.endsWith('.md'))
     return {

@@ -166,7 +166,7 @@ describe('a slash command run that needs an approval', () => {
     expect(updated.text).toContain('Denied')
     const toolMessage = world.model.lastBody().messages.find((m) => m.role === 'tool')!
     expect(toolMessage.content).toContain(
-      `[ToolError] http_post was not run: it was denied by ${APPROVER_2}`,
+      `[ToolError] http_post was not run: it was denied by slack:${APPROVER_2}`,
     )
     expect(world.messages().at(-1)!.text).toContain(
       'The rollback was denied, so nothing was changed.',
@@ -238,8 +238,9 @@ describe('clicks that must not decide twice', () => {
 
     const view = await world.view(runId)
     const call = view.result.steps[0]!.calls[0]! as { approval?: { decidedBy?: string } }
-    const winner = call.approval?.decidedBy
-    expect([APPROVER, APPROVER_2]).toContain(winner)
+    // Recorded as the Slack person (docs/human-in-the-loop.md), shown as a mention.
+    const winner = call.approval?.decidedBy?.replace(/^slack:/, '')
+    expect([`slack:${APPROVER}`, `slack:${APPROVER_2}`]).toContain(call.approval?.decidedBy)
     const loser = winner === APPROVER ? APPROVER_2 : APPROVER
     expect(world.received).toHaveLength(winner === APPROVER ? 1 : 0)
     expect(world.slack.updatesOf(approval.ts)).toHaveLength(1)

@@ -191,7 +191,13 @@ describe('decisionBlocks', () => {
   const base = { tool: 'rollback_deploy', args: request.args, at: EXPIRES }
   const date = '<!date^1700000000^{date_short_pretty} {time}|2023-11-14 22:13 UTC>'
   it.each([
+    // A Slack person as decisions record them, and as decisions stored before that did.
+    [
+      { outcome: 'approved', by: 'slack:U0APPROVER' } as const,
+      `Approved by <@U0APPROVER> at ${date}`,
+    ],
     [{ outcome: 'approved', by: 'U0APPROVER' } as const, `Approved by <@U0APPROVER> at ${date}`],
+    [{ outcome: 'approved', by: 'slack:not a user' } as const, 'Approved by slack:not a user at'],
     [
       { outcome: 'denied', by: 'U0APPROVER', reason: 'not during peak' } as const,
       `Denied by <@U0APPROVER> at ${date}\nReason: not during peak`,

@@ -10,7 +10,7 @@ import type { BlockActions } from '../../slack/payloads'
 import { parseQuestionValue } from '../../slack/question-message'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
-import { closedReason, originRefusal, refusalText } from './slack-decider'
+import { closedReason, originRefusal, refusalText, slackPerson } from './slack-decider'
 import { clickReply, sendLinkPrivately } from './slack-modals'
 
 /**
@@ -53,7 +53,7 @@ export async function slackConnect(
   }
   const details = item.ask?.details ?? {}
   const owner = typeof details.owner === 'string' ? details.owner : 'deployment'
-  const person = `slack:${userId}`
+  const person = slackPerson(userId)
   const notYours = grantRefusal(c, owner, userId)
   if (notYours) {
     logEvent(c.env, 'slack_unauthorised_click', { runId, callId, userId }, 'warn')
@@ -66,7 +66,7 @@ export async function slackConnect(
       kind: 'connect',
       decision: 'deny',
       argsHash: hash,
-      by: userId,
+      by: slackPerson(userId),
     })
     if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))
     return c.body(null, 200)
@@ -102,7 +102,9 @@ export async function slackConnect(
 /** Why `userId` may not grant (or decline) the connection `owner` holds, or null. */
 function grantRefusal(c: Context<AppEnv>, owner: string, userId: string): string | null {
   if (owner !== 'deployment') {
-    return owner === `slack:${userId}` ? null : `This connection is ${owner}'s to grant, not yours.`
+    return owner === slackPerson(userId)
+      ? null
+      : `This connection is ${owner}'s to grant, not yours.`
   }
   const { approvers } = loadConfig(c.env).slack
   const allowed = canApprove({ approvers, userId, forbidSelfApproval: false })

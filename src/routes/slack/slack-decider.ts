@@ -7,6 +7,14 @@ import { userRef } from '../../slack/mrkdwn'
 import { canApprove } from '../../slack/approvers'
 import type { AppEnv } from '../app-env'
 
+/**
+ * The identity a Slack user's decisions are recorded under (`decidedBy`, an edit's `by`):
+ * `slack:<user>`, as a Slack-started run's requester is (docs/human-in-the-loop.md).
+ */
+export function slackPerson(userId: string): string {
+  return `slack:${userId}`
+}
+
 /** Where a Slack decision comes from: who, in which workspace, from which channel (none: a view). */
 export interface SlackDecider {
   userId: string

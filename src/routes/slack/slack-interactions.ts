@@ -10,7 +10,7 @@ import {
 } from '../../slack/question-message'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
-import { closedReason, refusalText, slackRefusal } from './slack-decider'
+import { closedReason, refusalText, slackPerson, slackRefusal } from './slack-decider'
 import { publishHome } from './slack-home'
 import { slackConnect } from './slack-connect'
 import { CONNECT_ACTION_ID, DECLINE_CONNECT_ACTION_ID } from '../../slack/connect-message'
@@ -68,7 +68,7 @@ export async function slackInteraction(c: Context<AppEnv>): Promise<Response> {
     kind,
     decision,
     argsHash,
-    by: userId,
+    by: slackPerson(userId),
     ...(answer !== undefined ? { answer } : {}),
   })
   if (!out.ok) await tell(refusalText(out, closedReason(view, callId)))

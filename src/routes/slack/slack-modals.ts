@@ -25,7 +25,7 @@ import { escapeMrkdwn, mrkdwnLink } from '../../slack/mrkdwn'
 import { parseQuestionValue } from '../../slack/question-message'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
-import { closedReason, refusalText, slackRefusal } from './slack-decider'
+import { closedReason, refusalText, slackPerson, slackRefusal } from './slack-decider'
 import { interactiveClient, postEphemeralNote } from './slack-ephemeral'
 import { publishHome } from './slack-home'
 
@@ -204,7 +204,7 @@ export async function slackViewSubmission(c: Context<AppEnv>): Promise<Response>
     kind: editing ? 'approval' : 'question',
     decision: 'approve',
     argsHash: item.hash,
-    by: userId,
+    by: slackPerson(userId),
     ...(editing ? { args: read.value as Record<string, unknown> } : { answer: read.value }),
   })
   if (out.ok) {

@@ -17,7 +17,7 @@ export type SlackPersonViolation =
 export interface SlackPersonAct {
   runId: string
   callId: string
-  /** The person's Slack user id (what the run records as the decider). */
+  /** The person as the run records its decider: `slack:<user id>`. */
   by: string
   kind: 'edit' | 'answer' | 'decline'
   via: 'modal' | 'button'

@@ -30,6 +30,8 @@ const TEAM = 'T0001'
 const REQUESTER = 'USIMREQ01'
 /** A person's Slack user id (all of them are approvers; the requester is not). */
 export const slackUser = (by: string) => `USIM${by.toUpperCase()}`
+/** Whom the run records a person's decisions in Slack under (docs/human-in-the-loop.md). */
+export const slackDecider = (by: string) => `slack:${slackUser(by)}`
 
 /** The Slack settings a Slack-started schedule's Worker runs with. */
 export function slackEnv(people: string[]): Record<string, string> {

@@ -27,7 +27,7 @@ import {
   type SlackFacts,
 } from './slack-invariants'
 import { SlackPersonChecker, type SlackPersonAct } from './slack-person-invariants'
-import { SimSlack, SLACK_HOST, slackUser } from './slack-sim'
+import { SimSlack, SLACK_HOST, slackDecider, slackUser } from './slack-sim'
 import type { Decided } from './world'
 
 type Json = Record<string, unknown>
@@ -201,7 +201,7 @@ export class SlackPart {
     const act: SlackPersonAct = {
       runId,
       callId,
-      by: slackUser(p.by),
+      by: slackDecider(p.by),
       kind,
       via: 'button',
       value: answer ?? null,
@@ -274,7 +274,7 @@ export class SlackPart {
       kind === 'edit'
         ? { [JSON_BLOCK_ID]: JSON.stringify(p.edit) }
         : { [TEXT_BLOCK_ID]: String(p.answer) }
-    const by = slackUser(p.by)
+    const by = slackDecider(p.by)
     const act: SlackPersonAct = {
       runId: item.r,
       callId: item.c,
@@ -325,7 +325,7 @@ export class SlackPart {
     const record: Decided = {
       runId: v.value.runId,
       callId: v.value.callId,
-      by: slackUser(p.by),
+      by: slackDecider(p.by),
       decision: p.decision,
       hash: v.value.argsHash,
       // Slack tells nobody they won (the card is updated); a refusal is an ephemeral note.
@@ -370,7 +370,7 @@ export class SlackPart {
       'cards posted again (after a lost answer or crash)': cards.length - this.#cards.size,
       'updates (chat.update)': ok.filter((a) => a.call.method === 'chat.update').length,
       'ephemeral notes': ok.filter((a) => a.call.method === 'chat.postEphemeral').length,
-      'Slack clicks': this.decisions.filter((d) => d.by.startsWith('USIM')).length,
+      'Slack clicks': this.decisions.filter((d) => d.by.startsWith('slack:')).length,
       'event deliveries': this.slack.deliveries.length,
       'runs deleted': this.#deletedAt.size,
       'modals opened': this.slack.api.modals.length,
