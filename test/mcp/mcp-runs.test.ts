@@ -217,8 +217,10 @@ describe('an MCP server’s tools in a run', () => {
 })
 
 describe('the Worker that runs the MCP client', () => {
-  it('has no nodejs_compat: the SDK runs on Web APIs, with the cfworker validator', () => {
-    expect(wranglerToml).not.toMatch(/nodejs_compat|compatibility_flags/)
+  it("has nodejs_compat only for A2A's Buffer: the SDK runs with the cfworker validator", () => {
+    // The one flag is nodejs_compat (@a2a-js/sdk's v0.3 translation needs Node's `Buffer`,
+    // docs/decisions.md#a2a-with-a2a-jssdk); nothing else of Node is switched on.
+    expect(wranglerToml).toMatch(/^compatibility_flags = \["nodejs_compat"\]$/m)
     // ajv compiles schemas with new Function, which Workers forbid: it is aliased out.
     expect(wranglerToml).toMatch(/^"ajv" = "\.\/src\/mcp\/ajv-stub\.ts"$/m)
   })

@@ -92,4 +92,61 @@ describe('A2A in the deployable bundle', () => {
       await rt.stop()
     }
   })
+
+  it('a v0.3 message/send as curl sends it: metadata, a data part, a task waiting for a person', async () => {
+    const worker = await bundleWorker()
+    const dir = await tempStorage()
+    storage.push(dir)
+    const rt = await WorkerRuntime.start({
+      worker,
+      storage: dir.path,
+      bindings: {
+        API_TOKEN: TOKEN,
+        MODEL: 'script',
+        ENABLED_TOOLS: 'http_post',
+        CONFIRM_POLICY: 'ask',
+        HTTP_ALLOWLIST: 'receiver.test',
+        CPU_MS: '30000',
+        LOG_LEVEL: 'silent',
+      },
+      outbound: async () => Response.json({ ok: true }),
+    })
+    try {
+      // The v0.3 translation reads data parts (the input's, and the status message's
+      // `{pending}` of a task waiting for a person) with Node's `Buffer`.
+      const post = 'call http_post with {"url": "https://receiver.test/x", "body": {}}'
+      const res = await rt.fetch('/a2a', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: {
+            message: {
+              kind: 'message',
+              messageId: crypto.randomUUID(),
+              role: 'user',
+              parts: [
+                { kind: 'text', text: `${post}, then finish with Posted.` },
+                { kind: 'data', data: { ticket: 'T-1' } },
+              ],
+              metadata: { skill: 'default' },
+            },
+          },
+        }),
+      })
+      expect(res.status).toBe(200)
+      const body = (await res.json()) as { error?: unknown; result?: any }
+      expect(body.error).toBeUndefined()
+      expect(body.result).toMatchObject({ kind: 'task', status: { state: 'input-required' } })
+      const parts = body.result.status.message.parts as { kind: string; data?: any }[]
+      expect(parts.find((p) => p.kind === 'data')?.data.pending[0]).toMatchObject({
+        kind: 'approval',
+        tool: 'http_post',
+      })
+    } finally {
+      await rt.stop()
+    }
+  })
 })

@@ -233,21 +233,17 @@ describe('/mcp with the MCP SDK client', () => {
   })
 })
 
-const INSPECTOR_BUILD = join(
-  import.meta.dirname,
-  '../../node_modules/@modelcontextprotocol/inspector-cli/build',
-)
+const INSPECTOR = join(import.meta.dirname, '../../scripts/inspector.mjs')
 
-/** The MCP Inspector's command line (`--cli`) against /mcp; its JSON output. */
+/** The MCP Inspector's command line against /mcp, as docs/serving.md runs it; its JSON output. */
 async function inspector(...args: string[]): Promise<any> {
-  // Run from its build folder: 1.0.3 looks for its package.json with a path it checks against
-  // the working directory but imports against its own module (build/index.js, callMethod).
+  // From the repository's root, where a user runs `npm run inspector`: the script runs the CLI
+  // from its build folder, which 1.0.3 needs to find its package.json.
   const run = promisify(execFile)
   const { stdout } = await run(
     process.execPath,
     [
-      join(INSPECTOR_BUILD, 'cli.js'),
-      '--cli',
+      INSPECTOR,
       worker.url.href,
       '--transport',
       'http',
@@ -255,7 +251,7 @@ async function inspector(...args: string[]): Promise<any> {
       `Authorization: Bearer ${TOKENS.alpha}`,
       ...args,
     ],
-    { cwd: INSPECTOR_BUILD },
+    { cwd: join(import.meta.dirname, '../..') },
   )
   return JSON.parse(stdout)
 }

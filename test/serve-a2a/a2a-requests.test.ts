@@ -299,6 +299,21 @@ describe('bad requests are JSON-RPC errors, and start nothing', () => {
     expect(body).toMatchObject({ id: 3, error: { code: -32601 } })
   })
 
+  it.each([
+    ['an unknown method without params', { method: 'tools/list' }, -32601, /"tools\/list" is not/],
+    ['SendMessage without params', { method: 'SendMessage' }, -32602, /SendMessage needs params/],
+    [
+      'message/send with params not an object',
+      { method: 'message/send', params: [] },
+      -32602,
+      /needs params/,
+    ],
+  ])('%s says what is wrong', async (_, request, code, message) => {
+    const body = (await (await rpc({ jsonrpc: '2.0', id: 4, ...request })).json()) as RpcAnswer
+    expect(body).toMatchObject({ id: 4, error: { code } })
+    expect(body.error!.message).toMatch(message)
+  })
+
   it('an unknown skill names the skill, and starts nothing', async () => {
     const messageId = `skill-${crypto.randomUUID()}`
     const body = (await (

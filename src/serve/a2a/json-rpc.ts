@@ -40,8 +40,8 @@ export async function answerJsonRpc(
   const method = (body as { method?: unknown } | null)?.method
   const legacy = isLegacyJsonRpcMethod(method)
   const id = rpcIdOf(body)
-  const fileRefusal = refuseFileParts(body)
-  if (fileRefusal) return rpcJson({ jsonrpc: '2.0', id, error: fileRefusal })
+  const refusal = refuseMissingParams(body, legacy) ?? refuseFileParts(body)
+  if (refusal) return rpcJson({ jsonrpc: '2.0', id, error: refusal })
   const transport = legacy
     ? new LegacyJsonRpcTransportHandler(handler)
     : new JsonRpcTransportHandler(handler)
@@ -141,6 +141,34 @@ function mapError(legacy: boolean, err: unknown) {
 function rpcIdOf(body: unknown): RpcId {
   const id = (body as { id?: unknown } | null)?.id
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null
+}
+
+/** The v1.0 methods served (docs/serving.md#methods); the v0.3 names are the SDK's. */
+const SERVED_METHODS = [
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'CancelTask',
+  'SubscribeToTask',
+]
+
+/**
+ * A request without an object as `params`: the SDK answers it "Invalid method parameters." even
+ * for a method it does not know, which names neither the method nor the problem.
+ */
+function refuseMissingParams(body: unknown, legacy: boolean) {
+  const { method, params } = (body ?? {}) as { method?: unknown; params?: unknown }
+  if (params !== null && typeof params === 'object' && !Array.isArray(params)) return undefined
+  if (typeof method !== 'string' || !(legacy || SERVED_METHODS.includes(method))) {
+    return {
+      code: A2A_ERROR_CODE.METHOD_NOT_FOUND,
+      message: `${JSON.stringify(method ?? null)} is not a method this endpoint serves; the methods are ${SERVED_METHODS.join(', ')} (and their v0.3 names)`,
+    }
+  }
+  return {
+    code: A2A_ERROR_CODE.INVALID_PARAMS,
+    message: `${method} needs params, an object${/message/i.test(method) ? ' ({"message": {…}})' : ' ({"id": "<task id>"})'}`,
+  }
 }
 
 /**
