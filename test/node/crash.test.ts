@@ -25,12 +25,14 @@ async function crashAt(point: CrashPoint, onFinished: (close: () => Promise<void
   const run = runRef(tag)
   point.arm?.(session, run)
   run.resolve(
-    await session.startRun({
-      tag,
-      script,
-      tools: point.tools ?? ['http_get', 'http_post'],
-      ...(point.callback ? { callback: true } : {}),
-    }),
+    point.via === 'mcp'
+      ? await session.startServedRun({ tag, script })
+      : await session.startRun({
+          tag,
+          script,
+          tools: point.tools ?? ['http_get', 'http_post'],
+          ...(point.callback ? { callback: true } : {}),
+        }),
   )
   const view = await session.drive(run.id, {
     ...(point.edit ? { edit: point.edit } : {}),
@@ -69,6 +71,13 @@ async function crashAt(point: CrashPoint, onFinished: (close: () => Promise<void
   if (asked) {
     expect(asked.approval).toMatchObject({ kind: 'question', decision: 'approved', answer: 'yes' })
     expect(asked.observation).toBe('api answered: yes')
+  }
+  // The MCP client that started it reads the same end from its task, after every restart.
+  if (point.via === 'mcp') {
+    const got = await session.mcp('tasks/get', { taskId: run.id })
+    expect(got.result).toMatchObject({ taskId: run.id, status: 'completed' })
+    const answer = await session.mcp('tasks/result', { taskId: run.id })
+    expect(answer.result).toMatchObject({ content: [{ type: 'text', text: result.answer }] })
   }
   if (post?.kind === 'outcome_unknown') {
     expect(post.observation).toMatch(/^\[ToolError\] outcome unknown: http_post \(call call_post\)/)

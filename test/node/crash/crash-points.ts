@@ -49,6 +49,8 @@ export interface CrashPoint {
   tools?: string[]
   /** Every approval is approved with these arguments instead of the model's (an edit). */
   edit?: Record<string, unknown>
+  /** How the run starts: `POST /v1/runs` (default) or an MCP client's `tools/call` as a task. */
+  via?: 'api' | 'mcp'
   /** Sees every view of the run before the driver acts on it; may kill instead. */
   onView?: (session: CrashSession, run: RunRef, view: RunView) => void | Promise<void>
   /** What this point leaves behind, on top of the invariants. */
@@ -229,6 +231,27 @@ export const CRASH_POINTS: CrashPoint[] = [
       async (session, run, view) => {
         const p = view.pendingApprovals[0]!
         session.answer(run.id, p.callId, p.argsHash, 'yes').catch(() => {})
+        await new Promise((r) => setTimeout(r, 5))
+      },
+    ),
+    expect: { stopReason: 'finish', postKind: 'ok', postHits: 1, modelAsks: 3 },
+  },
+  {
+    name: 'started by an MCP client, the side effect in flight (not idempotent)',
+    via: 'mcp',
+    arm: killAt(isPost, 'in_flight', 'http_post of a served run in flight'),
+    expect: { stopReason: 'finish', postKind: 'outcome_unknown', postHits: 1, modelAsks: 3 },
+  },
+  {
+    name: 'started by an MCP client, approved while the object dies',
+    via: 'mcp',
+    bindings: ASK,
+    onView: killOnView(
+      (v) => v.pendingApprovals.length > 0,
+      'decision on a served run in the Worker',
+      async (session, run, view) => {
+        const p = view.pendingApprovals[0]!
+        session.approve(run.id, p.callId, p.argsHash).catch(() => {})
         await new Promise((r) => setTimeout(r, 5))
       },
     ),

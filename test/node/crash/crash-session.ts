@@ -148,6 +148,51 @@ export class CrashSession {
     return { id: body.id, task }
   }
 
+  /**
+   * Starts the same run as `startRun` the way an MCP client does (docs/serving.md): a
+   * `tools/call` of the default agent as a task on `/mcp`, whose task id is the run's id.
+   */
+  async startServedRun(input: { tag: string; script: FakeReply[] }): Promise<{
+    id: string
+    task: string
+  }> {
+    const task = `[${input.tag}] Check the receiver and record the value.`
+    this.model.script(input.tag, input.script)
+    const body = await this.mcp('tools/call', {
+      name: 'default',
+      arguments: { task },
+      task: { ttl: 600_000 },
+    })
+    const id = (body.result as { task?: { taskId?: string } } | undefined)?.task?.taskId
+    if (!id) throw new Error(`tools/call as a task: ${JSON.stringify(body)}`)
+    return { id, task }
+  }
+
+  /** One JSON-RPC request to `/mcp` with the API token; its response, from JSON or SSE. */
+  async mcp(method: string, params: unknown): Promise<{ result?: unknown; error?: unknown }> {
+    const res = await this.api('/mcp', {
+      json: { jsonrpc: '2.0', id: 1, method, params },
+      headers: {
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+    })
+    const text = await res.text()
+    if (res.status !== 200) throw new Error(`/mcp ${method}: ${res.status} ${text}`)
+    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      return JSON.parse(text) as { result?: unknown; error?: unknown }
+    }
+    const messages = text
+      .split(/\n\n/)
+      .map((event) => event.split('\n').filter((l) => l.startsWith('data:')))
+      .map((lines) => lines.map((l) => l.slice(5).trim()).join('\n'))
+      .filter(Boolean)
+      .map((data) => JSON.parse(data) as { id?: unknown; result?: unknown; error?: unknown })
+    const answer = messages.find((m) => m.id === 1)
+    if (!answer) throw new Error(`/mcp ${method}: no response in ${text}`)
+    return answer
+  }
+
   /** `GET /v1/runs/:id`, remembered as an observation of this runtime. */
   async view(id: string): Promise<RunView> {
     const res = await this.api(`/v1/runs/${id}`)
