@@ -63,6 +63,7 @@ export interface EnvVars {
   API_APPROVES_SLACK_RUNS?: string
   EVENT_STREAMS_PER_RUN?: string
   EVENT_STREAMS_PER_TOKEN?: string
+  SERVED_CALLS_PER_TOKEN?: string
   /** How long a tools/call on /mcp without a task waits for its run (docs/serving.md). */
   MCP_WAIT_SECONDS?: string
   /** Browser origins that may call /mcp beside PUBLIC_URL's (docs/serving.md). */

@@ -15,6 +15,8 @@ export interface EventStreamLimits {
   queueBytes: number
   /** Run-list streams (`GET /v1/runs/stream`) open at once on the deployment, all tokens together. */
   listStreams: number
+  /** Served calls (MCP, A2A) one token may have waiting at once across the deployment. */
+  servedPerToken: number
 }
 
 export const EVENT_STREAM_SETTINGS = {
@@ -22,6 +24,7 @@ export const EVENT_STREAM_SETTINGS = {
   EVENT_STREAMS_PER_TOKEN: setting.number({ min: 1, max: 1_000, integer: true, fallback: 8 }),
   EVENT_STREAM_QUEUE_KB: setting.number({ min: 16, max: 16_384, integer: true, fallback: 512 }),
   RUN_LIST_STREAMS: setting.number({ min: 1, max: 10_000, integer: true, fallback: 100 }),
+  SERVED_CALLS_PER_TOKEN: setting.number({ min: 1, max: 1_000, integer: true, fallback: 32 }),
 }
 
 const cache = new WeakMap<object, EventStreamLimits>()
@@ -36,6 +39,7 @@ export function eventStreamLimits(env: EnvRecord): EventStreamLimits {
       perToken: s.EVENT_STREAMS_PER_TOKEN,
       queueBytes: s.EVENT_STREAM_QUEUE_KB * 1024,
       listStreams: s.RUN_LIST_STREAMS,
+      servedPerToken: s.SERVED_CALLS_PER_TOKEN,
     }
     cache.set(env, limits)
   }

@@ -29,7 +29,7 @@ const NAMED = [
 /** Any other setting named like a secret (a one-file tool's key, an MCP token named so). */
 const SECRET_LIKE_NAME = /(TOKEN|SECRET|PASSWORD|API_KEY)$/
 /** edgeloop's own settings that are named like a secret and hold none (a count, not a token). */
-const NOT_SECRET_SETTINGS = new Set(['EVENT_STREAMS_PER_TOKEN'])
+const NOT_SECRET_SETTINGS = new Set(['EVENT_STREAMS_PER_TOKEN', 'SERVED_CALLS_PER_TOKEN'])
 /** Values that mean "no secret" (a keyless local provider). */
 const NOT_SECRETS = new Set(['none'])
 

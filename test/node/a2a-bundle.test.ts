@@ -3,42 +3,14 @@
  * @a2a-js/sdk's server parts as wrangler bundles them, without nodejs_compat, in workerd, with
  * the platform running the alarms by itself; @a2a-js/sdk's client in Node over real HTTP.
  */
-import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-} from '@a2a-js/sdk/client'
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk'
 import { afterAll, describe, expect, it } from 'vitest'
 import { bundleWorker, tempStorage, WorkerRuntime } from './worker-runtime'
+import { a2aClient, a2aMessage } from './a2a-client'
 
 const TOKEN = 'a2a-bundle-token'
 
-function message(text: string) {
-  return {
-    tenant: '',
-    message: {
-      messageId: crypto.randomUUID(),
-      contextId: '',
-      taskId: '',
-      role: Role.ROLE_USER,
-      parts: [
-        {
-          content: { $case: 'text' as const, value: text },
-          metadata: undefined,
-          filename: '',
-          mediaType: 'text/plain',
-        },
-      ],
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    },
-    configuration: undefined,
-    metadata: undefined,
-  }
-}
+const message = (text: string) => a2aMessage(text)
 
 describe('A2A in the deployable bundle', () => {
   const storage: { remove: () => Promise<void> }[] = []
@@ -71,17 +43,8 @@ describe('A2A in the deployable bundle', () => {
       },
     })
     try {
-      const fetchImpl: typeof fetch = (input, init) => {
-        const request = new Request(input, init)
-        request.headers.set('Authorization', `Bearer ${TOKEN}`)
-        return fetch(request)
-      }
-      const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-        transports: [new JsonRpcTransportFactory({ fetchImpl })],
-        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-      })
       const base = String(await rt.url()).replace(/\/$/, '')
-      const client = await new ClientFactory(options).createFromUrl(base)
+      const client = await a2aClient(base, TOKEN)
       expect((await client.getAgentCard()).supportedInterfaces[0]!.url).toBe(`${base}/a2a`)
 
       // Blocking: the answer arrives on the same request, the alarms running by themselves.

@@ -4,9 +4,11 @@
  * approval, the card is posted in the approvals channel (SLACK_APPROVALS_CHANNEL) of a strict
  * fake Slack Web API, an approver clicks Approve as Slack posts it (a signed `block_actions`
  * form), the side effect reaches the outside world once, and the client receives the
- * structured result.
+ * structured result. The same with A2A's client (`input-required`, then completed), and the
+ * per-token limit on calls waiting at once (SERVED_CALLS_PER_TOKEN), shared by both.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk'
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { APPROVE_ACTION_ID } from '../../src/slack/approval-message'
 import {
@@ -16,6 +18,7 @@ import {
   type FakeSlackMessage,
 } from '../fakes/fake-slack'
 import { mcpClient, startMcpWorker, TOKENS, type McpWorker } from './serve-mcp/mcp-worker.ts'
+import { a2aClient, a2aMessage } from './a2a-client.ts'
 
 const SLACK_TOKEN = 'xoxb-served-approvals'
 const SIGNING_SECRET = 'served-approvals-signing-secret'
@@ -49,6 +52,8 @@ beforeAll(async () => {
       SLACK_APPROVERS: APPROVER,
       SLACK_API_URL: 'https://slack.test/api',
       SLACK_APPROVALS_CHANNEL: APPROVALS,
+      // One waiting call per token, so a second one shows the limit.
+      SERVED_CALLS_PER_TOKEN: '1',
     },
     outbound,
   )
@@ -158,6 +163,106 @@ describe('an MCP call whose run waits for a Slack approval', () => {
     expect(slack.updatesOf(card.ts)).toHaveLength(1)
     expect(postedFor(runId!)).toHaveLength(1)
     await client.close()
+  })
+})
+
+/** A task that posts `body` to the receiver once approved, then answers `answer`. */
+const postTask = (body: Record<string, unknown>, answer: string) =>
+  `call \`http_post\` with ${JSON.stringify({ url: `https://${RECEIVER}/deploys`, body })}, then finish with ${answer}`
+
+/** The run's id from the first log message of an MCP call. */
+async function runIdFrom(logs: string[]): Promise<string> {
+  for (let i = 0; i < 100 && !logs.length; i++) await sleep(50)
+  const runId = /run (run_[0-9a-f]{32})/.exec(logs[0] ?? '')?.[1]
+  if (!runId) throw new Error(`no run id in the log messages: ${logs.join('; ')}`)
+  return runId
+}
+
+describe('an A2A message whose run waits for a Slack approval', () => {
+  it('streams to input-required, is approved in Slack, and the task completes', async () => {
+    const client = await a2aClient(String(await worker.runtime.url()), TOKENS.alpha)
+    const body = { service: 'billing', version: 'v7.1.0' }
+    const events: StreamResponse[] = []
+    for await (const e of client.sendMessageStream(a2aMessage(postTask(body, 'Deployed.')))) {
+      events.push(e)
+    }
+    const last = events.at(-1)!.payload!
+    expect(last.$case === 'statusUpdate' && last.value.status?.state).toBe(
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+    )
+    const id = (events[0]!.payload!.value as Task).id
+    const card = await cardOf(id)
+    expect(received).not.toContainEqual(body)
+    expect((await clickApprove(card, APPROVER)).status).toBe(200)
+    let task = await client.getTask({ tenant: '', id, historyLength: 0 })
+    for (let i = 0; i < 200 && task.status?.state !== TaskState.TASK_STATE_COMPLETED; i++) {
+      await sleep(50)
+      task = await client.getTask({ tenant: '', id, historyLength: 0 })
+    }
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(task.artifacts[0]!.parts[0]!.content).toEqual({ $case: 'text', value: 'Deployed.' })
+    expect(received.filter((r) => JSON.stringify(r) === JSON.stringify(body))).toHaveLength(1)
+  })
+})
+
+describe('calls one token has waiting at once (SERVED_CALLS_PER_TOKEN)', () => {
+  it('a call beyond the limit is refused, naming it, and starts nothing; the place frees', async () => {
+    const first = await mcpClient(worker.url, TOKENS.alpha)
+    const logs: string[] = []
+    first.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logs.push(String((n.params.data as { message: string }).message))
+    })
+    const body = { service: 'search', version: 'v3.0.1' }
+    const waiting = first.callTool(
+      { name: 'default', arguments: { task: postTask(body, 'Deployed.') } },
+      undefined,
+      { timeout: 60_000 },
+    )
+    const runId = await runIdFrom(logs)
+    const card = await cardOf(runId)
+
+    // The same token, over MCP without a task: a JSON-RPC error that names the setting.
+    const second = await mcpClient(worker.url, TOKENS.alpha)
+    const refusedTask = `finish with refused-${crypto.randomUUID()}`
+    const refused = await second
+      .callTool({ name: 'default', arguments: { task: refusedTask } })
+      .then(
+        () => null,
+        (err: Error & { code?: number; data?: unknown }) => err,
+      )
+    expect(refused?.message).toContain('SERVED_CALLS_PER_TOKEN = 1')
+    expect(refused).toMatchObject({
+      code: -32600,
+      data: { code: 'too_many_waiting_calls', setting: 'SERVED_CALLS_PER_TOKEN', limit: 1 },
+    })
+    // …and over A2A, a message that would wait: the same limit, the same words.
+    const a2a = await a2aClient(String(await worker.runtime.url()), TOKENS.alpha)
+    await expect(a2a.sendMessage(a2aMessage(refusedTask))).rejects.toThrow(
+      /SERVED_CALLS_PER_TOKEN = 1/,
+    )
+    // Another token is counted apart; a call as a task waits on no request and is not counted.
+    const beta = await mcpClient(worker.url, TOKENS.beta)
+    const done = await beta.callTool({ name: 'default', arguments: { task: 'finish with Beta.' } })
+    expect(done.structuredContent).toEqual({ answer: 'Beta.' })
+
+    expect((await clickApprove(card, APPROVER)).status).toBe(200)
+    expect((await waiting).structuredContent).toEqual({ answer: 'Deployed.' })
+    // The place is free again once the call has ended.
+    const again = await second.callTool({
+      name: 'default',
+      arguments: { task: 'finish with Again.' },
+    })
+    expect(again.structuredContent).toEqual({ answer: 'Again.' })
+    // Nothing was started by the refused calls: the token's runs, as the index lists them.
+    let listed: { task: string }[] = []
+    for (let i = 0; i < 100; i++) {
+      listed = (await api('/v1/runs?limit=100')).items
+      if (listed.some((r) => r.task === 'finish with Again.')) break
+      await sleep(100)
+    }
+    expect(listed.map((r) => r.task)).toContain('finish with Again.')
+    expect(listed.map((r) => r.task)).not.toContain(refusedTask)
+    await Promise.all([first.close(), second.close(), beta.close()])
   })
 })
 

@@ -255,7 +255,7 @@ describe('the agent card', () => {
 
 describe('bad requests are JSON-RPC errors, and start nothing', () => {
   it.each([
-    ['no token', null, 401, -32600, /Bearer <token>/],
+    ['no token', null, 401, -32600, /Bearer <API token>/],
     ['an unknown token', 'not-a-token', 401, -32600, /invalid API token/],
   ])('%s: HTTP 401', async (_, token, status, code, message) => {
     const messageId = `anon-${crypto.randomUUID()}`

@@ -69,7 +69,7 @@ describe('discovery', () => {
         'runs:delete',
         'service:read',
       ],
-      protected_resources: [`${ORIGIN}/mcp`],
+      protected_resources: [`${ORIGIN}/mcp`, `${ORIGIN}/a2a`],
     })
   })
 })

@@ -14,6 +14,7 @@ import { expect } from 'vitest'
 import { ORIGIN } from '../service/harness'
 
 export const MCP_URL = `${ORIGIN}/mcp`
+export const A2A_URL = `${ORIGIN}/a2a`
 export const REDIRECT = 'http://127.0.0.1:33418/callback'
 
 /** The Worker's fetch, as the SDK's `fetchFn`. */
@@ -74,11 +75,15 @@ export function resourceMetadataOf(res: Response): URL {
 }
 
 /** Discovery from the 401 through registration to the authorization URL (auth() answers REDIRECT). */
-export async function startAuthorization(client: MemoryClient, scope?: string): Promise<URL> {
-  const challenge = await workerFetch(MCP_URL, { method: 'POST' })
+export async function startAuthorization(
+  client: MemoryClient,
+  scope?: string,
+  resource = MCP_URL,
+): Promise<URL> {
+  const challenge = await workerFetch(resource, { method: 'POST' })
   expect(challenge.status).toBe(401)
   const result = await auth(client, {
-    serverUrl: MCP_URL,
+    serverUrl: resource,
     resourceMetadataUrl: resourceMetadataOf(challenge),
     ...(scope ? { scope } : {}),
     fetchFn: workerFetch,
@@ -133,14 +138,21 @@ export async function codeOf(res: Response): Promise<string> {
   return location.searchParams.get('code')!
 }
 
-/** The whole flow for `token` granting `scopes`: the client ends holding an access token. */
-export async function authorizeWith(token: string, scopes: string[]): Promise<MemoryClient> {
+/**
+ * The whole flow for `token` granting `scopes` on `resource` (a served path's URL): the client
+ * ends holding an access token for it.
+ */
+export async function authorizeWith(
+  token: string,
+  scopes: string[],
+  resource = MCP_URL,
+): Promise<MemoryClient> {
   const client = new MemoryClient()
-  const url = await startAuthorization(client)
+  const url = await startAuthorization(client, undefined, resource)
   const consent = await openConsent(url)
   const code = await codeOf(await answerConsent(url, consent, { token, scopes }))
   const result = await auth(client, {
-    serverUrl: MCP_URL,
+    serverUrl: resource,
     authorizationCode: code,
     fetchFn: workerFetch,
   })

@@ -12,14 +12,14 @@ import {
 } from '../../serve/a2a'
 import type { AppEnv } from '../app-env'
 import { ApiError } from '../api-error'
-import { requireAuth } from '../api/auth'
-import { refuseDeepJson } from '../body'
+import { servedCaller, type ServedRefusal } from '../../serve/oauth'
+import { readRawBody, refuseDeepJson } from '../body'
 import { declareRoute, DeclaredRoutes } from '../openapi/serve-route'
 import { a2aCardOperation, a2aOperation } from '../openapi/openapi-a2a'
 
 /**
  * A2A (docs/serving.md#a2a): the agent card, public, and the JSON-RPC endpoint, which takes an
- * API token as a bearer token. A request the HTTP layer refuses (no or a bad token, a body too
+ * API token or an OAuth access token issued for /a2a as a bearer token. A request the HTTP layer refuses (no or a bad token, a body too
  * large, too deep or not JSON) is answered as a JSON-RPC error, never started.
  */
 export const a2aRoutes = new Hono<AppEnv>()
@@ -42,6 +42,7 @@ a2aDocs.serve(a2aRoutes, postA2a, async (c) => {
     asked = await authenticatedBody(c)
   } catch (err) {
     if (err instanceof ApiError) return rpcRefusal(refusalOf(err), null)
+    if (err instanceof ServedRefusalError) return rpcRefusal(servedRefusalOf(err.refusal), null)
     throw err
   }
   return answerJsonRpc(c.env, asked.caller, new URL(c.req.url).origin, asked.body)
@@ -51,20 +52,15 @@ a2aDocs.serve(a2aRoutes, postA2a, async (c) => {
 async function authenticatedBody(
   c: Context<AppEnv>,
 ): Promise<{ caller: A2aCaller; body: unknown }> {
-  // The scope each method needs is checked by the method (serve/a2a/a2a-caller.ts).
-  await requireAuth({ scope: () => null })(c, async () => {})
-  const principal = c.var.caller
-  if (principal.kind !== 'token') {
-    throw new ApiError(
-      401,
-      'unauthorized',
-      'A2A takes an API token: send Authorization: Bearer <token>',
-    )
-  }
-  refuseDeepJson(c.var.rawBody)
+  // An API token, or an OAuth access token issued for /a2a (docs/serving.md#authorization);
+  // the scope each method needs is checked by the method (serve/a2a/a2a-caller.ts).
+  const served = await servedCaller(c.req.raw, c.env, '/a2a')
+  if (served.refusal) throw new ServedRefusalError(served.refusal)
+  const raw = await readRawBody(c.req.raw)
+  refuseDeepJson(raw)
   let body: unknown
   try {
-    body = JSON.parse(c.var.rawBody)
+    body = JSON.parse(raw)
   } catch (err) {
     throw new ApiError(
       400,
@@ -72,8 +68,25 @@ async function authenticatedBody(
       `the body is not valid JSON: ${(err as Error).message}`,
     )
   }
-  const { name, scopes, runs } = principal
-  return { caller: { name, scopes, runs }, body }
+  const { name, scopes, runs, client } = served.caller
+  return { caller: { name, scopes, runs, ...(client ? { client } : {}) }, body }
+}
+
+/** A refused caller (no, a bad or another resource's token; a scope missing): its challenge too. */
+class ServedRefusalError extends Error {
+  constructor(readonly refusal: ServedRefusal) {
+    super(refusal.message)
+  }
+}
+
+function servedRefusalOf(refusal: ServedRefusal) {
+  return {
+    status: refusal.status,
+    code: RPC_CODES.invalidRequest,
+    message: refusal.message,
+    reason: refusal.code,
+    headers: refusal.headers,
+  }
 }
 
 /** The HTTP layer's refusal as a JSON-RPC error: unparsable JSON is a parse error. */

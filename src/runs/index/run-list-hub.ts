@@ -8,15 +8,18 @@ import {
   type ListSubscription,
   type RunListChange,
 } from './list-feed'
+import { ServedHolds, type ServedHold } from './served-holds'
 
 /**
  * The one Durable Object behind `GET /v1/runs/stream` (docs/architecture.md#the-run-list-stream):
  * a run's index delivery tells it what it wrote, and it passes the change on to the open
- * streams that may see the run. It stores nothing: what a restart loses, readers get by
- * listing again.
+ * streams that may see the run. It also counts the served calls each token has waiting
+ * (MCP, A2A), the one place that sees them all. It stores nothing: what a restart loses, readers
+ * get by listing again (and waiting calls, by holding again when they next call).
  */
 export class RunListHub extends DurableObject {
   readonly #feed = new ListFeed()
+  readonly #served = new ServedHolds()
 
   /** A change the index took (called by the run's index delivery, after its D1 write). */
   changed(change: RunListChange, owner: string | null): void {
@@ -26,6 +29,19 @@ export class RunListHub extends DurableObject {
   /** Opens a run-list stream, or says which limit refuses it. */
   stream(request: ListStreamRequest): ListSubscription {
     return this.#feed.subscribe(request)
+  }
+
+  /**
+   * Holds a place for a served call that waits (docs/limits.md#served-calls), or says the
+   * token's limit refuses it; the place is freed when the caller cancels the lease.
+   */
+  holdServedCall(holder: string, perToken: number): ServedHold {
+    return this.#served.hold(holder, perToken)
+  }
+
+  /** Served calls waiting now (for tests and operators). */
+  servedCalls(): number {
+    return this.#served.size
   }
 
   /** Streams open now (for tests and operators). */

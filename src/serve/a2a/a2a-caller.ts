@@ -4,11 +4,16 @@ import { runStub, type RunStoreApi } from '../../runs/types'
 import type { RunVisibility, Scope } from '../../security/api-tokens'
 import type { Env } from '../../env'
 
-/** The API token an A2A request came with (routes/serve/a2a.ts authenticates it). */
+/**
+ * The API token an A2A request came with, itself or through an OAuth client it authorized
+ * (routes/serve/a2a.ts authenticates it).
+ */
 export interface A2aCaller {
   name: string
   scopes: readonly Scope[]
   runs: RunVisibility
+  /** The OAuth client acting for the token; absent for the API token itself. */
+  client?: string
 }
 
 /**
@@ -17,8 +22,12 @@ export interface A2aCaller {
  */
 export function requireScope(caller: A2aCaller, scope: Scope, what: string): void {
   if (caller.scopes.includes(scope)) return
+  // An OAuth client holds only the scopes its person granted: they may grant this one too.
+  const fix = caller.client
+    ? 'authorize this client again with it'
+    : 'add it in API_TOKENS or use another token'
   throw new UnsupportedOperationError(
-    `token "${caller.name}" lacks the scope ${scope}, which ${what} needs; add it in API_TOKENS or use another token`,
+    `token "${caller.name}" lacks the scope ${scope}, which ${what} needs; ${fix}`,
   )
 }
 

@@ -45,7 +45,8 @@ export function agentCard(agents: readonly Agent[], origin: string): unknown {
           value: {
             scheme: 'Bearer',
             bearerFormat: 'API token',
-            description: 'An API token of this deployment (API_TOKENS), as for the HTTP API',
+            description:
+              'An API token of this deployment (API_TOKENS), as for the HTTP API, or an OAuth access token issued for /a2a (PUBLIC_URL/.well-known/oauth-protected-resource/a2a)',
           },
         },
       },

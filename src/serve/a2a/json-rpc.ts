@@ -19,6 +19,8 @@ export interface RpcRefusal {
   message: string
   /** The API's error code (docs/http-api.md), as the error's detail. */
   reason: string
+  /** Headers to send (a 401's or 403's `WWW-Authenticate` challenge); default: a 401's own. */
+  headers?: Headers
 }
 
 /**
@@ -113,7 +115,8 @@ export function rpcRefusal(refusal: RpcRefusal, body: unknown): Response {
       },
     },
     refusal.status,
-    refusal.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="edgeloop"' } : {},
+    refusal.headers ??
+      (refusal.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="edgeloop"' } : {}),
   )
 }
 
@@ -123,11 +126,10 @@ export const RPC_CODES = {
   invalidRequest: A2A_ERROR_CODE.INVALID_REQUEST,
 } as const
 
-function rpcJson(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'Content-Type': 'application/json', ...headers },
-  })
+function rpcJson(body: unknown, status = 200, headers: HeadersInit = {}): Response {
+  const all = new Headers(headers)
+  all.set('Content-Type', 'application/json')
+  return new Response(JSON.stringify(body), { status, headers: all })
 }
 
 function mapError(legacy: boolean, err: unknown) {

@@ -23,7 +23,9 @@ import {
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors'
 import type { A2ARequestHandler } from '@a2a-js/sdk/server'
-import { loadConfig } from '../../config'
+import { loadConfig, type EnvRecord } from '../../config'
+import { eventStreamLimits } from '../../config/event-streams'
+import { holdServedCall } from '../../runs/index/hold-served-call'
 import type { Env } from '../../env'
 import { logEvent } from '../../runs/log'
 import { StartError, startRun } from '../../runs/start'
@@ -65,17 +67,28 @@ export class RunsRequestHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
     return this.guard(async () => {
-      const { stub, task } = await this.begin(params)
-      if (params.configuration?.returnImmediately) return task
-      let last = task
-      for await (const next of followRun(this.env, stub, this.caller.name, task)) last = next
-      return last
+      if (params.configuration?.returnImmediately) return (await this.begin(params)).task
+      // A message that waits holds a place among the token's waiting calls, before it starts.
+      const release = await this.hold()
+      try {
+        const { stub, task } = await this.begin(params)
+        let last = task
+        for await (const next of followRun(this.env, stub, this.caller.name, task)) last = next
+        return last
+      } finally {
+        release()
+      }
     })
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse> {
-    const { stub, task } = await this.guard(() => this.begin(params))
-    yield* this.stream(stub, task, isSettled)
+    const release = await this.guard(() => this.hold())
+    try {
+      const { stub, task } = await this.guard(() => this.begin(params))
+      yield* this.stream(stub, task, isSettled)
+    } finally {
+      release()
+    }
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse> {
@@ -88,8 +101,13 @@ export class RunsRequestHandler implements A2ARequestHandler {
       }
       return { stub, task }
     })
-    // A subscriber follows the task through a person's decision, to its end.
-    yield* this.stream(stub, task, isTerminal)
+    const release = await this.guard(() => this.hold())
+    try {
+      // A subscriber follows the task through a person's decision, to its end.
+      yield* this.stream(stub, task, isTerminal)
+    } finally {
+      release()
+    }
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
@@ -218,6 +236,19 @@ export class RunsRequestHandler implements A2ARequestHandler {
       if (isTerminal(task.status!.state) || polls <= 0) return task
       await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS))
     }
+  }
+
+  /**
+   * A place among the token's calls waiting at once across the deployment
+   * (SERVED_CALLS_PER_TOKEN, docs/limits.md#served-calls), freed by the function it answers.
+   */
+  private async hold(): Promise<() => void> {
+    const limit = eventStreamLimits(this.env as unknown as EnvRecord).servedPerToken
+    const held = await holdServedCall(this.env.RUN_LIST, this.caller.name, limit)
+    if (held.ok) return held.release
+    throw new UnsupportedOperationError(
+      `token "${this.caller.name}" already has ${held.limit} calls waiting at once (${held.setting} = ${held.limit}); nothing was started. Send with configuration.returnImmediately and poll GetTask, or retry once one has ended`,
+    )
   }
 
   private async view(stub: RunStoreApi, id: string): Promise<RunView> {

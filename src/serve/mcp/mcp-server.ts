@@ -23,6 +23,7 @@ import { answerOffer, itemOffers } from './elicitation'
 import { callArguments } from './call-arguments'
 import { CallEvents, changeNotifications, logNotification, RESUME_RETRY_MS } from './call-events'
 import { followRun } from './follow-run'
+import { holdServedCall } from '../../runs/index/hold-served-call'
 import type { McpCaller } from './mcp-caller'
 import { checkSession, messageOf, sessionFor, sessionKey } from './mcp-sessions'
 import { callResultOf, taskOf } from './run-result'
@@ -179,30 +180,51 @@ async function callAgent(
   }
   const args = callArguments(agent.name, params.arguments)
   if (args.conversation !== undefined) await checkConversation(env, caller, args.conversation)
-  let view: RunView
+  // A call without a task waits on this request: it needs a place first, before any run starts.
+  const release = params.task === undefined ? await holdWaitingCall(env, caller) : undefined
   try {
-    ;({ view } = await startRun(env, {
-      task: args.task,
-      requestedBy: caller.name,
-      owner: caller.name,
-      agent: agent.name,
-      ...(args.conversation !== undefined ? { continue: args.conversation } : {}),
-      ...(resumable ? { idempotencyKey: resumable.idempotencyKey } : {}),
-    }))
-  } catch (err) {
-    if (err instanceof StartError) {
-      throw new McpError(ErrorCode.InvalidParams, err.message, {
-        code: err.code,
-        details: err.details,
-      })
+    let view: RunView
+    try {
+      ;({ view } = await startRun(env, {
+        task: args.task,
+        requestedBy: caller.name,
+        owner: caller.name,
+        agent: agent.name,
+        ...(args.conversation !== undefined ? { continue: args.conversation } : {}),
+        ...(resumable ? { idempotencyKey: resumable.idempotencyKey } : {}),
+      }))
+    } catch (err) {
+      if (err instanceof StartError) {
+        throw new McpError(ErrorCode.InvalidParams, err.message, {
+          code: err.code,
+          details: err.details,
+        })
+      }
+      throw err
     }
-    throw err
+    await extra.sendNotification(
+      logNotification(`started run ${view.id} of agent ${agent.name}`, view.id),
+    )
+    if (params.task !== undefined) return { task: taskOf(view, TASK_POLL_MS) }
+    return await waitForAnswer(env, caller, view, extra, streaming, sendOffer)
+  } finally {
+    release?.()
   }
-  await extra.sendNotification(
-    logNotification(`started run ${view.id} of agent ${agent.name}`, view.id),
+}
+
+/**
+ * A place among the token's waiting calls (SERVED_CALLS_PER_TOKEN, docs/limits.md#served-calls),
+ * freed by the function it answers; beyond the limit, an error that says to call with a task.
+ */
+async function holdWaitingCall(env: Env, caller: McpCaller): Promise<() => void> {
+  const limit = eventStreamLimits(env as unknown as EnvRecord).servedPerToken
+  const held = await holdServedCall(env.RUN_LIST, caller.name, limit)
+  if (held.ok) return held.release
+  throw new McpError(
+    ErrorCode.InvalidRequest,
+    `token "${caller.name}" already has ${held.limit} calls waiting at once (${held.setting} = ${held.limit}); nothing was started. Call with a task (params.task) and poll tasks/get, or retry once one has ended`,
+    { code: 'too_many_waiting_calls', setting: held.setting, limit: held.limit },
   )
-  if (params.task !== undefined) return { task: taskOf(view, TASK_POLL_MS) }
-  return waitForAnswer(env, caller, view, extra, streaming, sendOffer)
 }
 
 /**

@@ -19,7 +19,7 @@ export type ServedAuth =
   (Served & { refusal?: undefined }) | { refusal: ServedRefusal; caller?: undefined }
 
 /**
- * Who calls a served resource (`/mcp`): an OAuth access token issued for it (the person's grant,
+ * Who calls a served resource (`/mcp`, `/a2a`): an OAuth access token issued for it (the person's grant,
  * checked against the API token it came from), or a plain API token; anything else is refused
  * with `401` and `WWW-Authenticate` naming the resource's metadata (RFC 9728), so a client can
  * discover where to authorize. Reads only headers: the body stays for the route.

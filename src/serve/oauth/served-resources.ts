@@ -15,7 +15,7 @@ import type { ServedCaller } from './served-caller-type'
  * The paths served as OAuth protected resources (RFC 9728), each `PUBLIC_URL` + path. A path
  * added here gets its metadata document, its `401` challenge and tokens bound to it alone.
  */
-export const SERVED_PATHS = ['/mcp'] as const
+export const SERVED_PATHS = ['/mcp', '/a2a'] as const
 export type ServedPath = (typeof SERVED_PATHS)[number]
 
 /** Where the authorization server's own endpoints live (docs/serving.md#authorization). */
