@@ -417,6 +417,14 @@ describe('/mcp refusals before the protocol, as the API answers them', () => {
     expect(await text.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } })
   })
 
+  it('an empty array (a batch of nothing) is -32600 Invalid Request, not an empty 202', async () => {
+    const empty = await post('[ ]', bearer(TOKENS.alpha))
+    expect(empty.status).toBe(400)
+    const body = (await empty.json()) as { error: { code: number; message: string } }
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } })
+    expect(body.error.message).toMatch(/empty array/)
+  })
+
   it('GET without Last-Event-ID (no standalone stream) is 405 with Allow: OPTIONS, POST', async () => {
     const res = await fetch(worker.url, {
       headers: { ...bearer(TOKENS.alpha), Accept: 'text/event-stream' },

@@ -47,6 +47,21 @@ export async function serveMcp(
 ): Promise<Response> {
   const checked = await checkSession(env, request, caller)
   if ('refusal' in checked) return checked.refusal
+  // The SDK answers an empty array 202 with no body, as if it held only notifications; JSON-RPC
+  // 2.0 makes it an Invalid Request, which tells a careless client what it sent.
+  if (/^\s*\[\s*\]\s*$/.test(raw)) {
+    return Response.json(
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: 'Invalid Request: the body is an empty array; send one JSON-RPC message',
+        },
+      },
+      { status: 400 },
+    )
+  }
   const message = messageOf(raw)
   const key = sessionKey(env)
   // The client's answer to an elicitation this server sent (elicitation.ts): no SDK server knows it.
