@@ -29,15 +29,18 @@ function evalCli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  // Partial: with nodejs_compat, the generated Worker types declare wrangler.toml's vars on
+  // process.env, and this child process (plain Node) is given none of them.
+  const childEnv: Partial<NodeJS.ProcessEnv> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    EVAL_FILES_DIR: files,
+    ...env,
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'scripts/eval.mjs'), ...args], {
       cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        EVAL_FILES_DIR: files,
-        ...env,
-      },
+      env: childEnv as NodeJS.ProcessEnv,
     })
     let stdout = ''
     let stderr = ''
