@@ -133,6 +133,19 @@ function killOnView(when: (view: RunView) => boolean, why: string, first?: Crash
   }
 }
 
+/** Kills while a decision on the first pending approval is in the Worker (sent, not answered). */
+function killWhileApproving(why: string, edit?: Record<string, unknown>) {
+  return killOnView(
+    (v) => v.pendingApprovals.length > 0,
+    why,
+    async (session, run, view) => {
+      const p = view.pendingApprovals[0]!
+      session.approve(run.id, p.callId, p.argsHash, edit).catch(() => {})
+      await new Promise((r) => setTimeout(r, 5))
+    },
+  )
+}
+
 export const CRASH_POINTS: CrashPoint[] = [
   {
     name: 'during a model call',
@@ -180,30 +193,14 @@ export const CRASH_POINTS: CrashPoint[] = [
   {
     name: 'during an approval (the decision request cut off)',
     bindings: ASK,
-    onView: killOnView(
-      (v) => v.pendingApprovals.length > 0,
-      'decision request in the Worker',
-      async (session, run, view) => {
-        const p = view.pendingApprovals[0]!
-        session.approve(run.id, p.callId, p.argsHash).catch(() => {})
-        await new Promise((r) => setTimeout(r, 5))
-      },
-    ),
+    onView: killWhileApproving('decision request in the Worker'),
     expect: { stopReason: 'finish', postKind: 'ok', postHits: 1, modelAsks: 3 },
   },
   {
     name: 'an edited approval whose decision request is cut off',
     bindings: ASK,
     edit: EDITED_POST,
-    onView: killOnView(
-      (v) => v.pendingApprovals.length > 0,
-      'edited decision request in the Worker',
-      async (session, run, view) => {
-        const p = view.pendingApprovals[0]!
-        session.approve(run.id, p.callId, p.argsHash, EDITED_POST).catch(() => {})
-        await new Promise((r) => setTimeout(r, 5))
-      },
-    ),
+    onView: killWhileApproving('edited decision request in the Worker', EDITED_POST),
     expect: { stopReason: 'finish', postKind: 'ok', postHits: 1, modelAsks: 3 },
   },
   {
@@ -246,15 +243,7 @@ export const CRASH_POINTS: CrashPoint[] = [
     name: 'started by an MCP client, approved while the object dies',
     via: 'mcp',
     bindings: ASK,
-    onView: killOnView(
-      (v) => v.pendingApprovals.length > 0,
-      'decision on a served run in the Worker',
-      async (session, run, view) => {
-        const p = view.pendingApprovals[0]!
-        session.approve(run.id, p.callId, p.argsHash).catch(() => {})
-        await new Promise((r) => setTimeout(r, 5))
-      },
-    ),
+    onView: killWhileApproving('decision on a served run in the Worker'),
     expect: { stopReason: 'finish', postKind: 'ok', postHits: 1, modelAsks: 3 },
   },
   {
