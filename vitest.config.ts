@@ -114,20 +114,31 @@ const fakeProvider = {
 /**
  * A project whose tests run in workerd (the vitest plugin) against the Worker with `bindings`;
  * its files are test/<name>/ unless `include` says otherwise. `plugins` run before the plugin's.
+ *
+ * `isolate: false` unless `isolate` says otherwise: each of the project's workers (a workerd of
+ * its own) runs file after file, instead of starting a new workerd and importing the Worker anew
+ * for every file (figures in docs/development.md#tests-benchmarks-ci). Files therefore share
+ * Durable Object storage, the run index and module state: a test reads only the runs it started,
+ * and puts back what it replaces (mocks, `env`, the clock).
  */
 function workerProject(
   name: string,
   bindings: Record<string, string>,
-  options: { include?: string[]; exclude?: string[]; plugins?: Plugin[] } = {},
+  options: { include?: string[]; exclude?: string[]; plugins?: Plugin[]; isolate?: boolean } = {},
 ): TestProjectInlineConfiguration {
-  const { include = [`test/${name}/**/*.test.ts`], exclude, plugins = [] } = options
+  const {
+    include = [`test/${name}/**/*.test.ts`],
+    exclude,
+    plugins = [],
+    isolate = false,
+  } = options
   return {
     plugins: [
       sdkWithoutSourceMaps,
       ...plugins,
       cloudflareTest({ wrangler, miniflare: { bindings } }),
     ],
-    test: { testTimeout: 30_000, name, include, ...(exclude ? { exclude } : {}) },
+    test: { testTimeout: 30_000, name, include, ...(exclude ? { exclude } : {}), isolate },
   }
 }
 
@@ -189,22 +200,28 @@ export default defineConfig({
         ENABLED_TOOLS: 'calculator,http_post,ask_person',
       }),
       // MCP servers as tool sources: a real SDK server (test/fakes/fake-mcp.ts) on mcp.test,
-      // and one that is down.
-      workerProject('mcp', {
-        ...common,
-        ...fakeProvider,
-        MCP_SERVERS: JSON.stringify([
-          {
-            name: 'docs',
-            url: 'https://mcp.test/mcp',
-            token_secret: 'DOCS_MCP_AUTH',
-            timeout_ms: 2_000,
-            overrides: { list_pages: { sideEffect: true } },
-          },
-          { name: 'down', url: 'https://down.test/mcp', timeout_ms: 500 },
-        ]),
-        DOCS_MCP_AUTH: 'docs-mcp-token-0123',
-      }),
+      // and one that is down. Each file in a workerd of its own: /readyz reuses an isolate's
+      // MCP check for 10 s of the clock (src/runs/readiness-checks.ts), and the files that read
+      // it each expect a check of their own against their own fake server.
+      workerProject(
+        'mcp',
+        {
+          ...common,
+          ...fakeProvider,
+          MCP_SERVERS: JSON.stringify([
+            {
+              name: 'docs',
+              url: 'https://mcp.test/mcp',
+              token_secret: 'DOCS_MCP_AUTH',
+              timeout_ms: 2_000,
+              overrides: { list_pages: { sideEffect: true } },
+            },
+            { name: 'down', url: 'https://down.test/mcp', timeout_ms: 500 },
+          ]),
+          DOCS_MCP_AUTH: 'docs-mcp-token-0123',
+        },
+        { isolate: true },
+      ),
       // MCP servers behind OAuth (docs/mcp.md#oauth): a small authorization server on
       // auth.test (test/fakes/fake-oauth.ts) protecting SDK servers: one whose connection is
       // each person's, one the deployment's, one reached with client credentials.
