@@ -142,6 +142,10 @@ function workerProject(
   }
 }
 
+// Files of the edgeloop project's settings that need a workerd of their own: what they test
+// happens once per isolate, on a database no other file has touched.
+const FRESH_ISOLATE_FILES = ['test/events/index-schema.test.ts']
+
 export default defineConfig({
   test: {
     // Two test files at a time, also on a 2-core machine (vitest's default there is one): a file
@@ -172,8 +176,15 @@ export default defineConfig({
             'test/hitl/**',
             'test/serve-a2a/**',
             'test/serve-oauth/**',
+            ...FRESH_ISOLATE_FILES,
           ],
         },
+      ),
+      // The same service, each file in a workerd of its own.
+      workerProject(
+        'edgeloop-fresh',
+        { ...common, ...fakeProvider },
+        { include: FRESH_ISOLATE_FILES, isolate: true },
       ),
       // Slack answer streaming on, and an app configured as an assistant app (thread statuses).
       workerProject('slack-streaming', {

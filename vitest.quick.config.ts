@@ -24,8 +24,8 @@ export default defineConfig({
           include: ['test/kernel/**/*.test.ts'],
           // One module registry for all kernel files: the kernel is imported once, not once per
           // file (about 40 s of imports became 10 s on the shared 2-core machine). The kernel
-          // is pure and its tests keep no state between files; the full suite still runs each
-          // file on its own, in workerd.
+          // is pure and its tests keep no state between files; the full suite runs them in
+          // workerd, where files share a workerd the same way (workerProject in vitest.config.ts).
           isolate: false,
         },
       },
