@@ -15,6 +15,7 @@ import {
   within,
 } from '../../bench/verdict.mjs'
 import { classify, KINDS, stackKind } from '../../bench/workerd-perf.mjs'
+import { bundlePlaces } from '../../bench/first-run-profile.mjs'
 
 /**
  * Each in-process benchmark runs once, so none can break unseen between `npm run bench`s (they
@@ -91,6 +92,28 @@ describe('benchmarks', () => {
     for (const [stack, kind] of stacks) {
       expect(KINDS[stackKind(stack.join('\n'))], stack.join(' < ')).toBe(KINDS[kind])
     }
+  })
+
+  it('first-run profile: a sample counts once per source file and function on its stack', () => {
+    // JavaScript frames as V8's perf map names them: a function by where it starts in the bundle.
+    const frame = (sym: string) => `\t 7f3a2b10 ${sym}+0x1c (/tmp/perf-4242.map)`
+    const stack = [
+      frame('JS:*jD index.js:1:200'),
+      frame('JS:*jD index.js:1:200'),
+      frame('JS:~lJ index.js:1:900'),
+      frame('Builtins_CallFunction'),
+      frame('JS:~Xy index.js:1:5'),
+      frame('JS:~Zq entry.worker.js:3:10'),
+    ].join('\n')
+    const places = new Map([
+      ['1:200', { file: 'src/kernel/a.ts', fn: 'src/kernel/a.ts:3 parse' }],
+      ['1:900', { file: 'src/kernel/a.ts', fn: 'src/kernel/a.ts:40 load' }],
+    ])
+    const { files, functions } = bundlePlaces(stack, (line, column) =>
+      places.get(`${line}:${column}`),
+    )
+    expect([...files]).toEqual(['src/kernel/a.ts'])
+    expect([...functions]).toEqual(['src/kernel/a.ts:3 parse', 'src/kernel/a.ts:40 load'])
   })
 
   describe('verdicts refuse to judge nothing', () => {
