@@ -201,13 +201,11 @@ function recordReply(
     },
   }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
-  const thought = (s: RunState, tool: string | null = null): Transition =>
-    thoughtOf(s, base, bytes, tool)
 
   if (response.finishReason === 'content_filter') {
     const filtered = withStep(state, reply, stepOf(base, 'format_error', text, []))
     const why = 'the provider withheld the answer (content_filter)'
-    return thought(stop(filtered, 'content_filter', slice, why))
+    return thoughtOf(stop(filtered, 'content_filter', slice, why), base, bytes, null)
   }
   const reading: Reading =
     state.protocol === 'native'
@@ -222,11 +220,25 @@ function recordReply(
   if (response.finishReason === 'length') {
     // A cut-off reply is never an answer, and its tool arguments may be cut off too.
     const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
-    return thought(formatError(state, reply, base, reading.thought, problem, slice))
+    return thoughtOf(
+      formatError(state, reply, base, reading.thought, problem, slice),
+      base,
+      bytes,
+      null,
+    )
   }
   if (reading.kind === 'format_error') {
     const failed = reading.output === true
-    return thought(formatError(state, reply, base, reading.thought, reading.problem, slice, failed))
+    const recorded = formatError(
+      state,
+      reply,
+      base,
+      reading.thought,
+      reading.problem,
+      slice,
+      failed,
+    )
+    return thoughtOf(recorded, base, bytes, null)
   }
   if (reading.kind === 'finish') {
     const step = stepOf(base, 'finish', reading.thought, [], reading.answer)
@@ -236,10 +248,16 @@ function recordReply(
         finished,
         { answer: reading.answer, output: reading.output ?? null },
         slice,
-        thought,
+        (s: RunState) => thoughtOf(s, base, bytes, null),
       )
     }
-    return thought(stop(finished, 'finish', slice, null, reading.answer, reading.output ?? null))
+    const output = reading.output ?? null
+    return thoughtOf(
+      stop(finished, 'finish', slice, null, reading.answer, output),
+      base,
+      bytes,
+      null,
+    )
   }
   // The calls' names for the event; one call (the usual step) needs no array and no join.
   const { calls: asked } = reading
@@ -248,7 +266,8 @@ function recordReply(
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
   if (deps.signal?.aborted) {
     const recorded = acting(acted, reading.calls, 'act')
-    return thought(stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice)), tool)
+    const cancelled = stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice))
+    return thoughtOf(cancelled, base, bytes, tool)
   }
   // If review fails (a tool schema that throws, hashing), the reply is still recorded with its
   // calls pending: the next transition reviews them, and a lasting fault ends the run with the
