@@ -22,7 +22,13 @@ export function request(call: Call) {
  * What dispatch needs for `call`; with `log`, the tool-output guardrails screen its observation
  * and push their verdicts there (the caller records them: `guarded`).
  */
-export function dispatchContext(state: RunState, call: Call, slice: Slice, log?: Screened[]) {
+export function dispatchContext(
+  state: RunState,
+  call: Call,
+  slice: Slice,
+  log?: Screened[],
+  startedAt?: number,
+) {
   const { deps } = slice
   return {
     registry: slice.registry,
@@ -36,6 +42,7 @@ export function dispatchContext(state: RunState, call: Call, slice: Slice, log?:
     signal: deps.signal,
     redact: slice.redact,
     screen: log ? observationScreen(state, call, slice, log) : undefined,
+    startedAt,
   }
 }
 
@@ -104,14 +111,16 @@ class RunObservations implements ObservationStore {
   }
 }
 
+/** Runs `call` now; `started` is the clock read its transition began with (see dispatch). */
 export function runCall(
   state: RunState,
   stepIndex: number,
   call: Call,
   slice: Slice,
+  started: number,
 ): SyncOrAsync<Transition> {
   const log = toolOutputLog(slice)
-  const result = dispatch(request(call), dispatchContext(state, call, slice, log))
+  const result = dispatch(request(call), dispatchContext(state, call, slice, log, started))
   const finish = (r: Dispatched): SyncOrAsync<Transition> => {
     const ran = ranCall(state, stepIndex, call, slice, r)
     return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)

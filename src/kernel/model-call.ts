@@ -8,7 +8,7 @@ import { stopped, transitionTo, type Slice, type Transition } from './transition
  * persisted before the call is made (see `think`). A record found here that this slice did not
  * write is a call whose answer was lost: it is counted first, so the budgets include it.
  */
-export function startModelCall(state: RunState, slice: Slice): Transition {
+export function startModelCall(state: RunState, slice: Slice, started: number): Transition {
   const lost = state.modelCall
   const counted = countLostModelCall(state, slice)
   const { budget, usage } = counted
@@ -30,7 +30,7 @@ export function startModelCall(state: RunState, slice: Slice): Transition {
     step,
     attempt: (lost?.attempt ?? 0) + 1,
     promptTokens: tokens,
-    startedAt: slice.now(),
+    startedAt: started,
   }
   const fields = { step, promptTokens: tokens }
   return transitionTo(

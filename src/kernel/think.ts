@@ -43,14 +43,22 @@ import {
  * and charged to the token and cost budgets, so a crash loop cannot evade them), and the call is
  * made again.
  */
-export function think(state: RunState, slice: Slice): SyncOrAsync<Transition> {
+export function think(state: RunState, slice: Slice, started: number): SyncOrAsync<Transition> {
   const record = state.modelCall
-  if (record && slice.startedModelCalls.has(record.step)) return callModel(state, record, slice)
+  if (record && slice.startedModelCalls.has(record.step)) {
+    return callModel(state, record, slice, started)
+  }
   if (needsInputScreen(state, slice)) return screenInput(state, slice)
-  return startModelCall(state, slice)
+  return startModelCall(state, slice, started)
 }
 
-async function callModel(state: RunState, record: ModelCall, slice: Slice): Promise<Transition> {
+/** The model call, made at once: it counts from the transition's start (`started`). */
+async function callModel(
+  state: RunState,
+  record: ModelCall,
+  slice: Slice,
+  started: number,
+): Promise<Transition> {
   const built = buildRequest(state, slice.registry, slice.render)
   const remainingMs = state.budget.maxSeconds * 1000 - state.activeMs
   const { protocol, messages, tools, temperature } = built.request
@@ -67,7 +75,7 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
   if (watch) {
     request.onText = (delta) => watch(record.step, protocol, slice.redact(delta), record.attempt)
   }
-  const startedAt = slice.now()
+  const startedAt = started
   let response: ModelResponse
   try {
     response = await slice.deps.model.complete(request)
