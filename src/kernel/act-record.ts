@@ -189,8 +189,7 @@ export function finishCall(
   slice: Slice,
   bytes: number,
 ): Transition {
-  const answer = (c: Call) => (c.id === call.id ? call : c)
-  const next = withAnswered(state, stepIndex, answer, call.ms ?? 0, slice)
+  const next = withAnswered(state, stepIndex, [call], call.ms ?? 0, slice)
   return transitionTo(next, 'run_call', {
     step: stepIndex,
     tool: call.name,
@@ -201,20 +200,26 @@ export function finishCall(
 }
 
 /**
- * `state` with step `stepIndex`'s calls passed through `answer` and `ms` added to the step's
- * time; the step completes once every call is done.
+ * `state` with the `answered` calls in step `stepIndex` (each in place of the call of its id) and
+ * `ms` added to the step's time; the step completes once every call is done.
  */
 export function withAnswered(
   state: RunState,
   stepIndex: number,
-  answer: (call: Call) => Call,
+  answered: readonly Call[],
   ms: number,
   slice: Slice,
 ): RunState {
   const current = state.steps[stepIndex]!
+  const calls: Call[] = []
+  let done = true
+  for (const c of current.calls) {
+    let next = c
+    for (const a of answered) if (a.id === c.id) next = a
+    if (next.status !== 'done') done = false
+    calls.push(next)
+  }
   const steps = state.steps.slice()
-  steps[stepIndex] = { ...current, calls: current.calls.map(answer), ms: current.ms + ms }
-  return steps[stepIndex]!.calls.every((c) => c.status === 'done')
-    ? completeStep(state, slice, steps)
-    : updateState(state, { steps })
+  steps[stepIndex] = { ...current, calls, ms: current.ms + ms }
+  return done ? completeStep(state, slice, steps) : updateState(state, { steps })
 }

@@ -104,17 +104,17 @@ async function runReadOnly(
   const results = await Promise.all(
     reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice, log))),
   )
-  const done = new Map<string, Call>()
+  const done: Call[] = []
   let bytes = 0
   let ms = 0
   reads.forEach((c, k) => {
     const result = results[k]!
-    done.set(c.id, recorded(c, result))
+    done.push(recorded(c, result))
     bytes += result.originalSize + result.observation.length
     ms = Math.max(ms, result.ms)
   })
   // The model's order stays: each call keeps its place in the step.
-  const next = withAnswered(state, stepIndex, (c) => done.get(c.id) ?? c, ms, slice)
+  const next = withAnswered(state, stepIndex, done, ms, slice)
   const change = transitionTo(next, 'run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),

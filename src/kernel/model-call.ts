@@ -1,5 +1,5 @@
 import type { StopReason } from './budget'
-import { updateState } from './update-state'
+import { copyState, updateState } from './update-state'
 import { type ModelCall, type RunState } from './state'
 import { stopped, transitionTo, type Slice, type Transition } from './transition'
 
@@ -32,13 +32,9 @@ export function startModelCall(state: RunState, slice: Slice, started: number): 
     promptTokens: tokens,
     startedAt: started,
   }
-  const fields = { step, promptTokens: tokens }
-  return transitionTo(
-    updateState(counted, { modelCall }),
-    'model_call_started',
-    fields,
-    'model_call',
-  )
+  const next = copyState(counted)
+  next.modelCall = modelCall
+  return transitionTo(next, 'model_call_started', { step, promptTokens: tokens }, 'model_call')
 }
 
 /**

@@ -389,7 +389,11 @@ interface Reply {
  */
 function withStep(state: RunState, reply: Reply, step: Step, phase = state.phase): RunState {
   const next = copyState(state)
-  next.steps = state.steps.concat([step])
+  // A copy and a push: `concat` of a one-step array cost twice as much (it checks every
+  // argument for spreadability; docs/development.md#kernel-performance).
+  const steps = state.steps.slice()
+  steps.push(step)
+  next.steps = steps
   next.modelCall = null
   next.model = reply.model
   next.usage = reply.usage
