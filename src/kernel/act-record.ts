@@ -121,11 +121,22 @@ export function runCall(
 ): SyncOrAsync<Transition> {
   const log = toolOutputLog(slice)
   const result = dispatch(request(call), dispatchContext(state, call, slice, log, started))
-  const finish = (r: Dispatched): SyncOrAsync<Transition> => {
-    const ran = ranCall(state, stepIndex, call, slice, r)
-    return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
-  }
-  return isPromise(result) ? result.then(finish) : finish(result)
+  // Callbacks only for a call that waited: a tool that answered at once makes none.
+  if (isPromise(result)) return result.then((r) => recordRun(state, stepIndex, call, slice, r, log))
+  return recordRun(state, stepIndex, call, slice, result, log)
+}
+
+/** The transition that records what dispatch gave for `call`, guardrail verdicts included. */
+function recordRun(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  result: Dispatched,
+  log: Screened[] | undefined,
+): SyncOrAsync<Transition> {
+  const ran = ranCall(state, stepIndex, call, slice, result)
+  return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
 }
 
 function ranCall(
