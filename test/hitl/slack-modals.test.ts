@@ -157,6 +157,31 @@ describe('Edit, then approve, in Slack', () => {
     expect(world.received).toHaveLength(0)
   })
 
+  it('the notice that replaces the form names the person who decided as a mention', async () => {
+    const { card } = await awaitingApproval()
+    await click(card, EDIT_ACTION_ID, APPROVER)
+    world.model.enqueue(reply.text('Not recorded.'))
+    await world.click(card, 'deny', APPROVER)
+    const res = await submit({ edgeloop_json: JSON.stringify(ARGS) })
+    const body = (await res.json()) as { view: { blocks: { text: { text: string } }[] } }
+    expect(body.view.blocks[0]!.text.text).toBe(`Already decided: denied by <@${APPROVER}>.`)
+  })
+
+  it.each([
+    ['a Slack user', REQUESTER, `<@${REQUESTER}> is not in SLACK_APPROVERS`],
+    // A user id that is not one (a forged payload): shown escaped once, never a ping.
+    ['not a user id', '<!channel>', '&lt;!channel&gt; is not in SLACK_APPROVERS'],
+  ])(
+    'a refusal names the submitter (%s) in mrkdwn, outside text escaped',
+    async (_l, user, text) => {
+      const { card } = await awaitingApproval()
+      await click(card, EDIT_ACTION_ID, APPROVER)
+      const res = await submit({ edgeloop_json: JSON.stringify(ARGS) }, user)
+      const body = (await res.json()) as { view: { blocks: { text: { text: string } }[] } }
+      expect(body.view.blocks[0]!.text.text).toContain(`You can't decide this approval: ${text}`)
+    },
+  )
+
   it('a submission by someone not an approver decides nothing', async () => {
     const { runId, card, pending } = await awaitingApproval()
     await click(card, EDIT_ACTION_ID, APPROVER)
