@@ -65,6 +65,33 @@ function click(card: FakeSlackMessage, actionId: string, user: string) {
   )
 }
 
+/** `/edgeloop <text>` from PERSON; the run's id, its first slice run. */
+async function slashRun(text: string): Promise<string> {
+  const res = await slackPost(
+    '/slack/commands',
+    // A trigger of its own: the test clock stands still, and Slack's retry of one command is the
+    // same run.
+    slashCommandBody({ text, trigger_id: `${crypto.randomUUID()}.1.abc` }),
+  )
+  const runId = /run_[0-9a-f]{32}/.exec(((await res.json()) as { text: string }).text)![0]
+  await drainAlarms(runId)
+  return runId
+}
+
+/**
+ * Ends a run left waiting: a later test's grant would otherwise resume it, as a grant resumes
+ * every run waiting for that connection.
+ */
+async function cancelRun(runId: string): Promise<void> {
+  const cancelled = await api(`/v1/runs/${runId}/cancel`, {
+    method: 'POST',
+    headers: JSON_AUTH,
+    body: '{}',
+  })
+  expect(cancelled.status).toBe(202)
+  await drainAlarms(runId)
+}
+
 async function waitingForConnection() {
   const granted = await followLink(await connectLink('wiki', APPROVER_TOKEN), oauth.auth)
   expect((await callback(granted.callback, granted.cookie)).status).toBe(200)
@@ -72,14 +99,7 @@ async function waitingForConnection() {
     reply.toolCalls([{ id: 'c1', name: 'wiki__delete_page', arguments: { page: 'old' } }]),
     reply.text('Deleted.'),
   )
-  const res = await slackPost(
-    '/slack/commands',
-    // A trigger of its own: the test clock stands still, and Slack's retry of one command is the
-    // same run.
-    slashCommandBody({ text: 'delete the old page', trigger_id: `${crypto.randomUUID()}.1.abc` }),
-  )
-  const runId = /run_[0-9a-f]{32}/.exec(((await res.json()) as { text: string }).text)![0]
-  await drainAlarms(runId)
+  const runId = await slashRun('delete the old page')
   const approval = slack.messages(CHANNEL).find((m) => m.text?.startsWith('Approval needed'))!
   // While the approval waits, the grant dies: its access token expires, its refresh is refused.
   oauth.auth.expireAccessTokens()
@@ -157,15 +177,56 @@ describe('a connection a Slack run needs', () => {
       text: expect.stringContaining('granted by an approver'),
     })
     expect((await getRun(runId)).pendingApprovals).toMatchObject([{ kind: 'connect' }])
-    // Ended here: the next test's grant would otherwise resume this run, as a grant resumes every
-    // run waiting for that connection.
-    const cancelled = await api(`/v1/runs/${runId}/cancel`, {
-      method: 'POST',
-      headers: JSON_AUTH,
-      body: '{}',
+    await cancelRun(runId)
+  })
+
+  it("a person's own connection is listed in their Home tab, not in an approver's", async () => {
+    // PERSON, who is not an approver, starts a run that needs their own tracker connection.
+    fakes.ai.enqueue(
+      // A Slack run asks for every tool: a server it could not list is offered as one stand-in.
+      reply.toolCalls([{ id: 'c1', name: 'tracker__unavailable', arguments: {} }]),
+      reply.text('Found none.'),
+    )
+    const runId = await slashRun('search bugs')
+    const item = (await getRun(runId)).pendingApprovals[0]!
+    expect(item).toMatchObject({
+      kind: 'connect',
+      ask: { details: { owner: `slack:${PERSON}` } },
     })
-    expect(cancelled.status).toBe(202)
-    await drainAlarms(runId)
+    const homeOf = async (user: string) => {
+      await slackPost(
+        '/slack/events',
+        appHomeOpenedBody({ user, event_id: `EvHome${crypto.randomUUID().slice(0, 8)}` }),
+      )
+      const view = slack.homes.get(user)!.view
+      type Button = { action_id: string; value?: string; text: { text: string } }
+      const buttons = (view.blocks as { type: string; elements?: Button[] }[]).flatMap((b) =>
+        b.type === 'actions' ? (b.elements ?? []) : [],
+      )
+      return { text: JSON.stringify(view.blocks), buttons }
+    }
+    // The approver may not grant PERSON's connection: it is not in their tab.
+    const approverHome = await homeOf(APPROVER)
+    expect(approverHome.text).not.toContain(runId)
+    // PERSON is not an approver, yet their own connection is theirs to grant: it is listed with
+    // Connect, and no notice says nothing is theirs.
+    const personHome = await homeOf(PERSON)
+    expect(personHome.text).toContain(runId)
+    expect(personHome.text).not.toContain('not in SLACK_APPROVERS')
+    const connect = personHome.buttons.find((b) => b.action_id === CONNECT_ACTION_ID)!
+    const clicked = await slackPost(
+      '/slack/interactions',
+      viewBlockActionsBody({ view: slack.homes.get(PERSON)!, user_id: PERSON, button: connect }),
+    )
+    expect(clicked.status).toBe(200)
+    // Theirs to grant: the modal holds a link for them.
+    const opened = JSON.stringify(slack.succeeded('views.open').at(-1)!.body!.view)
+    expect(opened).toMatch(/https:\/\/edgeloop\.test\/oauth\/connect\/[A-Za-z0-9_-]+/)
+    // Another non-approver sees neither the item nor a button, and is told why.
+    const otherHome = await homeOf('UOTHER0001')
+    expect(otherHome.text).not.toContain(runId)
+    expect(otherHome.text).toContain('not in SLACK_APPROVERS')
+    await cancelRun(runId)
   })
 
   it('Decline closes the item: the call is answered without running', async () => {

@@ -5,6 +5,7 @@ import { logEvent } from '../../runs/log'
 import { homeView, type HomeItem } from '../../slack/home-view'
 import type { ApprovalListItemBody } from '../../api/response-schemas'
 import type { AppEnv } from '../app-env'
+import { slackPerson } from './slack-decider'
 import { interactiveClient } from './slack-ephemeral'
 
 // The Home tab lists what one screen holds; the console's inbox pages through the rest.
@@ -12,8 +13,10 @@ const HOME_ITEMS = 21
 
 /**
  * Publishes `userId`'s Home tab (`views.publish`, docs/slack-app.md#app-home): the pending items
- * of Slack-started runs, which Slack's approvers decide, when the person is one (less `decided`,
- * an item just decided); else why nothing is listed. A failure is logged: the Home tab is a view, nothing waits on it.
+ * of Slack-started runs that this person may decide (less `decided`, an item just decided). An
+ * approver sees every such item but another person's own connection to grant; anyone sees the
+ * connections that are theirs to grant; someone with nothing is told why. A failure is logged:
+ * the Home tab is a view, nothing waits on it.
  */
 export async function publishHome(
   c: Context<AppEnv>,
@@ -25,14 +28,17 @@ export async function publishHome(
   const approvers = loadConfig(c.env).slack.approvers
   const approver = approvers.includes(userId)
   // The run index learns of a decision after the run stored it: the item just decided is left out.
-  const items = (approver ? await slackItems(c) : []).filter(
-    (i) => i.runId !== decided?.runId || i.callId !== decided.callId,
+  const person = slackPerson(userId)
+  const items = (await slackItems(c, approver ? 'slack:' : person)).filter(
+    (i) =>
+      (i.runId !== decided?.runId || i.callId !== decided.callId) && mayDecide(i, person, approver),
   )
-  const notice = approver
-    ? null
-    : approvers.length
-      ? 'You are not in SLACK_APPROVERS, so no pending item is yours to decide here.'
-      : 'SLACK_APPROVERS is not configured, so nobody decides pending items from Slack.'
+  const notice =
+    approver || items.length
+      ? null
+      : approvers.length
+        ? 'You are not in SLACK_APPROVERS, so no pending item is yours to decide here.'
+        : 'SLACK_APPROVERS is not configured, so nobody decides pending items from Slack.'
   try {
     await client.publishView({ user_id: userId, view: homeView({ items, notice }) })
   } catch (err) {
@@ -41,19 +47,33 @@ export async function publishHome(
 }
 
 /**
- * The inbox's items of runs started from Slack (their items are decided by Slack's approvers),
- * selected in the index before the limit: other runs' items, however many, take no place.
+ * The inbox's items of runs whose requester starts with `prefix` (`slack:` for every Slack-started
+ * run, `slack:<user>` for one person's), selected in the index before the limit: other runs'
+ * items, however many, take no place.
  */
-async function slackItems(c: Context<AppEnv>): Promise<HomeItem[]> {
+async function slackItems(c: Context<AppEnv>, prefix: string): Promise<ListedItem[]> {
   const page = await listPendingApprovals(c.env.RUN_INDEX, {
     now: Date.now(),
-    requestedByPrefix: 'slack:',
+    requestedByPrefix: prefix,
     limit: HOME_ITEMS,
   })
   return page.items.map(homeItem)
 }
 
-function homeItem(i: ApprovalListItemBody): HomeItem {
+/**
+ * Whether `person` may act on `item` (the same rules as the card, routes/slack/slack-connect.ts):
+ * a per-person connection only by its person; everything else by an approver.
+ */
+function mayDecide(item: ListedItem, person: string, approver: boolean): boolean {
+  if (item.kind !== 'connect' || item.owner === 'deployment') return approver
+  return item.owner === person
+}
+
+/** A Home item, with whose connection a connect item asks for. */
+type ListedItem = HomeItem & { owner: string }
+
+function homeItem(i: ApprovalListItemBody): ListedItem {
+  const owner = i.ask?.details?.owner
   const url = i.ask?.details?.url
   return {
     runId: i.runId,
@@ -67,5 +87,6 @@ function homeItem(i: ApprovalListItemBody): HomeItem {
     choices: i.ask?.choices ?? null,
     editable: !!i.editSchema,
     url: typeof url === 'string' ? url : null,
+    owner: typeof owner === 'string' ? owner : 'deployment',
   }
 }
