@@ -158,9 +158,9 @@ export const ROUTE_ERRORS = {
   },
   clientMetadata: { 404: ['not_found'] },
   getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
-  // The authorization server for served agents (docs/serving.md#authorization).
   // A console file the deployment lacks (built without `npm run build`'s assets).
   consoleFile: { 404: ['console_unavailable'] },
+  // The authorization server for served agents (docs/serving.md#authorization).
   servedOAuthMetadata: { 404: ['oauth_not_configured'] },
   oauthAuthorize: {
     400: [
