@@ -1180,6 +1180,83 @@ describe.skipIf(!available)(title, () => {
       }, 120_000)
     }
 
+    /** Records every message the page's error box shows, as it shows it. */
+    const recordShownErrors = (page: Page) =>
+      page.evaluate(() => {
+        const w = globalThis as any
+        const box = w.document.getElementById('error')
+        w.shownErrors = []
+        new w.MutationObserver(() => {
+          if (!box.hidden) w.shownErrors.push(box.textContent)
+        }).observe(box, { attributes: true, childList: true, characterData: true, subtree: true })
+      })
+    const shownErrors = (page: Page) =>
+      page.evaluate(() => (globalThis as any).shownErrors as string[])
+
+    /** A run whose first model call is held (it stays running), open in a page recording errors. */
+    const runningRunOpen = async (answer: string) => {
+      const held = world.holdNextAnswer()
+      world.model.enqueue(reply.text('Never sent: this call is lost.'), reply.text(answer))
+      const { id } = await as(TOKEN)('/v1/runs', {
+        method: 'POST',
+        body: JSON.stringify({ task: 'Say it' }),
+      })
+      const opened = await openConsole({ width: 1280, height: 800 }, `#run=${id}`, {
+        baseUrl: world.baseUrl,
+      })
+      await opened.page.locator('[data-testid=cancel]').waitFor({ timeout: 30_000 })
+      await opened.page.locator('body[data-list-stream=live]').waitFor({ timeout: 30_000 })
+      await recordShownErrors(opened.page)
+      await held.arrived
+      return { id, ...opened }
+    }
+
+    it('shows no error for a restart it reconnects through: the run goes on on the page', async () => {
+      const { id, page, errors } = await runningRunOpen('Back after the restart.')
+      const reconnected = page.waitForResponse(
+        (r) => new URL(r.url()).pathname === `/v1/runs/${id}/events`,
+        { timeout: 60_000 },
+      )
+      await world.crash()
+      await reconnected
+      // The call made again answers; the page shows it from the reconnected stream.
+      const answer = page.locator('[data-testid=answer]')
+      await answer.waitFor({ timeout: 60_000 })
+      expect(await answer.textContent()).toBe('Back after the restart.')
+      await page.locator('body[data-list-stream=live]').waitFor({ timeout: 30_000 })
+      expect(await shownErrors(page)).toEqual([])
+      expect(errors).toEqual([])
+    }, 180_000)
+
+    it('shows a failed click at once, and an outage once it outlasts the retries (20 s)', async () => {
+      const { id, page, errors } = await runningRunOpen('Back after the outage.')
+      const start = await world.kill()
+      try {
+        const down = Date.now()
+        // A person's action fails at once, and says so.
+        await page.locator('[data-testid=cancel]').click()
+        await expect.poll(() => shownErrors(page), { timeout: 10_000 }).toHaveLength(1)
+        expect((await shownErrors(page))[0]).not.toMatch(/out of reach/)
+        // The page's own reads keep failing quietly until the outage is 20 s old.
+        await expect
+          .poll(() => shownErrors(page), { timeout: 60_000, interval: 500 })
+          .toEqual([
+            expect.any(String),
+            expect.stringMatching(/^the service has been out of reach for \d+ s/),
+          ])
+        expect(Date.now() - down).toBeGreaterThanOrEqual(20_000)
+      } finally {
+        await start()
+      }
+      // Back: the first answer ends the outage (its message goes), and the run goes on.
+      await expect.poll(() => page.locator('#error').isHidden(), { timeout: 60_000 }).toBe(true)
+      const answer = page.locator('[data-testid=answer]')
+      await answer.waitFor({ timeout: 60_000 })
+      expect(await answer.textContent()).toBe('Back after the outage.')
+      expect((await as(TOKEN)(`/v1/runs/${id}`)).status).toBe('succeeded')
+      expect(errors).toEqual([])
+    }, 180_000)
+
     it('drops the text of a model call a crash lost: only the call made again is shown, then its step', async () => {
       const LOST = 'Lost words: the process died while this was written, and nobody stores it.'
       const KEPT = 'Kept words: the call made again after the restart wrote this, and it is stored.'
