@@ -68,6 +68,8 @@ export interface EnvVars {
   MCP_WAIT_SECONDS?: string
   /** Browser origins that may call /mcp beside PUBLIC_URL's (docs/serving.md). */
   MCP_ALLOWED_ORIGINS?: string
+  /** How long an /mcp session id is honoured after its initialize (docs/serving.md). */
+  MCP_SESSION_TTL_SECONDS?: string
   EVENT_STREAM_QUEUE_KB?: string
   RUN_LIST_STREAMS?: string
   /** Where run traces go (OpenTelemetry OTLP/HTTP JSON); the headers are a secret. */

@@ -1,6 +1,6 @@
 /**
  * How `/mcp` serves the agents (docs/serving.md#limits): how long a call without a task waits for
- * its run, and which browser origins may call. Read per request apart from the rest of the
+ * its run, which browser origins may call, and how long a session lasts. Read per request apart from the rest of the
  * configuration, as the event streams' limits are.
  */
 import * as setting from '../settings/setting'
@@ -13,11 +13,19 @@ export interface McpServing {
   allowedOrigins: string[]
   /** PUBLIC_URL's origin, if set. */
   publicOrigin: string | undefined
+  /** How long an Mcp-Session-Id is honoured after its initialize. */
+  sessionTtlMs: number
 }
 
 export const MCP_SERVING_SETTINGS = {
   MCP_WAIT_SECONDS: setting.number({ min: 1, max: 900, integer: true, fallback: 55 }),
   MCP_ALLOWED_ORIGINS: setting.list(),
+  MCP_SESSION_TTL_SECONDS: setting.number({
+    min: 60,
+    max: 30 * 86_400,
+    integer: true,
+    fallback: 86_400,
+  }),
   PUBLIC_URL: setting.httpUrl(),
 }
 
@@ -32,6 +40,7 @@ export function mcpServing(env: EnvRecord): McpServing {
       waitMs: s.MCP_WAIT_SECONDS * 1000,
       allowedOrigins: s.MCP_ALLOWED_ORIGINS.map((o) => o.replace(/\/+$/, '').toLowerCase()),
       publicOrigin: s.PUBLIC_URL ? new URL(s.PUBLIC_URL).origin : undefined,
+      sessionTtlMs: s.MCP_SESSION_TTL_SECONDS * 1000,
     }
     cache.set(env, serving)
   }

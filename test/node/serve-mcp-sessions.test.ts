@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { mcpClient, startMcpWorker, TOKENS, type McpWorker } from './serve-mcp/mcp-worker.ts'
 import { runApi } from './serve-mcp/run-api.ts'
+import { sessionId } from '../../src/serve/mcp/signed-ids.ts'
 
 let worker: McpWorker
 
@@ -170,6 +171,36 @@ describe('/mcp sessions', () => {
       expect(body.error.code).toBe('session_not_found')
       expect(JSON.stringify(body)).not.toContain(session)
     }
+  })
+
+  it('a session past MCP_SESSION_TTL_SECONDS (a day here) is 404 and says it expired', async () => {
+    const issued = await initialize(TOKENS.alpha)
+    const body = JSON.parse(Buffer.from(issued.split('.')[1]!, 'base64url').toString()) as {
+      sub: string
+      el: number
+      iat: number
+    }
+    expect(Math.abs(body.iat * 1000 - Date.now())).toBeLessThan(60_000)
+    // The same session as the Worker signs it, issued a day and a minute ago, or a minute ago.
+    const signed = (agoMs: number) =>
+      sessionId('mcp-session-test-secret', {
+        sub: body.sub,
+        elicitation: body.el === 1,
+        issuedAt: Date.now() - agoMs,
+      })
+    const ping = (session: string) =>
+      fetch(worker.url, {
+        method: 'POST',
+        headers: mcp(TOKENS.alpha, { 'Mcp-Session-Id': session }),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      })
+    expect((await ping(await signed(60_000))).status).toBe(200)
+    const expired = await ping(await signed(86_460_000))
+    expect(expired.status).toBe(404)
+    const refusal = (await expired.json()) as any
+    expect(refusal.error.code).toBe('session_not_found')
+    expect(refusal.error.message).toContain('expired')
+    expect(refusal.error.message).toContain('MCP_SESSION_TTL_SECONDS')
   })
 
   it('DELETE is 405 (a signed session keeps nothing to end); GET without a session is 400', async () => {

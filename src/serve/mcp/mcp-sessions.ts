@@ -3,6 +3,8 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js'
+import { mcpServing } from '../../config/mcp-serving'
+import type { EnvRecord } from '../../config'
 import type { Env } from '../../env'
 import { errorResponse } from '../oauth/error-response'
 import type { McpCaller } from './mcp-caller'
@@ -27,7 +29,8 @@ export type SessionCheck = { session: McpSession | null } | { refusal: Response 
 /**
  * The request's Mcp-Session-Id, checked against the calling token: one signed for another token,
  * altered or forged is "not found" (404, as the transport spec says of a session a server does
- * not know), and says nothing more.
+ * not know), and says nothing more. One of this token past MCP_SESSION_TTL_SECONDS is not found
+ * either (a client starts a new session on a 404), and says it expired.
  */
 export async function checkSession(
   env: Env,
@@ -38,7 +41,18 @@ export async function checkSession(
   if (sent === null) return { session: null }
   const key = sessionKey(env)
   const session = key ? await verifySession(key, sent.trim(), caller.name) : null
-  if (session) return { session }
+  if (session) {
+    const ttlMs = mcpServing(env as unknown as EnvRecord).sessionTtlMs
+    const age = Date.now() - session.issuedAt
+    if (age <= ttlMs) return { session }
+    return {
+      refusal: errorResponse(
+        404,
+        'session_not_found',
+        `Mcp-Session-Id expired: a session lasts ${ttlMs / 1000} s (MCP_SESSION_TTL_SECONDS); initialize again (without Mcp-Session-Id) for a new one`,
+      ),
+    }
+  }
   return {
     refusal: errorResponse(
       404,
@@ -59,7 +73,7 @@ export async function sessionFor(
   const elicitation = message.params.capabilities.elicitation
   // An empty `elicitation: {}` is form mode, as the spec reads it for clients of 2025-06-18.
   const form = elicitation !== undefined && (elicitation.form !== undefined || !elicitation.url)
-  return sessionId(key, { sub: caller.name, elicitation: form })
+  return sessionId(key, { sub: caller.name, elicitation: form, issuedAt: Date.now() })
 }
 
 /** The body's one JSON-RPC message, or null (a batch, or not JSON: the SDK answers those). */

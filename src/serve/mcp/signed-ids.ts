@@ -18,6 +18,8 @@ export interface McpSession {
   sub: string
   /** The client declared the elicitation capability (form mode). */
   elicitation: boolean
+  /** When initialize issued it (ms since the epoch, to the second). */
+  issuedAt: number
 }
 
 /** An SSE event id's content: where a call's stream stood. */
@@ -50,10 +52,18 @@ const OFFER = 'q1'
 const MAX_ID_LENGTH = 2_048
 
 export async function sessionId(key: string, session: McpSession): Promise<string> {
-  return sign(key, SESSION, { sub: session.sub, el: session.elicitation ? 1 : 0 })
+  return sign(key, SESSION, {
+    sub: session.sub,
+    el: session.elicitation ? 1 : 0,
+    iat: Math.floor(session.issuedAt / 1000),
+  })
 }
 
-/** The session `id` holds, if it was signed under `key` for token `caller`; else null. */
+/**
+ * The session `id` holds, if it was signed under `key` for token `caller`; else null. An id
+ * signed without an issue time (before sessions expired) holds none: it reads as issued at 0,
+ * long expired.
+ */
 export async function verifySession(
   key: string,
   id: string,
@@ -61,7 +71,8 @@ export async function verifySession(
 ): Promise<McpSession | null> {
   const body = await verify(key, SESSION, id)
   if (!body || body.sub !== caller) return null
-  return { sub: caller, elicitation: body.el === 1 }
+  const iat = Number.isSafeInteger(body.iat) && (body.iat as number) > 0 ? (body.iat as number) : 0
+  return { sub: caller, elicitation: body.el === 1, issuedAt: iat * 1000 }
 }
 
 export async function eventId(key: string, caller: string, cursor: CallCursor): Promise<string> {
