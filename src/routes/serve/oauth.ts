@@ -164,7 +164,7 @@ const authorizeRoute = declareRoute({
   operationId: 'oauthAuthorize',
   summary: 'Authorization endpoint: the consent page',
   description:
-    'Validates the client, its redirect URI, PKCE (S256) and the resource, then shows a page where a person pastes an edgeloop API token and picks scopes. An invalid request with a checked redirect URI goes back to the client with the error.',
+    'Validates the client, its redirect URI, PKCE (S256) and the resource, then shows a page where a person pastes an edgeloop API token and picks scopes. An invalid request with a checked redirect URI goes back to the client with the error; any other refusal is the JSON error, or for a browser (Accept ranking text/html first) a page saying what is wrong and what to do.',
   tags: ['oauth'],
   security: [],
   parameters: [
