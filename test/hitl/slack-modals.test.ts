@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { EDIT_ACTION_ID } from '../../src/slack/approval-message'
+import { APPROVE_ACTION_ID, EDIT_ACTION_ID } from '../../src/slack/approval-message'
 import { ANSWER_MODAL_ACTION_ID } from '../../src/slack/question-message'
 import {
   blockActionsBody,
@@ -181,6 +181,21 @@ describe('Edit, then approve, in Slack', () => {
       expect(body.view.blocks[0]!.text.text).toContain(`You can't decide this approval: ${text}`)
     },
   )
+
+  it('a note quoting outside text escapes it: a forged call id never pings the channel', async () => {
+    const { runId, card, pending } = await awaitingApproval()
+    const forged = JSON.stringify({ r: runId, c: '<!channel>', h: pending.argsHash })
+    const body = blockActionsBody({
+      action_id: APPROVE_ACTION_ID,
+      value: forged,
+      user_id: APPROVER,
+      message_ts: card.ts,
+    })
+    expect((await world.post('/slack/interactions', body)).status).toBe(200)
+    const [note] = world.slack.ephemerals()
+    expect(note!.text).toBe(`Nothing was changed: run ${runId} has no call &lt;!channel&gt;`)
+    expect((await world.view(runId)).pendingApprovals).toEqual([pending])
+  })
 
   it('a submission by someone not an approver decides nothing', async () => {
     const { runId, card, pending } = await awaitingApproval()
