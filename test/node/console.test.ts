@@ -9,8 +9,9 @@
  * API call listed from the run-list stream at both widths, and the poll when the stream is
  * refused. Against the bundle in workerd under Miniflare (console-worker.ts): the inbox's Connect
  * through the OAuth authorization server fake at both widths, the run going on to its answer;
- * the live text of a model call lost to a SIGKILL dropped for the call made again; the agent
- * picker with a 40-character name. Screenshots go to test/output/ (console-timeline,
+ * the live text of a model call lost to a SIGKILL dropped for the call made again; no error shown
+ * for a restart the page reconnects through, a click's failure shown at once and an outage past
+ * 20 s shown once; the agent picker with a 40-character name. Screenshots go to test/output/ (console-timeline,
  * -read-only, -phone-list, -phone-run, -phone-run-full, -phone-live-list, -desktop,
  * -desktop-live-list, -delete-confirm, -deleted, -agents, -streaming, -{phone,desktop}-inbox-connect,
  * -{phone,desktop}-connected, -desktop-retried-stream, -desktop-agent-picker; .png).
