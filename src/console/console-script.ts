@@ -113,7 +113,8 @@ export const CONSOLE_SCRIPT =
   }
 
   // Who the token is first (the run panel offers only what it may do), then what it may read.
-  function enter() {
+  // again: the poll asking once more after a failure (already shown), so a failure is quiet.
+  function enter(again) {
     return access.load().then(function () {
       if (!access.may('runs:read')) return $('run-panel').replaceChildren(access.missing('Reading runs', 'runs:read'))
       showStartForm()
@@ -124,7 +125,10 @@ export const CONSOLE_SCRIPT =
       watchList()
       var fromHash = /run=([\w]+)/.exec(location.hash)
       if (fromHash) openRun(fromHash[1])
-    }).catch(function (e) { showError(e.message) })
+    }).catch(function (e) {
+      if (again) unreachable(e)
+      else showError(e.message)
+    })
   }
 
   $('login').addEventListener('submit', function (e) {
@@ -240,7 +244,7 @@ export const CONSOLE_SCRIPT =
   setInterval(function () {
     if (!token || document.hidden) return
     // A /v1/me that failed (not a refused token: that signs out) is asked again.
-    if (!access.known()) return enter()
+    if (!access.known()) return enter(true)
     if (access.may('runs:read') && !listStream.live) { reloadRuns(); loadInbox() }
   }, POLL_MS)
 })()

@@ -1258,6 +1258,33 @@ describe.skipIf(!available)(title, () => {
       expect(errors).toEqual([])
     }, 180_000)
 
+    it('shows a failed first read of the token once; the retries that follow are quiet', async () => {
+      let refused = 0
+      const { page, errors } = await openConsole({ width: 1280, height: 800 }, '', {
+        baseUrl: world.baseUrl,
+        prepare: async (page) => {
+          // GET /v1/me fails three times (the connection refused), then gets through.
+          await page.route('**/v1/me', (route) =>
+            refused++ < 3 ? route.abort('connectionrefused') : route.continue(),
+          )
+          await page.addInitScript(() => {
+            const w = globalThis as any
+            w.shownErrors = []
+            w.document.addEventListener('DOMContentLoaded', () => {
+              const box = w.document.getElementById('error')
+              new w.MutationObserver(() => {
+                if (!box.hidden) w.shownErrors.push(box.textContent)
+              }).observe(box, { attributes: true, childList: true, characterData: true })
+            })
+          })
+        },
+      })
+      expect(refused).toBe(4)
+      expect(await page.locator('#who').getAttribute('data-token')).toBe(TOKEN_NAME)
+      expect(await shownErrors(page)).toHaveLength(1)
+      expect(errors).toEqual([])
+    }, 120_000)
+
     it('drops the text of a model call a crash lost: only the call made again is shown, then its step', async () => {
       const LOST = 'Lost words: the process died while this was written, and nobody stores it.'
       const KEPT = 'Kept words: the call made again after the restart wrote this, and it is stored.'
