@@ -25,6 +25,8 @@ const STARTS = Number(process.env.PROFILE_STARTS ?? 4)
 const WARMUP_RUNS = 3
 /** Source files listed, by how much more of the first run than of a warm run they hold. */
 const TOP_FILES = 20
+/** Functions listed the same way. */
+const TOP_FUNCTIONS = 30
 
 /** V8 compiling a function on its first call (lazy compilation), wherever it was called from. */
 const LAZY_COMPILE = /Runtime_CompileLazy|Compiler::Compile\b/
@@ -34,8 +36,12 @@ const REGEXP_COMPILE = /RegExpImpl::Compile|CompileIrregexp/
 /** A frame of the bundle in V8's perf map: `JS:*name index.js:line:column`. */
 const BUNDLE_FRAME = / index\.js:(\d+):(\d+)/
 
-/** Maps a bundle position to the source file it came from, relative to the repository. */
-function sourceFiles(root, scriptPath) {
+/**
+ * Maps a bundle position to where it came from: the source file (relative to the repository)
+ * and, since V8's perf map names a function by where it starts, the function as
+ * `file:line name` (`name` when the source map has one).
+ */
+function sourcePlaces(root, scriptPath) {
   const mapPath = `${scriptPath}.map`
   const map = new SourceMap(JSON.parse(readFileSync(mapPath, 'utf8')))
   const known = new Map()
@@ -44,10 +50,35 @@ function sourceFiles(root, scriptPath) {
     if (!known.has(key)) {
       const entry = map.findEntry(line - 1, column - 1)
       const source = entry && 'originalSource' in entry ? entry.originalSource : undefined
-      known.set(key, source ? relative(root, resolve(dirname(mapPath), source)) : undefined)
+      const file = source && relative(root, resolve(dirname(mapPath), source))
+      known.set(
+        key,
+        file && {
+          file,
+          fn: `${file}:${entry.originalLine + 1}${entry.name ? ` ${entry.name}` : ''}`,
+        },
+      )
     }
     return known.get(key)
   }
+}
+
+/**
+ * The source files and the functions of the bundle on one sample's stack (leaf first), each
+ * once. A function's count is inclusive: it holds what it called, as far as the stack shows it
+ * (after an `await`, a function resumes from the microtask queue without its callers).
+ */
+export function bundlePlaces(stack, placeOf) {
+  const files = new Set()
+  const functions = new Set()
+  for (const frame of stack.split('\n')) {
+    const at = BUNDLE_FRAME.exec(frame)
+    const place = at && placeOf(Number(at[1]), Number(at[2]))
+    if (!place) continue
+    files.add(place.file)
+    functions.add(place.fn)
+  }
+  return { files, functions }
 }
 
 /** Sample counts of one phase (first or warm) over every start. */
@@ -59,11 +90,13 @@ function tally() {
     kinds: KINDS.map(() => 0),
     owners: OWNERS.map(() => 0),
     files: new Map(),
+    functions: new Map(),
   }
 }
 
-/** Adds `perf script`'s stacks to `t`: each sample once per kind, owner and source file. */
-function count(t, script, fileOf) {
+/** Adds `perf script`'s stacks to `t`: each sample once per kind, owner, file and function. */
+function count(t, script, placeOf) {
+  const add = (tally, key) => tally.set(key, (tally.get(key) ?? 0) + 1)
   for (const stack of script.split(/\n\s*\n/)) {
     if (!stack.trim()) continue
     t.samples++
@@ -71,13 +104,9 @@ function count(t, script, fileOf) {
     if (REGEXP_COMPILE.test(stack)) t.regexp++
     t.kinds[stackKind(stack)]++
     t.owners[stackOwner(stack)]++
-    const files = new Set()
-    for (const frame of stack.split('\n')) {
-      const at = BUNDLE_FRAME.exec(frame)
-      const file = at && fileOf(Number(at[1]), Number(at[2]))
-      if (file) files.add(file)
-    }
-    for (const file of files) t.files.set(file, (t.files.get(file) ?? 0) + 1)
+    const { files, functions } = bundlePlaces(stack, placeOf)
+    for (const file of files) add(t.files, file)
+    for (const fn of functions) add(t.functions, fn)
   }
 }
 
@@ -86,7 +115,7 @@ export async function benchFirstRunProfile(root) {
   if (!(await perfUsable()))
     return 'first-run profile: not measured (`perf record` is not usable here)'
   const { bundleWorker } = await import('../test/node/worker-runtime.ts')
-  const fileOf = sourceFiles(root, (await bundleWorker()).scriptPath)
+  const placeOf = sourcePlaces(root, (await bundleWorker()).scriptPath)
   const net = network()
   const first = tally()
   const warm = tally()
@@ -101,9 +130,9 @@ export async function benchFirstRunProfile(root) {
         await SYSTEMS.edgeloop.run(base, net, `profile ${n++}`)
         walls[phase].push(performance.now() - t0)
       }
-      count(first, await perfStacks(rt.pid, run('first')), fileOf)
+      count(first, await perfStacks(rt.pid, run('first')), placeOf)
       for (let w = 0; w < WARMUP_RUNS; w++) await SYSTEMS.edgeloop.run(base, net, `warm-up ${n++}`)
-      count(warm, await perfStacks(rt.pid, run('warm')), fileOf)
+      count(warm, await perfStacks(rt.pid, run('warm')), placeOf)
     } finally {
       await stop()
     }
@@ -131,9 +160,15 @@ function report(first, warm, walls) {
     ...KINDS.map((kind, i) => row(`by kind: ${kind}`, first.kinds[i], warm.kinds[i])),
     `  source files of the bundle on the stack (a sample counts once per file), by extra:`,
   ]
-  const extra = (file) => (first.files.get(file) ?? 0) - (warm.files.get(file) ?? 0)
-  const files = [...first.files.keys()].sort((a, b) => extra(b) - extra(a)).slice(0, TOP_FILES)
-  for (const file of files)
-    lines.push(row(`  ${file}`, first.files.get(file), warm.files.get(file) ?? 0))
+  const byExtra = (f, w, top) => {
+    const extra = (key) => (f.get(key) ?? 0) - (w.get(key) ?? 0)
+    const keys = [...f.keys()].sort((a, b) => extra(b) - extra(a)).slice(0, top)
+    for (const key of keys) lines.push(row(`  ${key}`, f.get(key), w.get(key) ?? 0))
+  }
+  byExtra(first.files, warm.files, TOP_FILES)
+  lines.push(
+    `  functions of the bundle on the stack (where each starts; inclusive: a sample counts once per function), by extra:`,
+  )
+  byExtra(first.functions, warm.functions, TOP_FUNCTIONS)
   return lines.join('\n')
 }

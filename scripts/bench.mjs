@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
+import { benchFirstRunCompiled } from '../bench/first-run-compiled.mjs'
 import { benchFirstRunProfile } from '../bench/first-run-profile.mjs'
 import { benchKernelVsAiSdk } from '../bench/kernel-vs-ai-sdk.mjs'
 import { benchPeer } from '../bench/peer-cost.mjs'
@@ -72,9 +73,13 @@ if (only === 'peer') {
   })
 }
 // Not in a plain `npm run bench`: a profile under `perf` of where a fresh process's first run
-// goes (figures, no goal; the peer part judges the first run).
-if (only === 'first-run')
-  await run('first-run', async () => report(await benchFirstRunProfile(root)))
+// goes, and the code V8 compiles in it (figures, no goal; the peer part judges the first run).
+if (only === 'first-run') {
+  await run('first-run', async () => {
+    report(await benchFirstRunProfile(root))
+    report(await benchFirstRunCompiled(root))
+  })
+}
 // The kernel beside the AI SDK alone (the last part of `peer`, without workerd): for work on the
 // kernel's speed (docs/development.md#kernel-performance).
 if (only === 'ai-sdk') {

@@ -15,6 +15,8 @@ import {
   within,
 } from '../../bench/verdict.mjs'
 import { classify, KINDS, stackKind } from '../../bench/workerd-perf.mjs'
+import { bundlePlaces } from '../../bench/first-run-profile.mjs'
+import { compiledBytes, scriptNames } from '../../bench/first-run-compiled.mjs'
 
 /**
  * Each in-process benchmark runs once, so none can break unseen between `npm run bench`s (they
@@ -91,6 +93,60 @@ describe('benchmarks', () => {
     for (const [stack, kind] of stacks) {
       expect(KINDS[stackKind(stack.join('\n'))], stack.join(' < ')).toBe(KINDS[kind])
     }
+  })
+
+  it('first-run profile: a sample counts once per source file and function on its stack', () => {
+    // JavaScript frames as V8's perf map names them: a function by where it starts in the bundle.
+    const frame = (sym: string) => `\t 7f3a2b10 ${sym}+0x1c (/tmp/perf-4242.map)`
+    const stack = [
+      frame('JS:*jD index.js:1:200'),
+      frame('JS:*jD index.js:1:200'),
+      frame('JS:~lJ index.js:1:900'),
+      frame('Builtins_CallFunction'),
+      frame('JS:~Xy index.js:1:5'),
+      frame('JS:~Zq entry.worker.js:3:10'),
+    ].join('\n')
+    const places = new Map([
+      ['1:200', { file: 'src/kernel/a.ts', fn: 'src/kernel/a.ts:3 parse' }],
+      ['1:900', { file: 'src/kernel/a.ts', fn: 'src/kernel/a.ts:40 load' }],
+    ])
+    const { files, functions } = bundlePlaces(stack, (line, column) =>
+      places.get(`${line}:${column}`),
+    )
+    expect([...files]).toEqual(['src/kernel/a.ts'])
+    expect([...functions]).toEqual(['src/kernel/a.ts:3 parse', 'src/kernel/a.ts:40 load'])
+  })
+
+  it('first-run compiled code: each range V8 compiled counts once, by its group', () => {
+    // Lines as V8's --log-function-events writes them: event, script id, start, end, time, …
+    const log = [
+      'script-details,7,index.js,0,0,0,0',
+      'script-details,9,node-internal:events,0,0,0,0',
+      'function,parse-function,7,100,400,0.2,1000,jD',
+      'function,full-parse,7,100,400,0.2,1001,jD',
+      'function,parse-function,7,100,400,0.1,1002,jD',
+      'function,parse-function,7,500,550,0.1,1003,lJ',
+      'function,first-execution,7,500,550,0,1004,lJ',
+      'function,parse-script,9,0,2000,0.4,1005,',
+      'function,parse-function,12,0,30,0.1,1006,x',
+      'code-creation,Builtin,3,1007,0x1,2,Abort',
+    ].join('\n')
+    const groupOf = (script: string, start: number) =>
+      script === 'index.js' ? (start < 450 ? 'src/kernel' : 'node_modules/zod') : script
+    const { bytes, functions, groups } = compiledBytes(log, scriptNames(log), groupOf)
+    expect(functions).toBe(4)
+    expect(bytes).toBe(300 + 50 + 2000 + 30)
+    expect(Object.fromEntries(groups)).toEqual({
+      'src/kernel': 300,
+      'node_modules/zod': 50,
+      'node-internal:events': 2000,
+      'script 12': 30,
+    })
+    expect(compiledBytes('', new Map(), groupOf)).toEqual({
+      bytes: 0,
+      functions: 0,
+      groups: new Map(),
+    })
   })
 
   describe('verdicts refuse to judge nothing', () => {
