@@ -25,38 +25,40 @@ type Kind =
   | 'string'
   | 'ref'
 
-const KEYWORDS: Readonly<Record<string, Kind>> = {
-  type: 'types',
-  properties: 'map',
-  patternProperties: 'map',
-  additionalProperties: 'schema',
-  items: 'schema',
-  prefixItems: 'list',
-  required: 'names',
-  enum: 'values',
-  anyOf: 'choices',
-  oneOf: 'choices',
-  allOf: 'choices',
-  not: 'schema',
-  $defs: 'map',
-  definitions: 'map',
-  minimum: 'number',
-  maximum: 'number',
-  exclusiveMinimum: 'number',
-  exclusiveMaximum: 'number',
-  multipleOf: 'positive',
-  minLength: 'count',
-  maxLength: 'count',
-  minItems: 'count',
-  maxItems: 'count',
-  minProperties: 'count',
-  maxProperties: 'count',
-  uniqueItems: 'boolean',
-  pattern: 'string',
-  description: 'string',
-  title: 'string',
-  $ref: 'ref',
-}
+const KEYWORDS: ReadonlyMap<string, Kind> = new Map(
+  Object.entries({
+    type: 'types',
+    properties: 'map',
+    patternProperties: 'map',
+    additionalProperties: 'schema',
+    items: 'schema',
+    prefixItems: 'list',
+    required: 'names',
+    enum: 'values',
+    anyOf: 'choices',
+    oneOf: 'choices',
+    allOf: 'choices',
+    not: 'schema',
+    $defs: 'map',
+    definitions: 'map',
+    minimum: 'number',
+    maximum: 'number',
+    exclusiveMinimum: 'number',
+    exclusiveMaximum: 'number',
+    multipleOf: 'positive',
+    minLength: 'count',
+    maxLength: 'count',
+    minItems: 'count',
+    maxItems: 'count',
+    minProperties: 'count',
+    maxProperties: 'count',
+    uniqueItems: 'boolean',
+    pattern: 'string',
+    description: 'string',
+    title: 'string',
+    $ref: 'ref',
+  } satisfies Record<string, Kind>),
+)
 
 const EXPECTED: Readonly<Record<Kind, string>> = {
   schema: 'a schema (an object or a boolean)',
@@ -99,15 +101,16 @@ export function vocabularyProblems(schema: Record<string, unknown>): string[] {
       continue
     }
     const record = node as Record<string, unknown>
-    if (typeof record.pattern === 'string' && !isRegExp(record.pattern)) {
+    // A map's keys are property names, not keywords.
+    if (place !== 'map' && typeof record.pattern === 'string' && !isRegExp(record.pattern)) {
       problems.push(`${at}/pattern: not a valid regular expression`)
     }
-    const keys = Object.keys(record)
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i]!
-      const value = record[key]
-      stack.push([value, `${at}/${key}`, childPlace(place, key, value, problems, at)])
-    }
+    // Checked in the schema's own order, walked into in the same order (a stack: pushed last first).
+    const children = Object.keys(record).map(
+      (key) =>
+        [record[key], `${at}/${key}`, childPlace(place, key, record[key], problems, at)] as const,
+    )
+    for (let i = children.length - 1; i >= 0; i--) stack.push([...children[i]!])
   }
   return problems
 }
@@ -122,7 +125,7 @@ function childPlace(
 ): Place {
   if (place === 'map') return 'schema'
   if (place !== 'schema') return 'data'
-  const kind = KEYWORDS[key]
+  const kind = KEYWORDS.get(key)
   if (kind === undefined) return 'data'
   if (!fits(kind, value)) {
     problems.push(`${at}/${key}: must be ${EXPECTED[kind]}`)

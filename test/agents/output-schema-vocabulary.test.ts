@@ -109,10 +109,26 @@ describe('an agent output schema checked keyword by keyword', () => {
       '/patternProperties/([: not a valid regular expression',
     ],
     [{ default: { pattern: '([' } }, '/default/pattern: not a valid regular expression'],
+    [{ properties: { pattern: '([' } }, '/properties/pattern: must be a schema'],
   ])('%j: %s', (schema, problem) => {
     const problems = outputProblems(schema)
     expect(problems).toHaveLength(1)
     expect(problems[0]).toContain(`output: ${problem}`)
+  })
+
+  it('takes keywords it does not know even where they share a name with built-in properties', () => {
+    const schema = JSON.parse(
+      '{"type":"object","toString":1,"constructor":"x","__proto__":[],"properties":{"constructor":{"type":"string"},"hasOwnProperty":true}}',
+    )
+    expect(outputProblems(schema)).toEqual([])
+  })
+
+  it('names the problems of one schema in its own order', () => {
+    const [problem] = outputProblems({ minimum: 'a', maximum: 'b', items: { minLength: -1 } })
+    expect(problem).toBe(
+      'output: /minimum: must be a number; /maximum: must be a number; ' +
+        '/items/minLength: must be an integer of 0 or more',
+    )
   })
 
   it('names every problem at once, the first eight and how many more', () => {
