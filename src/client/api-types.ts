@@ -901,3 +901,62 @@ export interface ConnectionDeleted {
   deleted: true
   revoked: boolean
 }
+
+export interface McpRequest {
+  jsonrpc: '2.0'
+  /** A request's id, and the same in the response that answers it; a notification has none. */
+  id?: string | number | null
+  /** initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, or a notification (notifications/initialized, notifications/cancelled, …); the params are MCP’s (protocol 2025-11-25). */
+  method: string
+  params?: Record<string, unknown>
+}
+
+export interface McpResponse {
+  jsonrpc: '2.0'
+  /** A request's id, and the same in the response that answers it; a notification has none. */
+  id: string | number | null
+  /** The method’s result as MCP defines it (InitializeResult, ListToolsResult, CallToolResult, CreateTaskResult, GetTaskResult, …); from the client, an elicitation’s ElicitResult. */
+  result?: unknown
+  error?: {
+    /** JSON-RPC codes: -32700 parse error, -32600 invalid request, -32601 unknown method, -32602 invalid params (an unknown tool, arguments the agent refuses), -32603 internal, -32001 request timeout (a call that outlasted its wait; its run goes on). */
+    code: number
+    message: string
+    /** More about the error, as the protocol defines it. */
+    data?: unknown
+  }
+}
+
+/** One JSON-RPC message: a request or notification, or the client’s response to an elicitation this server sent. */
+export type McpMessage = McpRequest | McpResponse
+
+export interface A2aRequest {
+  jsonrpc: '2.0'
+  /** A request's id, and the same in the response that answers it; a notification has none. */
+  id?: string | number | null
+  method:
+    | 'SendMessage'
+    | 'SendStreamingMessage'
+    | 'GetTask'
+    | 'CancelTask'
+    | 'SubscribeToTask'
+    | 'message/send'
+    | 'message/stream'
+    | 'tasks/get'
+    | 'tasks/cancel'
+    | 'tasks/resubscribe'
+  params?: Record<string, unknown>
+}
+
+export interface A2aResponse {
+  jsonrpc: '2.0'
+  /** A request's id, and the same in the response that answers it; a notification has none. */
+  id: string | number | null
+  /** The method’s result: a Task, or a message/stream event */
+  result?: unknown
+  error?: {
+    /** JSON-RPC and A2A codes: -32700 parse error, -32600 invalid request (no or a bad token, a body too large or too deep), -32601 unknown method, -32602 invalid params (an unknown skill, a message without text), -32603 internal, -32001 task not found (also another token’s task), -32002 task not cancelable, -32003 push notifications not supported, -32004 unsupported operation (a missing scope, a message to a task that waits for an approval), -32005 content type not supported (file parts). */
+    code: number
+    message: string
+    data?: Array<Record<string, unknown>>
+  }
+}

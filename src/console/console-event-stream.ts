@@ -5,7 +5,7 @@
  * but never become the resume point: a reconnect does not replay them.
  *
  * A piece of the console script's one closure (console-script.ts joins it in): function
- * declarations only, using that closure's `api` and `showError`.
+ * declarations only, using that closure's `api` and `unreachable`.
  */
 export const CONSOLE_EVENT_STREAM = String.raw`
   // Calls onEvent(name, data, seq) for each frame; seq is null for an event without an id.
@@ -26,7 +26,8 @@ export const CONSOLE_EVENT_STREAM = String.raw`
       if (signal.aborted) return
       // No such run (any more): nothing to follow; the run's own read says so.
       if (e.status === 404) return onEvent('gone', {}, null)
-      showError(e.message)
+      // A dropped connection or a restart is retried quietly; a long outage is shown.
+      unreachable(e)
       setTimeout(function () { follow(id, after, signal, onEvent) }, 3000)
     })
   }

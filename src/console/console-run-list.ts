@@ -6,8 +6,8 @@
  * stream (console-list-stream.ts), or from a short poll of the index while it is down.
  *
  * A piece of the console script's one closure (console-script.ts joins it in): function
- * declarations only, using that closure's `el`, `$`, `json`, `showError`, `openRun`, `follow`,
- * `onRunEvent`, `selected` and `agents`.
+ * declarations only, using that closure's `el`, `$`, `json`, `showError`, `unreachable`, `openRun`,
+ * `follow`, `onRunEvent`, `selected` and `agents`.
  */
 export const CONSOLE_RUN_LIST = String.raw`
   // A browser opens at most six connections to one HTTP/1.1 origin (wrangler dev is one), for
@@ -62,14 +62,14 @@ export const CONSOLE_RUN_LIST = String.raw`
       list.runs = page.items
       list.cursor = page.nextCursor
       drawRuns()
-    }).catch(function (e) { showError(e.message) })
+    }).catch(unreachable)
   }
 
   function loadInbox() {
     return json('/v1/approvals?limit=100').then(function (page) {
       list.approvals = page.items
       drawInbox()
-    }).catch(function (e) { showError(e.message) })
+    }).catch(unreachable)
   }
 
   // What the list shows of a run, from its own view: fresher than the index for as long as the

@@ -50,7 +50,29 @@ export const CONSOLE_SCRIPT =
     var box = $('error')
     box.textContent = message
     box.hidden = false
-    setTimeout(function () { box.hidden = true }, 6000)
+    clearTimeout(box.timer)
+    box.timer = setTimeout(function () { box.hidden = true }, 6000)
+  }
+
+  // Reads the page makes by itself (the followed runs' streams, the poll, a run read after its
+  // events) retry by themselves: when the service is out of reach for a moment (a restart, a
+  // dropped connection) they say nothing, and only an outage longer than OUTAGE_MS is shown.
+  // An answer from the service ends the outage. What a person clicks shows its failure at once.
+  var OUTAGE_MS = 20000
+  var outage = null
+  function unreachable(e) {
+    // The service answered (a refusal, an error of its own): not an outage.
+    if (e.status) return showError(e.message)
+    var now = Date.now()
+    if (!outage) outage = { since: now, shown: false }
+    if (outage.shown || now - outage.since < OUTAGE_MS) return
+    outage.shown = true
+    showError('the service has been out of reach for ' + Math.round((now - outage.since) / 1000) +
+      ' s (' + e.message + '); still trying')
+  }
+  function reachable() {
+    if (outage && outage.shown) $('error').hidden = true
+    outage = null
   }
 
   function api(path, init) {
@@ -58,6 +80,7 @@ export const CONSOLE_SCRIPT =
     var headers = Object.assign({ Authorization: 'Bearer ' + token }, init.headers || {})
     if (init.body) headers['Content-Type'] = 'application/json'
     return fetch(path, Object.assign({}, init, { headers: headers })).then(function (res) {
+      reachable()
       if (res.status === 401) { signOut(); throw new Error('the API token was refused') }
       if (!res.ok) {
         return res.json().then(function (b) {
@@ -90,7 +113,8 @@ export const CONSOLE_SCRIPT =
   }
 
   // Who the token is first (the run panel offers only what it may do), then what it may read.
-  function enter() {
+  // again: the poll asking once more after a failure (already shown), so a failure is quiet.
+  function enter(again) {
     return access.load().then(function () {
       if (!access.may('runs:read')) return $('run-panel').replaceChildren(access.missing('Reading runs', 'runs:read'))
       showStartForm()
@@ -101,7 +125,10 @@ export const CONSOLE_SCRIPT =
       watchList()
       var fromHash = /run=([\w]+)/.exec(location.hash)
       if (fromHash) openRun(fromHash[1])
-    }).catch(function (e) { showError(e.message) })
+    }).catch(function (e) {
+      if (again) unreachable(e)
+      else showError(e.message)
+    })
   }
 
   $('login').addEventListener('submit', function (e) {
@@ -140,7 +167,8 @@ export const CONSOLE_SCRIPT =
     if (stream) stream.abort()
     stream = new AbortController()
     follow(id, 0, stream.signal, function (name, data) { onRunEvent(id, name, data) })
-    return refreshRun()
+    // Opened by a click (or the address): a read that fails says so at once.
+    return readRun(id, undefined, true)
   }
 
   function closeRun() {
@@ -163,7 +191,8 @@ export const CONSOLE_SCRIPT =
   function refreshRun() { return selected ? readRun(selected) : Promise.resolve() }
 
   // A run read from itself: the open one is drawn, every one corrects its row and approvals.
-  function readRun(id, at) {
+  // loud: a person asked for it, so a failure is shown at once (else see unreachable).
+  function readRun(id, at, loud) {
     return json('/v1/runs/' + id).then(function (view) {
       if (id === selected) {
         shown = view
@@ -181,7 +210,8 @@ export const CONSOLE_SCRIPT =
         }
         return dropRun(id)
       }
-      showError(e.message)
+      if (loud) showError(e.message)
+      else unreachable(e)
     })
   }
 
@@ -214,7 +244,7 @@ export const CONSOLE_SCRIPT =
   setInterval(function () {
     if (!token || document.hidden) return
     // A /v1/me that failed (not a refused token: that signs out) is asked again.
-    if (!access.known()) return enter()
+    if (!access.known()) return enter(true)
     if (access.may('runs:read') && !listStream.live) { reloadRuns(); loadInbox() }
   }, POLL_MS)
 })()

@@ -22,7 +22,13 @@ export function request(call: Call) {
  * What dispatch needs for `call`; with `log`, the tool-output guardrails screen its observation
  * and push their verdicts there (the caller records them: `guarded`).
  */
-export function dispatchContext(state: RunState, call: Call, slice: Slice, log?: Screened[]) {
+export function dispatchContext(
+  state: RunState,
+  call: Call,
+  slice: Slice,
+  log?: Screened[],
+  startedAt?: number,
+) {
   const { deps } = slice
   return {
     registry: slice.registry,
@@ -36,6 +42,7 @@ export function dispatchContext(state: RunState, call: Call, slice: Slice, log?:
     signal: deps.signal,
     redact: slice.redact,
     screen: log ? observationScreen(state, call, slice, log) : undefined,
+    startedAt,
   }
 }
 
@@ -104,19 +111,32 @@ class RunObservations implements ObservationStore {
   }
 }
 
+/** Runs `call` now; `started` is the clock read its transition began with (see dispatch). */
 export function runCall(
   state: RunState,
   stepIndex: number,
   call: Call,
   slice: Slice,
+  started: number,
 ): SyncOrAsync<Transition> {
   const log = toolOutputLog(slice)
-  const result = dispatch(request(call), dispatchContext(state, call, slice, log))
-  const finish = (r: Dispatched): SyncOrAsync<Transition> => {
-    const ran = ranCall(state, stepIndex, call, slice, r)
-    return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
-  }
-  return isPromise(result) ? result.then(finish) : finish(result)
+  const result = dispatch(request(call), dispatchContext(state, call, slice, log, started))
+  // Callbacks only for a call that waited: a tool that answered at once makes none.
+  if (isPromise(result)) return result.then((r) => recordRun(state, stepIndex, call, slice, r, log))
+  return recordRun(state, stepIndex, call, slice, result, log)
+}
+
+/** The transition that records what dispatch gave for `call`, guardrail verdicts included. */
+function recordRun(
+  state: RunState,
+  stepIndex: number,
+  call: Call,
+  slice: Slice,
+  result: Dispatched,
+  log: Screened[] | undefined,
+): SyncOrAsync<Transition> {
+  const ran = ranCall(state, stepIndex, call, slice, result)
+  return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
 }
 
 function ranCall(
@@ -180,8 +200,7 @@ export function finishCall(
   slice: Slice,
   bytes: number,
 ): Transition {
-  const answer = (c: Call) => (c.id === call.id ? call : c)
-  const next = withAnswered(state, stepIndex, answer, call.ms ?? 0, slice)
+  const next = withAnswered(state, stepIndex, [call], call.ms ?? 0, slice)
   return transitionTo(next, 'run_call', {
     step: stepIndex,
     tool: call.name,
@@ -192,20 +211,26 @@ export function finishCall(
 }
 
 /**
- * `state` with step `stepIndex`'s calls passed through `answer` and `ms` added to the step's
- * time; the step completes once every call is done.
+ * `state` with the `answered` calls in step `stepIndex` (each in place of the call of its id) and
+ * `ms` added to the step's time; the step completes once every call is done.
  */
 export function withAnswered(
   state: RunState,
   stepIndex: number,
-  answer: (call: Call) => Call,
+  answered: readonly Call[],
   ms: number,
   slice: Slice,
 ): RunState {
   const current = state.steps[stepIndex]!
+  const calls: Call[] = []
+  let done = true
+  for (const c of current.calls) {
+    let next = c
+    for (const a of answered) if (a.id === c.id) next = a
+    if (next.status !== 'done') done = false
+    calls.push(next)
+  }
   const steps = state.steps.slice()
-  steps[stepIndex] = { ...current, calls: current.calls.map(answer), ms: current.ms + ms }
-  return steps[stepIndex]!.calls.every((c) => c.status === 'done')
-    ? completeStep(state, slice, steps)
-    : updateState(state, { steps })
+  steps[stepIndex] = { ...current, calls, ms: current.ms + ms }
+  return done ? completeStep(state, slice, steps) : updateState(state, { steps })
 }

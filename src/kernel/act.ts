@@ -27,7 +27,7 @@ import { needsEditScreening, screenEdited } from './guardrails/edited-input'
  * the next transition of the same slice; a `started` record this slice did not write means the
  * process that wrote it died, and the call is not run again (unless its tool is idempotent).
  */
-export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
+export function act(state: RunState, slice: Slice, started: number): SyncOrAsync<Transition> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
   if (current.calls.some((c) => c.status === 'pending')) return reviewAgain(state, slice)
@@ -35,7 +35,7 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   // they are safe to repeat, so a crash among them only means running them again.
   const reads = readyReadOnly(current.calls, slice, state.budget.maxParallelCalls)
   if (reads.length > 1) return runReadOnly(state, stepIndex, reads, slice)
-  if (reads.length === 1) return runCall(state, stepIndex, reads[0]!, slice)
+  if (reads.length === 1) return runCall(state, stepIndex, reads[0]!, slice, started)
   // Read-only delegates start their children together; then the calls go on in order.
   const spawned = startParallelDelegates(state, stepIndex, slice)
   if (spawned) return spawned
@@ -52,11 +52,12 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   const tool = slice.registry.get(call.name)
   if (tool?.delegate) return actDelegated(state, stepIndex, call, tool.delegate, slice)
   if (call.status === 'started') {
-    if (slice.startedCalls.has(call.id)) return runCall(state, stepIndex, call, slice)
+    if (slice.startedCalls.has(call.id)) return runCall(state, stepIndex, call, slice, started)
     // Read back from storage: the process that started it died before recording a result.
     if (!tool?.idempotent) return finishCall(state, stepIndex, unknownOutcome(call), slice, 0)
     // Idempotent: running again with the same idempotency key is harmless.
-    return runCall(state, stepIndex, { ...call, attempts: call.attempts + 1 }, slice)
+    const again = { ...call, attempts: call.attempts + 1 }
+    return runCall(state, stepIndex, again, slice, started)
   }
   // Arguments a person edited meet the tool-input guardrails before the call runs.
   if (needsEditScreening(call, slice)) {
@@ -69,7 +70,7 @@ export function act(state: RunState, slice: Slice): SyncOrAsync<Transition> {
     const fields = { step: stepIndex, tool: call.name, callId: call.id }
     return transitionTo(replaceCall(state, stepIndex, started), 'start_call', fields, 'side_effect')
   }
-  return runCall(state, stepIndex, call, slice)
+  return runCall(state, stepIndex, call, slice, started)
 }
 
 function needsStartRecord(call: Call, state: RunState, tool: Tool): boolean {
@@ -103,17 +104,17 @@ async function runReadOnly(
   const results = await Promise.all(
     reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice, log))),
   )
-  const done = new Map<string, Call>()
+  const done: Call[] = []
   let bytes = 0
   let ms = 0
   reads.forEach((c, k) => {
     const result = results[k]!
-    done.set(c.id, recorded(c, result))
+    done.push(recorded(c, result))
     bytes += result.originalSize + result.observation.length
     ms = Math.max(ms, result.ms)
   })
   // The model's order stays: each call keeps its place in the step.
-  const next = withAnswered(state, stepIndex, (c) => done.get(c.id) ?? c, ms, slice)
+  const next = withAnswered(state, stepIndex, done, ms, slice)
   const change = transitionTo(next, 'run_calls', {
     step: stepIndex,
     tool: reads.map((c) => c.name).join(','),

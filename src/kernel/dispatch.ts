@@ -34,6 +34,11 @@ export interface DispatchContext {
   /** Observations longer than this are truncated (and stored whole by handle). Default 2000. */
   maxObservationTokens?: number
   now?: () => number
+  /**
+   * When the call began, as the caller read the clock just before (the step machine: the start
+   * of the transition that runs it); unset, dispatch reads it.
+   */
+  startedAt?: number | undefined
 }
 
 export type DispatchKind = 'ok' | 'tool_error' | 'dry_run' | 'outcome_unknown'
@@ -69,7 +74,7 @@ type Observed = { text: string; kind: DispatchKind; person?: PersonRequest }
  * at once, as a promise when anything waited (sync-or-async.ts): `await` it either way.
  */
 export function dispatch(call: ToolCallRequest, ctx: DispatchContext): SyncOrAsync<Dispatched> {
-  const started = (ctx.now ?? Date.now)()
+  const started = ctx.startedAt ?? (ctx.now ?? Date.now)()
   let observed: SyncOrAsync<Observed>
   try {
     observed = runCall(call, ctx)

@@ -32,7 +32,7 @@ export function transition(
   slice: Slice,
   started = slice.now(),
 ): SyncOrAsync<Transition> {
-  const made = phase(state, slice)
+  const made = phase(state, slice, started)
   return isPromise(made)
     ? made.then((t) => completed(state, t, started, slice))
     : completed(state, made, started, slice)
@@ -72,7 +72,12 @@ export async function advance(state: RunState, deps: Deps): Promise<RunState> {
   return out.state
 }
 
-function phase(state: RunState, slice: Slice): SyncOrAsync<Transition> {
+/**
+ * The transition `state`'s phase makes. `started` is the clock read the transition began with:
+ * a model call or a tool call made before anything waited starts then, rather than at a read of
+ * its own (a clock read is about a fortieth of a step: docs/development.md#kernel-performance).
+ */
+function phase(state: RunState, slice: Slice, started: number): SyncOrAsync<Transition> {
   if (state.phase === 'done') return transitionTo(state, 'noop', {}, 'wait')
   if (state.cancelRequested || slice.deps.signal?.aborted) {
     // A model call whose answer a crash lost is counted even when it is never made again.
@@ -82,9 +87,9 @@ function phase(state: RunState, slice: Slice): SyncOrAsync<Transition> {
   }
   switch (state.phase) {
     case 'think':
-      return think(state, slice)
+      return think(state, slice, started)
     case 'act':
-      return act(state, slice)
+      return act(state, slice, started)
     case 'await_approval': {
       // The same state when nothing expired: the run waits for a person.
       const next = expireApprovals(state, slice.now())
@@ -122,18 +127,21 @@ export async function runSlice(
   ) => void | Promise<void> = () => {},
 ): Promise<SliceResult> {
   const slice = new Slice(deps)
-  const started = slice.now()
+  const sliceStarted = slice.now()
   let state = initial
   let transitions = 0
   let bytes = 0
   // When the clock was last read with nothing since but the slice's own checks: the next
   // transition starts then (a clock read costs about as much as a tenth of a step).
-  let now: number | undefined = started
+  let now: number | undefined = sliceStarted
   for (;;) {
     if (state.phase === 'done') return { state, end: 'done', transitions, bytes }
-    const pending = transition(state, slice, now ?? slice.now())
+    // `transition`, with a phase that waited awaited here rather than chained with `then`: a
+    // callback and a promise less for every model call (docs/development.md#kernel-performance).
+    const started = now ?? slice.now()
     now = undefined
-    const out = isPromise(pending) ? await pending : pending
+    const made = phase(state, slice, started)
+    const out = completed(state, isPromise(made) ? await made : made, started, slice)
     transitions++
     bytes += out.event.bytes
     if (out.follows === 'wait') {
@@ -152,7 +160,7 @@ export async function runSlice(
       return { state, end: 'max_transitions', transitions, bytes }
     }
     now = slice.now()
-    if (now - started >= limits.maxWallMs) {
+    if (now - sliceStarted >= limits.maxWallMs) {
       return { state, end: 'max_wall', transitions, bytes }
     }
     if (bytes >= limits.maxBytes) return { state, end: 'max_bytes', transitions, bytes }

@@ -1,5 +1,5 @@
 import type { StopReason } from './budget'
-import { updateState } from './update-state'
+import { copyState, updateState } from './update-state'
 import { type ModelCall, type RunState } from './state'
 import { stopped, transitionTo, type Slice, type Transition } from './transition'
 
@@ -8,7 +8,7 @@ import { stopped, transitionTo, type Slice, type Transition } from './transition
  * persisted before the call is made (see `think`). A record found here that this slice did not
  * write is a call whose answer was lost: it is counted first, so the budgets include it.
  */
-export function startModelCall(state: RunState, slice: Slice): Transition {
+export function startModelCall(state: RunState, slice: Slice, started: number): Transition {
   const lost = state.modelCall
   const counted = countLostModelCall(state, slice)
   const { budget, usage } = counted
@@ -30,15 +30,11 @@ export function startModelCall(state: RunState, slice: Slice): Transition {
     step,
     attempt: (lost?.attempt ?? 0) + 1,
     promptTokens: tokens,
-    startedAt: slice.now(),
+    startedAt: started,
   }
-  const fields = { step, promptTokens: tokens }
-  return transitionTo(
-    updateState(counted, { modelCall }),
-    'model_call_started',
-    fields,
-    'model_call',
-  )
+  const next = copyState(counted)
+  next.modelCall = modelCall
+  return transitionTo(next, 'model_call_started', { step, promptTokens: tokens }, 'model_call')
 }
 
 /**

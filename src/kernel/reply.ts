@@ -134,7 +134,7 @@ export function readNativeReply(
   for (let k = 0; k < toolCalls.length; k++) {
     const tc = toolCalls[k]!
     // Some providers send empty or repeated ids; each result must pair with exactly one call.
-    const used = !tc.id || calls.some((c) => c.id === tc.id) || taken.has(tc.id)
+    const used = !tc.id || hasId(calls, tc.id) || taken.has(tc.id)
     const id = used ? `s${i}c${k}` : tc.id
     // Side effects parse strictly: a repaired argument object never becomes a side effect.
     const parsed = registry.get(tc.function.name)?.sideEffect
@@ -150,6 +150,11 @@ export function readNativeReply(
     calls.push(call)
   }
   return { kind: 'action', thought, calls }
+}
+
+function hasId(calls: Call[], id: string): boolean {
+  for (const c of calls) if (c.id === id) return true
+  return false
 }
 
 /** A native reply calling the finish tool: its `answer` is checked against the schema. */

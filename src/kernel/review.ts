@@ -40,7 +40,8 @@ export function reviewCalls(
       for (const call of state.steps[s]!.calls) seen.push(call)
     }
   }
-  const reviewed = calls.map((c) => (c.status === 'pending' ? review(c, seen, state, slice) : c))
+  const reviewed: Call[] = []
+  for (const c of calls) reviewed.push(c.status === 'pending' ? review(c, seen, state, slice) : c)
   if (!slice.guardrails.toolInput.length) return askIfNeeded(reviewed, state, slice)
   // The tool-input guardrails see the calls before anyone is asked about them.
   const screened = screenCalls(reviewed, stepIndex, state, slice, log)
@@ -137,7 +138,7 @@ export async function reviewAgain(state: RunState, slice: Slice): Promise<Transi
 /** One call's first look; a call a person must approve comes back awaiting, not yet asked. */
 function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   const window = state.budget.loopGuardWindow
-  if (window > 0 && seen.some((c) => c.name === call.name && sameJson(c.args, call.args))) {
+  if (window > 0 && repeats(call, seen)) {
     return answeredCall(
       call,
       'loop_guard',
@@ -165,6 +166,12 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   }
   if (!policyAsks(tool, state, call) && !tool.person) return { ...call, status: 'ready' }
   return { ...call, status: 'awaiting_approval' }
+}
+
+/** Whether `seen` holds a call of the same tool with the same arguments (the loop guard). */
+function repeats(call: Call, seen: Call[]): boolean {
+  for (const c of seen) if (c.name === call.name && sameJson(c.args, call.args)) return true
+  return false
 }
 
 /** The observation of a call the tool's own policy, or the agent's, refused. */

@@ -43,14 +43,22 @@ import {
  * and charged to the token and cost budgets, so a crash loop cannot evade them), and the call is
  * made again.
  */
-export function think(state: RunState, slice: Slice): SyncOrAsync<Transition> {
+export function think(state: RunState, slice: Slice, started: number): SyncOrAsync<Transition> {
   const record = state.modelCall
-  if (record && slice.startedModelCalls.has(record.step)) return callModel(state, record, slice)
+  if (record && slice.startedModelCalls.has(record.step)) {
+    return callModel(state, record, slice, started)
+  }
   if (needsInputScreen(state, slice)) return screenInput(state, slice)
-  return startModelCall(state, slice)
+  return startModelCall(state, slice, started)
 }
 
-async function callModel(state: RunState, record: ModelCall, slice: Slice): Promise<Transition> {
+/** The model call, made at once: it counts from the transition's start (`started`). */
+async function callModel(
+  state: RunState,
+  record: ModelCall,
+  slice: Slice,
+  started: number,
+): Promise<Transition> {
   const built = buildRequest(state, slice.registry, slice.render)
   const remainingMs = state.budget.maxSeconds * 1000 - state.activeMs
   const { protocol, messages, tools, temperature } = built.request
@@ -67,7 +75,7 @@ async function callModel(state: RunState, record: ModelCall, slice: Slice): Prom
   if (watch) {
     request.onText = (delta) => watch(record.step, protocol, slice.redact(delta), record.attempt)
   }
-  const startedAt = slice.now()
+  const startedAt = started
   let response: ModelResponse
   try {
     response = await slice.deps.model.complete(request)
@@ -201,13 +209,11 @@ function recordReply(
     },
   }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
-  const thought = (s: RunState, tool: string | null = null): Transition =>
-    thoughtOf(s, base, bytes, tool)
 
   if (response.finishReason === 'content_filter') {
     const filtered = withStep(state, reply, stepOf(base, 'format_error', text, []))
     const why = 'the provider withheld the answer (content_filter)'
-    return thought(stop(filtered, 'content_filter', slice, why))
+    return thoughtOf(stop(filtered, 'content_filter', slice, why), base, bytes, null)
   }
   const reading: Reading =
     state.protocol === 'native'
@@ -222,11 +228,25 @@ function recordReply(
   if (response.finishReason === 'length') {
     // A cut-off reply is never an answer, and its tool arguments may be cut off too.
     const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
-    return thought(formatError(state, reply, base, reading.thought, problem, slice))
+    return thoughtOf(
+      formatError(state, reply, base, reading.thought, problem, slice),
+      base,
+      bytes,
+      null,
+    )
   }
   if (reading.kind === 'format_error') {
     const failed = reading.output === true
-    return thought(formatError(state, reply, base, reading.thought, reading.problem, slice, failed))
+    const recorded = formatError(
+      state,
+      reply,
+      base,
+      reading.thought,
+      reading.problem,
+      slice,
+      failed,
+    )
+    return thoughtOf(recorded, base, bytes, null)
   }
   if (reading.kind === 'finish') {
     const step = stepOf(base, 'finish', reading.thought, [], reading.answer)
@@ -236,10 +256,16 @@ function recordReply(
         finished,
         { answer: reading.answer, output: reading.output ?? null },
         slice,
-        thought,
+        (s: RunState) => thoughtOf(s, base, bytes, null),
       )
     }
-    return thought(stop(finished, 'finish', slice, null, reading.answer, reading.output ?? null))
+    const output = reading.output ?? null
+    return thoughtOf(
+      stop(finished, 'finish', slice, null, reading.answer, output),
+      base,
+      bytes,
+      null,
+    )
   }
   // The calls' names for the event; one call (the usual step) needs no array and no join.
   const { calls: asked } = reading
@@ -248,7 +274,8 @@ function recordReply(
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
   if (deps.signal?.aborted) {
     const recorded = acting(acted, reading.calls, 'act')
-    return thought(stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice)), tool)
+    const cancelled = stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice))
+    return thoughtOf(cancelled, base, bytes, tool)
   }
   // If review fails (a tool schema that throws, hashing), the reply is still recorded with its
   // calls pending: the next transition reviews them, and a lasting fault ends the run with the
@@ -362,7 +389,11 @@ interface Reply {
  */
 function withStep(state: RunState, reply: Reply, step: Step, phase = state.phase): RunState {
   const next = copyState(state)
-  next.steps = state.steps.concat([step])
+  // A copy and a push: `concat` of a one-step array cost twice as much (it checks every
+  // argument for spreadability; docs/development.md#kernel-performance).
+  const steps = state.steps.slice()
+  steps.push(step)
+  next.steps = steps
   next.modelCall = null
   next.model = reply.model
   next.usage = reply.usage

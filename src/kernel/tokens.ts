@@ -6,6 +6,9 @@ const ANY_CJK = new RegExp(CJK.source)
 
 /** Rough token count: CJK ≈ 1 token per character, everything else ≈ 4 characters per token. */
 export function approxTokens(text: string): number {
+  // A native step's thought and a call's reply text are mostly empty: no regex call for them
+  // (each call of one is about a hundredth of a step, even on empty text).
+  if (text.length === 0) return 0
   // V8 stores Latin-1 text one byte a character, and a class of characters above U+00FF cannot
   // match such a string: for most observations this test costs nothing, not a scan.
   if (!ANY_CJK.test(text)) return Math.ceil(text.length / 4)

@@ -1,5 +1,7 @@
 import { Hono } from 'hono/tiny'
+import { errorBody } from './api-error'
 import type { AppEnv } from './app-env'
+import { errorResponses, ROUTE_ERRORS } from './openapi/openapi-errors'
 import { declareRoute, DeclaredRoutes } from './openapi/serve-route'
 
 /**
@@ -65,20 +67,19 @@ for (const { path, file, type, operationId, summary } of FILES) {
     security: [],
     responses: {
       '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } },
+      ...errorResponses(ROUTE_ERRORS.consoleFile),
     },
   })
   consoleDocs.serve(consoleRoutes, declared, async (c) => {
     const asset = await c.env.ASSETS.fetch(new URL(`/${file}`, c.req.url))
     if (!asset.ok) {
       await asset.body?.cancel()
-      // A deployment without the build's assets: say so rather than serve an empty page.
-      return c.json(
-        {
-          error: 'console_unavailable',
-          message: `static asset /${file} is missing (npm run build)`,
-        },
-        500,
-      )
+      // A deployment without the build's assets: say so, in every route's error shape, rather
+      // than serve an empty page.
+      const message =
+        `static asset /${file} is missing from this deployment: ` +
+        'run npm run build and deploy again'
+      return c.json(errorBody('console_unavailable', message, { file: `/${file}` }), 404)
     }
     return c.body(asset.body as ReadableStream, 200, headers(type))
   })

@@ -88,6 +88,7 @@ export class RunRecord {
   saveDecision(next: RunState, now: number): void {
     const prev = this.state!
     this.storageApi.transactionSync(() => {
+      this.outbox.flush()
       this.storage.saveState(next)
       queueDecisionEffects(this.sinks(), this.info!, prev, next, now)
     })
@@ -102,6 +103,8 @@ export class RunRecord {
     // that are still waiting for their write first, so the order holds).
     this.deltas.flush()
     this.storageApi.transactionSync(() => {
+      // What the outbox held back (the index row's mark) goes into this commit.
+      this.outbox.flush()
       this.storage.saveState(next)
       queueTransitionEffects(this.sinks(), this.info!, prev, next, Date.now())
     })
@@ -129,9 +132,10 @@ export class RunRecord {
   wipe(by: string, reason: 'api' | 'retention', now: number): void {
     const state = this.state!
     const tombstone: Tombstone = { runId: state.id, deletedAt: now, by }
-    this.storageApi.transactionSync(() =>
-      wipeRun(this.storageApi.sql, this.outbox, state, this.info!, tombstone),
-    )
+    this.storageApi.transactionSync(() => {
+      this.outbox.flush()
+      wipeRun(this.storageApi.sql, this.outbox, state, this.info!, tombstone)
+    })
     logDeletion(this.env, state, tombstone, reason)
     this.deleted = tombstone
     this.deleting = undefined

@@ -106,13 +106,17 @@ export function answerModal(input: {
   })
 }
 
-/** A modal that only says something (what replaces a form whose item was decided meanwhile). */
-export function noticeModal(title: string, text: string): Block {
+/**
+ * A modal that only says something (what replaces a form whose item was decided meanwhile).
+ * `mrkdwn` is shown as it is, as an ephemeral note's text is: whoever builds it escapes outside
+ * text (`escapeMrkdwn`) and names people with `userRef`, so a mention renders as one.
+ */
+export function noticeModal(title: string, mrkdwn: string): Block {
   return {
     type: 'modal',
     title: plain(truncateText(title, TITLE_LIMIT).text),
     close: plain('Close'),
-    blocks: [section(truncateText(escapeMrkdwn(text), SLACK_TEXT_LIMIT).text)],
+    blocks: [section(truncateText(mrkdwn, SLACK_TEXT_LIMIT).text)],
   }
 }
 

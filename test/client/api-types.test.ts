@@ -12,6 +12,31 @@ import { API_TOKEN, ORIGIN } from '../service/harness'
 
 type Operations = Record<string, Record<string, unknown>>
 
+interface Schema {
+  $ref?: string
+  type?: unknown
+  oneOf?: Schema[]
+  anyOf?: Schema[]
+}
+type Content = { content?: Record<string, { schema?: Schema }> }
+interface ServedDocument {
+  components: { schemas: Record<string, Schema> }
+  paths: Record<
+    string,
+    Record<string, { requestBody?: Content; responses?: Record<string, Content> }>
+  >
+}
+
+/** A schema as text with its keys sorted, for recognising an inlined copy of a component. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
 async function servedDocument(): Promise<{ paths: Operations }> {
   const res = await exports.default.fetch(`${ORIGIN}/openapi.json`)
   expect(res.status).toBe(200)
@@ -37,6 +62,42 @@ describe('the client and /openapi.json', () => {
     expect(committed, 'src/client/api-types.ts is stale: run `npm run client:types`').toBe(
       generated,
     )
+  })
+
+  it('has a type for every JSON body an operation takes or answers (JSON-RPC ones too)', async () => {
+    const doc = (await servedDocument()) as unknown as ServedDocument
+    const components = new Set(Object.values(doc.components.schemas).map(canonical))
+    // Named: a component (by reference, or an inlined copy the generator names), or a choice of
+    // named ones. Opaque: an object the document says nothing more of (e.g. the agent card).
+    const named = (s: Schema): boolean =>
+      typeof s.$ref === 'string' ||
+      components.has(canonical(s)) ||
+      ((s.oneOf ?? s.anyOf ?? []).length > 0 && (s.oneOf ?? s.anyOf)!.every(named))
+    const opaque = (s: Schema) =>
+      s.type === 'object' && Object.keys(s).every((k) => k === 'type' || k === 'description')
+    const untyped: string[] = []
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const bodies = [
+          ['request', op.requestBody?.content?.['application/json']?.schema],
+          ...Object.entries(op.responses ?? {})
+            .filter(([status]) => status.startsWith('2'))
+            .map(([status, r]) => [status, r.content?.['application/json']?.schema] as const),
+        ] as const
+        for (const [which, schema] of bodies) {
+          if (schema && !named(schema) && !opaque(schema))
+            untyped.push(`${method} ${path} ${which}`)
+        }
+      }
+    }
+    expect(untyped).toEqual([])
+    // /mcp's messages are named components, so the generated file declares them.
+    const mcp = doc.paths['/mcp']!.post!
+    expect(mcp.requestBody?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/McpMessage',
+    })
+    for (const name of ['McpMessage', 'McpRequest', 'McpResponse'])
+      expect(committed).toMatch(new RegExp(`^export (interface|type) ${name}\\b`, 'm'))
   })
 
   it('sends only documented operations, from every method', async () => {

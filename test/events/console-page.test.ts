@@ -3,8 +3,12 @@
  * same-origin-only Content-Security-Policy and hold none of the server's secrets.
  * test/node/console.test.ts drives the same page in Chromium.
  */
+import { env } from 'cloudflare:workers'
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { api, API_TOKEN, OPENAI_KEY, WEBHOOK_SECRET } from '../service/harness'
+import worker from '../../src/index'
+import type { Env } from '../../src/env'
+import { api, API_TOKEN, OPENAI_KEY, ORIGIN, WEBHOOK_SECRET } from '../service/harness'
 
 const FILES = [
   ['/console', 'text/html'],
@@ -57,4 +61,37 @@ describe('GET /console', () => {
     expect((await api('/console/')).status).toBe(404)
     expect((await api('/console/other.js')).status).toBe(404)
   })
+
+  it.each(FILES)(
+    'a deployment without %s answers 404 in the error shape of every route',
+    async (path) => {
+      // The assets binding of a deployment built without the file: it answers 404, as Workers
+      // static assets does for a file it does not have; the other files are there.
+      const file = path === '/console' ? '/console/index.html' : path
+      const assets = {
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+          const request = new Request(input, init)
+          if (new URL(request.url).pathname === file)
+            return Promise.resolve(new Response('Not Found', { status: 404 }))
+          return env.ASSETS.fetch(request)
+        },
+      } as Fetcher
+      const ctx = createExecutionContext()
+      const res = await worker.fetch(
+        new Request(`${ORIGIN}${path}`) as Request<unknown, IncomingRequestCfProperties>,
+        { ...(env as Env), ASSETS: assets },
+        ctx,
+      )
+      await waitOnExecutionContext(ctx)
+      expect(res.status).toBe(404)
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+      expect(await res.json()).toEqual({
+        error: {
+          code: 'console_unavailable',
+          message: expect.stringContaining(`static asset ${file} is missing`),
+          details: { file },
+        },
+      })
+    },
+  )
 })

@@ -35,6 +35,13 @@ function indexEntry(id: string): Promise<string | undefined> {
   })
 }
 
+/** The run's row in `GET /v1/runs` (read from D1, not from the run's object), if listed. */
+async function listedStatus(id: string): Promise<string | undefined> {
+  const res = await api('/v1/runs?limit=100', { headers: AUTH })
+  const page = (await res.json()) as { items: { id: string; status: string }[] }
+  return page.items.find((i) => i.id === id)?.status
+}
+
 describe('the run index', () => {
   it('writes a decision made while an earlier index write was in flight', async () => {
     fakes.ai.enqueue(reply.toolCalls([post(1), post(2)], { content: 'Post both.' }))
@@ -72,5 +79,28 @@ describe('the run index', () => {
     const inbox = await api('/v1/approvals?status=pending&limit=100', { headers: AUTH })
     const items = ((await inbox.json()) as { items: { runId: string; callId: string }[] }).items
     expect(items.filter((i) => i.runId === id).map((i) => i.callId)).toEqual(['call_post_2'])
+  })
+
+  it("holds a written row's mark for the run's next write, in the same commit", async () => {
+    // The model never answers: the run's next write is the cancel's.
+    fakes.ai.enqueue(reply.hang())
+    const id = await startRun({ task: 'Wait', tools: ['calculator'] })
+    const alarm = runAlarm(id)
+    // The row is in D1 while the model call waits, and the run's outbox has not written its
+    // mark: no commit of its own (docs/development.md#worker-cpu-per-run-beside-the-peer).
+    await expect.poll(() => listedStatus(id), { timeout: 5_000 }).toBe('running')
+    expect(await indexEntry(id)).toBe('pending')
+    const cancelled = await api(`/v1/runs/${id}/cancel`, {
+      method: 'POST',
+      headers: { ...AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ reason: 'test' }),
+    })
+    expect(cancelled.status).toBe(202)
+    await alarm
+    await drainAlarms(id)
+    expect(await listedStatus(id)).toBe('failed')
+    // Delivered: the view lists it no more; the cancelled run's row is the last one written.
+    expect(await indexEntry(id)).toBe('delivered')
+    expect((await getRun(id)).deliveries.find((d) => d.kind === 'index')).toBeUndefined()
   })
 })

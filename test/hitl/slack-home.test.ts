@@ -90,7 +90,11 @@ describe('the Home tab', () => {
     // A copied button value: the clicker is checked, not the tab it came from.
     await clickInHome(REQUESTER, approve, APPROVER)
     expect((await world.view(runId)).status).toBe('awaiting_approval')
-    expect(JSON.stringify(world.slack.modals.at(-1)!.view)).toContain("can't decide")
+    const notice = world.slack.modals.at(-1)!.view as { blocks: { text: { text: string } }[] }
+    // The clicker is named as a mention, as in an ephemeral note, not as escaped text.
+    expect(notice.blocks[0]!.text.text).toBe(
+      `You can't decide this approval: <@${REQUESTER}> is not in SLACK_APPROVERS; ask an approver`,
+    )
   })
 
   it("lists a Slack run's item however many items of API runs are newer", async () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { EDIT_ACTION_ID } from '../../src/slack/approval-message'
+import { APPROVE_ACTION_ID, EDIT_ACTION_ID } from '../../src/slack/approval-message'
 import { ANSWER_MODAL_ACTION_ID } from '../../src/slack/question-message'
 import {
   blockActionsBody,
@@ -155,6 +155,46 @@ describe('Edit, then approve, in Slack', () => {
     expect(JSON.stringify(body.view.blocks)).toContain('Already decided: denied')
     await world.deliverAll(runId)
     expect(world.received).toHaveLength(0)
+  })
+
+  it('the notice that replaces the form names the person who decided as a mention', async () => {
+    const { card } = await awaitingApproval()
+    await click(card, EDIT_ACTION_ID, APPROVER)
+    world.model.enqueue(reply.text('Not recorded.'))
+    await world.click(card, 'deny', APPROVER)
+    const res = await submit({ edgeloop_json: JSON.stringify(ARGS) })
+    const body = (await res.json()) as { view: { blocks: { text: { text: string } }[] } }
+    expect(body.view.blocks[0]!.text.text).toBe(`Already decided: denied by <@${APPROVER}>.`)
+  })
+
+  it.each([
+    ['a Slack user', REQUESTER, `<@${REQUESTER}> is not in SLACK_APPROVERS`],
+    // A user id that is not one (a forged payload): shown escaped once, never a ping.
+    ['not a user id', '<!channel>', '&lt;!channel&gt; is not in SLACK_APPROVERS'],
+  ])(
+    'a refusal names the submitter (%s) in mrkdwn, outside text escaped',
+    async (_l, user, text) => {
+      const { card } = await awaitingApproval()
+      await click(card, EDIT_ACTION_ID, APPROVER)
+      const res = await submit({ edgeloop_json: JSON.stringify(ARGS) }, user)
+      const body = (await res.json()) as { view: { blocks: { text: { text: string } }[] } }
+      expect(body.view.blocks[0]!.text.text).toContain(`You can't decide this approval: ${text}`)
+    },
+  )
+
+  it('a note quoting outside text escapes it: a forged call id never pings the channel', async () => {
+    const { runId, card, pending } = await awaitingApproval()
+    const forged = JSON.stringify({ r: runId, c: '<!channel>', h: pending.argsHash })
+    const body = blockActionsBody({
+      action_id: APPROVE_ACTION_ID,
+      value: forged,
+      user_id: APPROVER,
+      message_ts: card.ts,
+    })
+    expect((await world.post('/slack/interactions', body)).status).toBe(200)
+    const [note] = world.slack.ephemerals()
+    expect(note!.text).toBe(`Nothing was changed: run ${runId} has no call &lt;!channel&gt;`)
+    expect((await world.view(runId)).pendingApprovals).toEqual([pending])
   })
 
   it('a submission by someone not an approver decides nothing', async () => {

@@ -9,7 +9,8 @@
  *   a browser reaches that server through `routeAuthServer()`;
  * - agents: the shipped ones and console-agents.ts's, bundled in place of agents/index.ts;
  * - `crash()`: SIGKILLs workerd and starts a new one on the same storage and port, as a crash
- *   and a restart would; the page reconnects as it would to a restarted service.
+ *   and a restart would; the page reconnects as it would to a restarted service. `kill()` leaves
+ *   it down until the test starts it again (an outage).
  *
  * It listens on a fixed 127.0.0.1 port chosen free at start, and PUBLIC_URL is that origin, so
  * a connect link's callback comes back to this Worker in the browser that followed it.
@@ -48,6 +49,8 @@ export interface ConsoleWorker {
   routeAuthServer(context: BrowserContext): Promise<() => Promise<void>>
   /** SIGKILL, then a new runtime on the same storage and port, serving once this resolves. */
   crash(): Promise<void>
+  /** SIGKILL now; the function returned starts the new runtime, as `crash()` does at once. */
+  kill(): Promise<() => Promise<void>>
   stop(): Promise<void>
 }
 
@@ -106,6 +109,12 @@ export async function startConsoleWorker(bindings: Record<string, string>): Prom
     })
   }
   let runtime: WorkerRuntime = await start()
+  const kill = async () => {
+    await runtime.kill()
+    return async () => {
+      runtime = await start()
+    }
+  }
   return {
     baseUrl,
     model,
@@ -139,9 +148,11 @@ export async function startConsoleWorker(bindings: Record<string, string>): Prom
       return () => context.unroute(pattern, answer)
     },
     async crash() {
-      await runtime.kill()
-      runtime = await start()
+      await (
+        await kill()
+      )()
     },
+    kill,
     async stop() {
       await runtime.stop()
       await storage.remove()

@@ -9,8 +9,9 @@
  * API call listed from the run-list stream at both widths, and the poll when the stream is
  * refused. Against the bundle in workerd under Miniflare (console-worker.ts): the inbox's Connect
  * through the OAuth authorization server fake at both widths, the run going on to its answer;
- * the live text of a model call lost to a SIGKILL dropped for the call made again; the agent
- * picker with a 40-character name. Screenshots go to test/output/ (console-timeline,
+ * the live text of a model call lost to a SIGKILL dropped for the call made again; no error shown
+ * for a restart the page reconnects through, a click's failure shown at once and an outage past
+ * 20 s shown once; the agent picker with a 40-character name. Screenshots go to test/output/ (console-timeline,
  * -read-only, -phone-list, -phone-run, -phone-run-full, -phone-live-list, -desktop,
  * -desktop-live-list, -delete-confirm, -deleted, -agents, -streaming, -{phone,desktop}-inbox-connect,
  * -{phone,desktop}-connected, -desktop-retried-stream, -desktop-agent-picker; .png).
@@ -1179,6 +1180,110 @@ describe.skipIf(!available)(title, () => {
         expect(errors).toEqual([])
       }, 120_000)
     }
+
+    /** Records every message the page's error box shows, as it shows it. */
+    const recordShownErrors = (page: Page) =>
+      page.evaluate(() => {
+        const w = globalThis as any
+        const box = w.document.getElementById('error')
+        w.shownErrors = []
+        new w.MutationObserver(() => {
+          if (!box.hidden) w.shownErrors.push(box.textContent)
+        }).observe(box, { attributes: true, childList: true, characterData: true, subtree: true })
+      })
+    const shownErrors = (page: Page) =>
+      page.evaluate(() => (globalThis as any).shownErrors as string[])
+
+    /** A run whose first model call is held (it stays running), open in a page recording errors. */
+    const runningRunOpen = async (answer: string) => {
+      const held = world.holdNextAnswer()
+      world.model.enqueue(reply.text('Never sent: this call is lost.'), reply.text(answer))
+      const { id } = await as(TOKEN)('/v1/runs', {
+        method: 'POST',
+        body: JSON.stringify({ task: 'Say it' }),
+      })
+      const opened = await openConsole({ width: 1280, height: 800 }, `#run=${id}`, {
+        baseUrl: world.baseUrl,
+      })
+      await opened.page.locator('[data-testid=cancel]').waitFor({ timeout: 30_000 })
+      await opened.page.locator('body[data-list-stream=live]').waitFor({ timeout: 30_000 })
+      await recordShownErrors(opened.page)
+      await held.arrived
+      return { id, ...opened }
+    }
+
+    it('shows no error for a restart it reconnects through: the run goes on on the page', async () => {
+      const { id, page, errors } = await runningRunOpen('Back after the restart.')
+      const reconnected = page.waitForResponse(
+        (r) => new URL(r.url()).pathname === `/v1/runs/${id}/events`,
+        { timeout: 60_000 },
+      )
+      await world.crash()
+      await reconnected
+      // The call made again answers; the page shows it from the reconnected stream.
+      const answer = page.locator('[data-testid=answer]')
+      await answer.waitFor({ timeout: 60_000 })
+      expect(await answer.textContent()).toBe('Back after the restart.')
+      await page.locator('body[data-list-stream=live]').waitFor({ timeout: 30_000 })
+      expect(await shownErrors(page)).toEqual([])
+      expect(errors).toEqual([])
+    }, 180_000)
+
+    it('shows a failed click at once, and an outage once it outlasts the retries (20 s)', async () => {
+      const { id, page, errors } = await runningRunOpen('Back after the outage.')
+      const start = await world.kill()
+      try {
+        const down = Date.now()
+        // A person's action fails at once, and says so.
+        await page.locator('[data-testid=cancel]').click()
+        await expect.poll(() => shownErrors(page), { timeout: 10_000 }).toHaveLength(1)
+        expect((await shownErrors(page))[0]).not.toMatch(/out of reach/)
+        // The page's own reads keep failing quietly until the outage is 20 s old.
+        await expect
+          .poll(() => shownErrors(page), { timeout: 60_000, interval: 500 })
+          .toEqual([
+            expect.any(String),
+            expect.stringMatching(/^the service has been out of reach for \d+ s/),
+          ])
+        expect(Date.now() - down).toBeGreaterThanOrEqual(20_000)
+      } finally {
+        await start()
+      }
+      // Back: the first answer ends the outage (its message goes), and the run goes on.
+      await expect.poll(() => page.locator('#error').isHidden(), { timeout: 60_000 }).toBe(true)
+      const answer = page.locator('[data-testid=answer]')
+      await answer.waitFor({ timeout: 60_000 })
+      expect(await answer.textContent()).toBe('Back after the outage.')
+      expect((await as(TOKEN)(`/v1/runs/${id}`)).status).toBe('succeeded')
+      expect(errors).toEqual([])
+    }, 180_000)
+
+    it('shows a failed first read of the token once; the retries that follow are quiet', async () => {
+      let refused = 0
+      const { page, errors } = await openConsole({ width: 1280, height: 800 }, '', {
+        baseUrl: world.baseUrl,
+        prepare: async (page) => {
+          // GET /v1/me fails three times (the connection refused), then gets through.
+          await page.route('**/v1/me', (route) =>
+            refused++ < 3 ? route.abort('connectionrefused') : route.continue(),
+          )
+          await page.addInitScript(() => {
+            const w = globalThis as any
+            w.shownErrors = []
+            w.document.addEventListener('DOMContentLoaded', () => {
+              const box = w.document.getElementById('error')
+              new w.MutationObserver(() => {
+                if (!box.hidden) w.shownErrors.push(box.textContent)
+              }).observe(box, { attributes: true, childList: true, characterData: true })
+            })
+          })
+        },
+      })
+      expect(refused).toBe(4)
+      expect(await page.locator('#who').getAttribute('data-token')).toBe(TOKEN_NAME)
+      expect(await shownErrors(page)).toHaveLength(1)
+      expect(errors).toEqual([])
+    }, 120_000)
 
     it('drops the text of a model call a crash lost: only the call made again is shown, then its step', async () => {
       const LOST = 'Lost words: the process died while this was written, and nobody stores it.'

@@ -79,10 +79,29 @@ async function crashAt(point: CrashPoint, onFinished: (close: () => Promise<void
     const answer = await session.mcp('tasks/result', { taskId: run.id })
     expect(answer.result).toMatchObject({ content: [{ type: 'text', text: result.answer }] })
   }
+  // The run index may lag a run, never lose it: whatever the kill cut off (a row written whose
+  // mark was still held back for the run's next write), the list ends with the run as it ended.
+  expect(await listedRun(session, run.id)).toMatchObject({
+    status: result.ok ? 'succeeded' : 'failed',
+    stepCount: result.steps.length,
+  })
   if (post?.kind === 'outcome_unknown') {
     expect(post.observation).toMatch(/^\[ToolError\] outcome unknown: http_post \(call call_post\)/)
   }
   return result
+}
+
+/** The run as `GET /v1/runs` lists it once the list shows it ended (the index may lag). */
+async function listedRun(session: CrashSession, id: string): Promise<Record<string, unknown>> {
+  let item: Record<string, unknown> | undefined
+  for (let tries = 0; tries < 100; tries++) {
+    const res = await session.api('/v1/runs?limit=100')
+    const page = (await res.json()) as { items: Record<string, unknown>[] }
+    item = page.items.find((i) => i.id === id)
+    if (item && item.status !== 'running' && item.status !== 'awaiting_approval') return item
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`GET /v1/runs never listed run ${id} as ended: ${JSON.stringify(item)}`)
 }
 
 // Each point has its own storage, fake network and runtimes, so points run side by side.

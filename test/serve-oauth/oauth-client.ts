@@ -112,6 +112,7 @@ export function answerConsent(
   url: URL,
   consent: { handle: string; cookie: string },
   fields: { token?: string; scopes?: string[]; decision?: 'approve' | 'deny' },
+  headers: Record<string, string> = {},
 ): Promise<Response> {
   const form = new URLSearchParams({
     handle: consent.handle,
@@ -123,7 +124,11 @@ export function answerConsent(
     method: 'POST',
     // The browser would follow it to the client; the test reads where it goes.
     redirect: 'manual',
-    headers: { cookie: consent.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      cookie: consent.cookie,
+      'content-type': 'application/x-www-form-urlencoded',
+      ...headers,
+    },
     body: form,
   })
 }

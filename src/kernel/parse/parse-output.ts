@@ -55,6 +55,7 @@ export const TEXT_PROTOCOL_FORMAT = [
  * throws; returns `UNPARSABLE` as the call name when nothing usable is there.
  */
 export function parseOutput(text: string, opts: ParseOptions = {}): ParsedOutput {
+  if (!CALL_CHARACTER.test(text)) return noCall(text)
   const tools = opts.tools
   try {
     const canonical = canonicalReply(text, tools)
@@ -74,6 +75,21 @@ export function parseOutput(text: string, opts: ParseOptions = {}): ParsedOutput
   } catch {
     // Parsing must never end a run (docs/architecture.md#step-machine); anything unforeseen is a format error.
   }
+  return noCall(text)
+}
+
+/**
+ * A character every family's call starts with or needs: a JSON object's brace (ASCII or
+ * full-width; the fenced canonical reply is one too), a tag or special token's `<`, Mistral's
+ * `[TOOL_CALLS]` and a pythonic list's `[`, a Python-style call's `(`, a ReAct label's `:`.
+ * Text with none of them (a plain final answer) holds no call, and the families' parsers are not
+ * run on it: on a 20-step native run they read the answer at about a run's tenth of its kernel
+ * CPU warm, and compiling them was about a sixth of its first run (docs/development.md#kernel-performance).
+ */
+const CALL_CHARACTER = /[{\uff5b<[(:]/
+
+/** The reading of text in which no family found a call. */
+function noCall(text: string): ParsedOutput {
   return { thought: text.trim(), call: { name: UNPARSABLE, args: {} } }
 }
 

@@ -1,5 +1,6 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
-import { bearer } from './openapi-parts'
+import { jsonRpcEventStream, jsonRpcRequest, jsonRpcResponse } from './openapi-json-rpc'
+import { bearer, json, ref } from './openapi-parts'
 
 /**
  * A2A (docs/serving.md#a2a): the agent card and the JSON-RPC endpoint. Their bodies are the A2A
@@ -7,59 +8,34 @@ import { bearer } from './openapi-parts'
  * own specification defines the messages, tasks and cards inside.
  */
 
-const rpcError = {
-  type: 'object',
-  required: ['code', 'message'],
-  properties: {
-    code: {
-      type: 'integer',
-      description:
-        'JSON-RPC and A2A codes: -32700 parse error, -32600 invalid request (no or a bad token, a body too large or too deep), -32601 unknown method, -32602 invalid params (an unknown skill, a message without text), -32603 internal, -32001 task not found (also another token’s task), -32002 task not cancelable, -32003 push notifications not supported, -32004 unsupported operation (a missing scope, a message to a task that waits for an approval), -32005 content type not supported (file parts).',
-    },
-    message: { type: 'string' },
+/** The bodies /a2a takes and answers, as components of the document (and so client types). */
+export const a2aSchemas = {
+  A2aRequest: jsonRpcRequest({
+    type: 'string',
+    enum: [
+      'SendMessage',
+      'SendStreamingMessage',
+      'GetTask',
+      'CancelTask',
+      'SubscribeToTask',
+      'message/send',
+      'message/stream',
+      'tasks/get',
+      'tasks/cancel',
+      'tasks/resubscribe',
+    ],
+  }),
+  A2aResponse: jsonRpcResponse({
+    result: 'The method’s result: a Task, or a message/stream event',
+    codes:
+      'JSON-RPC and A2A codes: -32700 parse error, -32600 invalid request (no or a bad token, a body too large or too deep), -32601 unknown method, -32602 invalid params (an unknown skill, a message without text), -32603 internal, -32001 task not found (also another token’s task), -32002 task not cancelable, -32003 push notifications not supported, -32004 unsupported operation (a missing scope, a message to a task that waits for an approval), -32005 content type not supported (file parts).',
     data: { type: 'array', items: { type: 'object' } },
-  },
-}
-
-const rpcResponse = {
-  type: 'object',
-  required: ['jsonrpc', 'id'],
-  properties: {
-    jsonrpc: { const: '2.0' },
-    id: { type: ['string', 'integer', 'null'] },
-    result: { description: 'The method’s result: a Task, or a message/stream event' },
-    error: rpcError,
-  },
-}
-
-const rpcRequest = {
-  type: 'object',
-  required: ['jsonrpc', 'method'],
-  properties: {
-    jsonrpc: { const: '2.0' },
-    id: { type: ['string', 'integer', 'null'] },
-    method: {
-      type: 'string',
-      enum: [
-        'SendMessage',
-        'SendStreamingMessage',
-        'GetTask',
-        'CancelTask',
-        'SubscribeToTask',
-        'message/send',
-        'message/stream',
-        'tasks/get',
-        'tasks/cancel',
-        'tasks/resubscribe',
-      ],
-    },
-    params: { type: 'object' },
-  },
+  }),
 }
 
 const refused = (description: string) => ({
   description,
-  content: { 'application/json': { schema: rpcResponse } },
+  ...json('A2aResponse'),
 })
 
 /** `GET /.well-known/agent-card.json`, declared with its handler (routes/serve/a2a.ts). */
@@ -86,19 +62,14 @@ export const a2aOperation = {
   security: bearer,
   requestBody: {
     required: true,
-    content: { 'application/json': { schema: rpcRequest } },
+    ...json('A2aRequest'),
   },
   responses: {
     '200': {
       description: 'The JSON-RPC response, or for a stream its events',
       content: {
-        'application/json': { schema: rpcResponse },
-        'text/event-stream': {
-          schema: {
-            type: 'string',
-            description: 'Server-Sent Events; each `data:` is a JSON-RPC response',
-          },
-        },
+        'application/json': { schema: ref('A2aResponse') },
+        'text/event-stream': { schema: jsonRpcEventStream() },
       },
     },
     '400': refused('Not JSON (-32700), or nested too deeply (-32600)'),

@@ -30,6 +30,8 @@ import {
   CreateRunBody,
   DecisionBody,
 } from '../api/schemas'
+import { a2aSchemas } from './openapi-a2a'
+import { mcpSchemas } from './openapi-mcp'
 import { schema } from './openapi-parts'
 
 /**
@@ -96,6 +98,8 @@ export function openApiComponents(): Record<string, unknown> {
       ConnectLinkRequest: schema(ConnectLinkBody, 'input'),
       ConnectLink: schema(ConnectLink, 'output'),
       ConnectionDeleted: schema(ConnectionDeleted, 'output'),
+      ...mcpSchemas,
+      ...a2aSchemas,
     },
   }
 }

@@ -3,7 +3,10 @@
  * as enums; test/api/openapi-complete.test.ts checks every code thrown in src/routes is here.
  */
 export type ErrorCodes = Partial<
-  Record<400 | 401 | 403 | 404 | 405 | 406 | 409 | 410 | 413 | 415 | 429 | 500 | 502 | 503, string[]>
+  Record<
+    400 | 401 | 403 | 404 | 405 | 406 | 409 | 410 | 413 | 415 | 429 | 500 | 502 | 503,
+    string[]
+  >
 >
 
 const BODY_400 = [
@@ -155,6 +158,8 @@ export const ROUTE_ERRORS = {
   },
   clientMetadata: { 404: ['not_found'] },
   getAgent: { ...TOKEN_ONLY, 404: ['agent_not_found'], 503: ['misconfigured'] },
+  // A console file the deployment lacks (built without `npm run build`'s assets).
+  consoleFile: { 404: ['console_unavailable'] },
   // The authorization server for served agents (docs/serving.md#authorization).
   servedOAuthMetadata: { 404: ['oauth_not_configured'] },
   oauthAuthorize: {

@@ -1,6 +1,7 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
 import { errorResponses } from './openapi-errors'
-import { bearer } from './openapi-parts'
+import { jsonRpcEventStream, jsonRpcRequest, jsonRpcResponse } from './openapi-json-rpc'
+import { bearer, json, ref } from './openapi-parts'
 
 const sessionHeader = {
   name: 'Mcp-Session-Id',
@@ -10,11 +11,24 @@ const sessionHeader = {
   schema: { type: 'string' },
 }
 
-const message = {
-  type: 'object',
-  required: ['jsonrpc'],
-  properties: { jsonrpc: { type: 'string', enum: ['2.0'] } },
-  additionalProperties: true,
+/** The messages /mcp takes and answers, as components of the document (and so client types). */
+export const mcpSchemas = {
+  McpRequest: jsonRpcRequest({
+    type: 'string',
+    description:
+      'initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/cancel, logging/setLevel, or a notification (notifications/initialized, notifications/cancelled, …); the params are MCP’s (protocol 2025-11-25).',
+  }),
+  McpResponse: jsonRpcResponse({
+    result:
+      'The method’s result as MCP defines it (InitializeResult, ListToolsResult, CallToolResult, CreateTaskResult, GetTaskResult, …); from the client, an elicitation’s ElicitResult.',
+    codes:
+      'JSON-RPC codes: -32700 parse error, -32600 invalid request, -32601 unknown method, -32602 invalid params (an unknown tool, arguments the agent refuses), -32603 internal, -32001 request timeout (a call that outlasted its wait; its run goes on).',
+  }),
+  McpMessage: {
+    description:
+      'One JSON-RPC message: a request or notification, or the client’s response to an elicitation this server sent.',
+    anyOf: [ref('McpRequest'), ref('McpResponse')],
+  },
 }
 
 /**
@@ -40,19 +54,14 @@ export const mcpOperation = {
   ],
   requestBody: {
     required: true,
-    content: { 'application/json': { schema: message } },
+    ...json('McpMessage'),
   },
   responses: {
     '200': {
       description: 'The JSON-RPC response (a JSON-RPC error for a bad method or arguments)',
       content: {
-        'application/json': { schema: message },
-        'text/event-stream': {
-          schema: {
-            type: 'string',
-            description: 'Server-Sent Events; each `data:` is one JSON-RPC message',
-          },
-        },
+        'application/json': { schema: ref('McpResponse') },
+        'text/event-stream': { schema: jsonRpcEventStream() },
       },
     },
     '202': { description: 'A notification or response from the client, accepted' },
@@ -108,12 +117,7 @@ export const mcpResumeOperation = {
     '200': {
       description: 'The rest of the stream',
       content: {
-        'text/event-stream': {
-          schema: {
-            type: 'string',
-            description: 'Server-Sent Events; each `data:` is one JSON-RPC message',
-          },
-        },
+        'text/event-stream': { schema: jsonRpcEventStream() },
       },
     },
     ...errorResponses({

@@ -1,5 +1,6 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi'
 import type { Context, Handler, MiddlewareHandler } from 'hono'
+import { accepts } from 'hono/accepts'
 import { Hono } from 'hono/tiny'
 import {
   authorize,
@@ -163,7 +164,7 @@ const authorizeRoute = declareRoute({
   operationId: 'oauthAuthorize',
   summary: 'Authorization endpoint: the consent page',
   description:
-    'Validates the client, its redirect URI, PKCE (S256) and the resource, then shows a page where a person pastes an edgeloop API token and picks scopes. An invalid request with a checked redirect URI goes back to the client with the error.',
+    'Validates the client, its redirect URI, PKCE (S256) and the resource, then shows a page where a person pastes an edgeloop API token and picks scopes. An invalid request with a checked redirect URI goes back to the client with the error; any other refusal is the JSON error, or for a browser (Accept ranking text/html first) a page saying what is wrong and what to do.',
   tags: ['oauth'],
   security: [],
   parameters: [
@@ -182,11 +183,13 @@ const authorizeRoute = declareRoute({
       content: { 'text/html': { schema: { type: 'string' } } },
     },
     '302': { description: 'Back to the client with an OAuth error' },
-    ...errorResponses(ROUTE_ERRORS.oauthAuthorize),
+    ...orPage(errorResponses(ROUTE_ERRORS.oauthAuthorize)),
   },
 })
 
-servedOAuthDocs.serve(servedOAuthRoutes, authorizeRoute, (c) => authorize(c.req.raw, c.env))
+servedOAuthDocs.serve(servedOAuthRoutes, authorizeRoute, (c) =>
+  authorize(c.req.raw, c.env, prefersHtml(c)),
+)
 
 const consentRoute = declareRoute({
   method: 'post',
@@ -214,11 +217,35 @@ const consentRoute = declareRoute({
   },
   responses: {
     '302': { description: 'To the client: a code and state, or error=access_denied' },
-    ...errorResponses(ROUTE_ERRORS.oauthConsent),
+    ...orPage(errorResponses(ROUTE_ERRORS.oauthConsent)),
   },
 })
 
-servedOAuthDocs.serve(servedOAuthRoutes, consentRoute, (c) => authorize(c.req.raw, c.env))
+servedOAuthDocs.serve(servedOAuthRoutes, consentRoute, (c) =>
+  authorize(c.req.raw, c.env, prefersHtml(c)),
+)
+
+/** Error responses that a browser (Accept: text/html) gets as a page instead. */
+function orPage(responses: ReturnType<typeof errorResponses>) {
+  const page = {
+    schema: { type: 'string', description: 'A page saying what is wrong and what to do next' },
+  }
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => [
+      status,
+      { ...r, content: { ...r.content, 'text/html': page } },
+    ]),
+  )
+}
+
+/**
+ * Whether a person's browser asks (its Accept ranks text/html above JSON, as a page load or a
+ * form post does): a refusal is then a page; any type, JSON or no Accept keep the JSON error.
+ */
+function prefersHtml(c: Context<AppEnv>): boolean {
+  const supports = ['application/json', 'text/html']
+  return accepts(c, { header: 'Accept', supports, default: 'application/json' }) === 'text/html'
+}
 
 /**
  * Authenticates a served path's request (`/mcp`): an OAuth access token issued for it or an API

@@ -5,6 +5,7 @@ import { ConnectRefused, createConnectLink } from '../../runs/connections/connec
 import { logEvent } from '../../runs/log'
 import { runStub } from '../../runs/types'
 import { canApprove } from '../../slack/approvers'
+import { escapeMrkdwn, userRef } from '../../slack/mrkdwn'
 import { CONNECT_ACTION_ID } from '../../slack/connect-message'
 import type { BlockActions } from '../../slack/payloads'
 import { parseQuestionValue } from '../../slack/question-message'
@@ -74,7 +75,7 @@ export async function slackConnect(
   const server = loadConfig(c.env).mcpServers.find((s) => s.name === details.server)
   if (!server) {
     await tell(
-      `This run needs a connection to ${String(details.server)}, which is not in MCP_SERVERS.`,
+      `This run needs a connection to ${escapeMrkdwn(String(details.server))}, which is not in MCP_SERVERS.`,
     )
     return c.body(null, 200)
   }
@@ -94,7 +95,7 @@ export async function slackConnect(
     })
   } catch (err) {
     if (!(err instanceof ConnectRefused)) throw err
-    await tell(`Could not make a connect link: ${err.message}`)
+    await tell(`Could not make a connect link: ${escapeMrkdwn(err.message)}`)
   }
   return c.body(null, 200)
 }
@@ -104,7 +105,7 @@ function grantRefusal(c: Context<AppEnv>, owner: string, userId: string): string
   if (owner !== 'deployment') {
     return owner === slackPerson(userId)
       ? null
-      : `This connection is ${owner}'s to grant, not yours.`
+      : `This connection is ${userRef(owner)}'s to grant, not yours.`
   }
   const { approvers } = loadConfig(c.env).slack
   const allowed = canApprove({ approvers, userId, forbidSelfApproval: false })

@@ -3,7 +3,7 @@ import { loadConfig } from '../../config'
 import { logEvent } from '../../runs/log'
 import { findCall } from '../../kernel/calls'
 import type { DecideResponse, RunView } from '../../runs/types'
-import { userRef } from '../../slack/mrkdwn'
+import { escapeMrkdwn, userRef } from '../../slack/mrkdwn'
 import { canApprove } from '../../slack/approvers'
 import type { AppEnv } from '../app-env'
 
@@ -78,7 +78,7 @@ function clickOutsideOrigin(
   return undefined
 }
 
-/** What a clicker is told when the run refused the decision. */
+/** What a clicker is told when the run refused the decision (mrkdwn, the run's message escaped). */
 export function refusalText(
   out: Extract<DecideResponse, { ok: false }>,
   closed: string | undefined,
@@ -97,7 +97,7 @@ export function refusalText(
     case 'hash_mismatch':
       return 'These buttons no longer match the pending call; nothing was changed.'
     default:
-      return `Nothing was changed: ${out.message}`
+      return `Nothing was changed: ${escapeMrkdwn(out.message)}`
   }
 }
 

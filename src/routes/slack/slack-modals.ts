@@ -34,7 +34,9 @@ export const MODAL_ACTIONS = [EDIT_ACTION_ID, ANSWER_MODAL_ACTION_ID]
 
 /**
  * How a click is answered privately: an ephemeral note under the card clicked, or, for a click in
- * a view (the Home tab, which has no channel), a small modal that says it.
+ * a view (the Home tab, which has no channel), a small modal that says it. Both show the text as
+ * mrkdwn: outside text in it (ids, messages, names) is escaped by whoever builds it
+ * (`escapeMrkdwn`), and people are named with `userRef`, so a mention renders.
  */
 export function clickReply(
   c: Context<AppEnv>,
@@ -115,7 +117,7 @@ export async function openItemModal(
   }
   const item = { runId, callId, hash, channel }
   const modal = editing ? editModalOf(item, pending) : answerModalOf(item, pending)
-  if (!modal.ok) await tell(`${modal.reason}: use the console or the API.`)
+  if (!modal.ok) await tell(`${escapeMrkdwn(modal.reason)}: use the console or the API.`)
   else await openModal(c, payload.trigger_id, modal.view)
   return c.body(null, 200)
 }

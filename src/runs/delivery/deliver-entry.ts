@@ -16,12 +16,21 @@ export async function deliverEntry(entry: OutboxEntry, ctx: DeliveryContext): Pr
   const runId = ctx.state.id
   try {
     const result = await deliver(entry.kind, entry, ctx)
-    outbox.delivered(entry.id, Date.now(), result)
+    const at = Date.now()
+    if (entry.kind === 'index') {
+      // Written with the run's next write, not in a commit of its own: lost, the row is
+      // written again, the same (the index keeps the newest version it was given).
+      outbox.later(() => {
+        outbox.delivered(entry.id, at, result)
+        requeueStaleIndex(ctx, at)
+      })
+    } else {
+      outbox.delivered(entry.id, at, result)
+    }
     if (entry.id === PROGRESS_ID)
       requeueStaleProgress(outbox, ctx.latestState?.() ?? ctx.state, Date.now())
     if (entry.id === STATUS_ID) requeueStaleStatus(ctx, Date.now())
     if (entry.id === STREAM_ID) requeueStream(ctx, Date.now())
-    if (entry.kind === 'index') requeueStaleIndex(ctx, Date.now())
     logEvent(env, 'delivered', { runId, delivery: entry.id, attempts: entry.attempts + 1 })
   } catch (err) {
     outbox.failed(entry, Date.now(), err as Error)

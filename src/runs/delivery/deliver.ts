@@ -52,9 +52,13 @@ const callbackEvent: Deliverer<'callback.event'> = async (entry, ctx) => {
 /** The run's row in the run index, from the run as it is now. */
 const index: Deliverer<'index'> = async (_entry, ctx) => {
   if (!ctx.runIndex) throw new DeliveryError('the Worker has no RUN_INDEX (D1) binding')
-  const last = ctx.events?.last()
-  const at = last ? Date.parse(last.at) : ctx.state.createdAt
-  const row = runIndexEntry(ctx.state, ctx.info, last?.seq ?? 0, at)
+  const newest = ctx.events?.newest()
+  const row = runIndexEntry(
+    ctx.state,
+    ctx.info,
+    newest?.seq ?? 0,
+    newest?.at ?? ctx.state.createdAt,
+  )
   // Open run-list streams hear of what the index took, not of a write it refused as stale.
   if (await writeRunIndex(ctx.runIndex, row)) {
     await notifyRunList(ctx.runList, ctx.env, { type: 'run', ...listedEntry(row) }, row.owner)

@@ -77,10 +77,16 @@ export class EventLog {
     )
   }
 
-  /** The newest event. */
-  last(): RunEvent | undefined {
-    const seq = this.lastSeq()
-    return seq ? this.get(seq) : undefined
+  /**
+   * The newest event's sequence number and time (ms since the epoch), without its data: what
+   * the run index's row is versioned and dated by, in one read (it read the whole event, its
+   * data parsed, in two: docs/development.md#worker-cpu-per-run-beside-the-peer).
+   */
+  newest(): { seq: number; at: number } | undefined {
+    if (!this.#ready) return undefined
+    return this.sql
+      .exec<{ seq: number; at: number }>('SELECT seq, at FROM event ORDER BY seq DESC LIMIT 1')
+      .toArray()[0]
   }
 
   /** One event by sequence number (callback deliveries). */

@@ -36,13 +36,37 @@ type Row = {
 }
 
 export class Outbox {
+  /** Writes held back until the run's next write (`later`). */
+  #later: (() => void)[] = []
+
   constructor(
     private readonly sql: SqlStorage,
     private readonly random: () => number = Math.random,
   ) {}
 
+  /**
+   * Holds `write` back until the next statement of this outbox or `flush()`, which the run's
+   * next write transaction makes first: it goes into that transaction's commit instead of a
+   * commit of its own. Only for a write whose loss is harmless (the object dying first leaves
+   * the entry pending, and it is delivered again): the run index's mark after its row was
+   * written (docs/development.md#the-peer-bench). Every read and write here flushes first, so
+   * nothing reads the outbox without it.
+   */
+  later(write: () => void): void {
+    this.#later.push(write)
+  }
+
+  /** Makes the writes `later` holds back, now. */
+  flush(): void {
+    if (!this.#later.length) return
+    const writes = this.#later
+    this.#later = []
+    for (const write of writes) write()
+  }
+
   /** Adds a delivery unless one with this id exists (ids are deterministic: enqueue is idempotent). */
   enqueue<K extends OutboxKind>(id: string, kind: K, payload: OutboxPayload<K>, now: number): void {
+    this.flush()
     this.sql.exec(
       `INSERT OR IGNORE INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
        VALUES (?, ?, ?, 'pending', 0, ?, ?)`,
@@ -68,6 +92,7 @@ export class Outbox {
     now: number,
     minGapMs = 0,
   ): void {
+    this.flush()
     const row = this.sql
       .exec<{ status: OutboxStatus }>('SELECT status FROM outbox WHERE id = ?', id)
       .toArray()[0]
@@ -94,6 +119,7 @@ export class Outbox {
    * instead: the last message of something need not wait for the gap that spaces its updates.
    */
   hasten(id: string, at: number): void {
+    this.flush()
     this.sql.exec(
       `UPDATE outbox SET next_at = MIN(next_at, ?) WHERE id = ? AND status = 'pending' AND attempts = 0`,
       at,
@@ -103,12 +129,14 @@ export class Outbox {
 
   /** The entry `id` of kind `kind` (an id fixes its kind; by default it is the kind's name). */
   get<K extends OutboxKind>(kind: K, id: string = kind): OutboxEntryOf<K> | undefined {
+    this.flush()
     const row = this.sql.exec<Row>('SELECT * FROM outbox WHERE id = ?', id).toArray()[0]
     const entry = row && toEntry(row)
     return entry && isOf(entry, kind) ? entry : undefined
   }
 
   due(now: number): OutboxEntry[] {
+    this.flush()
     return this.sql
       .exec<Row>(
         `SELECT * FROM outbox WHERE status = 'pending' AND next_at <= ? ORDER BY next_at, id`,
@@ -119,6 +147,7 @@ export class Outbox {
   }
 
   nextDue(): number | undefined {
+    this.flush()
     const row = this.sql
       .exec<{ t: number | null }>(`SELECT MIN(next_at) AS t FROM outbox WHERE status = 'pending'`)
       .toArray()[0]
@@ -126,6 +155,7 @@ export class Outbox {
   }
 
   delivered(id: string, now: number, result?: OutboxResult): void {
+    this.flush()
     this.sql.exec(
       `UPDATE outbox SET status = 'delivered', attempts = attempts + 1, updated_at = ?, last_error = NULL,
        result = ? WHERE id = ?`,
@@ -136,6 +166,7 @@ export class Outbox {
   }
 
   failed(entry: OutboxEntry, now: number, error: DeliveryError | Error): void {
+    this.flush()
     const attempts = entry.attempts + 1
     const retryable = !(error instanceof DeliveryError) || error.retryable
     // The run index never gives up: a run missing from it would be lost to GET /v1/runs, and a
@@ -160,6 +191,7 @@ export class Outbox {
   }
 
   list(): OutboxEntry[] {
+    this.flush()
     return this.sql.exec<Row>('SELECT * FROM outbox ORDER BY updated_at, id').toArray().map(toEntry)
   }
 }

@@ -5,8 +5,10 @@ import type { Env } from '../../env'
 import { logEvent } from '../../runs/log'
 import { findToken, SCOPES, type Scope } from '../../security/api-tokens'
 import { consentPage } from './consent-page'
+import { errorPage, type Remedy } from './error-page'
 import { errorResponse } from './error-response'
 import { grantPropsFor } from './grant'
+import { htmlResponse } from './html-page'
 import { servedOAuth } from './served-resources'
 
 // The consent form holds a handle, a token and a few scopes: a larger body is not one.
@@ -17,30 +19,52 @@ const MAX_FORM_BYTES = 8 * 1024
  * (client, redirect URI, PKCE, resource) and shows the consent page; POST takes the person's
  * answer: an API token that proves who they are and the scopes to grant, which must all be that
  * token's. The grant is the token's, by name: the client then acts as that token, never beyond it.
+ * A refusal not sent back to the client is a page when `browser` (the request prefers HTML: a
+ * person is reading), else edgeloop's JSON error.
  */
-export async function authorize(request: Request, env: Env): Promise<Response> {
+export async function authorize(request: Request, env: Env, browser = false): Promise<Response> {
+  const refuse = refusal(browser)
   const oauth = servedOAuth(env)
-  if (!oauth) return oauthOff()
+  if (!oauth) return oauthOff(refuse)
   const helpers = oauth.authorizationServer.getOAuthApi(env)
   try {
     return request.method === 'POST'
-      ? await answer(request, env, helpers)
+      ? await answer(request, env, helpers, refuse)
       : await ask(request, helpers)
   } catch (err) {
     if (!(err instanceof AuthorizationError)) throw err
-    // Back to the client only once its redirect URI was checked; otherwise shown here.
+    // Back to the client only once its redirect URI was checked (RFC 6749 §4.1.2.1); otherwise
+    // shown here, where the person can only start again from the app.
     if (err.redirectTo) return Response.redirect(err.redirectTo, 302)
-    return errorResponse(400, err.code, err.description)
+    return refuse({ status: 400, code: err.code, message: err.description, remedy: 'start_again' })
   }
 }
 
+/** How a refusal is answered: what went wrong, and who can mend it (for a person's page). */
+type Refuse = (input: {
+  status: number
+  code: string
+  message: string
+  remedy: Remedy
+  details?: unknown
+}) => Response
+
+function refusal(browser: boolean): Refuse {
+  return ({ status, code, message, remedy, details }) =>
+    browser
+      ? errorPage({ status, code, message, remedy })
+      : errorResponse(status, code, message, details)
+}
+
 /** The answer when PUBLIC_URL is unset: no canonical resource, so no authorization server. */
-export function oauthOff(): Response {
-  return errorResponse(
-    404,
-    'oauth_not_configured',
-    "OAuth for served agents needs PUBLIC_URL (this Worker's https origin); until it is set, send an API token as the bearer token",
-  )
+export function oauthOff(refuse: Refuse = refusal(false)): Response {
+  return refuse({
+    status: 404,
+    code: 'oauth_not_configured',
+    message:
+      "OAuth for served agents needs PUBLIC_URL (this Worker's https origin); until it is set, send an API token as the bearer token",
+    remedy: 'operator',
+  })
 }
 
 async function ask(request: Request, helpers: OAuthHelpers): Promise<Response> {
@@ -48,38 +72,40 @@ async function ask(request: Request, helpers: OAuthHelpers): Promise<Response> {
   // First the description: a failed lookup leaves nothing stored.
   const details = await helpers.describeConsent(authRequest)
   const consent = await helpers.beginConsent(authRequest)
-  const headers = consent.headers
-  headers.set('Content-Type', 'text/html; charset=utf-8')
-  headers.set(
-    'Content-Security-Policy',
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-  )
-  return new Response(consentPage(details, consent.handle), { headers })
+  return htmlResponse(200, consentPage(details, consent.handle), consent.headers)
 }
 
-async function answer(request: Request, env: Env, helpers: OAuthHelpers): Promise<Response> {
+async function answer(
+  request: Request,
+  env: Env,
+  helpers: OAuthHelpers,
+  refuse: Refuse,
+): Promise<Response> {
   const length = Number(request.headers.get('Content-Length') ?? '0')
   if (length > MAX_FORM_BYTES) {
-    return errorResponse(
-      413,
-      'payload_too_large',
-      `the consent form is at most ${MAX_FORM_BYTES} bytes`,
-    )
+    return refuse({
+      status: 413,
+      code: 'payload_too_large',
+      message: `the consent form is at most ${MAX_FORM_BYTES} bytes`,
+      remedy: 'correct_form',
+    })
   }
   const form = await request.formData().catch(() => null)
   if (!form)
-    return errorResponse(
-      400,
-      'invalid_request',
-      'send the consent form (application/x-www-form-urlencoded)',
-    )
+    return refuse({
+      status: 400,
+      code: 'invalid_request',
+      message: 'send the consent form (application/x-www-form-urlencoded)',
+      remedy: 'start_again',
+    })
   const handle = String(form.get('handle') ?? '')
   if (!handle)
-    return errorResponse(
-      400,
-      'invalid_request',
-      'the consent form has no handle; open the authorization link again',
-    )
+    return refuse({
+      status: 400,
+      code: 'invalid_request',
+      message: 'the consent form has no handle; open the authorization link again',
+      remedy: 'start_again',
+    })
   if (form.get('decision') === 'deny') {
     const denied = await helpers.denyConsent(request, handle)
     return new Response(null, { status: 302, headers: denied.headers })
@@ -90,27 +116,33 @@ async function answer(request: Request, env: Env, helpers: OAuthHelpers): Promis
     ? await findToken(apiTokensFromEnv(env as unknown as EnvRecord), presented, env.API_TOKEN)
     : undefined
   if (!token) {
-    return errorResponse(
-      401,
-      'invalid_token',
-      "that is not a valid edgeloop API token; paste one of this deployment's API tokens",
-    )
+    return refuse({
+      status: 401,
+      code: 'invalid_token',
+      message: "that is not a valid edgeloop API token; paste one of this deployment's API tokens",
+      remedy: 'correct_form',
+    })
   }
   const chosen = form.getAll('scope').map(String)
   const unknown = chosen.filter((s) => !SCOPES.includes(s as Scope))
   if (!chosen.length || unknown.length) {
-    return errorResponse(400, 'invalid_scope', `choose one or more of ${SCOPES.join(', ')}`, {
-      unknown,
+    return refuse({
+      status: 400,
+      code: 'invalid_scope',
+      message: `choose one or more of ${SCOPES.join(', ')}`,
+      remedy: 'correct_form',
+      details: { unknown },
     })
   }
   const beyond = chosen.filter((s) => !token.scopes.includes(s as Scope))
   if (beyond.length) {
-    return errorResponse(
-      403,
-      'invalid_scope',
-      `token "${token.name}" does not hold ${beyond.join(', ')}; grant only its own scopes (${token.scopes.join(', ')})`,
-      { beyond, scopes: token.scopes },
-    )
+    return refuse({
+      status: 403,
+      code: 'invalid_scope',
+      message: `token "${token.name}" does not hold ${beyond.join(', ')}; grant only its own scopes (${token.scopes.join(', ')})`,
+      remedy: 'correct_form',
+      details: { beyond, scopes: token.scopes },
+    })
   }
   const approved = await helpers.approveConsent(request, handle, { scope: chosen })
   const { redirectTo } = await helpers.completeAuthorization({

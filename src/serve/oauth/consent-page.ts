@@ -1,7 +1,6 @@
 import type { ConsentDescription } from '@cloudflare/workers-oauth-provider'
 import { SCOPES } from '../../security/api-tokens'
-
-const escape = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+import { escapeHtml, htmlPage } from './html-page'
 
 /**
  * The page where a person lets an OAuth client act for one of their API tokens: who asks (a
@@ -9,9 +8,9 @@ const escape = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCo
  * and the scopes to grant, the requested ones ticked. Everything the client chose is escaped.
  */
 export function consentPage(details: ConsentDescription, handle: string): string {
-  const name = escape(details.clientName)
+  const name = escapeHtml(details.clientName)
   const origin = details.clientDomain
-    ? `Published by <strong>${escape(details.clientDomain)}</strong>.`
+    ? `Published by <strong>${escapeHtml(details.clientDomain)}</strong>.`
     : 'This app registered itself; its name is not verified.'
   const loopback = details.redirectIsLoopback
     ? '<p class="warn"><strong>This sends access to an app on your computer.</strong> Continue only if you just started signing in from it.</p>'
@@ -22,24 +21,19 @@ export function consentPage(details: ConsentDescription, handle: string): string
         details.scope.includes(scope) ? ' checked' : ''
       }> ${scope}</label>`,
   ).join('\n    ')
-  return `<!doctype html>
-<html lang="en">
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Authorize ${name} · edgeloop</title>
-<style>
-  body { font: 16px/1.5 system-ui, sans-serif; max-width: 34rem; margin: 3rem auto; padding: 0 1rem; }
+  return htmlPage({
+    title: `Authorize ${details.clientName}`,
+    style: `
   label { display: block; }
   input[type=password] { width: 100%; font: inherit; padding: .4rem; }
   fieldset { margin: 1rem 0; }
   .warn { border-left: 4px solid #c60; padding-left: .75rem; }
-  button { font: inherit; padding: .4rem 1rem; margin-right: .5rem; }
-</style>
-<h1>Allow ${name} to use edgeloop for you?</h1>
-<p>${origin} Access will be sent to <strong>${escape(details.redirectHost)}</strong>.</p>
+  button { font: inherit; padding: .4rem 1rem; margin-right: .5rem; }`,
+    body: `<h1>Allow ${name} to use edgeloop for you?</h1>
+<p>${origin} Access will be sent to <strong>${escapeHtml(details.redirectHost)}</strong>.</p>
 ${loopback}
 <form method="post">
-  <input type="hidden" name="handle" value="${escape(handle)}">
+  <input type="hidden" name="handle" value="${escapeHtml(handle)}">
   <label for="token">Your edgeloop API token (it proves who you are; it is not given to the app)</label>
   <input id="token" type="password" name="token" autocomplete="off" required>
   <fieldset>
@@ -48,7 +42,6 @@ ${loopback}
   </fieldset>
   <button name="decision" value="approve">Allow</button>
   <button name="decision" value="deny" formnovalidate>Deny</button>
-</form>
-</html>
-`
+</form>`,
+  })
 }
