@@ -149,8 +149,9 @@ const FRESH_ISOLATE_FILES = ['test/events/index-schema.test.ts']
 export default defineConfig({
   test: {
     // Two test files at a time, also on a 2-core machine (vitest's default there is one): a file
-    // of a workerd project waits on its own workerd much of its time. Files do not share state:
-    // each gets a workerd of its own (docs/development.md#tests-benchmarks-ci has the figures).
+    // of a workerd project waits on its workerd much of its time. The two files running at once
+    // never share state: each worker has a workerd of its own (see workerProject for what the
+    // files one worker runs in turn share; docs/development.md#tests-benchmarks-ci has figures).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // The first request of a file loads the whole Worker into workerd: allow for a cold start.
     testTimeout: 30_000,
