@@ -146,6 +146,14 @@ function workerProject(
 // happens once per isolate, on a database no other file has touched.
 const FRESH_ISOLATE_FILES = ['test/events/index-schema.test.ts']
 
+// Files of test/node/ that run alone (the node-alone project below): each runs several Workers
+// side by side itself (a crash point, a conformance scenario each), and times what they do.
+const NODE_ALONE_FILES = [
+  'test/node/crash.test.ts',
+  'test/node/delegation-crash.test.ts',
+  'test/node/mcp-conformance.test.ts',
+]
+
 export default defineConfig({
   test: {
     // Two test files at a time, also on a 2-core machine (vitest's default there is one): a file
@@ -331,17 +339,31 @@ export default defineConfig({
         OPENAI_API_KEY: '',
         ENABLED_TOOLS: 'calculator,http_post,ask_person',
       }),
+      // Plain Node: the real Worker under Miniflare's API, killed and restarted (test/node/).
+      // These files run beside the workerd projects' files, two at a time: much of their time
+      // they wait on processes they started (wrangler, workerd, Chromium, npm); the console
+      // test used 47 s of CPU in its 128 s.
       {
-        // Plain Node: the real Worker under Miniflare's API, killed and restarted (test/node/).
         test: {
           name: 'node',
           environment: 'node',
           include: ['test/node/**/*.test.ts'],
+          exclude: NODE_ALONE_FILES,
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          // One file at a time, after the workerd projects: its files run many workerd, wrangler
-          // and Chromium processes each (the crash test one per crash point, side by side), and two such files at
-          // once on the shared 2-core machine ran past their timeouts.
+        },
+      },
+      // NODE_ALONE_FILES, one file at a time after every other file: two crash tests at once on
+      // the shared 2-core machine ran past their timeouts, and the conformance suite's sse-retry
+      // scenario (a reconnect timed to the server's `retry:`) failed beside the console test at
+      // load 10 to 17.
+      {
+        test: {
+          name: 'node-alone',
+          environment: 'node',
+          include: NODE_ALONE_FILES,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },

@@ -75,37 +75,44 @@ describe.skipIf(!available)(title, () => {
   let profile: string
 
   beforeAll(async () => {
-    // The offline demo as `npm start` runs it, from a copy of wrangler.toml that no local
-    // .dev.vars sits beside (a developer's settings must not change what this test sees).
-    dev = await startWranglerDev(
-      ROOT,
-      {
-        API_TOKENS,
-        API_TOKEN: '',
-        MODEL: 'demo',
-        OPENAI_API_KEY: '',
-        ENABLED_TOOLS: '',
-        // Prices, so the timeline shows each step's cost and the run's.
-        PRICE_PROMPT_PER_1K_USD: '0.15',
-        PRICE_COMPLETION_PER_1K_USD: '0.6',
-      },
-      { config: wranglerConfigWithoutDevVars() },
-    )
     profile = mkdtempSync(join(tmpdir(), 'edgeloop-chromium-'))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
+    // Chromium starts while wrangler dev does: neither needs the other before the first test.
+    // Each is kept as it comes, so afterAll stops whichever started when the other failed.
+    const started = await Promise.allSettled([
+      // The offline demo as `npm start` runs it, from a copy of wrangler.toml that no local
+      // .dev.vars sits beside (a developer's settings must not change what this test sees).
+      startWranglerDev(
+        ROOT,
+        {
+          API_TOKENS,
+          API_TOKEN: '',
+          MODEL: 'demo',
+          OPENAI_API_KEY: '',
+          ENABLED_TOOLS: '',
+          // Prices, so the timeline shows each step's cost and the run's.
+          PRICE_PROMPT_PER_1K_USD: '0.15',
+          PRICE_COMPLETION_PER_1K_USD: '0.6',
+        },
+        { config: wranglerConfigWithoutDevVars() },
+      ).then((started) => (dev = started)),
+      chromium
+        .launchPersistentContext(profile, {
+          executablePath: CHROMIUM,
+          headless: true,
+          args: [
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-quic',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+          ],
+        })
+        .then((launched) => (context = launched)),
+    ])
+    for (const result of started) if (result.status === 'rejected') throw result.reason
   }, 120_000)
 
   afterAll(async () => {
