@@ -90,10 +90,9 @@ export async function indexBatch<T = Record<string, unknown>>(
 ): Promise<D1Result<T>[]> {
   if (ready.has(db)) return db.batch<T>(statements)
   const schema = [...SCHEMA, ...ADDED_INDEXES].map((s) => db.prepare(s))
-  const info = TABLES.map((t) => db.prepare(`PRAGMA table_info(${t})`))
   let out: D1Result[]
   try {
-    out = await db.batch([...schema, ...statements, ...info])
+    out = await db.batch([...schema, ...statements, ...columnLooks(db)])
   } catch (err) {
     if (!MISSING.test(String((err as Error).message))) throw err
     await addColumns(db, await tablesWith(db, SCHEMA))
@@ -116,14 +115,18 @@ export async function indexQuery<T>(db: D1Database, statement: D1PreparedStateme
 
 /** Runs `statements` and reads each table's columns in the same batch. */
 async function tablesWith(db: D1Database, statements: string[]): Promise<Map<string, Set<string>>> {
-  const info = TABLES.map((t) => db.prepare(`PRAGMA table_info(${t})`))
-  const out = await db.batch([...statements.map((s) => db.prepare(s)), ...info])
+  const out = await db.batch([...statements.map((s) => db.prepare(s)), ...columnLooks(db)])
   return columnsOf(out.slice(statements.length))
 }
 
-/** Each table's columns from its `PRAGMA table_info` result, in TABLES' order. */
-function columnsOf(info: D1Result[]): Map<string, Set<string>> {
+/** A look at each table's columns, in TABLES' order. */
+function columnLooks(db: D1Database): D1PreparedStatement[] {
   // PRAGMA table_info is the statement form D1 documents (docs: D1 "Database commands").
+  return TABLES.map((t) => db.prepare(`PRAGMA table_info(${t})`))
+}
+
+/** Each table's columns from the results of columnLooks. */
+function columnsOf(info: D1Result[]): Map<string, Set<string>> {
   return new Map(
     TABLES.map((t, i) => [t, new Set((info[i]!.results as { name: string }[]).map((c) => c.name))]),
   )
