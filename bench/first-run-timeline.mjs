@@ -28,8 +28,12 @@ const PHASES = [
   ['the first model request until the callback', 'model', 'callback'],
 ]
 
-/** `build` (a WorkerBuild) with the timeline's wrapper as its entry. */
-function withTimeline(build) {
+/**
+ * `build` (a WorkerBuild) with the timeline's wrapper as its entry: each line it logs is read by
+ * `timelineEvent`. A D1 round trip (a batch, or one statement's `all`, `first`, `run` or `raw`)
+ * is a `d1` event whose detail counts its statements.
+ */
+export function withTimeline(build) {
   const dir = dirname(build.scriptPath)
   const entry = join(dir, 'bench-timeline.js')
   writeFileSync(entry, wrapperSource(`./${basename(build.scriptPath)}`))
@@ -48,10 +52,21 @@ const timed = async (event, detail, work) => {
   mark(event, detail)
   try { return await work() } finally { mark(event + '.end', detail) }
 }
+const ONE = ['all', 'first', 'run', 'raw']
+const statements = (n) => n + (n === 1 ? ' statement' : ' statements')
+function statement(prepared) {
+  return new Proxy(prepared, { get(target, key) {
+    const value = target[key]
+    if (key === 'bind') return (...args) => statement(value.apply(target, args))
+    if (ONE.includes(key)) return (...args) => timed('d1', statements(1), () => value.apply(target, args))
+    return typeof value === 'function' ? value.bind(target) : value
+  } })
+}
 function d1(db) {
   return new Proxy(db, { get(target, key) {
     const value = target[key]
-    if (key === 'batch') return (list) => timed('d1', list.length + ' statements', () => value.call(target, list))
+    if (key === 'prepare') return (sql) => statement(value.call(target, sql))
+    if (key === 'batch') return (list) => timed('d1', statements(list.length), () => value.call(target, list))
     return typeof value === 'function' ? value.bind(target) : value
   } })
 }
@@ -81,6 +96,13 @@ export default {
   fetch: (request, env, ctx) => timed('fetch', new URL(request.url).pathname, () => worker.default.fetch(request, timedEnv(env), ctx)),
 }
 `
+}
+
+/** The event a line workerd logged holds ({ at, event, detail }), or undefined for another line. */
+export function timelineEvent(line) {
+  if (!line.startsWith(`${MARK} `)) return undefined
+  const [, at, event, ...detail] = line.split(' ')
+  return { at: Number(at), event, detail: detail.join(' ') }
 }
 
 /** One run's events ({ at, event, detail }, ms from the start request) and CPU at three points. */
@@ -125,9 +147,8 @@ export async function benchFirstRunTimeline() {
     const started = await startBenchWorker((r) => net.outbound(r, 'edgeloop'), TASK_BINDINGS, {
       worker,
       onLog: (line) => {
-        if (!line.startsWith(MARK)) return
-        const [, at, event, ...detail] = line.split(' ')
-        log.push({ at: Number(at), event, detail: detail.join(' ') })
+        const event = timelineEvent(line)
+        if (event) log.push(event)
       },
     })
     try {
