@@ -17,8 +17,10 @@ const sdkWithoutSourceMaps: Plugin = {
   name: 'mcp-sdk-without-source-maps',
   enforce: 'pre',
   async load(id) {
-    if (!/node_modules\/@modelcontextprotocol\/sdk\/.*\.js$/.test(id)) return null
-    const code = await readFile(id.split('?')[0]!, 'utf8')
+    // Without its query: the dependency optimizer (PREBUNDLED) versions the others' ids (`?v=…`).
+    const file = id.split('?')[0]!
+    if (!/node_modules\/@modelcontextprotocol\/sdk\/.*\.js$/.test(file)) return null
+    const code = await readFile(file, 'utf8')
     return { code: code.replace(/\n\/\/# sourceMappingURL=.*$/, ''), map: null }
   },
 }
