@@ -371,9 +371,9 @@ export default defineConfig({
         ENABLED_TOOLS: 'calculator,http_post,ask_person',
       }),
       // Plain Node: the real Worker under Miniflare's API, killed and restarted (test/node/).
-      // These files run beside the workerd projects' files, two at a time: much of their time
-      // they wait on processes they started (wrangler, workerd, Chromium, npm); the console
-      // test used 47 s of CPU in its 128 s.
+      // These files run in the workerd projects' group, two at a time: much of their time they
+      // wait on processes they started (wrangler, workerd, Chromium, npm); the console test used
+      // 47 s of CPU in its 128 s.
       {
         test: {
           name: 'node',
