@@ -114,11 +114,12 @@ const fakeProvider = {
 }
 
 // The packages of the Worker's with the most files (openai 154, zod 116 across its entry points,
-// jose 46, zod-to-json-schema 39: 421 of the 762 modules a workerd loaded), bundled once by
-// Vite's dependency optimizer into a few modules each, instead of transformed and fetched file by
-// file in every workerd a project starts. Every import of them, from src/ and test/ as from
-// other packages, gets the one bundled copy. Measured: the hitl project, fresh caches, 49.2 s
-// and 39.0 s (medians of 3 interleaved runs, load 6 to 7; docs/development.md#tests-benchmarks-ci).
+// jose 46, zod-to-json-schema 39: 421 of the 762 modules a workerd loaded), bundled by Vite's
+// dependency optimizer (once per project, about half a second) into a few modules each, instead
+// of transformed and fetched file by file in every workerd a project starts. Every import of them, from src/ and test/ as from
+// other packages, gets the one bundled copy. Measured with fresh caches: the edgeloop project
+// 83.2 s and 80.6 s without, 70.7 s and 60.1 s with (interleaved, load 2.5 to 3.8; more in
+// docs/development.md#tests-benchmarks-ci).
 const PREBUNDLED = [
   'openai',
   'zod',
