@@ -2,7 +2,7 @@ import { DEFAULT_MAX_PARALLEL_CALLS } from './budget'
 import { verdictFor } from './confirm'
 import { dispatch } from './dispatch'
 import { reviewAgain } from './review'
-import { answeredCall } from './calls'
+import { answeredCall, firstWithoutStatus, someHasStatus } from './calls'
 import { replaceCall, updateState } from './update-state'
 import { type Call, type RunState } from './state'
 import { type SyncOrAsync } from './sync-or-async'
@@ -30,7 +30,7 @@ import { needsEditScreening, screenEdited } from './guardrails/edited-input'
 export function act(state: RunState, slice: Slice, started: number): SyncOrAsync<Transition> {
   const stepIndex = state.steps.length - 1
   const current = state.steps[stepIndex]!
-  if (current.calls.some((c) => c.status === 'pending')) return reviewAgain(state, slice)
+  if (someHasStatus(current.calls, 'pending')) return reviewAgain(state, slice)
   // Read-only calls that are ready run first, together (each with its own timeout and signal):
   // they are safe to repeat, so a crash among them only means running them again.
   const reads = readyReadOnly(current.calls, slice, state.budget.maxParallelCalls)
@@ -39,7 +39,7 @@ export function act(state: RunState, slice: Slice, started: number): SyncOrAsync
   // Read-only delegates start their children together; then the calls go on in order.
   const spawned = startParallelDelegates(state, stepIndex, slice)
   if (spawned) return spawned
-  const call = current.calls.find((c) => c.status !== 'done')
+  const call = firstWithoutStatus(current.calls, 'done')
   if (!call) {
     const next = completeStep(state, slice)
     const stopReason = next.result?.stopReason ?? null
@@ -85,7 +85,8 @@ function needsStartRecord(call: Call, state: RunState, tool: Tool): boolean {
  */
 function readyReadOnly(calls: Call[], slice: Slice, cap = DEFAULT_MAX_PARALLEL_CALLS): Call[] {
   const reads: Call[] = []
-  for (const c of calls) {
+  for (let k = 0; k < calls.length; k++) {
+    const c = calls[k]!
     if (reads.length === cap) break
     const tool = slice.registry.get(c.name)
     if (c.status === 'ready' && !tool?.sideEffect && !tool?.delegate) reads.push(c)

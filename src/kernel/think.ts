@@ -6,6 +6,7 @@ import type { ModelRequest, ModelResponse } from './model'
 import { FINAL_ANSWER_TOOL, textFormatOf } from './system-prompt'
 import { readNativeReply, readTextReply, type Reading } from './reply'
 import { countLostCall, startModelCall } from './model-call'
+import { allHaveStatus } from './calls'
 import { phaseAfterReview, reviewCalls } from './review'
 import { errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
@@ -338,7 +339,7 @@ function reviewed(a: Acted, calls: Call[], log?: Screened[]): Transition {
       return thoughtOf(ended, a.base, a.bytes, a.tool)
     }
   }
-  const done = calls.every((c) => c.status === 'done')
+  const done = allHaveStatus(calls, 'done')
   return thoughtOf(done ? completeStep(next, a.slice) : next, a.base, a.bytes, a.tool)
 }
 
