@@ -36,7 +36,8 @@ export function newCall(id: string, name: string, args: Record<string, unknown>)
  * Whether every call has `status` / some call has it / the first call without it. Loops over
  * indices, as the rest of the step path: a `for…of` or a callback (`every`, `some`, `find`) costs
  * an iterator or a closure per use, which V8's optimizers remove but a fresh isolate's first
- * thousands of steps pay (docs/development.md#kernel-performance).
+ * thousands of steps pay; together about 5% of the instructions of a fresh process's first 2k
+ * steps (docs/development.md#kernel-performance).
  */
 export function allHaveStatus(calls: readonly Call[], status: Call['status']): boolean {
   for (let k = 0; k < calls.length; k++) if (calls[k]!.status !== status) return false
