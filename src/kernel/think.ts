@@ -245,8 +245,8 @@ function recordReply(
 
 /*
  * recordReply's rarer courses are functions of their own, so that the one every action step
- * runs stays small: V8 optimizes a function once it has run a number of times its own size, and
- * recordReply whole stayed unoptimized through a fresh process's first 2k steps
+ * runs stays small: V8 optimizes a function once the bytecode it has run adds up to a multiple of
+ * its size, and recordReply whole stayed unoptimized through a fresh process's first 2k steps
  * (docs/development.md#kernel-performance).
  */
 
