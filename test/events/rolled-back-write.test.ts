@@ -16,7 +16,8 @@ import { RunStorage } from '../../src/runs/storage'
 import type { StartInput } from '../../src/runs/types'
 import { stubOf } from '../service/harness'
 
-const runId = (n: number) => `run_${String(n).padStart(32, '0')}`
+// Ids of their own: other files of this project use the zero-padded ones.
+const runId = (n: number) => `run_${String(n).padStart(32, 'b')}`
 
 const input = (id: string): StartInput => ({
   id,
