@@ -144,7 +144,11 @@ function workerProject(
 
 // Files of the edgeloop project's settings that need a workerd of their own: what they test
 // happens once per isolate, on a database no other file has touched.
-const FRESH_ISOLATE_FILES = ['test/events/index-schema.test.ts']
+const FRESH_ISOLATE_FILES = [
+  'test/events/index-schema.test.ts',
+  'test/events/index-schema-new.test.ts',
+  'test/events/index-schema-column.test.ts',
+]
 
 export default defineConfig({
   test: {

@@ -79,10 +79,10 @@ export const CALLBACK_HOST = 'receiver.test'
  * The deployed bundle in one workerd under Miniflare (test/node/worker-runtime.ts), configured
  * for a fake OpenAI-compatible model at MODEL_HOST, calculator and http_post, callbacks to
  * CALLBACK_HOST, token `bench-token`; `bindings` adds or overrides; `worker` runs another build
- * (a WorkerBuild: the peer, or the bundle with its SQL counted). `stop()` ends it; `storage` is
- * the folder of its Durable Objects' databases.
+ * (a WorkerBuild: the peer, or the bundle with its SQL counted); `onLog` gets each line workerd
+ * logs. `stop()` ends it; `storage` is the folder of its Durable Objects' databases.
  */
-export async function startBenchWorker(outbound, bindings = {}, { worker } = {}) {
+export async function startBenchWorker(outbound, bindings = {}, { worker, onLog } = {}) {
   const { WorkerRuntime, bundleWorker, tempStorage } =
     await import('../test/node/worker-runtime.ts')
   const storage = await tempStorage()
@@ -94,6 +94,7 @@ export async function startBenchWorker(outbound, bindings = {}, { worker } = {})
     worker: worker ?? { ...(await bundleWorker()), assets: undefined },
     storage: storage.path,
     outbound,
+    ...(onLog ? { onLog } : {}),
     bindings: {
       MODEL: 'gpt-bench',
       OPENAI_API_KEY: 'sk-bench-0000000000000000',

@@ -6,6 +6,7 @@ import { benchBundle } from '../bench/bundle-size.mjs'
 import { benchFanOut } from '../bench/fan-out.mjs'
 import { benchFirstRunCompiled } from '../bench/first-run-compiled.mjs'
 import { benchFirstRunProfile } from '../bench/first-run-profile.mjs'
+import { benchFirstRunTimeline } from '../bench/first-run-timeline.mjs'
 import { benchKernelVsAiSdk } from '../bench/kernel-vs-ai-sdk.mjs'
 import { benchPeer } from '../bench/peer-cost.mjs'
 import { installPeer } from '../bench/peer-build.mjs'
@@ -72,10 +73,11 @@ if (only === 'peer') {
     report(await benchKernelVsAiSdk(root))
   })
 }
-// Not in a plain `npm run bench`: a profile under `perf` of where a fresh process's first run
-// goes, and the code V8 compiles in it (figures, no goal; the peer part judges the first run).
+// Not in a plain `npm run bench`: a fresh process's first run as a timeline, a profile of it
+// under `perf`, and the code V8 compiles in it (figures, no goal; the peer part judges it).
 if (only === 'first-run') {
   await run('first-run', async () => {
+    report(await benchFirstRunTimeline())
     report(await benchFirstRunProfile(root))
     report(await benchFirstRunCompiled(root))
   })

@@ -6,6 +6,7 @@
 import { env } from 'cloudflare:workers'
 import { expect, it } from 'vitest'
 import { api, AUTH } from '../service/harness'
+import { EVERY_INDEX, indexColumns, indexNames, RUN_COLUMNS } from './index-schema-probe'
 
 const OLD = `run_${'7'.repeat(32)}`
 const SLACK = `run_${'6'.repeat(32)}`
@@ -39,35 +40,14 @@ it('a database from before the added columns gains them and lists its older runs
     [SLACK, 'From Slack', 'succeeded'],
   ])
 
-  const columns = async (table: string) =>
-    (await db.prepare(`PRAGMA table_info(${table})`).all<{ name: string }>()).results.map(
-      (c) => c.name,
-    )
-  expect(await columns('runs')).toEqual(
-    expect.arrayContaining([
-      'conversation_id',
-      'conversation_position',
-      'agent_name',
-      'agent_version',
-      'owner',
-      'parent_run_id',
-    ]),
+  expect(await indexColumns(db, 'runs')).toEqual(RUN_COLUMNS)
+  expect(await indexColumns(db, 'pending_approvals')).toEqual(
+    expect.arrayContaining(['owner', 'item']),
   )
-  expect(await columns('pending_approvals')).toContain('owner')
   const owners = await db.prepare('SELECT id, owner FROM runs ORDER BY id').all()
   expect(owners.results).toEqual([
     { id: SLACK, owner: null },
     { id: OLD, owner: 'api' },
   ])
-  const indexes = await db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'runs_by_%'`)
-    .all<{ name: string }>()
-  expect(indexes.results.map((r) => r.name).sort()).toEqual([
-    'runs_by_agent',
-    'runs_by_conversation',
-    'runs_by_created',
-    'runs_by_owner',
-    'runs_by_parent',
-    'runs_by_status',
-  ])
+  expect(await indexNames(db)).toEqual(EVERY_INDEX)
 })

@@ -2,8 +2,9 @@ import { OWNER_FROM_REQUESTER_SQL } from '../run-owner'
 
 /**
  * The run index's tables in D1 (docs/architecture.md#events). The schema is created by the code
- * (`CREATE TABLE IF NOT EXISTS`, once per isolate), so no migration step is needed; columns added
- * later are added to an existing table the same way. A new database gets every column at once.
+ * (`CREATE TABLE IF NOT EXISTS`, with an isolate's first batch: indexBatch), so no migration step
+ * is needed; columns added later are added to an existing table the same way. A new database
+ * gets every column at once.
  */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS runs (
@@ -65,50 +66,69 @@ const ADDED_INDEXES = [
   `CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run_id, created_at DESC, id DESC)`,
 ]
 
-const ready = new WeakMap<D1Database, Promise<void>>()
+/** Databases whose schema this isolate has seen complete: their batches go as they are. */
+const ready = new WeakSet<D1Database>()
 
 const TABLES = [...new Set(ADDED_COLUMNS.map(([table]) => table))]
 
-/** Creates the tables once per isolate and database; a failure is retried by the next call. */
-export function ensureSchema(db: D1Database): Promise<void> {
-  let p = ready.get(db)
-  if (!p) {
-    p = createSchema(db)
-    p.catch(() => ready.delete(db))
-    ready.set(db, p)
-  }
-  return p
-}
+/** What D1 says when a statement names a column or table the database does not have. */
+const MISSING = /no such (column|table)|has no column named/i
 
 /**
- * One round trip to D1 where every column is there (every isolate's but the very first's): the
- * tables, the indexes and a look at the columns in one batch. A database from before an indexed
- * column fails that batch whole (a D1 batch is one transaction): it gets the tables and their
- * columns first, then the indexes. A round trip per added column used to make an isolate's first
- * index write wait for nine of them, in the first run after a start; then two
- * (docs/development.md#the-peer-bench).
+ * Runs `statements` on the run index as one D1 batch (one transaction), its results in order.
+ * An isolate's first batch carries the schema in front of the statements, in the same
+ * transaction: the tables and indexes (`IF NOT EXISTS`) and a look at the columns. So a new
+ * database and one that is up to date both take one round trip, where the schema's own batch
+ * and then the statements took two, on every isolate's first index write: the first run after
+ * a start (docs/development.md#the-first-run-after-a-fresh-start). A database from before a
+ * column fails that batch whole (an index or a statement names the column): it gets its
+ * columns first, then the indexes with the statements.
  */
-async function createSchema(db: D1Database): Promise<void> {
-  let columns: Map<string, Set<string>>
+export async function indexBatch<T = Record<string, unknown>>(
+  db: D1Database,
+  statements: D1PreparedStatement[],
+): Promise<D1Result<T>[]> {
+  if (ready.has(db)) return db.batch<T>(statements)
+  const schema = [...SCHEMA, ...ADDED_INDEXES].map((s) => db.prepare(s))
+  let out: D1Result[]
   try {
-    columns = await tablesWith(db, [...SCHEMA, ...ADDED_INDEXES])
+    out = await db.batch([...schema, ...statements, ...columnLooks(db)])
   } catch (err) {
-    if (!/no such column/i.test(String((err as Error).message))) throw err
+    if (!MISSING.test(String((err as Error).message))) throw err
     await addColumns(db, await tablesWith(db, SCHEMA))
-    await db.batch(ADDED_INDEXES.map((s) => db.prepare(s)))
-    return
+    const indexes = ADDED_INDEXES.map((s) => db.prepare(s))
+    const done = await db.batch<T>([...indexes, ...statements])
+    ready.add(db)
+    return done.slice(indexes.length)
   }
-  // Columns without an index of their own may still be missing.
-  await addColumns(db, columns)
+  // Columns that no index and no statement of this batch names may still be missing.
+  await addColumns(db, columnsOf(out.slice(schema.length + statements.length)))
+  ready.add(db)
+  return out.slice(schema.length, schema.length + statements.length) as D1Result<T>[]
+}
+
+/** The rows of one query on the run index (through indexBatch: the schema comes first). */
+export async function indexQuery<T>(db: D1Database, statement: D1PreparedStatement): Promise<T[]> {
+  const [out] = await indexBatch<T>(db, [statement])
+  return out!.results
 }
 
 /** Runs `statements` and reads each table's columns in the same batch. */
 async function tablesWith(db: D1Database, statements: string[]): Promise<Map<string, Set<string>>> {
+  const out = await db.batch([...statements.map((s) => db.prepare(s)), ...columnLooks(db)])
+  return columnsOf(out.slice(statements.length))
+}
+
+/** A look at each table's columns, in TABLES' order. */
+function columnLooks(db: D1Database): D1PreparedStatement[] {
   // PRAGMA table_info is the statement form D1 documents (docs: D1 "Database commands").
-  const info = TABLES.map((t) => db.prepare(`PRAGMA table_info(${t})`))
-  const out = await db.batch<{ name: string }>([...statements.map((s) => db.prepare(s)), ...info])
+  return TABLES.map((t) => db.prepare(`PRAGMA table_info(${t})`))
+}
+
+/** Each table's columns from the results of columnLooks. */
+function columnsOf(info: D1Result[]): Map<string, Set<string>> {
   return new Map(
-    TABLES.map((t, i) => [t, new Set(out[statements.length + i]!.results.map((c) => c.name))]),
+    TABLES.map((t, i) => [t, new Set((info[i]!.results as { name: string }[]).map((c) => c.name))]),
   )
 }
 

@@ -1,4 +1,4 @@
-import { ensureSchema } from './run-index-schema'
+import { indexBatch, indexQuery } from './run-index-schema'
 import { itemActions } from '../pending-item-actions'
 import type { RunStatus } from '../types'
 import type {
@@ -67,9 +67,8 @@ export type Page<T> = Omit<RunPageBody, 'items'> & { items: T[] }
  * statements (docs/development.md#worker-cpu-per-run-beside-the-peer).
  */
 export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<boolean> {
-  await ensureSchema(db)
   const current = `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND version = ?2)`
-  const [row] = await db.batch([
+  const [row] = await indexBatch(db, [
     db
       .prepare(
         `INSERT INTO runs (id, task, status, created_at, updated_at, steps, requested_by, metadata, version,
@@ -172,8 +171,7 @@ export function listedEntry(e: RunIndexEntry): { run: RunListItem; approvals: Ap
  * so a write still in flight cannot list it again. Idempotent.
  */
 export async function deleteFromIndex(db: D1Database, id: string, now: number): Promise<void> {
-  await ensureSchema(db)
-  await db.batch([
+  await indexBatch(db, [
     db.prepare('INSERT OR IGNORE INTO deleted_runs (id, deleted_at) VALUES (?1, ?2)').bind(id, now),
     db.prepare('DELETE FROM pending_approvals WHERE run_id = ?1').bind(id),
     db.prepare('DELETE FROM runs WHERE id = ?1').bind(id),
@@ -214,7 +212,6 @@ export async function listRuns(
     cursor?: string
   },
 ): Promise<Page<RunListItem>> {
-  await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const where: string[] = []
   const args: unknown[] = []
@@ -237,15 +234,17 @@ export async function listRuns(
     where.push(`(created_at < ?${t} OR (created_at = ?${t} AND id < ?${id}))`)
   }
   const limit = args.push(query.limit + 1)
-  const { results } = await db
-    .prepare(
-      `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata,
-         conversation_id, conversation_position, agent_name, agent_version, parent_run_id FROM runs
-       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
-    )
-    .bind(...args)
-    .all<RunRow>()
+  const results = await indexQuery<RunRow>(
+    db,
+    db
+      .prepare(
+        `SELECT id, task, status, created_at, updated_at, steps, requested_by, metadata,
+           conversation_id, conversation_position, agent_name, agent_version, parent_run_id FROM runs
+         ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY created_at DESC, id DESC LIMIT ?${limit}`,
+      )
+      .bind(...args),
+  )
   const page = results.slice(0, query.limit)
   const last = page.at(-1)
   return {
@@ -285,7 +284,6 @@ export async function listPendingApprovals(
     cursor?: string
   },
 ): Promise<Page<ApprovalListItem>> {
-  await ensureSchema(db)
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const args: unknown[] = [query.now]
   let page = query.owner !== undefined ? `AND owner = ?${args.push(query.owner)}` : ''
@@ -300,15 +298,17 @@ export async function listPendingApprovals(
     page += ` AND (requested_at < ?${t} OR (requested_at = ?${t} AND run_id || ' ' || call_id < ?${key}))`
   }
   const limit = args.push(query.limit + 1)
-  const { results } = await db
-    .prepare(
-      `SELECT run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at, expires_at,
-         item
-       FROM pending_approvals WHERE expires_at > ?1 ${page}
-       ORDER BY requested_at DESC, run_id || ' ' || call_id DESC LIMIT ?${limit}`,
-    )
-    .bind(...args)
-    .all<ApprovalRow>()
+  const results = await indexQuery<ApprovalRow>(
+    db,
+    db
+      .prepare(
+        `SELECT run_id, call_id, tool, args, args_hash, reason, requested_by, requested_at,
+           expires_at, item
+         FROM pending_approvals WHERE expires_at > ?1 ${page}
+         ORDER BY requested_at DESC, run_id || ' ' || call_id DESC LIMIT ?${limit}`,
+      )
+      .bind(...args),
+  )
   const rows = results.slice(0, query.limit)
   const last = rows.at(-1)
   return {
