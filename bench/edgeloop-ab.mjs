@@ -13,7 +13,7 @@
 // `wrangler deploy --dry-run`, as a deploy would; `.` is the work tree as it is.
 // docs/development.md#worker-cpu-per-run-beside-the-peer.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { network, SYSTEMS, TASK_BINDINGS } from './peer-cost.mjs'
@@ -43,7 +43,6 @@ async function buildOf(ref) {
     { cwd: dir, stdio: 'ignore', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
   )
   const texts = readdirSync(out).filter((f) => f.endsWith('.md'))
-  const { readFileSync } = await import('node:fs')
   return {
     ...here,
     ...runtimeSettings(readFileSync(join(dir, 'wrangler.toml'), 'utf8')),
