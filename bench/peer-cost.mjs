@@ -56,6 +56,7 @@ const PAGE = Array.from({ length: 64 }, (_, i) => `line ${String(i).padStart(2, 
  */
 export function network() {
   const callbacks = callbackReceiver()
+  // Per system by name (bench/edgeloop-ab.mjs names two builds of edgeloop A and B).
   const seen = { edgeloop: { model: 0, pages: 0 }, peer: { model: 0, pages: 0 } }
   const net = {
     delayMs: 0,
@@ -67,6 +68,7 @@ export function network() {
       if (url.host === MODEL_HOST) {
         const { messages } = JSON.parse(await request.text())
         const turn = messages.filter((m) => m.role === 'assistant').length
+        seen[who] ??= { model: 0, pages: 0 }
         seen[who].model++
         if (net.delayMs) await sleep(net.delayMs)
         const call = (n) => ({
@@ -87,6 +89,7 @@ export function network() {
         return chatCompletion(turn, turn < 2 ? call(turn + 1) : answer)
       }
       if (url.host === CALLBACK_HOST && url.pathname.startsWith('/page/')) {
+        seen[who] ??= { model: 0, pages: 0 }
         seen[who].pages++
         return new Response(PAGE, { headers: { 'content-type': 'text/plain' } })
       }

@@ -224,9 +224,9 @@ export function withAnswered(
   const current = state.steps[stepIndex]!
   const calls: Call[] = []
   let done = true
-  for (const c of current.calls) {
-    let next = c
-    for (const a of answered) if (a.id === c.id) next = a
+  for (let k = 0; k < current.calls.length; k++) {
+    let next = current.calls[k]!
+    for (let j = 0; j < answered.length; j++) if (answered[j]!.id === next.id) next = answered[j]!
     if (next.status !== 'done') done = false
     calls.push(next)
   }

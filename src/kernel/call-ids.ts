@@ -21,7 +21,8 @@ export class CallIds {
       this.#ids = new Set()
     }
     for (; this.#indexed < steps.length; this.#indexed++) {
-      for (const call of steps[this.#indexed]!.calls) this.#ids.add(call.id)
+      const { calls } = steps[this.#indexed]!
+      for (let k = 0; k < calls.length; k++) this.#ids.add(calls[k]!.id)
     }
     return this.#ids
   }

@@ -32,6 +32,31 @@ export function newCall(id: string, name: string, args: Record<string, unknown>)
   }
 }
 
+/**
+ * Whether every call has `status` / some call has it / the first call without it. Loops over
+ * indices, as the rest of the step path: a `for…of` or a callback (`every`, `some`, `find`) costs
+ * an iterator or a closure per use, which V8's optimizers remove but a fresh isolate's first
+ * thousands of steps pay; together about 5% of the instructions of a fresh process's first 2k
+ * steps (docs/development.md#kernel-performance).
+ */
+export function allHaveStatus(calls: readonly Call[], status: Call['status']): boolean {
+  for (let k = 0; k < calls.length; k++) if (calls[k]!.status !== status) return false
+  return true
+}
+
+export function someHasStatus(calls: readonly Call[], status: Call['status']): boolean {
+  for (let k = 0; k < calls.length; k++) if (calls[k]!.status === status) return true
+  return false
+}
+
+export function firstWithoutStatus(
+  calls: readonly Call[],
+  status: Call['status'],
+): Call | undefined {
+  for (let k = 0; k < calls.length; k++) if (calls[k]!.status !== status) return calls[k]
+  return undefined
+}
+
 /** A call answered without running: its observation, and nothing spent. */
 export function answeredCall(call: Call, kind: Call['kind'], observation: string): Call {
   return { ...call, status: 'done', kind, observation, originalSize: observation.length, ms: 0 }

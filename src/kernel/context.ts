@@ -134,7 +134,8 @@ export class RenderCache {
       cached.push(step)
       this.#starts.push(this.#messages.length)
       this.#tokensBefore.push(this.#tokens)
-      for (const m of rendered.messages) this.#messages.push(m)
+      const { messages } = rendered
+      for (let k = 0; k < messages.length; k++) this.#messages.push(messages[k]!)
       this.#tokens += rendered.tokens
     }
   }

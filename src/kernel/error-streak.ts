@@ -21,7 +21,8 @@ export function errorStreak(state: RunState, failed: boolean): ErrorStreak {
 
 /** A step with calls failed when every one of them did. */
 export function callsFailed(calls: readonly Call[]): boolean {
-  return calls.length > 0 && calls.every((c) => isErrorKind(c.kind))
+  for (let k = 0; k < calls.length; k++) if (!isErrorKind(calls[k]!.kind)) return false
+  return calls.length > 0
 }
 
 function isErrorKind(kind: Call['kind']): boolean {

@@ -24,13 +24,15 @@ export function stepCost(
 /** Estimated tokens of native tool calls (their arguments, and framing per call). */
 export function toolCallTokens(calls: NativeToolCall[] | undefined): number {
   let n = 0
-  for (const c of calls ?? []) n += approxTokens(c.function.arguments) + 4
+  if (!calls) return n
+  for (let k = 0; k < calls.length; k++) n += approxTokens(calls[k]!.function.arguments) + 4
   return n
 }
 
 /** Characters of native tool calls' arguments (CPU accounting). */
 export function toolCallBytes(calls: NativeToolCall[] | undefined): number {
   let n = 0
-  for (const c of calls ?? []) n += c.function.arguments.length
+  if (!calls) return n
+  for (let k = 0; k < calls.length; k++) n += calls[k]!.function.arguments.length
   return n
 }

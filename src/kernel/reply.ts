@@ -153,7 +153,7 @@ export function readNativeReply(
 }
 
 function hasId(calls: Call[], id: string): boolean {
-  for (const c of calls) if (c.id === id) return true
+  for (let k = 0; k < calls.length; k++) if (calls[k]!.id === id) return true
   return false
 }
 

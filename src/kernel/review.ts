@@ -3,7 +3,7 @@ import { decidePolicy } from './code-policy'
 import { requestItem } from './pending-items'
 import { sameJson } from './canonical'
 import { verdictFor } from './confirm'
-import { answeredCall } from './calls'
+import { answeredCall, someHasStatus } from './calls'
 import { updateState } from './update-state'
 import { type Call, type RunState } from './state'
 import { completeStep, transitionTo, type Slice, type Transition } from './transition'
@@ -37,11 +37,15 @@ export function reviewCalls(
   const seen: Call[] = []
   if (window > 0) {
     for (let s = Math.max(0, stepIndex - window); s < stepIndex; s++) {
-      for (const call of state.steps[s]!.calls) seen.push(call)
+      const earlier = state.steps[s]!.calls
+      for (let k = 0; k < earlier.length; k++) seen.push(earlier[k]!)
     }
   }
   const reviewed: Call[] = []
-  for (const c of calls) reviewed.push(c.status === 'pending' ? review(c, seen, state, slice) : c)
+  for (let k = 0; k < calls.length; k++) {
+    const c = calls[k]!
+    reviewed.push(c.status === 'pending' ? review(c, seen, state, slice) : c)
+  }
   if (!slice.guardrails.toolInput.length) return askIfNeeded(reviewed, state, slice)
   // The tool-input guardrails see the calls before anyone is asked about them.
   const screened = screenCalls(reviewed, stepIndex, state, slice, log)
@@ -52,8 +56,11 @@ export function reviewCalls(
 
 function askIfNeeded(reviewed: Call[], state: RunState, slice: Slice): SyncOrAsync<Call[]> {
   // Asking (hashing the arguments, or the in-memory hook) is the one asynchronous part.
-  const asks = reviewed.some((c) => c.status === 'awaiting_approval' && !c.approval)
-  return asks ? ask(reviewed, state, slice) : reviewed
+  for (let k = 0; k < reviewed.length; k++) {
+    const c = reviewed[k]!
+    if (c.status === 'awaiting_approval' && !c.approval) return ask(reviewed, state, slice)
+  }
+  return reviewed
 }
 
 /**
@@ -112,7 +119,7 @@ async function personRequest(
 
 /** The phase after review: waiting for a person when any call awaits a decision, else act. */
 export function phaseAfterReview(calls: Call[]): 'act' | 'await_approval' {
-  return calls.some((c) => c.status === 'awaiting_approval') ? 'await_approval' : 'act'
+  return someHasStatus(calls, 'awaiting_approval') ? 'await_approval' : 'act'
 }
 
 /**
@@ -170,7 +177,10 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
 
 /** Whether `seen` holds a call of the same tool with the same arguments (the loop guard). */
 function repeats(call: Call, seen: Call[]): boolean {
-  for (const c of seen) if (c.name === call.name && sameJson(c.args, call.args)) return true
+  for (let k = 0; k < seen.length; k++) {
+    const c = seen[k]!
+    if (c.name === call.name && sameJson(c.args, call.args)) return true
+  }
   return false
 }
 

@@ -59,7 +59,9 @@ function nativeStep(step: Step, elided: boolean, framed: boolean): Rendered {
   if (step.kind === 'finish') return said(step.answer ?? '')
   let tokens = FRAMING + approxTokens(step.thought)
   const toolCalls: NativeToolCall[] = []
-  for (const c of step.calls) {
+  const { calls } = step
+  for (let k = 0; k < calls.length; k++) {
+    const c = calls[k]!
     const args = c.rawArgs ?? JSON.stringify(c.args)
     toolCalls.push({ id: c.id, type: 'function', function: { name: c.name, arguments: args } })
     tokens += approxTokens(args) + approxTokens(c.name) + FRAMING
@@ -67,7 +69,8 @@ function nativeStep(step: Step, elided: boolean, framed: boolean): Rendered {
   const messages: ChatMessage[] = [
     { role: 'assistant', content: step.thought || null, tool_calls: toolCalls },
   ]
-  for (const c of step.calls) {
+  for (let k = 0; k < calls.length; k++) {
+    const c = calls[k]!
     const stub = elided ? elidedObservation(c) : null
     const observation = stub?.text ?? c.observation ?? ''
     const content = framed ? frameObservation(c.name, observation) : observation

@@ -6,6 +6,7 @@ import type { ModelRequest, ModelResponse } from './model'
 import { FINAL_ANSWER_TOOL, textFormatOf } from './system-prompt'
 import { readNativeReply, readTextReply, type Reading } from './reply'
 import { countLostCall, startModelCall } from './model-call'
+import { allHaveStatus } from './calls'
 import { phaseAfterReview, reviewCalls } from './review'
 import { errorStreak } from './error-streak'
 import { copyState, updateState } from './update-state'
@@ -235,6 +236,29 @@ function recordReply(
       null,
     )
   }
+  if (reading.kind !== 'action') return recordNoCalls(state, reply, base, reading, bytes, slice)
+  // The calls' names for the event; one call (the usual step) needs no array and no join.
+  const { calls: asked } = reading
+  const tool = asked.length === 1 ? asked[0]!.name : asked.map((c) => c.name).join(',')
+  return reviewStep({ state, reply, base, thought: reading.thought, bytes, slice, tool }, asked)
+}
+
+/*
+ * recordReply's rarer courses are functions of their own, so that the one every action step
+ * runs stays small: V8 optimizes a function once the bytecode it has run adds up to a multiple of
+ * its size, and recordReply whole stayed unoptimized through a fresh process's first 2k steps
+ * (docs/development.md#kernel-performance).
+ */
+
+/** A reply without calls: unusable, or the final answer. */
+function recordNoCalls(
+  state: RunState,
+  reply: Reply,
+  base: StepBase,
+  reading: Exclude<Reading, { kind: 'action' }>,
+  bytes: number,
+  slice: Slice,
+): SyncOrAsync<Transition> {
   if (reading.kind === 'format_error') {
     const failed = reading.output === true
     const recorded = formatError(
@@ -248,32 +272,26 @@ function recordReply(
     )
     return thoughtOf(recorded, base, bytes, null)
   }
-  if (reading.kind === 'finish') {
-    const step = stepOf(base, 'finish', reading.thought, [], reading.answer)
-    const finished = withStep(state, reply, step)
-    if (slice.guardrails.output.length) {
-      return screenAnswer(
-        finished,
-        { answer: reading.answer, output: reading.output ?? null },
-        slice,
-        (s: RunState) => thoughtOf(s, base, bytes, null),
-      )
-    }
-    const output = reading.output ?? null
-    return thoughtOf(
-      stop(finished, 'finish', slice, null, reading.answer, output),
-      base,
-      bytes,
-      null,
+  const step = stepOf(base, 'finish', reading.thought, [], reading.answer)
+  const finished = withStep(state, reply, step)
+  if (slice.guardrails.output.length) {
+    return screenAnswer(
+      finished,
+      { answer: reading.answer, output: reading.output ?? null },
+      slice,
+      (s: RunState) => thoughtOf(s, base, bytes, null),
     )
   }
-  // The calls' names for the event; one call (the usual step) needs no array and no join.
-  const { calls: asked } = reading
-  const tool = asked.length === 1 ? asked[0]!.name : asked.map((c) => c.name).join(',')
-  const acted: Acted = { state, reply, base, thought: reading.thought, bytes, slice, tool }
+  const output = reading.output ?? null
+  return thoughtOf(stop(finished, 'finish', slice, null, reading.answer, output), base, bytes, null)
+}
+
+/** A reply with calls: its step recorded with the calls reviewed. */
+function reviewStep(acted: Acted, asked: Call[]): SyncOrAsync<Transition> {
+  const { state, base, bytes, slice, tool } = acted
   // Cancelled while the model was answering: record the reply, ask nobody about its calls.
-  if (deps.signal?.aborted) {
-    const recorded = acting(acted, reading.calls, 'act')
+  if (slice.deps.signal?.aborted) {
+    const recorded = acting(acted, asked, 'act')
     const cancelled = stop(recorded, 'cancelled', slice, cancelMessage(recorded, slice))
     return thoughtOf(cancelled, base, bytes, tool)
   }
@@ -284,15 +302,15 @@ function recordReply(
   // The tool-input guardrails' verdicts (none without such guardrails: no array is made).
   const log: Screened[] | undefined = slice.guardrails.toolInput.length ? [] : undefined
   try {
-    calls = reviewCalls(reading.calls, base.i, state, slice, log)
+    calls = reviewCalls(asked, base.i, state, slice, log)
   } catch {
-    return unreviewed(acted, reading.calls)
+    return unreviewed(acted, asked)
   }
   // Callbacks only when review waited: a step whose review asked nobody makes no closure.
   if (isPromise(calls)) {
     return calls.then(
       (c) => reviewed(acted, c, log),
-      () => unreviewed(acted, reading.calls),
+      () => unreviewed(acted, asked),
     )
   }
   return reviewed(acted, calls, log)
@@ -338,7 +356,7 @@ function reviewed(a: Acted, calls: Call[], log?: Screened[]): Transition {
       return thoughtOf(ended, a.base, a.bytes, a.tool)
     }
   }
-  const done = calls.every((c) => c.status === 'done')
+  const done = allHaveStatus(calls, 'done')
   return thoughtOf(done ? completeStep(next, a.slice) : next, a.base, a.bytes, a.tool)
 }
 

@@ -74,7 +74,7 @@ export class RunRecord {
   create(input: StartInput, now: number): { state: RunState; info: RunInfo } {
     const { state, info } = newRun(input, now)
     this.storage.ensureSchema()
-    this.storageApi.transactionSync(() => {
+    this.#transaction(() => {
       this.storage.saveState(state, { info })
       this.info = info
       queueRunStarted(this.sinks(), info, state, now)
@@ -87,7 +87,7 @@ export class RunRecord {
   /** Saves a decided approval and what it causes, in one transaction. */
   saveDecision(next: RunState, now: number): void {
     const prev = this.state!
-    this.storageApi.transactionSync(() => {
+    this.#transaction(() => {
       this.outbox.flush()
       this.storage.saveState(next)
       queueDecisionEffects(this.sinks(), this.info!, prev, next, now)
@@ -102,7 +102,7 @@ export class RunRecord {
     // The reply's pieces go out before the events that store it (the hub writes stored events
     // that are still waiting for their write first, so the order holds).
     this.deltas.flush()
-    this.storageApi.transactionSync(() => {
+    this.#transaction(() => {
       // What the outbox held back (the index row's mark) goes into this commit.
       this.outbox.flush()
       this.storage.saveState(next)
@@ -132,10 +132,12 @@ export class RunRecord {
   wipe(by: string, reason: 'api' | 'retention', now: number): void {
     const state = this.state!
     const tombstone: Tombstone = { runId: state.id, deletedAt: now, by }
-    this.storageApi.transactionSync(() => {
+    this.#transaction(() => {
       this.outbox.flush()
       wipeRun(this.storageApi.sql, this.outbox, state, this.info!, tombstone)
     })
+    // Every table was emptied behind the back of the parts that keep track of them.
+    this.#forget()
     logDeletion(this.env, state, tombstone, reason)
     this.deleted = tombstone
     this.deleting = undefined
@@ -170,6 +172,25 @@ export class RunRecord {
     } catch {
       return { stream: false, assistant: false }
     }
+  }
+
+  /**
+   * `write` in one transaction. One that throws rolls back: what the storage, the outbox and the
+   * event log keep of the tables (to spare reads and unchanged writes) is read again.
+   */
+  #transaction(write: () => void): void {
+    try {
+      this.storageApi.transactionSync(write)
+    } catch (err) {
+      this.#forget()
+      throw err
+    }
+  }
+
+  #forget(): void {
+    this.storage.forget()
+    this.outbox.forget()
+    this.events.forget()
   }
 
   /** Where a change's effects are queued. */

@@ -32,13 +32,24 @@ export class RunStorage {
   /** So is the run's agent snapshot (its instructions and output schema may be long). */
   #agentSaved = false
 
-  #ready: boolean
-  #observationsReady: boolean
+  #ready = false
+  #observationsReady = false
+  /**
+   * The run table's rows as last read or written here (their JSON; null: no such row): a
+   * slice reads the same few keys again and again, most of them absent (a run's `blocked`,
+   * `cancel`, `mcp_tools`: docs/development.md#worker-cpu-per-run-beside-the-peer). Only this
+   * object writes the table but for a wipe, after which `forget` empties it.
+   */
+  readonly #values = new Map<string, string | null>()
 
   constructor(private readonly sql: SqlStorage) {
-    // Reading an unknown run id must not create tables: they are made by the first write.
+    this.#readTables()
+  }
+
+  /** Which of the tables exist: reading an unknown run must not make them. */
+  #readTables(): void {
     const tables = new Set(
-      sql
+      this.sql
         .exec<{ name: string }>(
           `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('run', 'observation')`,
         )
@@ -47,6 +58,20 @@ export class RunStorage {
     )
     this.#ready = tables.has('run')
     this.#observationsReady = tables.has('observation')
+  }
+
+  /**
+   * Forgets what this object knows of the stored rows (a transaction rolled back, a wipe): the
+   * next reads go to the table, the next save writes the state, its last step, the agent and
+   * the conversation again.
+   */
+  forget(): void {
+    this.#readTables()
+    this.#values.clear()
+    this.#lastStep = undefined
+    this.#lastMeta = undefined
+    this.#agentSaved = false
+    this.#conversationSaved = false
   }
 
   /** Creates the tables (idempotent); every write path calls it first. */
@@ -58,13 +83,21 @@ export class RunStorage {
 
   getValue<T>(key: string): T | undefined {
     if (!this.#ready) return undefined
-    const row = this.sql.exec<{ v: string }>('SELECT v FROM run WHERE k = ?', key).toArray()[0]
-    return row ? (JSON.parse(row.v) as T) : undefined
+    let json = this.#values.get(key)
+    if (json === undefined) {
+      const row = this.sql.exec<{ v: string }>('SELECT v FROM run WHERE k = ?', key).toArray()[0]
+      json = row?.v ?? null
+      this.#values.set(key, json)
+    }
+    // Parsed anew each time: a caller may change what it gets.
+    return json === null ? undefined : (JSON.parse(json) as T)
   }
 
   setValue(key: string, value: unknown): void {
     this.ensureSchema()
-    this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', key, JSON.stringify(value))
+    const json = JSON.stringify(value)
+    this.sql.exec('INSERT OR REPLACE INTO run (k, v) VALUES (?, ?)', key, json)
+    this.#values.set(key, json)
   }
 
   loadState(): RunState | undefined {
@@ -116,6 +149,7 @@ export class RunStorage {
     if (rows.length) {
       const places = rows.map(() => '(?, ?)').join(', ')
       this.sql.exec(`INSERT OR REPLACE INTO run (k, v) VALUES ${places}`, ...rows.flat())
+      for (const [k, json] of rows) this.#values.set(k, json)
       this.#agentSaved = true
       if (conversation) this.#conversationSaved = true
       this.#lastMeta = metaJson

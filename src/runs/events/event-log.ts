@@ -16,15 +16,23 @@ export type EventRow = { seq: number; type: string; data: string; at: number }
  */
 export class EventLog {
   #ready: boolean
+  /** The newest sequence number, once read or written (undefined: read it from the table). */
+  #last: number | undefined
 
   constructor(
     private readonly sql: SqlStorage,
     private readonly runId: () => string,
   ) {
-    // Reading an unknown run must not create tables.
-    this.#ready =
-      sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'event'`).toArray()
-        .length > 0
+    this.#ready = this.#tableExists()
+  }
+
+  /** Reading an unknown run must not create tables: whether the first write made it. */
+  #tableExists(): boolean {
+    return (
+      this.sql
+        .exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'event'`)
+        .toArray().length > 0
+    )
   }
 
   /** Stores events after the last one; returns the last sequence number. */
@@ -32,6 +40,7 @@ export class EventLog {
     if (!this.#ready) {
       this.sql.exec(SCHEMA)
       this.#ready = true
+      this.#last = 0
     }
     let seq = this.lastSeq()
     // One statement for a transition's events (measured: 40 → 35 SQL writes in a two-call run,
@@ -42,17 +51,27 @@ export class EventLog {
       const rows = chunk.map(() => '(?, ?, ?, ?)').join(', ')
       this.sql.exec(`INSERT INTO event (seq, type, data, at) VALUES ${rows}`, ...args)
     }
+    this.#last = seq
     return seq
   }
 
   /**
-   * The sequence number of the newest event, 0 before the first. Read from the table, not
-   * cached: a transaction that rolls back must not leave a gap in the numbering.
+   * The sequence number of the newest event, 0 before the first: read from the table once, then
+   * kept as `append` moves it (a read a transition: docs/development.md#worker-cpu-per-run-beside-the-peer).
+   * A transaction that rolls back calls `forget`, so its numbers are not skipped.
    */
   lastSeq(): number {
     if (!this.#ready) return 0
+    if (this.#last !== undefined) return this.#last
     const row = this.sql.exec<{ n: number | null }>('SELECT MAX(seq) AS n FROM event').toArray()[0]
-    return row?.n ?? 0
+    this.#last = row?.n ?? 0
+    return this.#last
+  }
+
+  /** Reads the table's state again (a transaction rolled back, or the run was wiped). */
+  forget(): void {
+    this.#ready = this.#tableExists()
+    this.#last = undefined
   }
 
   /** Stored rows with `seq > after`, oldest first, at most `limit`: what streams send as is. */

@@ -29,7 +29,15 @@ export function runIndexEntry(
     ...(state.parent ? { parentRunId: state.parent.runId } : {}),
     version,
     approvals: pendingApprovalsOf(state),
+    everPending: everPending(state),
   }
+}
+
+/** Whether any call of the run has waited for a person (its item stays on the call). */
+function everPending(state: RunState): boolean {
+  return state.steps.some((step) =>
+    step.calls.some((call) => call.approval !== null || call.status === 'awaiting_approval'),
+  )
 }
 
 /**

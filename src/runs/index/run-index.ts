@@ -37,6 +37,11 @@ export type RunIndexEntry = Omit<
   /** The run's last event sequence number: an older write never replaces a newer one. */
   version: number
   approvals: IndexedApproval[]
+  /**
+   * false: the run has never had a pending item, so the index holds none of it to replace (its
+   * write is then one statement, not two). Absent: it may have had one.
+   */
+  everPending?: boolean
 }
 
 /** A pending approval as the index stores it: the API's, times in ms, the requester on the row. */
@@ -57,7 +62,9 @@ export type Page<T> = Omit<RunPageBody, 'items'> & { items: T[] }
 
 /**
  * Writes a run's row and replaces its pending approvals, unless the index has a newer version
- * or the run was deleted; true when the row was written.
+ * or the run was deleted; true when the row was written. A run that never had a pending item
+ * writes its row alone: most runs never have one, and the DELETE was half of each write's
+ * statements (docs/development.md#worker-cpu-per-run-beside-the-peer).
  */
 export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<boolean> {
   const current = `EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND version = ?2)`
@@ -89,9 +96,13 @@ export async function writeRunIndex(db: D1Database, e: RunIndexEntry): Promise<b
         e.owner,
         e.parentRunId ?? null,
       ),
-    db
-      .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
-      .bind(e.id, e.version),
+    ...(e.everPending === false
+      ? []
+      : [
+          db
+            .prepare(`DELETE FROM pending_approvals WHERE run_id = ?1 AND ${current}`)
+            .bind(e.id, e.version),
+        ]),
     ...e.approvals.map((a) =>
       db
         .prepare(

@@ -38,6 +38,12 @@ type Row = {
 export class Outbox {
   /** Writes held back until the run's next write (`later`). */
   #later: (() => void)[] = []
+  /**
+   * The status of entries as this outbox last wrote or read them, so that `rearm` of an entry
+   * still pending (the run index's, at each step) reads nothing (a read a transition:
+   * docs/development.md#worker-cpu-per-run-beside-the-peer). `forget` empties it.
+   */
+  readonly #status = new Map<string, OutboxStatus>()
 
   constructor(
     private readonly sql: SqlStorage,
@@ -54,6 +60,11 @@ export class Outbox {
    */
   later(write: () => void): void {
     this.#later.push(write)
+  }
+
+  /** Reads every entry's status from the table again (a transaction rolled back, a wipe). */
+  forget(): void {
+    this.#status.clear()
   }
 
   /** Makes the writes `later` holds back, now. */
@@ -76,6 +87,8 @@ export class Outbox {
       now,
       now,
     )
+    // Added, or one with this id was there: its status is read when asked.
+    this.#status.delete(id)
   }
 
   /**
@@ -93,10 +106,15 @@ export class Outbox {
     minGapMs = 0,
   ): void {
     this.flush()
-    const row = this.sql
-      .exec<{ status: OutboxStatus }>('SELECT status FROM outbox WHERE id = ?', id)
-      .toArray()[0]
-    if (row?.status === 'pending') return
+    const status =
+      this.#status.get(id) ??
+      this.sql
+        .exec<{ status: OutboxStatus }>('SELECT status FROM outbox WHERE id = ?', id)
+        .toArray()[0]?.status
+    if (status === 'pending') {
+      this.#status.set(id, status)
+      return
+    }
     this.sql.exec(
       `INSERT INTO outbox (id, kind, payload, status, attempts, next_at, updated_at)
        VALUES (?, ?, ?, 'pending', 0, ?, ?)
@@ -112,6 +130,7 @@ export class Outbox {
       now,
       minGapMs,
     )
+    this.#status.set(id, 'pending')
   }
 
   /**
@@ -163,6 +182,7 @@ export class Outbox {
       result === undefined ? null : JSON.stringify(result),
       id,
     )
+    this.#status.set(id, 'delivered')
   }
 
   failed(entry: OutboxEntry, now: number, error: DeliveryError | Error): void {
@@ -188,6 +208,7 @@ export class Outbox {
       now,
       entry.id,
     )
+    this.#status.set(entry.id, giveUp ? 'failed' : 'pending')
   }
 
   list(): OutboxEntry[] {
