@@ -5,7 +5,8 @@
  * is refused with a JSON-RPC error and the challenge that says where to authorize.
  */
 import { describe, expect, it } from 'vitest'
-import { ORIGIN } from '../service/harness'
+import { reply } from '../fakes/fake-openai'
+import { drainAlarms, getRun, ORIGIN, useServiceFakes } from '../service/harness'
 import { A2A_URL, authorizeWith, MCP_URL, resourceMetadataOf, workerFetch } from './oauth-client'
 
 const STARTER = 'test-starter-token' // runs:write, runs:read
@@ -23,6 +24,9 @@ function a2aRpc(token: string | null, method: string, params: unknown): Promise<
 }
 
 const NO_RUN = 'run_00000000000000000000000000000000'
+
+// The task a test starts runs against the fake provider, so it ends (and calls nothing real).
+const fakes = useServiceFakes()
 
 describe('/a2a with OAuth access tokens', () => {
   it('answers without a token with a 401 naming /a2a’s own resource metadata', async () => {
@@ -49,6 +53,7 @@ describe('/a2a with OAuth access tokens', () => {
       error: { code: -32001, message: expect.stringContaining(NO_RUN) },
     })
     // A task started with it is the API token's run: the token's name is its requester.
+    fakes.ai.enqueue(reply.text('Done.'))
     const sent = await a2aRpc(token, 'SendMessage', {
       message: {
         messageId: crypto.randomUUID(),
@@ -64,6 +69,8 @@ describe('/a2a with OAuth access tokens', () => {
       headers: { authorization: `Bearer ${STARTER}` },
     })
     expect(await view.json()).toMatchObject({ id, requestedBy: 'starter' })
+    await drainAlarms(id)
+    expect(await getRun(id)).toMatchObject({ status: 'succeeded', requestedBy: 'starter' })
   })
 
   it('refuses a token for /mcp: tokens are bound to their resource', async () => {
