@@ -36,8 +36,8 @@ const ROUNDS = Number(process.env.PEER_ROUNDS ?? 5)
 /** Runs per batch, one after another: CPU is read once per batch. */
 const RUNS = 5
 const LATENCIES_MS = [0, 50]
-/** Fresh workerd processes per system for the first run after a start. */
-const FRESH_STARTS = 3
+/** Fresh workerd processes per system and floor build for the first run after a start. */
+const FRESH_STARTS = Number(process.env.PEER_FRESH_STARTS ?? 3)
 /** In each fresh process after its first and second run: warm runs, timed one by one. */
 const FRESH_WARM_RUNS = 3
 /** Before each of those: the previous run's deliveries after its end settle, outside the timing. */
@@ -316,9 +316,11 @@ export async function benchPeer(root) {
     for (const [name, sys] of Object.entries(systems)) idle[name] = await idleRate(sys.rt.pid)
     for (const latency of LATENCIES_MS) {
       net.delayMs = latency
-      for (const name of Object.keys(systems)) results[name][latency] = []
+      // The floor at 0 ms only: its warm run is what its first run is set beside.
+      const names = Object.keys(systems).filter((name) => name !== 'floor' || latency === 0)
+      for (const name of names) results[name][latency] = []
       for (let r = 0; r < ROUNDS; r++) {
-        for (const name of rotated(Object.keys(systems), r)) {
+        for (const name of rotated(names, r)) {
           results[name][latency].push(await batch(systems[name], net, idle[name]))
         }
       }
@@ -355,13 +357,15 @@ function report({ results, rest, index, fresh, resolution, versions, builds, loa
     `peer: edgeloop beside Cloudflare's Agents SDK (agents ${versions.agents}, ai ${versions.ai}, ` +
       `@ai-sdk/openai-compatible ${versions['@ai-sdk/openai-compatible']}; an Agent per run running generateText)`,
     `  the same two-call task on both (model → http_get → model → http_get → answer, ${PAGE_BYTES} B pages),`,
-    `  one workerd each under Miniflare, ${ROUNDS} interleaved rounds of ${RUNS} runs per system and latency;`,
+    `  one workerd each under Miniflare, ${ROUNDS} interleaved rounds of ${RUNS} runs per system and latency (the floor: 0 ms);`,
     `  figures per run: median (min–max) over rounds; idle subtracted (edgeloop ${idle.edgeloop.toFixed(1)}, peer ${idle.peer.toFixed(1)}, floor ${idle.floor.toFixed(1)} ms/s)`,
     `  the floor: the least code doing the task as edgeloop does it (bench/floor/), figures only, no goal`,
     `  load average before ${load0}, after ${load()} (1, 5, 15 min; the machine is shared)`,
   ]
-  const cell = (name, latency, key, digits, unit) =>
-    `${spread(all(name, latency, key), digits)}${unit}`.padStart(24)
+  const cell = (name, latency, key, digits, unit) => {
+    const text = results[name][latency] ? `${spread(all(name, latency, key), digits)}${unit}` : '–'
+    return text.padStart(24)
+  }
   const row =
     (label, key, digits = 1, unit = '') =>
     (latency) => {
@@ -380,7 +384,7 @@ function report({ results, rest, index, fresh, resolution, versions, builds, loa
   for (const latency of LATENCIES_MS) {
     lines.push(
       '',
-      `  model latency ${latency} ms             ${'edgeloop'.padStart(24)} ${'Agents SDK peer'.padStart(24)}  ratio ${'floor (not a system)'.padStart(24)}`,
+      `  model latency ${latency} ms             ${'edgeloop'.padStart(24)} ${'Agents SDK peer'.padStart(24)}  ratio ${(latency ? 'floor: at 0 ms only' : 'floor (not a system)').padStart(24)}`,
       row('Worker CPU, ms', 'cpu', 2)(latency),
       row('wall, ms', 'wall', 1)(latency),
       row('SQL statements', 'statements', 1)(latency),
@@ -391,10 +395,12 @@ function report({ results, rest, index, fresh, resolution, versions, builds, loa
       row('model calls', 'model', 1)(latency),
       row('page reads', 'pages', 1)(latency),
     )
-    const floorWhy = unmeasured({
-      'floor CPU ms': [med('floor', latency, 'cpu'), resolution.floor],
-      'floor runs doing the task': task('floor', latency),
-    })
+    const floorWhy =
+      results.floor[latency] &&
+      unmeasured({
+        'floor CPU ms': [med('floor', latency, 'cpu'), resolution.floor],
+        'floor runs doing the task': task('floor', latency),
+      })
     if (floorWhy) lines.push(`  floor at ${latency} ms: no measurement (${floorWhy})`)
     const e = med('edgeloop', latency, 'cpu')
     const p = med('peer', latency, 'cpu')
