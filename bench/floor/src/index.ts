@@ -139,7 +139,10 @@ export class RunStore extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(Date.now())
   }
 
-  /** Runs the loop to its answer, the index row written beside it, then the callback. */
+  /**
+   * Runs the loop to its answer, the index row written beside it; then the index row of its end
+   * (after the first: D1 keeps the last) and the callback, which waits for neither write.
+   */
   override async alarm(): Promise<void> {
     const sql = this.ctx.storage.sql
     const run = sql
@@ -183,10 +186,9 @@ export class RunStore extends DurableObject<Env> {
     const status = answer === null ? 'failed' : 'succeeded'
     sql.exec('UPDATE run SET status = ?, answer = ?', status, answer)
     const steps = messages.filter((m) => m.role === 'assistant').length
-    await started
     const result = { id: run.id, ok: answer !== null, answer: answer ?? '', error: failure, steps }
     await Promise.all([
-      writeIndex(this.env, run.id, run.task, status, steps),
+      started.then(() => writeIndex(this.env, run.id, run.task, status, steps)),
       run.callback_url ? sendCallback(this.env, run.callback_url, run.id, result) : null,
     ])
   }
