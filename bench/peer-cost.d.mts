@@ -21,3 +21,16 @@ export const SYSTEMS: Record<
 /** The settings every system runs the task with. */
 export const TASK_BINDINGS: Record<string, string>
 export function benchPeer(root: string): Promise<string>
+/** One fresh process's runs: wall and CPU ms of the first, the second, the warm ones. */
+export interface FreshStart {
+  first: number
+  cpu: number
+  second: number
+  warm: number
+  warmCpu: number
+  /** Whether every run made its model calls and page reads. */
+  task: boolean
+  resolution: number
+}
+/** The report's lines of the first run after a fresh start, per build. */
+export function freshLines(fresh: Record<string, FreshStart[]>, batchWarm: number): string[]

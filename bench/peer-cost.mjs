@@ -442,7 +442,7 @@ function report({ results, rest, index, fresh, resolution, versions, builds, loa
  * the floor's extra beside the goal's allowance, `batchWarm` (edgeloop's warm batches at 0 ms)
  * × (GOAL_FIRST_RUN − 1). A build whose runs did not all do the task is no measurement.
  */
-function freshLines(fresh, batchWarm) {
+export function freshLines(fresh, batchWarm) {
   const lines = [
     `  first run after a fresh start (${FRESH_STARTS} fresh workerd processes each, interleaved, model latency 0): in each process the first run,`,
     `  a second, then ${FRESH_WARM_RUNS} warm runs; wall and workerd CPU from the start request to the run's end; median (min–max) over processes`,
@@ -458,7 +458,7 @@ function freshLines(fresh, batchWarm) {
     const missed = runs.length - runs.filter((x) => x.task).length
     if (why || missed) {
       lines.push(
-        `  ${name.padEnd(19)} no measurement (${why ?? `${missed} processes' runs skipped part of the task`})`,
+        `  ${name.padEnd(19)} no measurement (${why ?? `in ${missed} of ${runs.length} processes the runs skipped part of the task`})`,
       )
       continue
     }
