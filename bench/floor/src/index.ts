@@ -39,6 +39,7 @@ const list = (value: string) => value.split(',').map((s) => s.trim())
 const error = (status: number, code: string, message: string) =>
   Response.json({ error: { code, message } }, { status })
 
+/** The bearer token against API_TOKEN in constant time (workerd's; its length is no secret). */
 function sameToken(given: string, expected: string): boolean {
   const a = encoder.encode(given)
   const b = encoder.encode(expected)
