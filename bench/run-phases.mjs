@@ -17,6 +17,7 @@ import { loadavg } from 'node:os'
 import { buildOf } from './build-ref.mjs'
 import { bundlePeer, installPeer } from './peer-build.mjs'
 import { network, SYSTEMS, TASK_BINDINGS } from './peer-cost.mjs'
+import { NO_MEASUREMENT, unmeasured } from './verdict.mjs'
 import { cpuMs, median, sleep, startBenchWorker } from './workerd-cpu.mjs'
 
 const [refA = 'main', refB = '.', runs = '30', latency = '0'] = process.argv.slice(2)
@@ -88,6 +89,25 @@ try {
 }
 
 const [a, b] = systems
+// Figures of nothing are not printed as figures: a CPU of 0, or a system that skipped part of
+// the task (3 model calls and 2 page reads a run, warm-up runs included).
+const why = unmeasured({
+  [`${refA} CPU`]: median(a.totals),
+  [`${refB} CPU`]: median(b.totals),
+  ...Object.fromEntries(
+    systems.flatMap((sys) => {
+      const seen = net.seen[sys.label] ?? { model: 0, pages: 0 }
+      const all = RUNS + WARMUP_RUNS
+      return seen.model === 3 * all && seen.pages === 2 * all
+        ? []
+        : [[`${sys.ref}'s model calls and page reads`, undefined]]
+    }),
+  ),
+})
+if (why) {
+  console.log(`run phases: ${NO_MEASUREMENT} (${why})`)
+  process.exit(1)
+}
 const ms = (x) => (x === undefined ? '     –' : x.toFixed(2).padStart(6))
 console.log(
   `Worker CPU per phase of a run, ms: median over ${RUNS} interleaved runs each, model latency ${LATENCY_MS} ms`,
