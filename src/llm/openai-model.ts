@@ -343,7 +343,11 @@ class StreamCutOff extends Error {}
 function nextStep(failure: ProviderFailure): string | undefined {
   if (failure.kind === 'timeout')
     return 'the run has no time left for this step; raise its time budget'
-  if (failure.kind === 'network') return 'check OPENAI_BASE_URL and that the provider is reachable'
+  if (failure.kind === 'network') {
+    const reachable = 'check OPENAI_BASE_URL and that the provider is reachable'
+    if (!failure.runtimeReference) return reachable
+    return `workerd logged the cause under wdErrId = ${failure.runtimeReference}, such as a host name that does not resolve; ${reachable}`
+  }
   if (failure.kind === 'bad_response') return 'the provider may not be OpenAI-compatible'
   const status = failure.status ?? 0
   if (status === 401 || status === 403) return 'check OPENAI_API_KEY'

@@ -11,7 +11,16 @@ export interface ProviderFailure {
   param?: string
   /** The provider's message (not yet redacted). */
   message: string
+  /**
+   * For `network`: the reference workerd gave a failure it reports only as `internal error`
+   * (a host that does not resolve, for one); its log line with `wdErrId = <reference>` says why.
+   */
+  runtimeReference?: string
 }
+
+// What workerd's fetch rejects with when it does not show the Worker the cause: the cause goes
+// to workerd's own log under the same reference (docs/operations.md#an-unreachable-model-host).
+const RUNTIME_INTERNAL_ERROR = /^internal error; reference = (\w+)$/
 
 /** Classifies an error thrown by `client.chat.completions.create` (after its own retries). */
 export function describeFailure(err: unknown): ProviderFailure {
@@ -22,8 +31,13 @@ export function describeFailure(err: unknown): ProviderFailure {
     return { kind: 'network', message: 'the request was aborted' }
   }
   if (err instanceof APIConnectionError) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : ''
-    return { kind: 'network', message: `${err.message}${cause}` }
+    // The client's own message is only `Connection error.`; what fetch threw says what failed.
+    const cause = err.cause instanceof Error ? err.cause.message : undefined
+    if (!cause) return { kind: 'network', message: err.message }
+    const failure: ProviderFailure = { kind: 'network', message: `could not connect: ${cause}` }
+    const reference = RUNTIME_INTERNAL_ERROR.exec(cause)?.[1]
+    if (reference) failure.runtimeReference = reference
+    return failure
   }
   if (err instanceof APIError && typeof err.status === 'number') {
     const body = err.error as { message?: unknown } | undefined

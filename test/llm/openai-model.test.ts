@@ -271,6 +271,27 @@ describe("retries: the openai client's own, bounded by the budget", () => {
     expect(wire.delays).toEqual([437, 875, 1750])
   })
 
+  it.each([
+    [
+      'what fetch threw',
+      'Network connection lost.',
+      'could not connect: Network connection lost. (check OPENAI_BASE_URL and that the provider is reachable)',
+    ],
+    [
+      // workerd's fetch to a host that does not resolve (test/model-unreachable/ has the real one).
+      "workerd's reference for a cause it logs but does not show",
+      'internal error; reference = 9fvo9e9hl66g65f4ir8v7nhu',
+      'could not connect: internal error; reference = 9fvo9e9hl66g65f4ir8v7nhu (workerd logged the cause under wdErrId = 9fvo9e9hl66g65f4ir8v7nhu, such as a host name that does not resolve; check OPENAI_BASE_URL and that the provider is reachable)',
+    ],
+  ])('a connection that fails on every attempt says %s', async (_name, thrown, says) => {
+    wire.api.enqueue(reply.networkError(thrown), reply.networkError(thrown))
+    const err = await failure(settle(wire.model({ maxRetries: 1 }).complete(request())))
+    expect(err.options).toEqual({ code: 'network' })
+    expect(err.message).toBe(
+      `model call to ${new URL(FAKE_OPENAI_BASE_URL).host}/gpt-test failed, after 2 attempts: ${says}`,
+    )
+  })
+
   it('backoff is capped at 8 s', async () => {
     vi.mocked(Math.random).mockReturnValue(0)
     wire.api.enqueue(...Array.from({ length: 7 }, () => reply.error(502, 'Bad gateway')))
