@@ -217,6 +217,7 @@ export default defineConfig({
             'test/hitl/**',
             'test/serve-a2a/**',
             'test/serve-oauth/**',
+            'test/model-unreachable/**',
             ...FRESH_ISOLATE_FILES,
           ],
         },
@@ -330,6 +331,15 @@ export default defineConfig({
         ...common,
         ...fakeProvider,
         PUBLIC_URL: 'https://edgeloop.test',
+      }),
+      // A provider whose host never resolves (`.invalid`, RFC 2606): the model calls go out
+      // through workerd's own fetch and fail as a deployment with a mistyped OPENAI_BASE_URL
+      // would (docs/operations.md#an-unreachable-model-host). One retry keeps the backoff short.
+      workerProject('model-unreachable', {
+        ...common,
+        OPENAI_API_KEY: fakeProvider.OPENAI_API_KEY,
+        OPENAI_BASE_URL: 'https://model.invalid/v1',
+        MODEL_MAX_RETRIES: '1',
       }),
       // The offline scripted demo, exactly as `npm start` runs it: MODEL=demo (from
       // .dev.vars.example), no key, ENABLED_TOOLS unset (calculator and the demo tools).
