@@ -334,7 +334,7 @@ export default defineConfig({
       }),
       // A provider whose host never resolves (`.invalid`, RFC 2606): the model calls go out
       // through workerd's own fetch and fail as a deployment with a mistyped OPENAI_BASE_URL
-      // would (docs/operations.md#an-unreachable-model-host). One retry keeps the backoff short.
+      // would (docs/operations.md#an-unreachable-host). One retry keeps the backoff short.
       workerProject('model-unreachable', {
         ...common,
         OPENAI_API_KEY: fakeProvider.OPENAI_API_KEY,

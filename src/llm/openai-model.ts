@@ -8,6 +8,7 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions'
 import { ModelError } from '../errors/model-error'
+import { runtimeReferenceHint } from '../errors/runtime-reference'
 import type {
   FinishReason,
   Model,
@@ -346,7 +347,7 @@ function nextStep(failure: ProviderFailure): string | undefined {
   if (failure.kind === 'network') {
     const reachable = 'check OPENAI_BASE_URL and that the provider is reachable'
     if (!failure.runtimeReference) return reachable
-    return `workerd logged the cause under wdErrId = ${failure.runtimeReference}, such as a host name that does not resolve; ${reachable}`
+    return `${runtimeReferenceHint(failure.runtimeReference)}; ${reachable}`
   }
   if (failure.kind === 'bad_response') return 'the provider may not be OpenAI-compatible'
   const status = failure.status ?? 0

@@ -1,5 +1,6 @@
 /** Turns whatever the `openai` client threw into one plain description we can retry or report. */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import { runtimeReference } from '../errors/runtime-reference'
 
 export interface ProviderFailure {
   kind: 'http' | 'timeout' | 'network' | 'bad_response'
@@ -18,10 +19,6 @@ export interface ProviderFailure {
   runtimeReference?: string
 }
 
-// What workerd's fetch rejects with when it does not show the Worker the cause: the cause goes
-// to workerd's own log under the same reference (docs/operations.md#an-unreachable-model-host).
-const RUNTIME_INTERNAL_ERROR = /^internal error; reference = (\w+)$/
-
 /** Classifies an error thrown by `client.chat.completions.create` (after its own retries). */
 export function describeFailure(err: unknown): ProviderFailure {
   if (err instanceof APIConnectionTimeoutError) {
@@ -35,7 +32,7 @@ export function describeFailure(err: unknown): ProviderFailure {
     const cause = err.cause instanceof Error ? err.cause.message : undefined
     if (!cause) return { kind: 'network', message: err.message }
     const failure: ProviderFailure = { kind: 'network', message: `could not connect: ${cause}` }
-    const reference = RUNTIME_INTERNAL_ERROR.exec(cause)?.[1]
+    const reference = runtimeReference(cause)
     if (reference) failure.runtimeReference = reference
     return failure
   }

@@ -113,30 +113,37 @@ describe('errors thrown by the code, by whose fault', () => {
     expect((err as ConfigError).cause).toBeInstanceOf(ConfigError)
   })
 
-  it('an unreachable callback is a retryable DeliveryError naming the host, with the cause', async () => {
-    const network = new TypeError('connection refused')
-    outbound = new Outbound()
-      .on('receiver.test', () => {
-        throw network
-      })
-      .install()
-    const err = await thrown(() =>
-      deliverCallback({
-        url: 'https://receiver.test/hook',
-        runId: 'r_1',
-        deliveryId: 'r_1:callback',
-        body: { ok: true },
-        secret: 'test-webhook-secret',
-        nowMs: Date.now(),
-      }),
-    )
-    expect(err).toBeInstanceOf(DeliveryError)
-    expect((err as DeliveryError).message).toBe(
-      'callback to receiver.test failed: connection refused',
-    )
-    expect((err as DeliveryError).retryable).toBe(true)
-    expect((err as DeliveryError).cause).toBe(network)
-  })
+  it.each([
+    [new TypeError('connection refused'), 'connection refused'],
+    [
+      // workerd's fetch to a host that does not resolve (test/model-unreachable/ has the real one).
+      new Error('internal error; reference = 5ag146ttikher882mmjjeuc0'),
+      'internal error; reference = 5ag146ttikher882mmjjeuc0 (workerd logged the cause under wdErrId = 5ag146ttikher882mmjjeuc0, such as a host name that does not resolve)',
+    ],
+  ])(
+    'an unreachable callback (%s) is a retryable DeliveryError naming the host, with the cause',
+    async (network, says) => {
+      outbound = new Outbound()
+        .on('receiver.test', () => {
+          throw network
+        })
+        .install()
+      const err = await thrown(() =>
+        deliverCallback({
+          url: 'https://receiver.test/hook',
+          runId: 'r_1',
+          deliveryId: 'r_1:callback',
+          body: { ok: true },
+          secret: 'test-webhook-secret',
+          nowMs: Date.now(),
+        }),
+      )
+      expect(err).toBeInstanceOf(DeliveryError)
+      expect((err as DeliveryError).message).toBe(`callback to receiver.test failed: ${says}`)
+      expect((err as DeliveryError).retryable).toBe(true)
+      expect((err as DeliveryError).cause).toBe(network)
+    },
+  )
 
   it('a Slack Web API failure is a DeliveryError the outbox can retry or give up on', async () => {
     const slack = new FakeSlack({ token: 'xoxb-test-token', channels: ['C1'] })

@@ -3,11 +3,13 @@
  * never resolvable). The model calls leave through workerd's own fetch, which fails its DNS
  * lookup; the run ends `model_error` with a message naming the host and where the cause is, its
  * callback and its trace are delivered, and no promise is left rejected with nobody handling it.
+ * A callback receiver and a trace collector that do not resolve fail their deliveries the same
+ * way, each retried later.
  *
  * workerd itself logs each failed lookup (`failed to lookup address information`) under the
  * reference the run's error names, and, run verbose as here, `uncaught exception; source =
  * Uncaught (in promise)` beside it although the rejection is handled: its own lines, not the
- * Worker's (docs/operations.md#an-unreachable-model-host).
+ * Worker's (docs/operations.md#an-unreachable-host).
  */
 import { env } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -15,6 +17,9 @@ import { FAKE_OTLP_HOST, FakeOtlp } from '../fakes/fake-otlp'
 import { drainAlarms, getRun, RECEIVER, startRun, useServiceFakes } from '../service/harness'
 
 const MODEL_HOST = 'model.invalid'
+// A run's callback receiver and a trace collector that do not resolve either.
+const HOOKS_HOST = 'hooks.invalid'
+const OTLP_HOST = 'otlp.invalid'
 // workerd's own fetch, taken before a test's strict outbound fake replaces it: the model's host
 // is the one request let through to the network stack, where its lookup fails.
 const workerdFetch = globalThis.fetch
@@ -27,6 +32,8 @@ const fakes = useServiceFakes({
   openai: false,
   hosts: () => ({
     [MODEL_HOST]: (req) => workerdFetch(req),
+    [HOOKS_HOST]: (req) => workerdFetch(req),
+    [OTLP_HOST]: (req) => workerdFetch(req),
     [FAKE_OTLP_HOST]: (req) => otlp.handler(req),
   }),
 })
@@ -91,6 +98,37 @@ describe('a model host that does not resolve', () => {
     expect(spans.map((s) => s.name)).toEqual(['invoke_agent default'])
     expect(spans[0]!.status).toEqual({ code: 2, message: view.result.error })
 
+    expect(unhandled).toEqual([])
+  })
+
+  it('nor its callback receiver and trace collector: each delivery fails on its own and waits for its retry, nothing unhandled', async () => {
+    vars.OTEL_EXPORTER_OTLP_ENDPOINT = `https://${OTLP_HOST}`
+    const id = await startRun({
+      task: 'Summarise the incident',
+      callback_url: `https://${HOOKS_HOST}/edgeloop`,
+    })
+    await drainAlarms(id)
+
+    const view = await getRun(id)
+    expect(view.result).toMatchObject({ ok: false, stopReason: 'model_error' })
+    // Each failed once, says where and where the cause is, and waits for its retry.
+    const hint = (host: string) =>
+      new RegExp(
+        `^${host} failed: internal error; reference = (\\w+) \\(workerd logged the cause ` +
+          'under wdErrId = \\1, such as a host name that does not resolve\\)$',
+      )
+    expect(view.deliveries).toEqual([
+      expect.objectContaining({ id: 'callback', status: 'pending', attempts: 1 }),
+      expect.objectContaining({ id: 'otel:run', status: 'pending', attempts: 1 }),
+    ])
+    expect(view.deliveries[0]!.lastError).toMatch(hint(`callback to ${HOOKS_HOST}`))
+    expect(view.deliveries[1]!.lastError).toMatch(hint(`trace export to ${OTLP_HOST}`))
+    expect(fakes.outbound.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      `POST https://${MODEL_HOST}/v1/chat/completions`,
+      `POST https://${MODEL_HOST}/v1/chat/completions`,
+      `POST https://${HOOKS_HOST}/edgeloop`,
+      `POST https://${OTLP_HOST}/v1/traces`,
+    ])
     expect(unhandled).toEqual([])
   })
 })

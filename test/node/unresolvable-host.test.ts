@@ -2,7 +2,7 @@
  * What workerd itself logs when a Worker's fetch names a host that does not resolve, with the
  * rejection handled: the smallest Worker that does it, under Miniflare as `wrangler dev` runs
  * workerd. This is the runtime's behaviour, not edgeloop's (a run meets it when OPENAI_BASE_URL
- * is wrong: test/model-unreachable/); docs/operations.md#an-unreachable-model-host tells an
+ * is wrong: test/model-unreachable/); docs/operations.md#an-unreachable-host tells an
  * operator what the lines mean, and this test fails when a workerd release changes them.
  */
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'

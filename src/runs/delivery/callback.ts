@@ -1,5 +1,6 @@
 import { signCallbackBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../security/hmac'
 import { DeliveryError } from '../../errors/delivery-error'
+import { fetchFailureText } from '../../errors/runtime-reference'
 
 export const CALLBACK_TIMEOUT_MS = 10_000
 
@@ -42,7 +43,7 @@ export async function deliverCallback(input: {
     })
   } catch (err) {
     throw new DeliveryError(
-      `callback to ${new URL(input.url).host} failed: ${(err as Error).message}`,
+      `callback to ${new URL(input.url).host} failed: ${fetchFailureText((err as Error).message)}`,
       { cause: err },
     )
   }

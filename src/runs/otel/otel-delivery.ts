@@ -1,5 +1,6 @@
 import { otelOrNone } from '../../config/otel'
 import { DeliveryError } from '../../errors/delivery-error'
+import { fetchFailureText } from '../../errors/runtime-reference'
 import type { RunState } from '../../kernel/state'
 import type { DeliveryContext } from '../outbox/delivery-context'
 import { batchSpans } from './otel-spans'
@@ -74,9 +75,12 @@ export async function deliverOtel(entry: { id: string }, ctx: DeliveryContext): 
       signal: AbortSignal.timeout(OTLP_TIMEOUT_MS),
     })
   } catch (err) {
-    throw new DeliveryError(`trace export to ${host} failed: ${(err as Error).message}`, {
-      cause: err,
-    })
+    throw new DeliveryError(
+      `trace export to ${host} failed: ${fetchFailureText((err as Error).message)}`,
+      {
+        cause: err,
+      },
+    )
   }
   const text = await res.text()
   if (res.ok) return { status: res.status, spans: spans.length, ...partialSuccess(text) }
