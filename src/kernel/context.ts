@@ -50,6 +50,13 @@ export class RenderCache {
   #cut = 0
   /** The run head the messages start with (looked up once per run, not once per step). */
   #head: RunHead | undefined
+  /**
+   * The steps array last rendered, and its length then: a think measures the request
+   * (`tokens`) and then builds it (`build`) from the same array, so the second finds it rendered
+   * without comparing every step again.
+   */
+  #rendered: Step[] | null = null
+  #renderedLength = 0
 
   /**
    * The messages of a request for `state` (a fresh array), their estimated tokens, and the
@@ -113,7 +120,15 @@ export class RenderCache {
         (key.agent.version !== agent.version || key.agent.promptFormat !== agent.promptFormat))
     ) {
       this.#reset(protocol, registry, task, history, agent)
+    } else if (
+      steps === this.#rendered &&
+      steps.length === this.#renderedLength &&
+      cut === this.#cut
+    ) {
+      return
     }
+    this.#rendered = steps
+    this.#renderedLength = steps.length
     const cached = this.#steps
     let i = 0
     const same = Math.min(cut, this.#cut)
@@ -167,6 +182,7 @@ export class RenderCache {
     this.#starts = []
     this.#tokensBefore = []
     this.#cut = 0
+    this.#rendered = null
   }
 }
 
