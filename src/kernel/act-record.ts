@@ -14,6 +14,11 @@ import { replaceCall, updateState } from './update-state'
  * delegated calls (delegate-calls.ts).
  */
 
+/**
+ * The fields of `call` dispatch reads, in an object of their own: for a caller that hands the
+ * call on beyond the kernel. The act phase gives dispatch the call itself (a `Call` is a
+ * `ToolCallRequest`), an object less per call.
+ */
 export function request(call: Call) {
   return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
 }
@@ -40,7 +45,8 @@ export function dispatchContext(
     maxObservationTokens: state.budget.maxObservationTokens,
     now: slice.now,
     signal: deps.signal,
-    redact: slice.redact,
+    // The run's redactor, or none: dispatch then copies nothing to redact.
+    redact: deps.redact,
     screen: log ? observationScreen(state, call, slice, log) : undefined,
     startedAt,
   }
@@ -120,7 +126,7 @@ export function runCall(
   started: number,
 ): SyncOrAsync<Transition> {
   const log = toolOutputLog(slice)
-  const result = dispatch(request(call), dispatchContext(state, call, slice, log, started))
+  const result = dispatch(call, dispatchContext(state, call, slice, log, started))
   // Callbacks only for a call that waited: a tool that answered at once makes none.
   if (isPromise(result)) return result.then((r) => recordRun(state, stepIndex, call, slice, r, log))
   return recordRun(state, stepIndex, call, slice, result, log)

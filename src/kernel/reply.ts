@@ -134,7 +134,7 @@ export function readNativeReply(
   for (let k = 0; k < toolCalls.length; k++) {
     const tc = toolCalls[k]!
     // Some providers send empty or repeated ids; each result must pair with exactly one call.
-    const used = !tc.id || hasId(calls, tc.id) || taken.has(tc.id)
+    const used = !tc.id || (k > 0 && hasId(calls, tc.id)) || taken.has(tc.id)
     const id = used ? `s${i}c${k}` : tc.id
     // Side effects parse strictly: a repaired argument object never becomes a side effect.
     const raw = tc.function.arguments
