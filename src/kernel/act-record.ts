@@ -141,20 +141,12 @@ function recordRun(
   result: Dispatched,
   log: Screened[] | undefined,
 ): SyncOrAsync<Transition> {
-  const ran = ranCall(state, stepIndex, call, slice, result)
-  return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
-}
-
-function ranCall(
-  state: RunState,
-  stepIndex: number,
-  call: Call,
-  slice: Slice,
-  result: Dispatched,
-): SyncOrAsync<Transition> {
-  if (result.person) return waitForPerson(state, stepIndex, call, slice, result)
+  if (result.person) {
+    const waiting = waitForPerson(state, stepIndex, call, slice, result)
+    return waiting.then((t) => guarded(t, log, slice))
+  }
   const bytes = result.originalSize + result.observation.length
-  return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
+  return guarded(finishCall(state, stepIndex, recorded(call, result), slice, bytes), log, slice)
 }
 
 /**

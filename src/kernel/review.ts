@@ -146,19 +146,43 @@ function review(
   state: RunState,
   slice: Slice,
 ): Call {
-  const window = state.budget.loopGuardWindow
-  if (window > 0 && repeats(call, calls, k, stepIndex, state)) {
-    return answeredCall(
-      call,
-      'loop_guard',
-      `[LoopGuard] ${call.name} was already called with these exact arguments in the last ${window} steps; its result is above. Do not repeat it: use that result, change the arguments, or finish.`,
-    )
+  if (state.budget.loopGuardWindow > 0 && repeats(call, calls, k, stepIndex, state)) {
+    return loopGuarded(call, state)
   }
   const tool = slice.registry.get(call.name)
   const coded = !!tool && (!!tool.policy || !!tool.shadowPolicy || !!slice.deps.policy)
   const asks = !!tool && (policyAsks(tool, state, call) || !!tool.person || coded)
   // Nothing to look at before dispatch (which validates again, as the security boundary).
   if (!tool || (!asks && !tool.check)) return { ...call, status: 'ready' }
+  return reviewClosely(call, tool, coded, state, slice)
+}
+
+/*
+ * review's rarer courses are functions of their own, so that the one a call of a read-only tool
+ * without checks takes stays small: what V8 compiles of a fresh isolate's step path
+ * (docs/development.md#kernel-performance).
+ */
+
+/** A repeated call, answered by the loop guard. */
+function loopGuarded(call: Call, state: RunState): Call {
+  return answeredCall(
+    call,
+    'loop_guard',
+    `[LoopGuard] ${call.name} was already called with these exact arguments in the last ${state.budget.loopGuardWindow} steps; its result is above. Do not repeat it: use that result, change the arguments, or finish.`,
+  )
+}
+
+/**
+ * A call with something to look at before dispatch: its arguments validated for the tool's own
+ * check and its code policy (`coded`), then whether a person must approve or answer it.
+ */
+function reviewClosely(
+  call: Call,
+  tool: Tool,
+  coded: boolean,
+  state: RunState,
+  slice: Slice,
+): Call {
   const valid = validateArgs(call, slice.registry)
   // Dispatch reports a call that cannot run (bad arguments) with its schema; nobody is asked.
   if (!valid.ok) return { ...call, status: 'ready' }

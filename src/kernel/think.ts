@@ -211,11 +211,7 @@ function recordReply(
   }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
 
-  if (response.finishReason === 'content_filter') {
-    const filtered = withStep(state, reply, stepOf(base, 'format_error', text, []))
-    const why = 'the provider withheld the answer (content_filter)'
-    return thoughtOf(stop(filtered, 'content_filter', slice, why), base, bytes, null)
-  }
+  if (response.finishReason === 'content_filter') return filtered(state, reply, base, bytes, slice)
   const reading: Reading =
     state.protocol === 'native'
       ? readNativeReply(
@@ -226,16 +222,7 @@ function recordReply(
           state.agent.output,
         )
       : readTextReply(text, base.i, slice.registry, state.agent.output)
-  if (response.finishReason === 'length') {
-    // A cut-off reply is never an answer, and its tool arguments may be cut off too.
-    const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
-    return thoughtOf(
-      formatError(state, reply, base, reading.thought, problem, slice),
-      base,
-      bytes,
-      null,
-    )
-  }
+  if (response.finishReason === 'length') return cutOff(state, reply, base, reading, bytes, slice)
   if (reading.kind !== 'action') return recordNoCalls(state, reply, base, reading, bytes, slice)
   // The calls' names for the event; one call (the usual step) needs no array and no join.
   const { calls: asked } = reading
@@ -249,6 +236,33 @@ function recordReply(
  * its size, and recordReply whole stayed unoptimized through a fresh process's first 2k steps
  * (docs/development.md#kernel-performance).
  */
+
+/** A reply the provider withheld: recorded as an unusable step, and the run ends. */
+function filtered(
+  state: RunState,
+  reply: Reply,
+  base: StepBase,
+  bytes: number,
+  slice: Slice,
+): Transition {
+  const withheld = withStep(state, reply, stepOf(base, 'format_error', base.text ?? '', []))
+  const why = 'the provider withheld the answer (content_filter)'
+  return thoughtOf(stop(withheld, 'content_filter', slice, why), base, bytes, null)
+}
+
+/** A reply cut off at the token limit: never an answer, and its tool arguments may be cut too. */
+function cutOff(
+  state: RunState,
+  reply: Reply,
+  base: StepBase,
+  reading: Reading,
+  bytes: number,
+  slice: Slice,
+): Transition {
+  const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
+  const recorded = formatError(state, reply, base, reading.thought, problem, slice)
+  return thoughtOf(recorded, base, bytes, null)
+}
 
 /** A reply without calls: unusable, or the final answer. */
 function recordNoCalls(
