@@ -1,5 +1,5 @@
 import { cancelApprovals } from './approvals'
-import { buildRequest, type BuiltRequest } from './context'
+import type { BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
 import { ModelError } from '../errors/model-error'
 import type { ModelRequest, ModelResponse } from './model'
@@ -60,7 +60,7 @@ async function callModel(
   slice: Slice,
   started: number,
 ): Promise<Transition> {
-  const built = buildRequest(state, slice.registry, slice.render)
+  const built = slice.render.build(state, slice.registry)
   const remainingMs = state.budget.maxSeconds * 1000 - state.activeMs
   const { protocol, messages, tools, temperature } = built.request
   const request: ModelRequest = tools
