@@ -422,8 +422,11 @@ interface Reply {
 function withStep(state: RunState, reply: Reply, step: Step, phase = state.phase): RunState {
   const next = copyState(state)
   // A copy and a push: `concat` of a one-step array cost twice as much (it checks every
-  // argument for spreadability; docs/development.md#kernel-performance).
-  const steps = state.steps.slice()
+  // argument for spreadability). A run's first step goes into a literal of this line's own, not
+  // a copy of the state's empty array: V8 makes an empty literal for small integers, and pushing
+  // a step into a copy of one deoptimized the step path once per process; this literal learns to
+  // hold objects (docs/development.md#kernel-performance).
+  const steps = state.steps.length ? state.steps.slice() : []
   steps.push(step)
   next.steps = steps
   next.modelCall = null
