@@ -5,16 +5,19 @@
 // model, the pages, the callback: seen by the bench's fake network). Times are the machine's
 // clock on both sides (workerd's Date.now() advances as it runs locally); workerd's CPU is read
 // when the start request goes out, at the first model request and at the callback, so the phases
-// between them say how much of the wall time was CPU and how much waiting
+// between them say how much of the wall time was CPU and how much waiting. The same for the floor
+// (bench/floor/: the least code doing the task as edgeloop does it), in fresh processes of its own
 // (docs/development.md#the-first-run-after-a-fresh-start).
 import { writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
+import { bundleFloor } from './floor/build.mjs'
 import { network, SYSTEMS, TASK_BINDINGS } from './peer-cost.mjs'
 import { NO_MEASUREMENT } from './verdict.mjs'
 import { cpuMs, median, startBenchWorker } from './workerd-cpu.mjs'
 
 /** Fresh workerd processes: each gives one first run and its second. */
 const STARTS = Number(process.env.TIMELINE_STARTS ?? 5)
+const root = join(import.meta.dirname, '..')
 /** What the wrapper's log lines start with. */
 const MARK = 'bench-timeline'
 
@@ -83,7 +86,8 @@ function hub(ns) {
 const envs = new WeakMap()
 function timedEnv(env) {
   let out = envs.get(env)
-  if (!out) envs.set(env, (out = { ...env, RUN_INDEX: d1(env.RUN_INDEX), RUN_LIST: hub(env.RUN_LIST) }))
+  // The floor (bench/floor/) has no run-list hub.
+  if (!out) envs.set(env, (out = { ...env, RUN_INDEX: d1(env.RUN_INDEX), RUN_LIST: env.RUN_LIST && hub(env.RUN_LIST) }))
   return out
 }
 export class RunStore extends worker.RunStore {
@@ -106,7 +110,7 @@ export function timelineEvent(line) {
 }
 
 /** One run's events ({ at, event, detail }, ms from the start request) and CPU at three points. */
-async function timedRun(sys, net, log, label) {
+async function timedRun(sys, net, log, label, name) {
   log.length = 0
   const t0 = Date.now()
   const c0 = cpuMs(sys.pid)
@@ -115,7 +119,7 @@ async function timedRun(sys, net, log, label) {
     log.push({ at: Date.now(), event: what, detail: '' })
     if (what === 'model' && cpu.model === undefined) cpu.model = cpuMs(sys.pid) - c0
   }
-  await SYSTEMS.edgeloop.run(sys.base, net, `timeline ${label} ${Math.random()}`)
+  await SYSTEMS[name].run(sys.base, net, `timeline ${label} ${Math.random()}`)
   cpu.callback = cpuMs(sys.pid) - c0
   net.onOutbound = undefined
   const events = [{ at: 0, event: 'request', detail: '' }]
@@ -123,10 +127,16 @@ async function timedRun(sys, net, log, label) {
   return { events: events.sort((a, b) => a.at - b.at), cpu }
 }
 
-/** Runs STARTS fresh processes' first and second runs with the timeline; the report's text. */
+/**
+ * Runs STARTS fresh processes' first and second runs with the timeline, of edgeloop and of the
+ * floor (bench/floor/: the least code doing the task as edgeloop does it) in turn; the report's text.
+ */
 export async function benchFirstRunTimeline() {
   const { bundleWorker } = await import('../test/node/worker-runtime.ts')
-  const worker = withTimeline({ ...(await bundleWorker()), assets: undefined })
+  const workers = {
+    edgeloop: withTimeline({ ...(await bundleWorker()), assets: undefined }),
+    floor: withTimeline(await bundleFloor(root)),
+  }
   const base = network()
   const net = {
     ...base,
@@ -141,29 +151,33 @@ export async function benchFirstRunTimeline() {
       return base.outbound(request, who)
     },
   }
-  const runs = { first: [], second: [] }
+  const runs = { edgeloop: { first: [], second: [] }, floor: { first: [], second: [] } }
   for (let i = 0; i < STARTS; i++) {
-    const log = []
-    const started = await startBenchWorker((r) => net.outbound(r, 'edgeloop'), TASK_BINDINGS, {
-      worker,
-      onLog: (line) => {
-        const event = timelineEvent(line)
-        if (event) log.push(event)
-      },
-    })
-    try {
-      const sys = { pid: started.rt.pid, base: await started.rt.url() }
-      runs.first.push(await timedRun(sys, net, log, 'first'))
-      runs.second.push(await timedRun(sys, net, log, 'second'))
-    } finally {
-      await started.stop()
+    for (const name of i % 2 ? ['floor', 'edgeloop'] : ['edgeloop', 'floor']) {
+      const log = []
+      const started = await startBenchWorker((r) => net.outbound(r, name), TASK_BINDINGS, {
+        worker: workers[name],
+        onLog: (line) => {
+          const event = timelineEvent(line)
+          if (event) log.push(event)
+        },
+      })
+      try {
+        const sys = { pid: started.rt.pid, base: await started.rt.url() }
+        runs[name].first.push(await timedRun(sys, net, log, 'first', name))
+        runs[name].second.push(await timedRun(sys, net, log, 'second', name))
+      } finally {
+        await started.stop()
+      }
     }
   }
-  const missing = PHASES.flatMap(([, from, to]) => [from, to]).filter(
-    (event) => !runs.first[0].events.some((e) => e.event === event),
-  )
-  if (missing.length) {
-    return `first-run timeline: ${NO_MEASUREMENT} (the first run logged no ${[...new Set(missing)].join(', ')})`
+  for (const [name, { first }] of Object.entries(runs)) {
+    const missing = PHASES.flatMap(([, from, to]) => [from, to]).filter(
+      (event) => !first[0].events.some((e) => e.event === event),
+    )
+    if (missing.length) {
+      return `first-run timeline: ${NO_MEASUREMENT} (${name}'s first run logged no ${[...new Set(missing)].join(', ')})`
+    }
   }
   return report(runs)
 }
@@ -171,27 +185,32 @@ export async function benchFirstRunTimeline() {
 const at = (run, event) => run.events.find((e) => e.event === event)?.at ?? NaN
 
 function report(runs) {
-  const m = (phase, f) => median(runs[phase].map(f))
-  const row = (label, f) => {
-    const [first, second] = [m('first', f), m('second', f)]
-    return `  ${label.padEnd(52)} ${first.toFixed(1).padStart(7)} ${second.toFixed(1).padStart(7)} ${(first - second).toFixed(1).padStart(7)}`
+  const m = (name, phase, f) => median(runs[name][phase].map(f))
+  const cells = (name, f) => {
+    const [first, second] = [m(name, 'first', f), m(name, 'second', f)]
+    return [first, second, first - second].map((x) => x.toFixed(1).padStart(7)).join(' ')
   }
+  const row = (label, f) => `  ${label.padEnd(52)} ${cells('edgeloop', f)}   ${cells('floor', f)}`
   const lines = [
-    `first-run timeline: the peer bench's task, ${STARTS} fresh workerd processes, each one's first run and its second`,
-    `  ms, medians (wall: the machine's clock; CPU: workerd's)${' '.repeat(5)}first  second   extra`,
+    `first-run timeline: the peer bench's task, ${STARTS} fresh workerd processes each of edgeloop and of the floor`,
+    `  (bench/floor/: the least code doing the task as edgeloop does it), each one's first run and its second`,
+    `  ms, medians (wall: the machine's clock; CPU: workerd's)    ${'edgeloop'.padEnd(23)}   floor`,
+    `  ${' '.repeat(52)} ${'  first  second   extra'}   ${'  first  second   extra'}`,
     ...PHASES.map(([label, from, to]) => row(`wall: ${label}`, (r) => at(r, to) - at(r, from))),
     row('wall: the start request until the callback', (r) => at(r, 'callback')),
     row('CPU: the start request until the first model request', (r) => r.cpu.model),
     row('CPU: the first model request until the callback', (r) => r.cpu.callback - r.cpu.model),
     `  the first process's runs, each event at ms from the start request (D1: the run index; hub: the run list):`,
   ]
-  for (const phase of ['first', 'second']) {
-    const events = runs[phase][0].events
-      .filter((e) => e.event !== 'request')
-      .map((e) => `${e.at} ${e.event}${e.detail ? ` (${e.detail})` : ''}`)
-    lines.push(`    ${phase}:`)
-    for (let i = 0; i < events.length; i += 6)
-      lines.push(`      ${events.slice(i, i + 6).join(', ')}`)
+  for (const name of ['edgeloop', 'floor']) {
+    for (const phase of ['first', 'second']) {
+      const events = runs[name][phase][0].events
+        .filter((e) => e.event !== 'request')
+        .map((e) => `${e.at} ${e.event}${e.detail ? ` (${e.detail})` : ''}`)
+      lines.push(`    ${name}, ${phase}:`)
+      for (let i = 0; i < events.length; i += 6)
+        lines.push(`      ${events.slice(i, i + 6).join(', ')}`)
+    }
   }
   return lines.join('\n')
 }

@@ -6,15 +6,19 @@
 // Rounds interleave the two (which goes first alternates), at each model latency. Worker CPU is
 // each workerd process's CPU (bench/workerd-cpu.mjs) less its idle rate; SQL is counted inside
 // each workerd by wrapping `ctx.storage.sql` (bench/sql-count.mjs); bytes at rest are the
-// Durable Objects' database files. docs/development.md#the-peer-bench.
+// Durable Objects' database files. Beside them the floor (bench/floor/: the least code doing the
+// task as edgeloop does it, with its bindings and clients) and two variants of it, figures only:
+// what a first run after a fresh start costs any Worker doing this task, against edgeloop's own
+// code. docs/development.md#the-peer-bench.
 import { readdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { gzipSync } from 'node:zlib'
+import { bundleFloor, FLOOR_VARIANTS } from './floor/build.mjs'
 import { bundlePeer, installPeer } from './peer-build.mjs'
 import { storageCounts, withStorageCounts } from './sql-count.mjs'
-import { judge, within } from './verdict.mjs'
+import { judge, unmeasured, within } from './verdict.mjs'
 import {
   CALLBACK_HOST,
   callbackReceiver,
@@ -32,8 +36,12 @@ const ROUNDS = Number(process.env.PEER_ROUNDS ?? 5)
 /** Runs per batch, one after another: CPU is read once per batch. */
 const RUNS = 5
 const LATENCIES_MS = [0, 50]
-/** Fresh workerd processes per system for the first run after a start. */
-const FRESH_STARTS = 3
+/** Fresh workerd processes per system and floor build for the first run after a start. */
+const FRESH_STARTS = Number(process.env.PEER_FRESH_STARTS ?? 3)
+/** In each fresh process after its first and second run: warm runs, timed one by one. */
+const FRESH_WARM_RUNS = 3
+/** Before each of those: the previous run's deliveries after its end settle, outside the timing. */
+const FRESH_GAP_MS = 50
 /** After a batch, inside its CPU window: work the runs set off after answering (index, events). */
 const SETTLE_MS = 300
 const PAGE_BYTES = 1024
@@ -100,27 +108,33 @@ export function network() {
   return net
 }
 
-/** The two systems: how each starts a run and knows it is done. */
+/**
+ * A run started by `POST /v1/runs` and done at its callback: edgeloop's API, which the floor
+ * answers the same way. `label` names the system in errors.
+ */
+const apiRun = (label) =>
+  async function run(base, net, n) {
+    const res = await fetch(new URL('/v1/runs', base), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        task: `Read pages 1 and 2, then say what they say (${n}).`,
+        tools: ['http_get'],
+        callback_url: `https://${CALLBACK_HOST}/done`,
+      }),
+    })
+    const body = await res.json()
+    if (res.status !== 202) throw new Error(`${label}: POST /v1/runs answered ${res.status}`)
+    const result = await within(`${label} run ${body.id}'s callback`, net.finished(body.id))
+    if (!result.ok) throw new Error(`${label} run ${body.id} failed: ${JSON.stringify(result)}`)
+  }
+
+/**
+ * The two systems and the floor's builds (FLOOR_VARIANTS, not systems: figures only): how each
+ * starts a run and knows it is done.
+ */
 export const SYSTEMS = {
-  edgeloop: {
-    classes: ['RunStore'],
-    runClass: 'RunStore',
-    async run(base, net, n) {
-      const res = await fetch(new URL('/v1/runs', base), {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          task: `Read pages 1 and 2, then say what they say (${n}).`,
-          tools: ['http_get'],
-          callback_url: `https://${CALLBACK_HOST}/done`,
-        }),
-      })
-      const body = await res.json()
-      if (res.status !== 202) throw new Error(`edgeloop: POST /v1/runs answered ${res.status}`)
-      const result = await within(`edgeloop run ${body.id}'s callback`, net.finished(body.id))
-      if (!result.ok) throw new Error(`edgeloop run ${body.id} failed: ${JSON.stringify(result)}`)
-    },
-  },
+  edgeloop: { classes: ['RunStore'], runClass: 'RunStore', run: apiRun('edgeloop') },
   peer: {
     classes: ['RunAgent'],
     runClass: 'RunAgent',
@@ -139,6 +153,12 @@ export const SYSTEMS = {
       }
     },
   },
+  ...Object.fromEntries(
+    Object.keys(FLOOR_VARIANTS).map((name) => [
+      name,
+      { classes: ['RunStore'], runClass: 'RunStore', run: apiRun(name) },
+    ]),
+  ),
 }
 
 /** The settings both systems run the task with (the tool and its allowlist; no streaming). */
@@ -214,22 +234,50 @@ function bytesAtRest(dir, folder) {
   return total
 }
 
-/** The first run of a fresh workerd (its wall time and CPU), then a second for comparison. */
+/**
+ * The first run of a fresh workerd, a second, then FRESH_WARM_RUNS warm ones of the same process:
+ * each run's wall time and workerd CPU from its start request to its end (the callback; the peer:
+ * its answer), the warm runs' medians, and whether every run did the task (its model calls and
+ * page reads, seen by the fake network).
+ */
 async function freshStart(name, build, net) {
   const sys = await start(name, build, net)
   try {
-    const c0 = cpuMs(sys.rt.pid)
-    const t0 = performance.now()
-    await SYSTEMS[name].run(sys.base, net, `fresh ${Math.random()}`)
-    const first = performance.now() - t0
-    const cpu = cpuMs(sys.rt.pid) - c0
-    const t1 = performance.now()
-    await SYSTEMS[name].run(sys.base, net, `second ${Math.random()}`)
-    return { first, cpu, second: performance.now() - t1 }
+    const seen0 = { ...(net.seen[name] ?? { model: 0, pages: 0 }) }
+    const timed = async (label) => {
+      const c0 = cpuMs(sys.rt.pid)
+      const t0 = performance.now()
+      await SYSTEMS[name].run(sys.base, net, `${label} ${Math.random()}`)
+      return { wall: performance.now() - t0, cpu: cpuMs(sys.rt.pid) - c0 }
+    }
+    const first = await timed('fresh')
+    const second = await timed('second')
+    const warm = []
+    for (let i = 0; i < FRESH_WARM_RUNS; i++) {
+      await sleep(FRESH_GAP_MS)
+      warm.push(await timed('warm'))
+    }
+    const runs = 2 + FRESH_WARM_RUNS
+    const seen = net.seen[name]
+    const task =
+      seen.model - seen0.model === EXPECTED.model * runs &&
+      seen.pages - seen0.pages === EXPECTED.pages * runs
+    return {
+      first: first.wall,
+      cpu: first.cpu,
+      second: second.wall,
+      warm: median(warm.map((w) => w.wall)),
+      warmCpu: median(warm.map((w) => w.cpu)),
+      task,
+      resolution: cpuResolutionMs(sys.rt.pid),
+    }
   } finally {
     await sys.stop()
   }
 }
+
+/** `names` starting at its `r`-th (round `r`'s order: each goes first in turn). */
+const rotated = (names, r) => names.map((_, i) => names[(i + r) % names.length])
 
 const spread = (xs, digits = 1) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -249,13 +297,18 @@ export async function benchPeer(root) {
     edgeloop: { ...(await bundleWorker()), assets: undefined },
     peer: await bundlePeer(root),
   }
+  for (const variant of Object.keys(FLOOR_VARIANTS)) {
+    builds[variant] = await bundleFloor(root, variant)
+  }
   const net = network()
   const load0 = load()
+  // The floor runs in the batches too, for its warm figures (it is no system: no goal is its).
   const systems = {
     edgeloop: await start('edgeloop', builds.edgeloop, net),
     peer: await start('peer', builds.peer, net),
+    floor: await start('floor', builds.floor, net),
   }
-  const results = { edgeloop: {}, peer: {} }
+  const results = { edgeloop: {}, peer: {}, floor: {} }
   try {
     // One batch of each first, not counted: the isolates compile and warm up.
     for (const sys of Object.values(systems)) await batch(sys, net, 0)
@@ -263,10 +316,11 @@ export async function benchPeer(root) {
     for (const [name, sys] of Object.entries(systems)) idle[name] = await idleRate(sys.rt.pid)
     for (const latency of LATENCIES_MS) {
       net.delayMs = latency
-      for (const name of Object.keys(systems)) results[name][latency] = []
+      // The floor at 0 ms only: its warm run is what its first run is set beside.
+      const names = Object.keys(systems).filter((name) => name !== 'floor' || latency === 0)
+      for (const name of names) results[name][latency] = []
       for (let r = 0; r < ROUNDS; r++) {
-        const order = r % 2 ? ['peer', 'edgeloop'] : ['edgeloop', 'peer']
-        for (const name of order) {
+        for (const name of rotated(names, r)) {
           results[name][latency].push(await batch(systems[name], net, idle[name]))
         }
       }
@@ -276,17 +330,17 @@ export async function benchPeer(root) {
     for (const [name, sys] of Object.entries(systems)) {
       rest[name] = bytesAtRest(sys.storage, `do/-${SYSTEMS[name].runClass}`) / sys.runs
     }
-    const resolution = {
-      edgeloop: cpuResolutionMs(systems.edgeloop.rt.pid) / RUNS,
-      peer: cpuResolutionMs(systems.peer.rt.pid) / RUNS,
+    const resolution = {}
+    for (const [name, sys] of Object.entries(systems)) {
+      resolution[name] = cpuResolutionMs(sys.rt.pid) / RUNS
     }
     const index =
       bytesAtRest(systems.edgeloop.storage, 'd1/miniflare-D1DatabaseObject') / systems.edgeloop.runs
     for (const sys of Object.values(systems)) await sys.stop()
-    // The first run after a fresh start, the two systems in turn.
-    const fresh = { edgeloop: [], peer: [] }
+    // The first run after a fresh start: the systems and the floor's builds in turn.
+    const fresh = Object.fromEntries(Object.keys(builds).map((name) => [name, []]))
     for (let i = 0; i < FRESH_STARTS; i++) {
-      for (const name of i % 2 ? ['peer', 'edgeloop'] : ['edgeloop', 'peer']) {
+      for (const name of rotated(Object.keys(builds), i)) {
         fresh[name].push(await freshStart(name, builds[name], net))
       }
     }
@@ -303,22 +357,34 @@ function report({ results, rest, index, fresh, resolution, versions, builds, loa
     `peer: edgeloop beside Cloudflare's Agents SDK (agents ${versions.agents}, ai ${versions.ai}, ` +
       `@ai-sdk/openai-compatible ${versions['@ai-sdk/openai-compatible']}; an Agent per run running generateText)`,
     `  the same two-call task on both (model → http_get → model → http_get → answer, ${PAGE_BYTES} B pages),`,
-    `  one workerd each under Miniflare, ${ROUNDS} interleaved rounds of ${RUNS} runs per system and latency;`,
-    `  figures per run: median (min–max) over rounds; idle subtracted (edgeloop ${idle.edgeloop.toFixed(1)}, peer ${idle.peer.toFixed(1)} ms/s)`,
+    `  one workerd each under Miniflare, ${ROUNDS} interleaved rounds of ${RUNS} runs per system and latency (the floor: 0 ms);`,
+    `  figures per run: median (min–max) over rounds; idle subtracted (edgeloop ${idle.edgeloop.toFixed(1)}, peer ${idle.peer.toFixed(1)}, floor ${idle.floor.toFixed(1)} ms/s)`,
+    `  the floor: the least code doing the task as edgeloop does it (bench/floor/), figures only, no goal`,
     `  load average before ${load0}, after ${load()} (1, 5, 15 min; the machine is shared)`,
   ]
+  const cell = (name, latency, key, digits, unit) => {
+    const text = results[name][latency] ? `${spread(all(name, latency, key), digits)}${unit}` : '–'
+    return text.padStart(24)
+  }
   const row =
     (label, key, digits = 1, unit = '') =>
     (latency) => {
       const e = med('edgeloop', latency, key)
       const p = med('peer', latency, key)
-      return `  ${label.padEnd(28)} ${`${spread(all('edgeloop', latency, key), digits)}${unit}`.padStart(24)} ${`${spread(all('peer', latency, key), digits)}${unit}`.padStart(24)} ${(p ? `${(e / p).toFixed(2)}x` : '–').padStart(7)}`
+      return `  ${label.padEnd(28)} ${cell('edgeloop', latency, key, digits, unit)} ${cell('peer', latency, key, digits, unit)} ${(p ? `${(e / p).toFixed(2)}x` : '–').padStart(7)} ${cell('floor', latency, key, digits, unit)}`
     }
+  // Whether a system's (or the floor's) batches did the task: three model calls and two page reads
+  // a run; a figure of a run that skipped part of it is no measurement.
+  const task = (name, latency) => {
+    const m = med(name, latency, 'model')
+    const g = med(name, latency, 'pages')
+    return m === EXPECTED.model && g === EXPECTED.pages ? m : 0
+  }
   const verdicts = []
   for (const latency of LATENCIES_MS) {
     lines.push(
       '',
-      `  model latency ${latency} ms             ${'edgeloop'.padStart(24)} ${'Agents SDK peer'.padStart(24)}  ratio`,
+      `  model latency ${latency} ms             ${'edgeloop'.padStart(24)} ${'Agents SDK peer'.padStart(24)}  ratio ${(latency ? 'floor: at 0 ms only' : 'floor (not a system)').padStart(24)}`,
       row('Worker CPU, ms', 'cpu', 2)(latency),
       row('wall, ms', 'wall', 1)(latency),
       row('SQL statements', 'statements', 1)(latency),
@@ -329,21 +395,22 @@ function report({ results, rest, index, fresh, resolution, versions, builds, loa
       row('model calls', 'model', 1)(latency),
       row('page reads', 'pages', 1)(latency),
     )
+    const floorWhy =
+      results.floor[latency] &&
+      unmeasured({
+        'floor CPU ms': [med('floor', latency, 'cpu'), resolution.floor],
+        'floor runs doing the task': task('floor', latency),
+      })
+    if (floorWhy) lines.push(`  floor at ${latency} ms: no measurement (${floorWhy})`)
     const e = med('edgeloop', latency, 'cpu')
     const p = med('peer', latency, 'cpu')
-    // Both did the task: three model calls and two page reads a run, each.
-    const task = (name) => {
-      const m = med(name, latency, 'model')
-      const g = med(name, latency, 'pages')
-      return m === EXPECTED.model && g === EXPECTED.pages ? m : 0
-    }
     verdicts.push(
       `${judge(
         {
           'edgeloop CPU ms': [e, resolution.edgeloop],
           'peer CPU ms': [p, resolution.peer],
-          'edgeloop runs doing the task': task('edgeloop'),
-          'peer runs doing the task': task('peer'),
+          'edgeloop runs doing the task': task('edgeloop', latency),
+          'peer runs doing the task': task('peer', latency),
         },
         () => e <= GOAL_CPU_RATIO * p,
       )} peer: Worker CPU per run at ${latency} ms model latency, edgeloop ${e.toFixed(2)} ms vs peer ${p.toFixed(2)} ms = ${(e / p).toFixed(2)}x (goal ≤ ${GOAL_CPU_RATIO}x)`,
@@ -356,22 +423,70 @@ function report({ results, rest, index, fresh, resolution, versions, builds, loa
   )
   lines.push(
     '',
-    `  bytes at rest per run (the run's Durable Object database): edgeloop ${rest.edgeloop.toFixed(0)} B, peer ${rest.peer.toFixed(0)} B (${(rest.edgeloop / rest.peer).toFixed(2)}x); edgeloop's run index (D1) ${index.toFixed(0)} B more`,
-    `  bundle as deployed, gzip: edgeloop ${gzipKiB(builds.edgeloop.scriptPath)} KiB, peer ${gzipKiB(builds.peer.scriptPath)} KiB (reported, not a goal)`,
+    `  bytes at rest per run (the run's Durable Object database): edgeloop ${rest.edgeloop.toFixed(0)} B, peer ${rest.peer.toFixed(0)} B (${(rest.edgeloop / rest.peer).toFixed(2)}x), floor ${rest.floor.toFixed(0)} B; edgeloop's run index (D1) ${index.toFixed(0)} B more`,
+    `  bundle as deployed, gzip: edgeloop ${gzipKiB(builds.edgeloop.scriptPath)} KiB, peer ${gzipKiB(builds.peer.scriptPath)} KiB, floor ${gzipKiB(builds.floor.scriptPath)} KiB (reported, not a goal)`,
     '',
-    `  first run after a fresh start (${FRESH_STARTS} starts each, model latency 0), wall ms: median (min–max)`,
+    ...freshLines(fresh, med('edgeloop', 0, 'wall')),
   )
-  for (const name of ['edgeloop', 'peer']) {
-    const f = fresh[name]
-    const warm = med(name, 0, 'wall')
-    lines.push(
-      `  ${name.padEnd(10)} first ${spread(f.map((x) => x.first))} (CPU ${spread(f.map((x) => x.cpu))}), second ${spread(f.map((x) => x.second))}, warm ${warm.toFixed(1)}: first/warm ${(median(f.map((x) => x.first)) / warm).toFixed(2)}x`,
-    )
-  }
   const first = median(fresh.edgeloop.map((x) => x.first))
   const warm = med('edgeloop', 0, 'wall')
   verdicts.push(
     `${judge({ 'first run wall ms': first, 'warm run wall ms': warm }, () => first <= GOAL_FIRST_RUN * warm)} peer: edgeloop's first run after a fresh start ${first.toFixed(0)} ms = ${(first / warm).toFixed(2)}x a warm run's ${warm.toFixed(0)} ms (goal ≤ ${GOAL_FIRST_RUN}x)`,
   )
   return [...lines, '', ...verdicts].join('\n')
+}
+
+/**
+ * The first run after a fresh start, per system and floor build: first, second and warm (the
+ * same process's), first/warm and the extra (first − warm, per process) in wall and CPU; then
+ * the floor's extra beside the goal's allowance, `batchWarm` (edgeloop's warm batches at 0 ms)
+ * × (GOAL_FIRST_RUN − 1). A build whose runs did not all do the task is no measurement.
+ */
+export function freshLines(fresh, batchWarm) {
+  const lines = [
+    `  first run after a fresh start (${FRESH_STARTS} fresh workerd processes each, interleaved, model latency 0): in each process the first run,`,
+    `  a second, then ${FRESH_WARM_RUNS} warm runs; wall and workerd CPU from the start request to the run's end; median (min–max) over processes`,
+  ]
+  const figures = {}
+  for (const [name, runs] of Object.entries(fresh)) {
+    const why = unmeasured({
+      [`${name} first run wall ms`]: median(runs.map((x) => x.first)),
+      [`${name} first run CPU ms`]: [median(runs.map((x) => x.cpu)), runs[0]?.resolution],
+      [`${name} warm run CPU ms`]: [median(runs.map((x) => x.warmCpu)), runs[0]?.resolution],
+      [`${name} processes whose runs did the task`]: runs.filter((x) => x.task).length,
+    })
+    const missed = runs.length - runs.filter((x) => x.task).length
+    if (why || missed) {
+      lines.push(
+        `  ${name.padEnd(19)} no measurement (${why ?? `in ${missed} of ${runs.length} processes the runs skipped part of the task`})`,
+      )
+      continue
+    }
+    const extra = runs.map((x) => x.first - x.warm)
+    const extraCpu = runs.map((x) => x.cpu - x.warmCpu)
+    figures[name] = { extra: median(extra), extraCpu: median(extraCpu) }
+    lines.push(
+      `  ${name.padEnd(19)} first ${spread(runs.map((x) => x.first))} (CPU ${spread(runs.map((x) => x.cpu))}), second ${spread(runs.map((x) => x.second))}, warm ${median(runs.map((x) => x.warm)).toFixed(1)} (CPU ${median(runs.map((x) => x.warmCpu)).toFixed(1)}): first/warm ${median(runs.map((x) => x.first / x.warm)).toFixed(2)}x; extra ${spread(extra)} ms wall, ${spread(extraCpu)} ms CPU`,
+    )
+  }
+  const allowance = (GOAL_FIRST_RUN - 1) * batchWarm
+  const floor = figures.floor
+  const why = unmeasured({ "the floor's extra": floor?.extra, 'the warm batches': batchWarm })
+  lines.push(
+    why
+      ? `  the floor beside the goal: no measurement (${why})`
+      : `  the floor's extra ${floor.extra.toFixed(1)} ms wall (${floor.extraCpu.toFixed(1)} ms CPU) beside the goal's allowance, ${(GOAL_FIRST_RUN - 1).toFixed(1)} × edgeloop's warm run (${batchWarm.toFixed(1)} ms, its batches at 0 ms) = ${allowance.toFixed(1)} ms; edgeloop's extra ${figures.edgeloop ? `${figures.edgeloop.extra.toFixed(1)} ms` : 'no measurement'}`,
+  )
+  // What each part the variants leave out adds to the floor's extra (differences of medians).
+  for (const [variant, part] of [
+    ['floor, no D1', "D1's writes (the binding's client and Miniflare's simulator)"],
+    ['floor, plain fetch', "the openai client's first use"],
+  ]) {
+    if (floor && figures[variant]) {
+      lines.push(
+        `    ${part}: ${(floor.extra - figures[variant].extra).toFixed(1)} ms wall, ${(floor.extraCpu - figures[variant].extraCpu).toFixed(1)} ms CPU of the floor's extra (floor − ${variant})`,
+      )
+    }
+  }
+  return lines
 }

@@ -17,6 +17,7 @@ import {
 import { classify, KINDS, stackKind } from '../../bench/workerd-perf.mjs'
 import { bundlePlaces } from '../../bench/first-run-profile.mjs'
 import { compiledBytes, scriptNames } from '../../bench/first-run-compiled.mjs'
+import { freshLines, type FreshStart } from '../../bench/peer-cost.mjs'
 
 /**
  * Each in-process benchmark runs once, so none can break unseen between `npm run bench`s (they
@@ -147,6 +148,36 @@ describe('benchmarks', () => {
       functions: 0,
       groups: new Map(),
     })
+  })
+
+  it('peer: a build whose fresh runs skipped part of the task, or whose CPU is 0, gets no figures', () => {
+    const start = (over: Partial<FreshStart> = {}): FreshStart => ({
+      ...{ first: 60, cpu: 40, second: 30, warm: 32, warmCpu: 20, task: true, resolution: 1e-6 },
+      ...over,
+    })
+    const done = [start(), start({ first: 70, cpu: 45 }), start({ first: 50, cpu: 35 })]
+    const builds = { edgeloop: done, peer: done, 'floor, no D1': done, 'floor, plain fetch': done }
+    const line = (lines: string[], name: string) => lines.find((l) => l.startsWith(`  ${name} `))!
+    const measured = freshLines({ ...builds, floor: done }, 50)
+    expect(line(measured, 'floor')).toMatch(
+      /^ {2}floor +first 60\.0 \(50\.0–70\.0\) \(CPU 40\.0 \(35\.0–45\.0\)\).* extra 28\.0 \(18\.0–38\.0\) ms wall, 20\.0 \(15\.0–25\.0\) ms CPU$/,
+    )
+    expect(measured.join('\n')).toMatch(
+      /the floor's extra 28\.0 ms wall .* = 25\.0 ms; edgeloop's extra 28\.0 ms/,
+    )
+    expect(measured.filter(missedGoal)).toEqual([])
+
+    const skipped = freshLines({ ...builds, floor: [start(), start({ task: false }), start()] }, 50)
+    expect(line(skipped, 'floor')).toMatch(
+      /no measurement \(in 1 of 3 processes the runs skipped part of the task\)$/,
+    )
+    expect(skipped.filter(missedGoal)).toHaveLength(2)
+    expect(skipped.join('\n')).toMatch(
+      /the floor beside the goal: no measurement \(the floor's extra missing\)/,
+    )
+
+    const zero = freshLines({ ...builds, floor: done.map((s) => start({ ...s, cpu: 0 })) }, 50)
+    expect(line(zero, 'floor')).toMatch(/no measurement \(floor first run CPU ms is 0\)$/)
   })
 
   describe('verdicts refuse to judge nothing', () => {
