@@ -83,7 +83,9 @@ async function callModel(
   } catch (err) {
     return modelFailed(state, record, slice, built.bytes, startedAt, remainingMs, err)
   }
-  return recordReply(state, slice, built, startedAt, record, redactReply(response, slice))
+  const { redact } = slice.deps
+  const reply = redact ? redactReply(response, redact) : response
+  return recordReply(state, slice, built, startedAt, record, reply)
 }
 
 /**
@@ -91,9 +93,7 @@ async function callModel(
  * it: a provider that echoes a secret (or a model repeating one) records none, and a call can
  * never carry one out to a tool.
  */
-function redactReply(response: ModelResponse, slice: Slice): ModelResponse {
-  if (!slice.deps.redact) return response
-  const { redact } = slice
+function redactReply(response: ModelResponse, redact: (text: string) => string): ModelResponse {
   const out: ModelResponse = { ...response }
   if (typeof response.text === 'string') out.text = redact(response.text)
   if (response.toolCalls) {
