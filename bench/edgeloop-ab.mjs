@@ -12,49 +12,18 @@
 // A ref is bundled from `git archive` of it (the work tree's node_modules linked in) with
 // `wrangler deploy --dry-run`, as a deploy would; `.` is the work tree as it is.
 // docs/development.md#worker-cpu-per-run-beside-the-peer.
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { loadavg } from 'node:os'
+import { buildOf } from './build-ref.mjs'
 import { network, SYSTEMS, TASK_BINDINGS } from './peer-cost.mjs'
 import { storageCounts, withStorageCounts } from './sql-count.mjs'
 import { cpuMs, idleRate, median, sleep, startBenchWorker } from './workerd-cpu.mjs'
 
-const root = join(import.meta.dirname, '..')
 const [refA = 'main', refB = '.', rounds = '8'] = process.argv.slice(2)
 const ROUNDS = Number(rounds)
 const RUNS = 5
 const LATENCIES_MS = [0, 50]
 /** After a batch, inside its CPU window: what the runs set off after their callback. */
 const SETTLE_MS = 300
-
-/** The Worker of `ref` bundled as a deploy would (a WorkerBuild of test/node/worker-runtime.ts). */
-async function buildOf(ref) {
-  const { bundleWorker, runtimeSettings } = await import('../test/node/worker-runtime.ts')
-  const here = { ...(await bundleWorker()), assets: undefined }
-  if (ref === '.') return here
-  const dir = mkdtempSync(join(tmpdir(), 'edgeloop-ab-'))
-  execFileSync('sh', ['-c', `git archive ${JSON.stringify(ref)} | tar -x -C ${dir}`], { cwd: root })
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
-  const out = join(dir, 'bundle')
-  execFileSync(
-    process.execPath,
-    [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', out],
-    { cwd: dir, stdio: 'ignore', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
-  )
-  const texts = readdirSync(out).filter((f) => f.endsWith('.md'))
-  return {
-    ...here,
-    ...runtimeSettings(readFileSync(join(dir, 'wrangler.toml'), 'utf8')),
-    assets: undefined,
-    scriptPath: join(out, 'index.js'),
-    modules: [
-      { type: 'ESModule', path: join(out, 'index.js') },
-      ...texts.map((f) => ({ type: 'Text', path: join(out, f) })),
-    ],
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  }
-}
 
 async function start(name, build, net) {
   const worker = withStorageCounts(build, SYSTEMS.edgeloop.classes)

@@ -8,4 +8,9 @@ export function bundlePlaces(
   stack: string,
   placeOf: (line: number, column: number) => BundlePlace | undefined,
 ): { files: Set<string>; functions: Set<string> }
+/** Maps a position of the bundle at `scriptPath` to its source, through the bundle's source map. */
+export function sourcePlaces(
+  root: string,
+  scriptPath: string,
+): (line: number, column: number) => BundlePlace | undefined
 export function benchFirstRunProfile(root: string): Promise<string>

@@ -41,7 +41,7 @@ const BUNDLE_FRAME = / index\.js:(\d+):(\d+)/
  * and, since V8's perf map names a function by where it starts, the function as
  * `file:line name` (`name` when the source map has one).
  */
-function sourcePlaces(root, scriptPath) {
+export function sourcePlaces(root, scriptPath) {
   const mapPath = `${scriptPath}.map`
   const map = new SourceMap(JSON.parse(readFileSync(mapPath, 'utf8')))
   const known = new Map()

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { bundleTs } from './import-ts.mjs'
-import { judge } from './verdict.mjs'
+import { judge, NO_MEASUREMENT, unmeasured } from './verdict.mjs'
 import { median } from './workerd-cpu.mjs'
 
 const STEPS = 20
@@ -98,18 +98,31 @@ async function warmFigures(m) {
   }
 }
 
+/**
+ * The bench's 30-line native loop (bench/kernel.bench.ts), cold as the other two: a figure, no
+ * goal. It sets the cold goal beside the least a loop costs in the same window: the kernel may
+ * cost at most the AI SDK's figure over GOAL_FACTOR, which this line says as a multiple of it.
+ */
+export function prototypeLine(p, k, a, all) {
+  const why = unmeasured({ 'prototype cold µs/step': p, 'AI SDK cold µs/step': a })
+  if (why) return `  the 30-line loop, cold: ${NO_MEASUREMENT} (${why})`
+  const allowed = a / GOAL_FACTOR
+  return `  the 30-line loop (no argument check, budget, trace or resume), cold: ${p.toFixed(1)} µs/step (${all.map((x) => x.toFixed(1)).join(', ')}) = ${(a / p).toFixed(1)}x below the AI SDK; the goal leaves the kernel ${allowed.toFixed(1)} µs/step, ${(allowed / p).toFixed(2)}x this loop (the kernel now ${(k / p).toFixed(2)}x)`
+}
+
 /** Runs the comparison; its verdict lines say PASS, FAIL or no measurement. */
 export async function benchKernelVsAiSdk(root) {
   const { outfile, cleanup } = await bundle(root)
   try {
     const m = await import(pathToFileURL(outfile).href)
     const warm = await warmFigures(m)
-    const colds = { kernel: [], ai: [] }
+    const colds = { kernel: [], ai: [], prototype: [] }
     for (let i = 0; i < FRESH; i++) {
-      for (const loop of ['kernel', 'ai']) colds[loop].push(await cold(outfile, loop))
+      for (const loop of ['kernel', 'ai', 'prototype']) colds[loop].push(await cold(outfile, loop))
     }
     const coldK = median(colds.kernel)
     const coldA = median(colds.ai)
+    const coldP = median(colds.prototype)
     const line = (label, k, a, ratio = a / k) =>
       `${judge({ [`kernel ${label} µs/step`]: k, [`AI SDK ${label} µs/step`]: a }, () => ratio >= GOAL_FACTOR)} kernel vs AI SDK, ${label}: kernel ${k.toFixed(1)} µs/step, AI SDK ${a.toFixed(1)} µs/step = ${ratio.toFixed(1)}x (goal ≥ ${GOAL_FACTOR}x below)`
     return [
@@ -117,6 +130,7 @@ export async function benchKernelVsAiSdk(root) {
       `  warm: ${ROUNDS} rounds of a batch of each (about ${BATCH_MS} ms of CPU: ${warm.runs.kernel} and ${warm.runs.ai} runs) after ${WARMUP_STEPS / 1000}k steps of each, medians, the ratio the median of the rounds' (least ${warm.least.kernel.toFixed(1)} and ${warm.least.ai.toFixed(1)} µs/step); cold: first ${COLD_STEPS / 1000}k steps in a fresh process, median of ${FRESH} (${colds.kernel.map((x) => x.toFixed(1)).join(', ')} and ${colds.ai.map((x) => x.toFixed(1)).join(', ')} µs/step)`,
       line('warm', warm.median.kernel, warm.median.ai, warm.ratio),
       line('cold', coldK, coldA),
+      prototypeLine(coldP, coldK, coldA, colds.prototype),
     ].join('\n')
   } finally {
     await cleanup()

@@ -201,6 +201,16 @@ export async function kernelNativeRun(steps: number): Promise<void> {
   if (model.seen.length !== steps) throw new Error(`kernel: ${model.seen.length} of ${steps} steps`)
 }
 
+/**
+ * The same run through the bench's 30-line native loop (no argument check, no budgets, no trace,
+ * nothing to resume from): set beside the kernel and the AI SDK as the least a loop costs.
+ */
+export async function prototypeNativeRun(steps: number): Promise<void> {
+  const model = new BenchModel('native', steps)
+  await nativePrototype('plain')(model, steps)
+  if (model.seen.length !== steps) throw new Error(`prototype: ${model.seen.length} of ${steps}`)
+}
+
 /** The agent's part of a prototype's system prompt: its instructions, and the schema for agents. */
 const prototypeInstructions = (variant: Variant) =>
   variant === 'agent'

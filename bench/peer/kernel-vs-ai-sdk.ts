@@ -5,7 +5,7 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider'
 import { generateText, isStepCount, tool } from 'ai'
 import { z } from 'zod'
-import { kernelNativeRun } from '../kernel.bench'
+import { kernelNativeRun, prototypeNativeRun } from '../kernel.bench'
 
 const OBSERVATION = 'x'.repeat(1024)
 const USAGE = {
@@ -68,7 +68,11 @@ export async function aiSdkRun(steps: number): Promise<void> {
   if (result.steps.length !== steps) throw new Error(`ai: ${result.steps.length} of ${steps} steps`)
 }
 
-export const LOOPS = { kernel: kernelNativeRun, ai: aiSdkRun } as const
+export const LOOPS = {
+  kernel: kernelNativeRun,
+  ai: aiSdkRun,
+  prototype: prototypeNativeRun,
+} as const
 
 const cpuMicros = () => {
   const u = process.cpuUsage()

@@ -49,7 +49,7 @@ export class RunRecord {
   ) {
     this.storage = new RunStorage(storageApi.sql)
     this.outbox = new Outbox(storageApi.sql)
-    this.events = new EventLog(storageApi.sql, () => this.state!.id)
+    this.events = new EventLog(storageApi.sql, () => this.state!.id, this.storage.hasEventTable)
     this.hub = new EventHub(
       this.events,
       () => this.state!.id,
@@ -73,7 +73,7 @@ export class RunRecord {
   /** Writes a new run and what its start causes; returns it. */
   create(input: StartInput, now: number): { state: RunState; info: RunInfo } {
     const { state, info } = newRun(input, now)
-    this.storage.ensureSchema()
+    if (this.storage.ensureSchema()) this.outbox.startsEmpty()
     this.#transaction(() => {
       this.storage.saveState(state, { info })
       this.info = info

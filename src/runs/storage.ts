@@ -34,6 +34,14 @@ export class RunStorage {
 
   #ready = false
   #observationsReady = false
+  /** Whether the event log's table exists, as the first look at the tables found it. */
+  #eventsReady = false
+  /**
+   * The tables were created by this object and every row of the run table since is one it
+   * wrote: a key it has not written is absent, without a read (a new run reads `blocked`,
+   * `mcp_tools` and `cancel`, none of which it has: docs/development.md#worker-cpu-per-run-beside-the-peer).
+   */
+  #complete = false
   /**
    * The run table's rows as last read or written here (their JSON; null: no such row): a
    * slice reads the same few keys again and again, most of them absent (a run's `blocked`,
@@ -46,18 +54,28 @@ export class RunStorage {
     this.#readTables()
   }
 
-  /** Which of the tables exist: reading an unknown run must not make them. */
+  /**
+   * Which of the tables exist: reading an unknown run must not make them. The event log's table
+   * is looked for in the same read (`hasEventTable`): one statement for the object's start.
+   */
   #readTables(): void {
     const tables = new Set(
       this.sql
         .exec<{ name: string }>(
-          `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('run', 'observation')`,
+          `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('run', 'observation', 'event')`,
         )
         .toArray()
         .map((r) => r.name),
     )
     this.#ready = tables.has('run')
     this.#observationsReady = tables.has('observation')
+    this.#eventsReady = tables.has('event')
+    this.#complete = false
+  }
+
+  /** Whether the event log's table existed when the tables were last read (runs/events/event-log.ts). */
+  get hasEventTable(): boolean {
+    return this.#eventsReady
   }
 
   /**
@@ -74,16 +92,22 @@ export class RunStorage {
     this.#conversationSaved = false
   }
 
-  /** Creates the tables (idempotent); every write path calls it first. */
-  ensureSchema(): void {
-    if (this.#ready) return
+  /**
+   * Creates the tables (idempotent); every write path calls it first. True when this call
+   * created them: they hold nothing yet (the outbox's, too: `Outbox.startsEmpty`).
+   */
+  ensureSchema(): boolean {
+    if (this.#ready) return false
     for (const ddl of SCHEMA) this.sql.exec(ddl)
     this.#ready = true
+    this.#complete = true
+    return true
   }
 
   getValue<T>(key: string): T | undefined {
     if (!this.#ready) return undefined
     let json = this.#values.get(key)
+    if (json === undefined && this.#complete) return undefined
     if (json === undefined) {
       const row = this.sql.exec<{ v: string }>('SELECT v FROM run WHERE k = ?', key).toArray()[0]
       json = row?.v ?? null

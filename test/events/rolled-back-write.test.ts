@@ -111,6 +111,59 @@ describe('a transaction that rolls back', () => {
     expect(status).toBe('pending')
   })
 
+  it('leaves the newest event read from storage once the log forgets', async () => {
+    const id = runId(5)
+    const newest = await runInDurableObject(stubOf(id), (_instance, state) => {
+      const log = new EventLog(state.storage.sql, () => id)
+      const started = (step: number) => ({ type: 'step_started' as const, data: { step } })
+      expect(log.newest()).toBeUndefined()
+      log.append([started(0)], 1_000)
+      expect(log.newest()).toEqual({ seq: 1, at: 1_000 })
+      rolledBack(state.storage, () => log.append([started(1)], 2_000))
+      log.forget()
+      return log.newest()
+    })
+    expect(newest).toEqual({ seq: 1, at: 1_000 })
+  })
+
+  it('leaves the outbox of a new run read from storage once it forgets', async () => {
+    const id = runId(6)
+    const entry = await runInDurableObject(stubOf(id), (_instance, state) => {
+      const storage = new RunStorage(state.storage.sql)
+      expect(storage.ensureSchema()).toBe(true)
+      const outbox = new Outbox(state.storage.sql, () => 0)
+      outbox.startsEmpty()
+      outbox.enqueue('index', 'index', {}, 1_000)
+      // A failed attempt leaves it pending with its backoff: a re-arm must keep both.
+      outbox.failed(outbox.get('index')!, 1_100, new Error('D1 down'))
+      rolledBack(state.storage, () => outbox.enqueue('callback', 'callback', {}, 1_200))
+      outbox.forget()
+      outbox.rearm('index', 'index', {}, 1_300)
+      return outbox.get('index')
+    })
+    expect(entry).toMatchObject({ status: 'pending', attempts: 1, nextAt: 2_100 })
+  })
+
+  it('leaves the values of a new run read from storage once they are forgotten', async () => {
+    const id = runId(7)
+    const values = await runInDurableObject(stubOf(id), (_instance, state) => {
+      const storage = new RunStorage(state.storage.sql)
+      storage.ensureSchema()
+      // Created here: a key never written is absent without a read.
+      const before = storage.getValue('cancel')
+      storage.setValue('cancel', { reason: 'first' })
+      rolledBack(state.storage, () => storage.setValue('blocked', { reason: 'undone' }))
+      storage.forget()
+      // Read from the table now: the rolled-back row is not there, the written one is.
+      return {
+        before,
+        blocked: storage.getValue('blocked'),
+        cancel: storage.getValue<{ reason: string }>('cancel')?.reason,
+      }
+    })
+    expect(values).toEqual({ before: undefined, blocked: undefined, cancel: 'first' })
+  })
+
   it('leaves the run table read from storage once the values are forgotten', async () => {
     const id = runId(4)
     const values = await runInDurableObject(stubOf(id), (_instance, state) => {

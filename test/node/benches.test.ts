@@ -18,6 +18,7 @@ import { classify, KINDS, stackKind } from '../../bench/workerd-perf.mjs'
 import { bundlePlaces } from '../../bench/first-run-profile.mjs'
 import { compiledBytes, scriptNames } from '../../bench/first-run-compiled.mjs'
 import { freshLines, type FreshStart } from '../../bench/peer-cost.mjs'
+import { prototypeLine } from '../../bench/kernel-vs-ai-sdk.mjs'
 
 /**
  * Each in-process benchmark runs once, so none can break unseen between `npm run bench`s (they
@@ -178,6 +179,23 @@ describe('benchmarks', () => {
 
     const zero = freshLines({ ...builds, floor: done.map((s) => start({ ...s, cpu: 0 })) }, 50)
     expect(line(zero, 'floor')).toMatch(/no measurement \(floor first run CPU ms is 0\)$/)
+  })
+
+  it('kernel vs AI SDK: the 30-line loop is a figure that says what the cold goal leaves the kernel', () => {
+    const line = prototypeLine(8, 50, 400, [7.5, 8, 9])
+    expect(line).toBe(
+      '  the 30-line loop (no argument check, budget, trace or resume), cold: 8.0 µs/step (7.5, 8.0, 9.0) = 50.0x below the AI SDK; the goal leaves the kernel 13.3 µs/step, 1.67x this loop (the kernel now 6.25x)',
+    )
+    expect(missedGoal(line)).toBe(false)
+    for (const [p, a, why] of [
+      [0, 400, 'prototype cold µs/step is 0'],
+      [undefined, 400, 'prototype cold µs/step missing'],
+      [8, Number.NaN, 'AI SDK cold µs/step is NaN'],
+    ] as const) {
+      const missing = prototypeLine(p, 50, a, [])
+      expect(missing).toBe(`  the 30-line loop, cold: no measurement (${why})`)
+      expect(missedGoal(missing)).toBe(true)
+    }
   })
 
   describe('verdicts refuse to judge nothing', () => {

@@ -18,12 +18,16 @@ export class EventLog {
   #ready: boolean
   /** The newest sequence number, once read or written (undefined: read it from the table). */
   #last: number | undefined
+  /** The newest event's time, once read or written with `#last` (undefined: read it). */
+  #lastAt: number | undefined
 
+  /** `tableExists`: whether the table exists, when the caller has just looked (else read here). */
   constructor(
     private readonly sql: SqlStorage,
     private readonly runId: () => string,
+    tableExists?: boolean,
   ) {
-    this.#ready = this.#tableExists()
+    this.#ready = tableExists ?? this.#tableExists()
   }
 
   /** Reading an unknown run must not create tables: whether the first write made it. */
@@ -52,6 +56,7 @@ export class EventLog {
       this.sql.exec(`INSERT INTO event (seq, type, data, at) VALUES ${rows}`, ...args)
     }
     this.#last = seq
+    this.#lastAt = now
     return seq
   }
 
@@ -72,6 +77,7 @@ export class EventLog {
   forget(): void {
     this.#ready = this.#tableExists()
     this.#last = undefined
+    this.#lastAt = undefined
   }
 
   /** Stored rows with `seq > after`, oldest first, at most `limit`: what streams send as is. */
@@ -98,14 +104,21 @@ export class EventLog {
 
   /**
    * The newest event's sequence number and time (ms since the epoch), without its data: what
-   * the run index's row is versioned and dated by, in one read (it read the whole event, its
-   * data parsed, in two: docs/development.md#worker-cpu-per-run-beside-the-peer).
+   * the run index's row is versioned and dated by. Read once, then kept as `append` moves it
+   * (each index write read it: docs/development.md#worker-cpu-per-run-beside-the-peer).
    */
   newest(): { seq: number; at: number } | undefined {
     if (!this.#ready) return undefined
-    return this.sql
+    if (this.#last === 0) return undefined
+    if (this.#last !== undefined && this.#lastAt !== undefined) {
+      return { seq: this.#last, at: this.#lastAt }
+    }
+    const row = this.sql
       .exec<{ seq: number; at: number }>('SELECT seq, at FROM event ORDER BY seq DESC LIMIT 1')
       .toArray()[0]
+    this.#last = row?.seq ?? 0
+    this.#lastAt = row?.at
+    return row
   }
 
   /** One event by sequence number (callback deliveries). */

@@ -44,6 +44,11 @@ export class Outbox {
    * docs/development.md#worker-cpu-per-run-beside-the-peer). `forget` empties it.
    */
   readonly #status = new Map<string, OutboxStatus>()
+  /**
+   * The table was created empty for this object (a new run): every entry in it is one this
+   * outbox wrote, so `#status` knows them all and a re-arm of an entry it lacks reads nothing.
+   */
+  #complete = false
 
   constructor(
     private readonly sql: SqlStorage,
@@ -65,6 +70,13 @@ export class Outbox {
   /** Reads every entry's status from the table again (a transaction rolled back, a wipe). */
   forget(): void {
     this.#status.clear()
+    this.#complete = false
+  }
+
+  /** The table was just created, empty: every entry it will hold is written here. */
+  startsEmpty(): void {
+    this.#status.clear()
+    this.#complete = true
   }
 
   /** Makes the writes `later` holds back, now. */
@@ -87,8 +99,10 @@ export class Outbox {
       now,
       now,
     )
-    // Added, or one with this id was there: its status is read when asked.
-    this.#status.delete(id)
+    // Added, or one with this id was there: its status is read when asked (a table this
+    // outbox saw created has it only if written here: else it is the one just added).
+    if (!this.#complete) this.#status.delete(id)
+    else if (!this.#status.has(id)) this.#status.set(id, 'pending')
   }
 
   /**
@@ -108,9 +122,11 @@ export class Outbox {
     this.flush()
     const status =
       this.#status.get(id) ??
-      this.sql
-        .exec<{ status: OutboxStatus }>('SELECT status FROM outbox WHERE id = ?', id)
-        .toArray()[0]?.status
+      (this.#complete
+        ? undefined
+        : this.sql
+            .exec<{ status: OutboxStatus }>('SELECT status FROM outbox WHERE id = ?', id)
+            .toArray()[0]?.status)
     if (status === 'pending') {
       this.#status.set(id, status)
       return
