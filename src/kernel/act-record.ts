@@ -15,15 +15,6 @@ import { replaceCall, updateState } from './update-state'
  */
 
 /**
- * The fields of `call` dispatch reads, in an object of their own: for a caller that hands the
- * call on beyond the kernel. The act phase gives dispatch the call itself (a `Call` is a
- * `ToolCallRequest`), an object less per call.
- */
-export function request(call: Call) {
-  return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
-}
-
-/**
  * What dispatch needs for `call`; with `log`, the tool-output guardrails screen its observation
  * and push their verdicts there (the caller records them: `guarded`).
  */
