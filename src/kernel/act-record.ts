@@ -14,10 +14,6 @@ import { replaceCall, updateState } from './update-state'
  * delegated calls (delegate-calls.ts).
  */
 
-export function request(call: Call) {
-  return { id: call.id, name: call.name, args: call.args, argsError: call.argsError }
-}
-
 /**
  * What dispatch needs for `call`; with `log`, the tool-output guardrails screen its observation
  * and push their verdicts there (the caller records them: `guarded`).
@@ -40,7 +36,8 @@ export function dispatchContext(
     maxObservationTokens: state.budget.maxObservationTokens,
     now: slice.now,
     signal: deps.signal,
-    redact: slice.redact,
+    // The run's redactor, or none: dispatch then copies nothing to redact.
+    redact: deps.redact,
     screen: log ? observationScreen(state, call, slice, log) : undefined,
     startedAt,
   }
@@ -120,7 +117,7 @@ export function runCall(
   started: number,
 ): SyncOrAsync<Transition> {
   const log = toolOutputLog(slice)
-  const result = dispatch(request(call), dispatchContext(state, call, slice, log, started))
+  const result = dispatch(call, dispatchContext(state, call, slice, log, started))
   // Callbacks only for a call that waited: a tool that answered at once makes none.
   if (isPromise(result)) return result.then((r) => recordRun(state, stepIndex, call, slice, r, log))
   return recordRun(state, stepIndex, call, slice, result, log)
@@ -135,20 +132,12 @@ function recordRun(
   result: Dispatched,
   log: Screened[] | undefined,
 ): SyncOrAsync<Transition> {
-  const ran = ranCall(state, stepIndex, call, slice, result)
-  return isPromise(ran) ? ran.then((t) => guarded(t, log, slice)) : guarded(ran, log, slice)
-}
-
-function ranCall(
-  state: RunState,
-  stepIndex: number,
-  call: Call,
-  slice: Slice,
-  result: Dispatched,
-): SyncOrAsync<Transition> {
-  if (result.person) return waitForPerson(state, stepIndex, call, slice, result)
+  if (result.person) {
+    const waiting = waitForPerson(state, stepIndex, call, slice, result)
+    return waiting.then((t) => guarded(t, log, slice))
+  }
   const bytes = result.originalSize + result.observation.length
-  return finishCall(state, stepIndex, recorded(call, result), slice, bytes)
+  return guarded(finishCall(state, stepIndex, recorded(call, result), slice, bytes), log, slice)
 }
 
 /**

@@ -13,7 +13,6 @@ import {
   finishCall,
   guarded,
   recorded,
-  request,
   runCall,
   toolOutputLog,
   withAnswered,
@@ -121,7 +120,7 @@ async function runReadOnly(
 ): Promise<Transition> {
   const log = toolOutputLog(slice)
   const results = await Promise.all(
-    reads.map((c) => dispatch(request(c), dispatchContext(state, c, slice, log))),
+    reads.map((c) => dispatch(c, dispatchContext(state, c, slice, log))),
   )
   const done: Call[] = []
   let bytes = 0

@@ -4,10 +4,18 @@ import { MAX_JSON_DEPTH, tooDeep } from '../validation/json-walk'
 /**
  * A call as the model asked for it, before review. Arguments nested deeper than MAX_JSON_DEPTH
  * are not kept (storing, hashing and showing them would walk every level): the call is refused
- * with a [ToolError] that says so, like any argument error.
+ * with a [ToolError] that says so, like any argument error. `textLength` is the length of the
+ * text the arguments were read from, when they were: each level of nesting takes a character
+ * of it (a repair may wrap bare `key: value` text in one more), so arguments read from fewer than
+ * MAX_JSON_DEPTH characters need no walk.
  */
-export function newCall(id: string, name: string, args: Record<string, unknown>): Call {
-  const deep = tooDeep(args)
+export function newCall(
+  id: string,
+  name: string,
+  args: Record<string, unknown>,
+  textLength = Infinity,
+): Call {
+  const deep = textLength >= MAX_JSON_DEPTH && tooDeep(args)
   return {
     id,
     name,

@@ -25,7 +25,11 @@ function sameShallow(a: unknown, b: unknown, depth: number): boolean {
   if (depth >= MAX_JSON_DEPTH) return sameDeep(a, b)
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!sameShallow(a[i], b[i], depth + 1)) return false
+    for (let i = 0; i < a.length; i++) {
+      const va: unknown = a[i]
+      const vb: unknown = b[i]
+      if (va !== vb && (typeof va !== 'object' || !sameShallow(va, vb, depth + 1))) return false
+    }
     return true
   }
   if (Array.isArray(b)) return false
@@ -33,9 +37,14 @@ function sameShallow(a: unknown, b: unknown, depth: number): boolean {
   const rb = b as Record<string, unknown>
   let count = 0
   for (const key in ra) {
-    if (!Object.hasOwn(ra, key) || ra[key] === undefined) continue
+    const va = ra[key]
+    if (va === undefined || !Object.hasOwn(ra, key)) continue
     count++
-    if (!Object.hasOwn(rb, key) || !sameShallow(ra[key], rb[key], depth + 1)) return false
+    if (!Object.hasOwn(rb, key)) return false
+    // Unequal values are looked into only when they are objects: arguments are mostly flat, and
+    // then no call recurses (nor is the recursion compiled into the loop guard).
+    const vb = rb[key]
+    if (va !== vb && (typeof va !== 'object' || !sameShallow(va, vb, depth + 1))) return false
   }
   for (const key in rb) if (Object.hasOwn(rb, key) && rb[key] !== undefined) count--
   return count === 0

@@ -50,28 +50,39 @@ export class RenderCache {
   #cut = 0
   /** The run head the messages start with (looked up once per run, not once per step). */
   #head: RunHead | undefined
+  /**
+   * The steps array last rendered, and its length then: a think measures the request
+   * (`tokens`) and then builds it (`build`) from the same array, so the second finds it rendered
+   * without comparing every step again.
+   */
+  #rendered: Step[] | null = null
+  #renderedLength = 0
 
   /**
-   * The messages of a request for `state` (a fresh array), their estimated tokens, and the
+   * The request for `state`: its messages (a fresh array), their estimated tokens, and the
    * context cut. The cut is the last step's (so a request's prefix stays byte-identical from step
    * to step, and across a resume, which reads it from the stored step); when the request would
    * pass `budget.maxContextTokens` the oldest observations are elided down to the low water
    * mark, never the latest step's.
    */
-  build(
-    state: RunState,
-    registry: ToolRegistry,
-  ): { messages: ChatMessage[]; tokens: number; cut: ContextCut; head: RunHead } {
+  build(state: RunState, registry: ToolRegistry): BuiltRequest {
     const cut = this.#fit(state, registry)
-    const { steps } = state
+    const { steps, protocol } = state
     let saved = 0
     for (let i = 0; i < cut; i++) saved += elisionSaving(steps[i]!)
+    const head = this.#head!
     // A copy: the model may keep the request, and the next build appends to ours.
+    const request: BuiltRequest['request'] = { protocol, messages: this.#messages.slice() }
+    if (protocol === 'native') request.tools = head.tools
+    if (state.agent.temperature !== null) request.temperature = state.agent.temperature
+    const tokens = this.#tokens
     return {
-      messages: this.#messages.slice(),
-      tokens: this.#tokens,
+      request,
+      tokens,
+      // About 4 bytes a token: close enough for a CPU bound, and free to compute.
+      bytes: tokens * 4,
       cut: { steps: cut, tokens: saved },
-      head: this.#head!,
+      toolSpecTokens: head.specTokens[protocol],
     }
   }
 
@@ -113,7 +124,15 @@ export class RenderCache {
         (key.agent.version !== agent.version || key.agent.promptFormat !== agent.promptFormat))
     ) {
       this.#reset(protocol, registry, task, history, agent)
+    } else if (
+      steps === this.#rendered &&
+      steps.length === this.#renderedLength &&
+      cut === this.#cut
+    ) {
+      return
     }
+    this.#rendered = steps
+    this.#renderedLength = steps.length
     const cached = this.#steps
     let i = 0
     const same = Math.min(cut, this.#cut)
@@ -167,6 +186,7 @@ export class RenderCache {
     this.#starts = []
     this.#tokensBefore = []
     this.#cut = 0
+    this.#rendered = null
   }
 }
 
@@ -182,18 +202,11 @@ export interface BuiltRequest {
   bytes: number
 }
 
-/** The request for the next think (docs/architecture.md#step-machine). */
+/** The request for the next think (docs/architecture.md#step-machine): `cache.build`. */
 export function buildRequest(
   state: RunState,
   registry: ToolRegistry,
   cache: RenderCache = new RenderCache(),
 ): BuiltRequest {
-  const protocol = state.protocol
-  const { messages, tokens, cut, head } = cache.build(state, registry)
-  const request: BuiltRequest['request'] = { protocol, messages }
-  if (protocol === 'native') request.tools = head.tools
-  if (state.agent.temperature !== null) request.temperature = state.agent.temperature
-  const toolSpecTokens = head.specTokens[protocol]
-  // About 4 bytes a token: close enough for a CPU bound, and free to compute.
-  return { request, tokens, bytes: tokens * 4, cut, toolSpecTokens }
+  return cache.build(state, registry)
 }

@@ -1,11 +1,4 @@
-import {
-  dispatchContext,
-  finishCall,
-  guarded,
-  recorded,
-  request,
-  toolOutputLog,
-} from './act-record'
+import { dispatchContext, finishCall, guarded, recorded, toolOutputLog } from './act-record'
 import { answeredCall } from './calls'
 import { childObservation, waitingOnChild, withChildUsage, type ChildOutcome } from './delegation'
 import { dispatch } from './dispatch'
@@ -138,7 +131,7 @@ function recordChild(
     ...dispatchContext(state, call, slice, log),
     registry: new ToolRegistry([answering]),
   }
-  const result = dispatch(request(call), ctx)
+  const result = dispatch(call, ctx)
   const done = (r: Awaited<typeof result>): Transition => {
     const bytes = r.originalSize + r.observation.length
     const change = finishCall(state, stepIndex, recorded(call, r), slice, bytes)

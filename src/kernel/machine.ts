@@ -120,11 +120,7 @@ export async function runSlice(
   initial: RunState,
   deps: Deps,
   limits: EdgeSlice,
-  persist: (
-    state: RunState,
-    event: TransitionEvent,
-    follows: Follows,
-  ) => void | Promise<void> = () => {},
+  persist?: (state: RunState, event: TransitionEvent, follows: Follows) => void | Promise<void>,
 ): Promise<SliceResult> {
   const slice = new Slice(deps)
   const sliceStarted = slice.now()
@@ -150,7 +146,7 @@ export async function runSlice(
       return { state, end, transitions, bytes }
     }
     state = out.state
-    const persisted = persist(state, out.event, out.follows)
+    const persisted = persist?.(state, out.event, out.follows)
     if (persisted) await persisted
     // A started side effect or model call must run in this same invocation: stopping here would
     // make the next one see it as interrupted (an unknown outcome, a lost answer).

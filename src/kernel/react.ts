@@ -106,7 +106,8 @@ export async function react(
     ...(options.policy ? { policy: agentPolicyOption(options.policy) } : {}),
   }
   const unlimited = { maxTransitions: Infinity, maxWallMs: Infinity, maxBytes: Infinity }
-  const out = await runSlice(state, deps, unlimited, (s) => options.onState?.(s))
+  const { onState } = options
+  const out = await runSlice(state, deps, unlimited, onState && ((s) => onState(s)))
   state = out.state
   return toRunResult(state)
 }

@@ -134,14 +134,15 @@ export function readNativeReply(
   for (let k = 0; k < toolCalls.length; k++) {
     const tc = toolCalls[k]!
     // Some providers send empty or repeated ids; each result must pair with exactly one call.
-    const used = !tc.id || hasId(calls, tc.id) || taken.has(tc.id)
+    const used = !tc.id || (k > 0 && hasId(calls, tc.id)) || taken.has(tc.id)
     const id = used ? `s${i}c${k}` : tc.id
     // Side effects parse strictly: a repaired argument object never becomes a side effect.
+    const raw = tc.function.arguments
     const parsed = registry.get(tc.function.name)?.sideEffect
-      ? parseArgsStrict(tc.function.arguments)
-      : parseArgsTolerant(tc.function.arguments)
-    const call = newCall(id, tc.function.name, parsed.ok ? parsed.value : {})
-    call.rawArgs = tc.function.arguments
+      ? parseArgsStrict(raw)
+      : parseArgsTolerant(raw)
+    const call = newCall(id, tc.function.name, parsed.ok ? parsed.value : {}, raw.length)
+    call.rawArgs = raw
     if (!parsed.ok) call.argsError = parsed.error
     if (k >= MAX_CALLS_PER_STEP) {
       // A step is stored as one row (2 MB at most): extra calls are answered, never run.

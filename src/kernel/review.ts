@@ -32,19 +32,10 @@ export function reviewCalls(
   slice: Slice,
   log: Screened[] = [],
 ): SyncOrAsync<Call[]> {
-  const window = state.budget.loopGuardWindow
-  // Calls the loop guard compares against: the last `window` steps', then this step's so far.
-  const seen: Call[] = []
-  if (window > 0) {
-    for (let s = Math.max(0, stepIndex - window); s < stepIndex; s++) {
-      const earlier = state.steps[s]!.calls
-      for (let k = 0; k < earlier.length; k++) seen.push(earlier[k]!)
-    }
-  }
   const reviewed: Call[] = []
   for (let k = 0; k < calls.length; k++) {
     const c = calls[k]!
-    reviewed.push(c.status === 'pending' ? review(c, seen, state, slice) : c)
+    reviewed.push(c.status === 'pending' ? review(c, calls, k, stepIndex, state, slice) : c)
   }
   if (!slice.guardrails.toolInput.length) return askIfNeeded(reviewed, state, slice)
   // The tool-input guardrails see the calls before anyone is asked about them.
@@ -142,22 +133,56 @@ export async function reviewAgain(state: RunState, slice: Slice): Promise<Transi
   return transitionTo(next, 'review', { step: stepIndex, stopReason })
 }
 
-/** One call's first look; a call a person must approve comes back awaiting, not yet asked. */
-function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
-  const window = state.budget.loopGuardWindow
-  if (window > 0 && repeats(call, seen)) {
-    return answeredCall(
-      call,
-      'loop_guard',
-      `[LoopGuard] ${call.name} was already called with these exact arguments in the last ${window} steps; its result is above. Do not repeat it: use that result, change the arguments, or finish.`,
-    )
+/**
+ * One call's first look; a call a person must approve comes back awaiting, not yet asked. `call`
+ * is `calls[k]` of step `stepIndex`: the loop guard compares it with the calls of the steps
+ * before it and with those before it in its own step.
+ */
+function review(
+  call: Call,
+  calls: Call[],
+  k: number,
+  stepIndex: number,
+  state: RunState,
+  slice: Slice,
+): Call {
+  if (state.budget.loopGuardWindow > 0 && repeats(call, calls, k, stepIndex, state)) {
+    return loopGuarded(call, state)
   }
-  seen.push(call)
   const tool = slice.registry.get(call.name)
   const coded = !!tool && (!!tool.policy || !!tool.shadowPolicy || !!slice.deps.policy)
   const asks = !!tool && (policyAsks(tool, state, call) || !!tool.person || coded)
   // Nothing to look at before dispatch (which validates again, as the security boundary).
   if (!tool || (!asks && !tool.check)) return { ...call, status: 'ready' }
+  return reviewClosely(call, tool, coded, state, slice)
+}
+
+/*
+ * review's rarer courses are functions of their own, so that the one a call of a read-only tool
+ * without checks takes stays small: what V8 compiles of a fresh isolate's step path
+ * (docs/development.md#kernel-performance).
+ */
+
+/** A repeated call, answered by the loop guard. */
+function loopGuarded(call: Call, state: RunState): Call {
+  return answeredCall(
+    call,
+    'loop_guard',
+    `[LoopGuard] ${call.name} was already called with these exact arguments in the last ${state.budget.loopGuardWindow} steps; its result is above. Do not repeat it: use that result, change the arguments, or finish.`,
+  )
+}
+
+/**
+ * A call with something to look at before dispatch: its arguments validated for the tool's own
+ * check and its code policy (`coded`), then whether a person must approve or answer it.
+ */
+function reviewClosely(
+  call: Call,
+  tool: Tool,
+  coded: boolean,
+  state: RunState,
+  slice: Slice,
+): Call {
   const valid = validateArgs(call, slice.registry)
   // Dispatch reports a call that cannot run (bad arguments) with its schema; nobody is asked.
   if (!valid.ok) return { ...call, status: 'ready' }
@@ -175,13 +200,31 @@ function review(call: Call, seen: Call[], state: RunState, slice: Slice): Call {
   return { ...call, status: 'awaiting_approval' }
 }
 
-/** Whether `seen` holds a call of the same tool with the same arguments (the loop guard). */
-function repeats(call: Call, seen: Call[]): boolean {
-  for (let k = 0; k < seen.length; k++) {
-    const c = seen[k]!
-    if (c.name === call.name && sameJson(c.args, call.args)) return true
+/**
+ * Whether a call of the same tool with the same arguments came before `calls[k]` (the loop
+ * guard): in the last `loopGuardWindow` steps before step `stepIndex`, or among the calls of its
+ * own step reviewed before it. Read where the calls are, with no list of them made for each step.
+ */
+function repeats(
+  call: Call,
+  calls: Call[],
+  k: number,
+  stepIndex: number,
+  state: RunState,
+): boolean {
+  const { steps } = state
+  for (let s = Math.max(0, stepIndex - state.budget.loopGuardWindow); s < stepIndex; s++) {
+    const earlier = steps[s]!.calls
+    for (let j = 0; j < earlier.length; j++) if (sameCall(earlier[j]!, call)) return true
+  }
+  for (let j = 0; j < k; j++) {
+    if (calls[j]!.status === 'pending' && sameCall(calls[j]!, call)) return true
   }
   return false
+}
+
+function sameCall(a: Call, b: Call): boolean {
+  return a.name === b.name && sameJson(a.args, b.args)
 }
 
 /** The observation of a call the tool's own policy, or the agent's, refused. */

@@ -2,7 +2,7 @@ import type { ChatMessage, NativeToolCall, Protocol } from './model'
 import type { PromptFormat } from './prompt-format'
 import type { Call, Step } from './state'
 import { approxTokens, approxTokensJoined } from './tokens'
-import { FRAME_CLOSE, frameObservation, frameOpen, framedText, frameTokens } from './tool-output'
+import { FRAME_CLOSE, frameOf, frameOpen, framedText } from './tool-output'
 
 /**
  * What each step of a run looks like in every later request (docs/architecture.md#step-machine):
@@ -73,9 +73,11 @@ function nativeStep(step: Step, elided: boolean, framed: boolean): Rendered {
     const c = calls[k]!
     const stub = elided ? elidedObservation(c) : null
     const observation = stub?.text ?? c.observation ?? ''
-    const content = framed ? frameObservation(c.name, observation) : observation
+    // One lookup of the frame for its text and its tokens.
+    const frame = framed ? frameOf(c.name) : null
+    const content = frame ? frame.open + framedText(observation) + FRAME_CLOSE : observation
     messages.push({ role: 'tool', tool_call_id: c.id, content })
-    tokens += FRAMING + (framed ? frameTokens(c.name) : 0) + (stub?.tokens ?? observationTokens(c))
+    tokens += FRAMING + (frame ? frame.tokens : 0) + (stub?.tokens ?? observationTokens(c))
   }
   return { messages, tokens }
 }

@@ -1,5 +1,5 @@
 import { cancelApprovals } from './approvals'
-import { buildRequest, type BuiltRequest } from './context'
+import type { BuiltRequest } from './context'
 import { describeThrown } from './describe-thrown'
 import { ModelError } from '../errors/model-error'
 import type { ModelRequest, ModelResponse } from './model'
@@ -60,7 +60,7 @@ async function callModel(
   slice: Slice,
   started: number,
 ): Promise<Transition> {
-  const built = buildRequest(state, slice.registry, slice.render)
+  const built = slice.render.build(state, slice.registry)
   const remainingMs = state.budget.maxSeconds * 1000 - state.activeMs
   const { protocol, messages, tools, temperature } = built.request
   const request: ModelRequest = tools
@@ -83,7 +83,9 @@ async function callModel(
   } catch (err) {
     return modelFailed(state, record, slice, built.bytes, startedAt, remainingMs, err)
   }
-  return recordReply(state, slice, built, startedAt, record, redactReply(response, slice))
+  const { redact } = slice.deps
+  const reply = redact ? redactReply(response, redact) : response
+  return recordReply(state, slice, built, startedAt, record, reply)
 }
 
 /**
@@ -91,9 +93,7 @@ async function callModel(
  * it: a provider that echoes a secret (or a model repeating one) records none, and a call can
  * never carry one out to a tool.
  */
-function redactReply(response: ModelResponse, slice: Slice): ModelResponse {
-  if (!slice.deps.redact) return response
-  const { redact } = slice
+function redactReply(response: ModelResponse, redact: (text: string) => string): ModelResponse {
   const out: ModelResponse = { ...response }
   if (typeof response.text === 'string') out.text = redact(response.text)
   if (response.toolCalls) {
@@ -211,11 +211,7 @@ function recordReply(
   }
   const bytes = built.bytes + text.length + toolCallBytes(response.toolCalls)
 
-  if (response.finishReason === 'content_filter') {
-    const filtered = withStep(state, reply, stepOf(base, 'format_error', text, []))
-    const why = 'the provider withheld the answer (content_filter)'
-    return thoughtOf(stop(filtered, 'content_filter', slice, why), base, bytes, null)
-  }
+  if (response.finishReason === 'content_filter') return filtered(state, reply, base, bytes, slice)
   const reading: Reading =
     state.protocol === 'native'
       ? readNativeReply(
@@ -226,16 +222,7 @@ function recordReply(
           state.agent.output,
         )
       : readTextReply(text, base.i, slice.registry, state.agent.output)
-  if (response.finishReason === 'length') {
-    // A cut-off reply is never an answer, and its tool arguments may be cut off too.
-    const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
-    return thoughtOf(
-      formatError(state, reply, base, reading.thought, problem, slice),
-      base,
-      bytes,
-      null,
-    )
-  }
+  if (response.finishReason === 'length') return cutOff(state, reply, base, reading, bytes, slice)
   if (reading.kind !== 'action') return recordNoCalls(state, reply, base, reading, bytes, slice)
   // The calls' names for the event; one call (the usual step) needs no array and no join.
   const { calls: asked } = reading
@@ -249,6 +236,33 @@ function recordReply(
  * its size, and recordReply whole stayed unoptimized through a fresh process's first 2k steps
  * (docs/development.md#kernel-performance).
  */
+
+/** A reply the provider withheld: recorded as an unusable step, and the run ends. */
+function filtered(
+  state: RunState,
+  reply: Reply,
+  base: StepBase,
+  bytes: number,
+  slice: Slice,
+): Transition {
+  const withheld = withStep(state, reply, stepOf(base, 'format_error', base.text ?? '', []))
+  const why = 'the provider withheld the answer (content_filter)'
+  return thoughtOf(stop(withheld, 'content_filter', slice, why), base, bytes, null)
+}
+
+/** A reply cut off at the token limit: never an answer, and its tool arguments may be cut too. */
+function cutOff(
+  state: RunState,
+  reply: Reply,
+  base: StepBase,
+  reading: Reading,
+  bytes: number,
+  slice: Slice,
+): Transition {
+  const problem = 'your reply was cut off at the token limit. Reply again, shorter.'
+  const recorded = formatError(state, reply, base, reading.thought, problem, slice)
+  return thoughtOf(recorded, base, bytes, null)
+}
 
 /** A reply without calls: unusable, or the final answer. */
 function recordNoCalls(
@@ -408,8 +422,11 @@ interface Reply {
 function withStep(state: RunState, reply: Reply, step: Step, phase = state.phase): RunState {
   const next = copyState(state)
   // A copy and a push: `concat` of a one-step array cost twice as much (it checks every
-  // argument for spreadability; docs/development.md#kernel-performance).
-  const steps = state.steps.slice()
+  // argument for spreadability). A run's first step goes into a literal of this line's own, not
+  // a copy of the state's empty array: V8 makes an empty literal for small integers, and pushing
+  // a step into a copy of one deoptimized the step path once per process; this literal learns to
+  // hold objects (docs/development.md#kernel-performance).
+  const steps = state.steps.length ? state.steps.slice() : []
   steps.push(step)
   next.steps = steps
   next.modelCall = null

@@ -51,6 +51,14 @@ export function truncateObservation(text: string, maxTokens: number): Truncated 
   if (total <= maxTokens) {
     return { text, originalSize: text.length, truncated: false, omittedTokens: 0, tokens: total }
   }
+  return cutObservation(text, total, maxTokens)
+}
+
+/**
+ * `text` (`total` tokens) cut to about `maxTokens`: a function of its own, so the check every
+ * observation passes stays small (docs/development.md#kernel-performance).
+ */
+function cutObservation(text: string, total: number, maxTokens: number): Truncated {
   // Characters per token in this text, so CJK and ASCII both land near the budget.
   const charsPerToken = text.length / total
   const keep = Math.max(2, Math.floor(maxTokens * charsPerToken * 0.9))

@@ -29,16 +29,23 @@ export function frameOpen(tool: string): string {
   return frameOf(tool).open
 }
 
+/** What frames `tool`'s observations: the opening tag, and the tokens of both tags. */
+export interface ToolFrame {
+  open: string
+  tokens: number
+}
+
 /**
  * Each tool name's frame, escaped and counted once per isolate: the escape's Unicode classes
- * made `frameTokens` 12% of a cold kernel's first 10k steps (a fresh process, native protocol,
+ * made counting the frame 12% of a cold kernel's first 10k steps (a fresh process, native protocol,
  * 20-step runs: `npm run bench -- kernel`), for a handful of names per run. Bounded, as a model
  * may make names up.
  */
-const FRAMES = new Map<string, { open: string; tokens: number }>()
+const FRAMES = new Map<string, ToolFrame>()
 const MAX_FRAMES = 256
 
-function frameOf(tool: string): { open: string; tokens: number } {
+/** `tool`'s frame; an observation framed is `open + framedText(text) + FRAME_CLOSE`. */
+export function frameOf(tool: string): ToolFrame {
   let frame = FRAMES.get(tool)
   if (!frame) {
     const open = `<tool_output tool="${tool.replace(NOT_IN_NAME, '_')}">\n`
@@ -59,20 +66,10 @@ export function framedText(text: string): string {
   return text.includes('</') ? text.replace(CLOSE_INSIDE, '<\\/tool_output') : text
 }
 
-/** One observation, framed: what the model reads of a call's output. */
-export function frameObservation(tool: string, text: string): string {
-  return frameOpen(tool) + framedText(text) + FRAME_CLOSE
-}
-
 const FRAMED = /^<tool_output tool="[^"]*">\n([\s\S]*)\n<\/tool_output>$/
 
 /** What a framed message says the tool returned (as recorded); a message without a frame as is. */
 export function unframeObservation(content: string): string {
   const inner = FRAMED.exec(content)?.[1]
   return inner === undefined ? content : inner.replace(/<\\\/tool_output/gi, '</tool_output')
-}
-
-/** Estimated tokens the frame adds to an observation of `tool`. */
-export function frameTokens(tool: string): number {
-  return frameOf(tool).tokens
 }

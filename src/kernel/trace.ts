@@ -263,8 +263,12 @@ function traceCall(c: Call): TraceCall {
 /** The child runs of a run's delegated calls, with what the run knows of their state. */
 export function childrenOf(state: RunState): TraceChild[] {
   const children: TraceChild[] = []
-  for (const step of state.steps) {
-    for (const c of step.calls) {
+  // Index loops, as on the step path: every run's trace runs this (cold: no iterators).
+  const { steps } = state
+  for (let s = 0; s < steps.length; s++) {
+    const { calls } = steps[s]!
+    for (let k = 0; k < calls.length; k++) {
+      const c = calls[k]!
       if (!c.child) continue
       const status = c.status !== 'done' ? 'running' : c.kind === 'ok' ? 'succeeded' : 'failed'
       children.push({ callId: c.id, runId: c.child.runId, agent: c.child.agent, status })

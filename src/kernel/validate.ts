@@ -42,31 +42,38 @@ export function validateArgs(
   registry: ToolRegistry,
 ): Outcome<{ tool: Tool; args: unknown }> {
   const tool = registry.get(call.name)
-  if (!tool) {
-    return {
-      ok: false,
-      error: `unknown tool "${call.name}". Available tools: ${registry.names().join(', ')}`,
-    }
-  }
-  if (call.argsError) {
-    return {
-      ok: false,
-      error:
-        `${tool.name}: ${call.argsError}${tool.sideEffect ? ' The call was not executed.' : ''} ` +
-        `Send the arguments as one JSON object matching: ${JSON.stringify(registry.jsonSchema(tool.name))}`,
-    }
-  }
+  if (!tool || call.argsError) return { ok: false, error: unusable(call, tool, registry) }
   const parsed = safeParse(paramsOf(tool), call.args)
-  if (!parsed.success) {
-    const problems = describeIssues(parsed.error.issues, call.args)
-    return {
-      ok: false,
-      error:
-        `invalid arguments for ${tool.name}:\n${problems.map((p) => `- ${p}`).join('\n')}\n` +
-        `Schema: ${JSON.stringify(registry.jsonSchema(tool.name))}`,
-    }
-  }
+  if (!parsed.success) return { ok: false, error: invalid(call, tool, parsed.error, registry) }
   return { ok: true, tool, args: parsed.data }
+}
+
+/*
+ * What is wrong with a call, in functions of their own so that validateArgs, which every call
+ * runs, stays small (docs/development.md#kernel-performance).
+ */
+
+/** A call naming no tool of the run, or whose argument text could not be read. */
+function unusable(call: ToolCallRequest, tool: Tool | undefined, registry: ToolRegistry): string {
+  if (!tool) return `unknown tool "${call.name}". Available tools: ${registry.names().join(', ')}`
+  return (
+    `${tool.name}: ${call.argsError}${tool.sideEffect ? ' The call was not executed.' : ''} ` +
+    `Send the arguments as one JSON object matching: ${JSON.stringify(registry.jsonSchema(tool.name))}`
+  )
+}
+
+/** Arguments the tool's schema refused: every problem, and the schema to follow. */
+function invalid(
+  call: ToolCallRequest,
+  tool: Tool,
+  error: { issues: Parameters<typeof describeIssues>[0] },
+  registry: ToolRegistry,
+): string {
+  const problems = describeIssues(error.issues, call.args)
+  return (
+    `invalid arguments for ${tool.name}:\n${problems.map((p) => `- ${p}`).join('\n')}\n` +
+    `Schema: ${JSON.stringify(registry.jsonSchema(tool.name))}`
+  )
 }
 
 /** What the tool's own `check` finds wrong with validated arguments (a throw counts), if any. */

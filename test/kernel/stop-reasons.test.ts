@@ -358,4 +358,44 @@ describe('loop guard', () => {
     expect(result.ok).toBe(true)
     expect(seen).toEqual([{ q: 'cat' }, { q: 'dog' }, { q: 'cat' }])
   })
+
+  it.each([
+    [2, 'loop_guard'],
+    [3, 'ok'],
+  ])('with a window of 2, the call repeated at step %i: %s', async (at, kind) => {
+    const { tool } = counted()
+    const fillers = Array.from({ length: at - 1 }, (_, i) =>
+      nativeCalls([nativeCall('lookup', { q: `word ${i}` }, `f${i}`)]),
+    )
+    const model = new ScriptedModel([
+      nativeCalls([nativeCall('lookup', { q: 'cat' }, 'a')]),
+      ...fillers,
+      nativeCalls([nativeCall('lookup', { q: 'cat' }, 'again')]),
+      nativeAnswer('done'),
+    ])
+    const result = await react('t', [tool], { model, budget: { loopGuardWindow: 2 } })
+    expect(result.steps[at]!.calls[0]).toMatchObject({ id: 'again', kind })
+  })
+
+  it('in one turn, each call is compared with every call before it', async () => {
+    const { seen, tool } = counted()
+    const model = new ScriptedModel([
+      nativeCalls([nativeCall('lookup', { q: 'dog' }, 'a')]),
+      nativeCalls([
+        nativeCall('lookup', { q: 'cat' }, 'b'),
+        nativeCall('lookup', { q: 'dog' }, 'c'),
+        nativeCall('lookup', { q: 'cat' }, 'd'),
+        nativeCall('lookup', { lang: 'en', q: 'cat' }, 'e'),
+      ]),
+      nativeAnswer('done'),
+    ])
+    const result = await react('t', [tool], { model })
+    expect(result.steps[1]!.calls.map((c) => c.kind)).toEqual([
+      'ok',
+      'loop_guard',
+      'loop_guard',
+      'ok',
+    ])
+    expect(seen).toEqual([{ q: 'dog' }, { q: 'cat' }, { lang: 'en', q: 'cat' }])
+  })
 })

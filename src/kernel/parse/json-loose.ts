@@ -39,6 +39,15 @@ export function parseArgsTolerant(raw: string): TolerantArgs {
   }
   const strict = parseArgsStrict(raw)
   if (strict.ok) return { ok: true, value: strict.value, repaired: false }
+  return repairArgs(raw, strict)
+}
+
+/**
+ * The repairs of `parseArgsTolerant`, for text that is not a JSON object. A function of its own
+ * so that the one every call runs stays small: what V8 compiles of a fresh isolate's step path
+ * (docs/development.md#kernel-performance).
+ */
+function repairArgs(raw: string, strict: { ok: false; error: string }): TolerantArgs {
   const direct = tryJson(raw)
   if (direct.ok && typeof direct.value !== 'string') return strict // valid JSON, wrong kind
   if (direct.ok) {
