@@ -6,10 +6,10 @@
  * A callback receiver and a trace collector that do not resolve fail their deliveries the same
  * way, each retried later.
  *
- * workerd itself logs each failed lookup (`failed to lookup address information`) under the
- * reference the run's error names, and, run verbose as here, `uncaught exception; source =
- * Uncaught (in promise)` beside it although the rejection is handled: its own lines, not the
- * Worker's (docs/operations.md#an-unreachable-host).
+ * workerd itself prints each failed lookup (`failed to lookup address information`) under the
+ * reference the error names: expected in this project's output. Run verbose (the pool's default,
+ * off for this project), it adds `uncaught exception; source = Uncaught (in promise)` for the
+ * same rejection although the Worker handles it (docs/operations.md#an-unreachable-host).
  */
 import { env } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
